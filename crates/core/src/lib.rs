@@ -1,0 +1,18 @@
+//! wirebench-core: the pure data and algorithms of wirebench. No sockets, no
+//! threads: the checked run spec, units, CPU lists and topology, latency
+//! histograms, the result model and its store.
+//!
+//! ```
+//! use wirebench_core::units::parse_size;
+//! use wirebench_core::topo::CpuList;
+//! assert_eq!(parse_size("4KiB").unwrap(), 4096);
+//! assert_eq!(CpuList::parse("0-2,8").unwrap().cpus(), &[0, 1, 2, 8]);
+//! ```
+
+pub mod env;
+pub mod hist;
+pub mod result;
+pub mod spec;
+pub mod store;
+pub mod topo;
+pub mod units;

@@ -1,0 +1,208 @@
+//! The result model: one `run.json` per run, the source of truth for every
+//! report and comparison. Bump [`SCHEMA_VERSION`] when a field changes
+//! meaning or disappears, and update docs/results-schema.md.
+
+use crate::env::Environment;
+use crate::hist::LatencySummary;
+use crate::spec::RunSpec;
+use crate::topo::CpuList;
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    Complete,
+    /// Stopped by Ctrl-C or SIGTERM; what was measured until then is kept.
+    Interrupted,
+    /// Stopped by an error (e.g. the server died); what was measured is kept.
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunStatus {
+    pub state: RunState,
+    /// Why it was interrupted or failed.
+    pub reason: Option<String>,
+}
+
+/// Where each side ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    pub client_cpus: CpuList,
+    /// None when the server is external (not started by this run).
+    pub server_cpus: Option<CpuList>,
+    /// How the placement was chosen, and any fallback taken.
+    pub notes: Vec<String>,
+}
+
+/// Busy share of one CPU over an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CoreBusy {
+    pub cpu: usize,
+    pub busy_pct: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Warmup,
+    Measure,
+}
+
+/// One point of the per-second series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Start and end, from the moment the load started (connections made).
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub phase: Phase,
+    pub ops: u64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    pub errors: u64,
+    pub ops_per_s: f64,
+    pub latency: LatencySummary,
+    /// This interval's latency histogram (see `hist::encode`).
+    pub latency_hist: String,
+    pub client_cores: Vec<CoreBusy>,
+    pub server_cores: Vec<CoreBusy>,
+}
+
+/// Counters kept by a reference server, reported when it stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ServerStats {
+    pub conns_accepted: u64,
+    /// Closed for a bad handshake or a bad frame (garbage, oversize).
+    pub conns_refused: u64,
+    pub frames_in: u64,
+    pub frames_out: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// Most requests read but not yet answered on any one connection.
+    pub max_outstanding_per_conn: u64,
+}
+
+/// The server side of a run, when this run started the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerReport {
+    pub pid: u32,
+    pub endpoint: String,
+    /// None when the server died before it could report.
+    pub stats: Option<ServerStats>,
+    pub exit: Option<String>,
+}
+
+/// The figures of the measured phase (warm-up excluded).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Summary {
+    /// Time from the first connect until every connection was ready.
+    pub connect_time_ns: u64,
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    /// Operations completed: responses (echo, rr), requests sent (oneway),
+    /// frames received (stream).
+    pub ops: u64,
+    pub errors: u64,
+    /// Length of the measured phase ("messaging time").
+    pub measured_ns: u64,
+    pub ops_per_s: f64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    pub mb_per_s_out: f64,
+    pub mb_per_s_in: f64,
+    pub latency: LatencySummary,
+    pub client_cpu_s: f64,
+    pub server_cpu_s: Option<f64>,
+    pub client_cpu_us_per_op: f64,
+    pub server_cpu_us_per_op: Option<f64>,
+    pub client_peak_rss_bytes: u64,
+    pub server_peak_rss_bytes: Option<u64>,
+    /// Highest busy % of any client core over the measured phase.
+    pub client_core_max_busy_pct: f64,
+    /// A client core was over 90% busy: the result may be client-bound.
+    pub client_bound: bool,
+}
+
+/// Everything about one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub run_id: String,
+    pub command_line: Vec<String>,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub spec: RunSpec,
+    pub env: Environment,
+    pub placement: Placement,
+    pub status: RunStatus,
+    pub summary: Summary,
+    pub intervals: Vec<Interval>,
+    /// Latency histogram of the measured phase (see `hist::encode`).
+    pub latency_hist: String,
+    pub server: Option<ServerReport>,
+    pub warnings: Vec<String>,
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::hist;
+    use crate::spec::*;
+
+    pub fn sample() -> RunResult {
+        let mut h = hist::new_hist();
+        hist::record(&mut h, 12_345);
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            run_id: "20261122T201100Z-echo-reactor-abcd".into(),
+            command_line: vec!["wirebench".into(), "run".into()],
+            started_at: "2026-11-22T20:11:00Z".into(),
+            spec: RunSpec {
+                transport: TransportKind::Msgr,
+                target: TargetSpec::Embedded {
+                    arch: Arch::Reactor,
+                    cpus: CpuList::parse("1").unwrap(),
+                    poll: false,
+                    listen: "tcp://127.0.0.1:0".parse().unwrap(),
+                },
+                mode: Mode::Echo,
+                size_bytes: 64,
+                response_size_bytes: 64,
+                clients: 1,
+                conns_per_client: 1,
+                depth: 1,
+                stop: StopSpec::DurationNs(5_000_000_000),
+                warmup_ns: 1_000_000_000,
+                poll: false,
+                verify: false,
+                client_cpus: CpuList::parse("0").unwrap(),
+                max_frame_bytes: 16 << 20,
+            },
+            env: Environment::capture("0.1.0", "deadbeef"),
+            placement: Placement {
+                client_cpus: CpuList::parse("0").unwrap(),
+                server_cpus: Some(CpuList::parse("1").unwrap()),
+                notes: vec![],
+            },
+            status: RunStatus { state: RunState::Complete, reason: None },
+            summary: Summary { ops: 1, latency: hist::LatencySummary::of(&h), ..Summary::default() },
+            intervals: vec![],
+            latency_hist: hist::encode(&h),
+            server: None,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let r = sample();
+        let text = serde_json::to_string_pretty(&r).unwrap();
+        let back: RunResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        assert!(text.contains("\"schema_version\": 1"));
+        assert_eq!(hist::decode(&back.latency_hist).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,178 @@
+//! Where results live: `<root>/<run-id>/run.json` plus one line per run in
+//! `<root>/summary.csv`. Files are written to a temporary name and renamed,
+//! so a crash never leaves a half-written result.
+
+use crate::result::RunResult;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Why a result could not be stored or read.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: not a wirebench result: {source}")]
+    Parse { path: PathBuf, source: serde_json::Error },
+    #[error("{path}: {source}")]
+    Csv { path: PathBuf, source: csv::Error },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io { path: path.to_path_buf(), source }
+}
+
+/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
+    f.write_all(bytes).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
+    fs::rename(&tmp, path).map_err(io(path))
+}
+
+/// A run id that sorts by time: `20261122T201100Z-echo-reactor-1a2b`.
+pub fn new_run_id(label: &str) -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let stamp: String = humantime::format_rfc3339_seconds(SystemTime::now())
+        .to_string()
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect();
+    let salt = (now.subsec_nanos() ^ std::process::id().rotate_left(16)) & 0xffff;
+    format!("{stamp}-{label}-{salt:04x}")
+}
+
+/// The current time in RFC 3339 (UTC, seconds).
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// Saves a result under `root`; returns the run's directory. Safe to call
+/// again for the same run (a later, fuller result replaces the earlier one).
+pub fn save(root: &Path, result: &RunResult) -> Result<PathBuf, StoreError> {
+    let dir = root.join(&result.run_id);
+    fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let json = serde_json::to_vec_pretty(result).expect("a result always serializes");
+    write_atomic(&dir.join("run.json"), &json)?;
+    Ok(dir)
+}
+
+/// Appends the run's line to `<root>/summary.csv`, writing the header first
+/// when the file is new.
+pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> {
+    let path = root.join("summary.csv");
+    let new = !path.exists();
+    let file = fs::OpenOptions::new().create(true).append(true).open(&path).map_err(io(&path))?;
+    let mut w = csv::Writer::from_writer(file);
+    let csv_err = |source| StoreError::Csv { path: path.clone(), source };
+    if new {
+        w.write_record(CSV_HEADER).map_err(csv_err)?;
+    }
+    let s = &r.summary;
+    let target = r.spec.endpoint_label();
+    let opt = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    let row: Vec<String> = vec![
+        r.run_id.clone(),
+        r.started_at.clone(),
+        format!("{:?}", r.status.state).to_lowercase(),
+        r.spec.transport.to_string(),
+        target,
+        r.spec.mode.to_string(),
+        r.spec.size_bytes.to_string(),
+        r.spec.response_size_bytes.to_string(),
+        r.spec.clients.to_string(),
+        r.spec.conns_per_client.to_string(),
+        r.spec.depth.to_string(),
+        r.spec.poll.to_string(),
+        r.placement.client_cpus.to_string(),
+        r.placement.server_cpus.as_ref().map(|c| c.to_string()).unwrap_or_default(),
+        format!("{:.3}", s.measured_ns as f64 / 1e9),
+        s.ops.to_string(),
+        format!("{:.1}", s.ops_per_s),
+        format!("{:.3}", s.mb_per_s_out),
+        format!("{:.3}", s.mb_per_s_in),
+        format!("{:.0}", s.latency.mean_ns),
+        s.latency.p50_ns.to_string(),
+        s.latency.p90_ns.to_string(),
+        s.latency.p99_ns.to_string(),
+        s.latency.p999_ns.to_string(),
+        s.latency.max_ns.to_string(),
+        s.errors.to_string(),
+        format!("{:.3}", s.client_cpu_s),
+        opt(s.server_cpu_s),
+        r.env.build_profile.clone(),
+    ];
+    w.write_record(&row).map_err(csv_err)?;
+    w.flush().map_err(io(&path))
+}
+
+pub const CSV_HEADER: [&str; 29] = [
+    "run_id",
+    "started_at",
+    "status",
+    "transport",
+    "target",
+    "mode",
+    "size_bytes",
+    "response_size_bytes",
+    "clients",
+    "conns_per_client",
+    "depth",
+    "poll",
+    "client_cpus",
+    "server_cpus",
+    "measured_s",
+    "ops",
+    "ops_per_s",
+    "mb_per_s_out",
+    "mb_per_s_in",
+    "latency_mean_ns",
+    "latency_p50_ns",
+    "latency_p90_ns",
+    "latency_p99_ns",
+    "latency_p999_ns",
+    "latency_max_ns",
+    "errors",
+    "client_cpu_s",
+    "server_cpu_s",
+    "build_profile",
+];
+
+/// Reads a `run.json` (or the `run.json` inside a run directory).
+pub fn load(path: &Path) -> Result<RunResult, StoreError> {
+    let file = if path.is_dir() { path.join("run.json") } else { path.to_path_buf() };
+    let text = fs::read_to_string(&file).map_err(io(&file))?;
+    serde_json::from_str(&text).map_err(|source| StoreError::Parse { path: file, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_load_and_csv() {
+        let root = std::env::temp_dir().join(format!("wb-store-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let r = crate::result::tests::sample();
+        let dir = save(&root, &r).unwrap();
+        assert_eq!(load(&dir).unwrap(), r);
+        append_summary_csv(&root, &r).unwrap();
+        append_summary_csv(&root, &r).unwrap();
+        let csv = fs::read_to_string(root.join("summary.csv")).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3, "{csv}");
+        assert!(lines[0].starts_with("run_id,started_at,status"));
+        assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
+        assert!(fs::read_dir(&dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains("tmp")));
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn run_ids_sort_by_time_and_carry_the_label() {
+        let id = new_run_id("echo-reactor");
+        assert!(id.starts_with("20"), "{id}");
+        assert!(id.contains("-echo-reactor-"));
+    }
+}

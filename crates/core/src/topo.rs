@@ -1,0 +1,239 @@
+//! CPU lists (`0-3,8`) and the machine's topology, read from
+//! /sys/devices/system/{cpu,node} and /proc/self/status. Reading files is the
+//! only OS-specific thing here; everything else is pure.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// A sorted, duplicate-free list of CPU ids.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(into = "String", try_from = "String")]
+pub struct CpuList(Vec<usize>);
+
+/// Why a CPU list could not be read or used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CpuListError {
+    #[error("'{0}' is not a CPU list: write ids and ranges such as 0-3,8")]
+    Syntax(String),
+    #[error("the CPU list is empty")]
+    Empty,
+}
+
+impl CpuList {
+    /// Parses the kernel's list format: `0-3,8,10-11`.
+    pub fn parse(text: &str) -> Result<CpuList, CpuListError> {
+        let err = || CpuListError::Syntax(text.to_string());
+        let mut cpus = Vec::new();
+        for part in text.trim().split(',') {
+            let part = part.trim();
+            if part.is_empty() {
+                return Err(err());
+            }
+            let (lo, hi) = match part.split_once('-') {
+                Some((a, b)) => (a.parse().map_err(|_| err())?, b.parse().map_err(|_| err())?),
+                None => {
+                    let c: usize = part.parse().map_err(|_| err())?;
+                    (c, c)
+                }
+            };
+            if lo > hi || hi >= 1 << 16 {
+                return Err(err());
+            }
+            cpus.extend(lo..=hi);
+        }
+        CpuList::from_cpus(cpus)
+    }
+
+    /// Builds a list from ids in any order.
+    pub fn from_cpus(mut cpus: Vec<usize>) -> Result<CpuList, CpuListError> {
+        cpus.sort_unstable();
+        cpus.dedup();
+        if cpus.is_empty() {
+            return Err(CpuListError::Empty);
+        }
+        Ok(CpuList(cpus))
+    }
+
+    pub fn cpus(&self) -> &[usize] {
+        &self.0
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn contains(&self, cpu: usize) -> bool {
+        self.0.binary_search(&cpu).is_ok()
+    }
+
+    /// The ids of `self` missing from `other`.
+    pub fn missing_from(&self, other: &CpuList) -> Vec<usize> {
+        self.0.iter().copied().filter(|c| !other.contains(*c)).collect()
+    }
+
+    pub fn overlaps(&self, other: &CpuList) -> bool {
+        self.0.iter().any(|c| other.contains(*c))
+    }
+}
+
+impl fmt::Display for CpuList {
+    /// Writes the kernel's compact form, ranges folded: `0-3,8`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut i = 0;
+        let mut first = true;
+        while i < self.0.len() {
+            let start = self.0[i];
+            let mut end = start;
+            while i + 1 < self.0.len() && self.0[i + 1] == end + 1 {
+                i += 1;
+                end = self.0[i];
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if start == end {
+                write!(f, "{start}")?;
+            } else {
+                write!(f, "{start}-{end}")?;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+}
+
+impl From<CpuList> for String {
+    fn from(l: CpuList) -> String {
+        l.to_string()
+    }
+}
+
+impl TryFrom<String> for CpuList {
+    type Error = CpuListError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        CpuList::parse(&s)
+    }
+}
+
+/// One logical CPU and where it sits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cpu {
+    pub id: usize,
+    pub socket: usize,
+    pub core: usize,
+    pub node: usize,
+    /// This CPU and its hyper-thread siblings.
+    pub siblings: String,
+}
+
+/// The machine as the kernel describes it, plus what this process may use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Topology {
+    pub online: CpuList,
+    /// CPUs this process is allowed to run on (its affinity mask at start).
+    pub allowed: CpuList,
+    pub cpus: Vec<Cpu>,
+}
+
+fn read_trim(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+impl Topology {
+    /// Reads the topology of this machine. Missing files (containers often
+    /// hide some) give zeros rather than an error.
+    pub fn read() -> Topology {
+        let online = read_trim("/sys/devices/system/cpu/online")
+            .and_then(|s| CpuList::parse(&s).ok())
+            .or_else(|| CpuList::from_cpus((0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()).ok())
+            .expect("at least one CPU");
+        let allowed = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .and_then(|v| CpuList::parse(v).ok())
+            })
+            .unwrap_or_else(|| online.clone());
+        let mut node_of = std::collections::HashMap::new();
+        if let Ok(dir) = std::fs::read_dir("/sys/devices/system/node") {
+            for entry in dir.flatten() {
+                let name = entry.file_name().to_string_lossy().to_string();
+                if let Some(n) = name.strip_prefix("node").and_then(|n| n.parse::<usize>().ok())
+                    && let Some(list) = read_trim(entry.path().join("cpulist")).and_then(|s| CpuList::parse(&s).ok())
+                {
+                    for c in list.cpus() {
+                        node_of.insert(*c, n);
+                    }
+                }
+            }
+        }
+        let cpus = online
+            .cpus()
+            .iter()
+            .map(|&id| {
+                let base = format!("/sys/devices/system/cpu/cpu{id}/topology");
+                let num = |f: &str| read_trim(format!("{base}/{f}")).and_then(|s| s.parse().ok()).unwrap_or(0);
+                Cpu {
+                    id,
+                    socket: num("physical_package_id"),
+                    core: num("core_id"),
+                    node: node_of.get(&id).copied().unwrap_or(0),
+                    siblings: read_trim(format!("{base}/thread_siblings_list")).unwrap_or_else(|| id.to_string()),
+                }
+            })
+            .collect();
+        Topology { online, allowed, cpus }
+    }
+
+    /// The CPUs a run may use: online and in this process's affinity mask.
+    pub fn usable(&self) -> CpuList {
+        let v: Vec<usize> = self.online.cpus().iter().copied().filter(|c| self.allowed.contains(*c)).collect();
+        CpuList::from_cpus(v).unwrap_or_else(|_| self.online.clone())
+    }
+
+    pub fn sockets(&self) -> usize {
+        let mut s: Vec<usize> = self.cpus.iter().map(|c| c.socket).collect();
+        s.sort_unstable();
+        s.dedup();
+        s.len().max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_format_round_trip() {
+        let l = CpuList::parse("8,0-3, 2").unwrap();
+        assert_eq!(l.cpus(), &[0, 1, 2, 3, 8]);
+        assert_eq!(l.to_string(), "0-3,8");
+        assert_eq!(CpuList::parse("5").unwrap().to_string(), "5");
+        for bad in ["", "a", "3-1", "1,,2", "-1", "1-"] {
+            assert!(CpuList::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn set_operations() {
+        let a = CpuList::parse("0-3").unwrap();
+        let b = CpuList::parse("2-5").unwrap();
+        assert!(a.overlaps(&b));
+        assert_eq!(b.missing_from(&a), vec![4, 5]);
+    }
+
+    #[test]
+    fn this_machine_has_a_topology() {
+        let t = Topology::read();
+        assert!(!t.online.is_empty());
+        assert_eq!(t.cpus.len(), t.online.len());
+        assert!(!t.usable().is_empty());
+    }
+}
