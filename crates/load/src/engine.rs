@@ -1,0 +1,774 @@
+//! The engine's phases: connect (timed), start together, warm-up, measure,
+//! stop. One pinned thread per client, each running a current-thread tokio
+//! runtime with its connections; the calling thread coordinates: it samples
+//! CPU at each interval boundary, assembles the per-second series from the
+//! workers' snapshots, asks the observer whether to abort, and merges the
+//! measured histograms exactly at the end.
+//!
+//! Interval boundaries are aligned on the start of the measured phase, so
+//! the summary is an exact merge of whole intervals: with a 2.5 s warm-up
+//! the first interval lasts 0.5 s and every later one 1 s.
+
+use crate::recorder::{IntervalData, Recorder};
+use crate::sampler::{Sample, Sampler};
+use crate::transport::{Conn, ConnRx, ConnTx, Pattern, Transport};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, oneshot, watch};
+use wirebench_core::result::{CoreBusy, Phase};
+
+/// What the engine runs.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    pub clients: usize,
+    pub conns_per_client: usize,
+    /// Requests outstanding per connection (closed loop); for send-only
+    /// transports, requests per send call.
+    pub depth: usize,
+    pub warmup: Duration,
+    /// Length of the measured phase, unless `count` is set.
+    pub duration: Duration,
+    /// Operations to complete in the measured phase, over all connections.
+    pub count: Option<u64>,
+    /// Busy-poll: the worker runtimes never sleep in the kernel.
+    pub poll: bool,
+    /// Worker `i` is pinned to `client_cpus[i % len]`; empty: not pinned.
+    pub client_cpus: Vec<usize>,
+    pub sampler: Sampler,
+    pub interval: Duration,
+    pub connect_timeout: Duration,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        LoadConfig {
+            clients: 1,
+            conns_per_client: 1,
+            depth: 1,
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(1),
+            count: None,
+            poll: false,
+            client_cpus: Vec::new(),
+            sampler: Sampler::default(),
+            interval: Duration::from_secs(1),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Why the caller wants the run stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Abort {
+    Interrupted(String),
+    Failed(String),
+}
+
+/// How the load ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndState {
+    Complete,
+    Interrupted(String),
+    Failed(String),
+}
+
+/// One assembled interval of the series.
+#[derive(Debug, Clone)]
+pub struct IntervalReport {
+    pub index: usize,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub phase: Phase,
+    pub data: IntervalData,
+    pub client_cores: Vec<CoreBusy>,
+    pub server_cores: Vec<CoreBusy>,
+}
+
+impl IntervalReport {
+    pub fn seconds(&self) -> f64 {
+        (self.end_ns.saturating_sub(self.start_ns)) as f64 / 1e9
+    }
+}
+
+/// Watches a run from the coordinating thread.
+pub trait Observer {
+    /// Every connection is ready; the load starts.
+    fn connected(&mut self, _connect_time_ns: u64) {}
+    /// An interval is complete.
+    fn interval(&mut self, _iv: &IntervalReport) {}
+    /// Asked about every 50 ms: should the run stop?
+    fn poll_abort(&mut self) -> Option<Abort> {
+        None
+    }
+}
+
+/// An observer that watches nothing.
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
+/// Everything the engine measured.
+#[derive(Debug)]
+pub struct LoadOutcome {
+    pub end: EndState,
+    pub connect_time_ns: u64,
+    pub intervals: Vec<IntervalReport>,
+    /// Merge of the measured-phase intervals.
+    pub measured: IntervalData,
+    pub measured_ns: u64,
+    pub client_cpu_s: f64,
+    pub server_cpu_s: Option<f64>,
+    /// Busy % of each client CPU over the measured phase.
+    pub client_cores: Vec<CoreBusy>,
+}
+
+/// Interval boundaries, aligned on the start of the measured phase.
+#[derive(Debug, Clone, Copy)]
+struct Schedule {
+    load_start: Instant,
+    measure_start: Instant,
+    warmup_intervals: usize,
+    end: Option<Instant>,
+    interval: Duration,
+}
+
+impl Schedule {
+    fn new(load_start: Instant, cfg: &LoadConfig) -> Schedule {
+        let measure_start = load_start + cfg.warmup;
+        let warmup_intervals = cfg.warmup.as_nanos().div_ceil(cfg.interval.as_nanos()) as usize;
+        let end = cfg.count.is_none().then(|| measure_start + cfg.duration);
+        Schedule { load_start, measure_start, warmup_intervals, end, interval: cfg.interval }
+    }
+
+    /// Start of interval `i` (and end of interval `i - 1`).
+    fn boundary(&self, i: usize) -> Instant {
+        let w = self.warmup_intervals;
+        let b = if i == 0 {
+            self.load_start
+        } else if i <= w {
+            self.measure_start - self.interval * (w - i) as u32
+        } else {
+            self.measure_start + self.interval * (i - w) as u32
+        };
+        match self.end {
+            Some(e) if b > e => e,
+            _ => b,
+        }
+    }
+
+    fn phase(&self, i: usize) -> Phase {
+        if i < self.warmup_intervals { Phase::Warmup } else { Phase::Measure }
+    }
+
+    /// Whether interval `i` is the last one (duration mode only).
+    fn is_last(&self, i: usize) -> bool {
+        self.end.is_some_and(|e| self.boundary(i + 1) >= e)
+    }
+}
+
+enum Msg {
+    Ready { connect_ns: u64 },
+    Interval { worker: usize, index: usize, end: Instant, data: IntervalData },
+    Done { worker: usize, error: Option<String> },
+}
+
+/// Runs the load and returns what was measured. Never panics on transport
+/// errors: they end the run with `EndState::Failed`.
+pub fn run_load<T: Transport>(transport: Arc<T>, cfg: &LoadConfig, observer: &mut dyn Observer) -> LoadOutcome {
+    assert!(cfg.clients > 0 && cfg.conns_per_client > 0 && cfg.depth > 0, "validated by the caller");
+    let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut starts = Vec::new();
+    let mut handles = Vec::new();
+    for w in 0..cfg.clients {
+        let (start_tx, start_rx) = oneshot::channel::<Schedule>();
+        starts.push(start_tx);
+        let (transport, cfg2, msg_tx, stop_rx) = (transport.clone(), cfg.clone(), msg_tx.clone(), stop_rx.clone());
+        let h = std::thread::Builder::new()
+            .name(format!("wb-client-{w}"))
+            .spawn(move || worker_main(w, transport, cfg2, msg_tx.clone(), start_rx, stop_rx))
+            .expect("spawning a worker thread");
+        handles.push(h);
+    }
+    drop(msg_tx);
+
+    let mut end: Option<EndState> = None;
+    let mut done = vec![false; cfg.clients];
+    let connect_began = Instant::now();
+    let mut ready = 0;
+    let mut connect_time_ns = 0;
+    // Connect phase.
+    while ready < cfg.clients && end.is_none() {
+        match msg_rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(Msg::Ready { connect_ns }) => {
+                ready += 1;
+                connect_time_ns = connect_time_ns.max(connect_ns);
+            }
+            Ok(Msg::Done { worker, error }) => {
+                done[worker] = true;
+                end = Some(EndState::Failed(error.unwrap_or_else(|| format!("client {worker} ended while connecting"))));
+            }
+            Ok(Msg::Interval { .. }) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                end = Some(EndState::Failed("all client workers ended while connecting".into()))
+            }
+        }
+        if end.is_none() {
+            end = observer.poll_abort().map(abort_state);
+        }
+    }
+    if let Some(end) = end {
+        let _ = stop_tx.send(true);
+        drop(starts);
+        for h in handles {
+            let _ = h.join();
+        }
+        let zero = cfg.sampler.sample();
+        return LoadOutcome {
+            end,
+            connect_time_ns: connect_began.elapsed().as_nanos() as u64,
+            intervals: vec![],
+            measured: IntervalData::new(),
+            measured_ns: 0,
+            client_cpu_s: 0.0,
+            server_cpu_s: None,
+            client_cores: Sampler::busy(&cfg.client_cpus, &zero, &zero),
+        };
+    }
+    observer.connected(connect_time_ns);
+
+    // Start everybody at one instant, a little ahead so all receive it first.
+    let sched = Schedule::new(Instant::now() + Duration::from_millis(20), cfg);
+    for s in starts {
+        let _ = s.send(sched);
+    }
+    sleep_until(sched.load_start);
+    let mut samples: Vec<Sample> = vec![cfg.sampler.sample()];
+    let mut pending: BTreeMap<usize, (IntervalData, usize, Instant)> = BTreeMap::new();
+    let mut reported = vec![0usize; cfg.clients]; // intervals received per worker
+    let mut intervals: Vec<IntervalReport> = Vec::new();
+    let mut final_sample: Option<Sample> = None;
+
+    loop {
+        let all_done = done.iter().all(|d| *d);
+        if all_done && final_sample.is_none() {
+            final_sample = Some(cfg.sampler.sample());
+        }
+        // Emit every interval that is complete, in order.
+        loop {
+            let i = intervals.len();
+            let Some((_, n, _)) = pending.get(&i) else { break };
+            let everyone = (0..cfg.clients).all(|w| reported[w] > i || done[w]);
+            let expected = (0..cfg.clients).filter(|&w| reported[w] > i).count();
+            if !everyone || *n < expected {
+                break;
+            }
+            let after = samples.get(i + 1).or(final_sample.as_ref());
+            let Some(after) = after else { break };
+            let (data, _, iv_end) = pending.remove(&i).expect("present");
+            let before = &samples[i.min(samples.len() - 1)];
+            let iv = IntervalReport {
+                index: i,
+                start_ns: ns_between(sched.load_start, sched.boundary(i)),
+                end_ns: ns_between(sched.load_start, iv_end),
+                phase: sched.phase(i),
+                data,
+                client_cores: Sampler::busy(&cfg.client_cpus, before, after),
+                server_cores: Sampler::busy(&cfg.sampler.server_cpus, before, after),
+            };
+            observer.interval(&iv);
+            intervals.push(iv);
+        }
+        if all_done {
+            break;
+        }
+        // Sample CPU at each boundary the run reaches (in duration mode the
+        // last boundary is the end of the run).
+        let k = samples.len();
+        let more = match sched.end {
+            Some(e) => sched.boundary(k - 1) < e,
+            None => true,
+        };
+        let next = sched.boundary(k);
+        let now = Instant::now();
+        if more && next <= now {
+            samples.push(cfg.sampler.sample());
+            continue;
+        }
+        let wait = if more { next.saturating_duration_since(now) } else { Duration::from_millis(50) };
+        let wait = wait.clamp(Duration::from_millis(1), Duration::from_millis(50));
+        match msg_rx.recv_timeout(wait) {
+            Ok(Msg::Interval { worker, index, end: iv_end, data }) => {
+                reported[worker] = index + 1;
+                let slot = pending.entry(index).or_insert_with(|| (IntervalData::new(), 0, iv_end));
+                slot.0.merge(&data);
+                slot.1 += 1;
+                slot.2 = slot.2.max(iv_end);
+            }
+            Ok(Msg::Done { worker, error }) => {
+                done[worker] = true;
+                if let Some(e) = error
+                    && end.is_none()
+                {
+                    end = Some(EndState::Failed(e));
+                    let _ = stop_tx.send(true);
+                }
+            }
+            Ok(Msg::Ready { .. }) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => done.iter_mut().for_each(|d| *d = true),
+        }
+        if end.is_none()
+            && let Some(a) = observer.poll_abort()
+        {
+            end = Some(abort_state(a));
+            let _ = stop_tx.send(true);
+        }
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+
+    // Totals of the measured phase.
+    let mut measured = IntervalData::new();
+    let mut measured_end = sched.measure_start;
+    for iv in intervals.iter().filter(|iv| iv.phase == Phase::Measure) {
+        measured.merge(&iv.data);
+        measured_end = measured_end.max(sched.load_start + Duration::from_nanos(iv.end_ns));
+    }
+    let last = final_sample.expect("taken when all workers were done");
+    let w = sched.warmup_intervals;
+    let measure_end_sample = samples.get(intervals.iter().filter(|iv| iv.phase == Phase::Measure).count() + w).unwrap_or(&last);
+    let (client_cpu_s, server_cpu_s, client_cores) = match samples.get(w) {
+        Some(a) if intervals.len() > w => {
+            let (c, s) = Sampler::cpu_seconds(a, measure_end_sample);
+            (c, s, Sampler::busy(&cfg.client_cpus, a, measure_end_sample))
+        }
+        _ => (0.0, None, Sampler::busy(&cfg.client_cpus, &last, &last)),
+    };
+    LoadOutcome {
+        end: end.unwrap_or(EndState::Complete),
+        connect_time_ns,
+        intervals,
+        measured,
+        measured_ns: ns_between(sched.measure_start, measured_end),
+        client_cpu_s,
+        server_cpu_s,
+        client_cores,
+    }
+}
+
+fn abort_state(a: Abort) -> EndState {
+    match a {
+        Abort::Interrupted(r) => EndState::Interrupted(r),
+        Abort::Failed(r) => EndState::Failed(r),
+    }
+}
+
+fn ns_between(a: Instant, b: Instant) -> u64 {
+    b.saturating_duration_since(a).as_nanos() as u64
+}
+
+fn sleep_until(t: Instant) {
+    let now = Instant::now();
+    if t > now {
+        std::thread::sleep(t - now);
+    }
+}
+
+/// What made a worker stop.
+enum Stop {
+    /// The last interval of a duration run was sent.
+    Duration,
+    /// Every connection completed its share of `--count`.
+    Count,
+    Error(String),
+    /// The coordinator asked.
+    Asked,
+}
+
+/// The first error of a worker's connections, and a wake-up for it.
+#[derive(Default)]
+struct ErrorSlot {
+    first: RefCell<Option<String>>,
+    notify: Notify,
+}
+
+impl ErrorSlot {
+    fn set(&self, e: String) {
+        let mut f = self.first.borrow_mut();
+        if f.is_none() {
+            *f = Some(e);
+        }
+        self.notify.notify_one();
+    }
+}
+
+fn worker_main<T: Transport>(
+    id: usize,
+    transport: Arc<T>,
+    cfg: LoadConfig,
+    msgs: mpsc::Sender<Msg>,
+    start: oneshot::Receiver<Schedule>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let done = |error: Option<String>| {
+        let _ = msgs.send(Msg::Done { worker: id, error });
+    };
+    if !cfg.client_cpus.is_empty() {
+        let cpu = cfg.client_cpus[id % cfg.client_cpus.len()];
+        if let Err(e) = crate::os::pin_current_thread(&[cpu]) {
+            return done(Some(format!("client {id}: cannot pin to CPU {cpu}: {e}")));
+        }
+    }
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return done(Some(format!("client {id}: cannot build its runtime: {e}"))),
+    };
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&rt, async {
+        // Connect phase.
+        let began = Instant::now();
+        let mut conns = Vec::new();
+        for j in 0..cfg.conns_per_client {
+            let c = tokio::time::timeout(cfg.connect_timeout, transport.connect(id, j)).await;
+            match c {
+                Ok(Ok(c)) => conns.push(c),
+                Ok(Err(e)) => return Err(format!("client {id} connection {j}: {e}")),
+                Err(_) => return Err(format!("client {id} connection {j}: connect timed out after {:?}", cfg.connect_timeout)),
+            }
+        }
+        let _ = msgs.send(Msg::Ready { connect_ns: began.elapsed().as_nanos() as u64 });
+        let sched = tokio::select! {
+            s = start => match s { Ok(s) => s, Err(_) => return Ok(()) },
+            _ = stop.wait_for(|s| *s) => return Ok(()),
+        };
+        tokio::time::sleep_until(sched.load_start.into()).await;
+        if cfg.poll {
+            // Busy-poll: a task that always yields keeps the runtime from
+            // parking; it then polls epoll with a zero timeout between tasks.
+            tokio::task::spawn_local(async {
+                loop {
+                    tokio::task::yield_now().await;
+                }
+            });
+        }
+
+        let rec = Rc::new(RefCell::new(Recorder::default()));
+        let errors = Rc::new(ErrorSlot::default());
+        let remaining = Rc::new(Cell::new(conns.len()));
+        let all_done = Rc::new(Notify::new());
+        let nconns_total = (cfg.clients * cfg.conns_per_client) as u64;
+        for (j, conn) in conns.into_iter().enumerate() {
+            let global = (id * cfg.conns_per_client + j) as u64;
+            let quota = cfg.count.map(|c| c / nconns_total + u64::from(global < c % nconns_total));
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, measure_start: sched.measure_start };
+            let (remaining, all_done) = (remaining.clone(), all_done.clone());
+            let pattern = transport.pattern();
+            tokio::task::spawn_local(async move {
+                let errs = ctx.errors.clone();
+                match drive_conn(conn, pattern, ctx).await {
+                    Ok(()) => {
+                        remaining.set(remaining.get() - 1);
+                        if remaining.get() == 0 {
+                            all_done.notify_one();
+                        }
+                    }
+                    Err(e) => errs.set(format!("client {id} connection {j}: {e}")),
+                }
+            });
+        }
+        let index = Rc::new(Cell::new(0usize));
+        let ticker = {
+            let (rec, index, msgs) = (rec.clone(), index.clone(), msgs.clone());
+            async move {
+                loop {
+                    let i = index.get();
+                    tokio::time::sleep_until(sched.boundary(i + 1).into()).await;
+                    let data = rec.borrow_mut().take();
+                    let _ = msgs.send(Msg::Interval { worker: id, index: i, end: Instant::now(), data });
+                    index.set(i + 1);
+                    if sched.is_last(i) {
+                        return;
+                    }
+                }
+            }
+        };
+        let count_mode = cfg.count.is_some();
+        let why = tokio::select! {
+            _ = ticker => Stop::Duration,
+            _ = all_done.notified(), if count_mode => Stop::Count,
+            _ = errors.notify.notified() => Stop::Error(errors.first.borrow().clone().unwrap_or_default()),
+            _ = stop.wait_for(|s| *s) => Stop::Asked,
+        };
+        if !matches!(why, Stop::Duration) {
+            // The interval under way ends now, partial.
+            let data = rec.borrow_mut().take();
+            let _ = msgs.send(Msg::Interval { worker: id, index: index.get(), end: Instant::now(), data });
+        }
+        match why {
+            Stop::Error(e) => Err(e),
+            _ => Ok(()),
+        }
+    });
+    // Connections close as the runtime drops its tasks.
+    drop(local);
+    drop(rt);
+    done(result.err());
+}
+
+struct ConnCtx {
+    rec: Rc<RefCell<Recorder>>,
+    errors: Rc<ErrorSlot>,
+    depth: usize,
+    /// This connection's share of `--count`, if any.
+    quota: Option<u64>,
+    measure_start: Instant,
+}
+
+/// Requests in flight on one connection: runs of (send time, count).
+struct InFlight {
+    runs: RefCell<VecDeque<(Instant, usize)>>,
+    credits: Cell<usize>,
+    wake_tx: Notify,
+}
+
+async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io::Result<()> {
+    let (mut tx, mut rx) = conn.split();
+    match pattern {
+        Pattern::RequestResponse => {
+            let shared = Rc::new(InFlight { runs: RefCell::new(VecDeque::new()), credits: Cell::new(ctx.depth), wake_tx: Notify::new() });
+            let sender = {
+                let (shared, rec, errors) = (shared.clone(), ctx.rec.clone(), ctx.errors.clone());
+                tokio::task::spawn_local(async move {
+                    loop {
+                        let n = shared.credits.replace(0);
+                        if n == 0 {
+                            shared.wake_tx.notified().await;
+                            continue;
+                        }
+                        shared.runs.borrow_mut().push_back((Instant::now(), n));
+                        match tx.send(n).await {
+                            Ok(bytes) => rec.borrow_mut().sent(n as u64, bytes as u64),
+                            Err(e) => return errors.set(format!("send: {e}")),
+                        }
+                    }
+                })
+            };
+            let _abort_sender = AbortOnDrop(sender);
+            let mut done = 0u64;
+            loop {
+                let r = rx.recv().await?;
+                let now = Instant::now();
+                let mut rec = ctx.rec.borrow_mut();
+                rec.received(r.ops as u64, r.bytes as u64);
+                let measuring = now >= ctx.measure_start;
+                // Responses beyond the quota (in flight when it was reached) are not counted.
+                let counted = match ctx.quota {
+                    Some(q) if measuring => (r.ops as u64).min(q - done) as usize,
+                    _ => r.ops,
+                };
+                let mut runs = shared.runs.borrow_mut();
+                let mut left = r.ops;
+                let mut to_count = counted;
+                while left > 0 {
+                    let Some(front) = runs.front_mut() else {
+                        return Err(std::io::Error::other("protocol error: more responses than requests sent"));
+                    };
+                    let k = front.1.min(left);
+                    let kc = k.min(to_count);
+                    rec.latency(now.saturating_duration_since(front.0).as_nanos() as u64, kc as u64);
+                    to_count -= kc;
+                    left -= k;
+                    front.1 -= k;
+                    if front.1 == 0 {
+                        runs.pop_front();
+                    }
+                }
+                rec.completed(counted as u64);
+                if measuring && let Some(q) = ctx.quota {
+                    done += counted as u64;
+                    if done >= q {
+                        return Ok(());
+                    }
+                }
+                shared.credits.set(shared.credits.get() + r.ops);
+                shared.wake_tx.notify_one();
+            }
+        }
+        Pattern::SendOnly => {
+            // Anything the peer sends, or its closing, ends this connection.
+            let watcher = {
+                let errors = ctx.errors.clone();
+                tokio::task::spawn_local(async move {
+                    match rx.recv().await {
+                        Ok(_) => errors.set("protocol error: the server sent data on a one-way connection".into()),
+                        Err(e) => errors.set(format!("receive: {e}")),
+                    }
+                })
+            };
+            let _abort_watcher = AbortOnDrop(watcher);
+            let mut done = 0u64;
+            loop {
+                let t0 = Instant::now();
+                let measuring = t0 >= ctx.measure_start;
+                let n = match ctx.quota {
+                    Some(q) if measuring => (ctx.depth as u64).min(q - done) as usize,
+                    _ => ctx.depth,
+                };
+                if n == 0 {
+                    return Ok(());
+                }
+                let bytes = tx.send(n).await?;
+                let t1 = Instant::now();
+                let mut rec = ctx.rec.borrow_mut();
+                rec.sent(n as u64, bytes as u64);
+                rec.completed(n as u64);
+                rec.latency(t1.saturating_duration_since(t0).as_nanos() as u64, n as u64);
+                if measuring {
+                    done += n as u64;
+                }
+            }
+        }
+        Pattern::ReceiveOnly => {
+            // Keep the sending half open: dropping it would half-close the
+            // connection, which a stream server may take as goodbye.
+            let _keep = tx;
+            let mut done = 0u64;
+            loop {
+                let r = rx.recv().await?;
+                let now = Instant::now();
+                let mut rec = ctx.rec.borrow_mut();
+                rec.received(r.ops as u64, r.bytes as u64);
+                let measuring = now >= ctx.measure_start;
+                let counted = match ctx.quota {
+                    Some(q) if measuring => (r.ops as u64).min(q - done),
+                    _ => r.ops as u64,
+                };
+                rec.completed(counted);
+                if measuring && let Some(q) = ctx.quota {
+                    done += counted;
+                    if done >= q {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock::MockTransport;
+
+    #[test]
+    fn schedule_aligns_on_the_measured_phase() {
+        let t0 = Instant::now();
+        let cfg = LoadConfig { warmup: Duration::from_millis(2500), duration: Duration::from_millis(1500), ..LoadConfig::default() };
+        let s = Schedule::new(t0, &cfg);
+        assert_eq!(s.warmup_intervals, 3);
+        assert_eq!(s.boundary(0), t0);
+        assert_eq!(s.boundary(1), t0 + Duration::from_millis(500));
+        assert_eq!(s.boundary(3), t0 + Duration::from_millis(2500));
+        assert_eq!(s.boundary(4), t0 + Duration::from_millis(3500));
+        assert_eq!(s.boundary(5), t0 + Duration::from_millis(4000));
+        assert_eq!(s.phase(2), Phase::Warmup);
+        assert_eq!(s.phase(3), Phase::Measure);
+        assert!(!s.is_last(3));
+        assert!(s.is_last(4));
+    }
+
+    #[test]
+    fn count_mode_completes_exactly_the_count() {
+        let t = Arc::new(MockTransport::new(Pattern::RequestResponse, Duration::from_micros(100)));
+        let cfg = LoadConfig { clients: 2, conns_per_client: 3, depth: 4, count: Some(1001), ..LoadConfig::default() };
+        let out = run_load(t.clone(), &cfg, &mut NoObserver);
+        assert_eq!(out.end, EndState::Complete);
+        assert_eq!(out.measured.ops, 1001);
+        assert_eq!(out.measured.hist.len(), 1001);
+        assert!(out.measured.hist.min() >= 100_000, "latency below the mock's service time");
+        assert!(t.max_outstanding() <= 4, "depth exceeded: {}", t.max_outstanding());
+        assert!(t.max_outstanding() >= 1);
+    }
+
+    #[test]
+    fn duration_mode_reports_warmup_and_measured_intervals() {
+        let t = Arc::new(MockTransport::new(Pattern::RequestResponse, Duration::from_micros(200)));
+        let cfg = LoadConfig {
+            warmup: Duration::from_millis(300),
+            duration: Duration::from_millis(600),
+            interval: Duration::from_millis(200),
+            depth: 2,
+            ..LoadConfig::default()
+        };
+        struct Seen(Vec<Phase>);
+        impl Observer for Seen {
+            fn interval(&mut self, iv: &IntervalReport) {
+                self.0.push(iv.phase);
+            }
+        }
+        let mut seen = Seen(vec![]);
+        let out = run_load(t, &cfg, &mut seen);
+        assert_eq!(out.end, EndState::Complete);
+        assert_eq!(seen.0, vec![Phase::Warmup, Phase::Warmup, Phase::Measure, Phase::Measure, Phase::Measure]);
+        let measured_sum: u64 = out.intervals.iter().filter(|i| i.phase == Phase::Measure).map(|i| i.data.ops).sum();
+        assert_eq!(out.measured.ops, measured_sum);
+        assert!(out.measured.ops > 0);
+        assert!((out.measured_ns as i64 - 600_000_000).abs() < 50_000_000, "{}", out.measured_ns);
+    }
+
+    #[test]
+    fn abort_stops_the_run_and_keeps_what_was_measured() {
+        let t = Arc::new(MockTransport::new(Pattern::RequestResponse, Duration::from_micros(100)));
+        let cfg = LoadConfig { duration: Duration::from_secs(60), interval: Duration::from_millis(100), ..LoadConfig::default() };
+        struct StopAfter(usize);
+        impl Observer for StopAfter {
+            fn interval(&mut self, _: &IntervalReport) {
+                self.0 = self.0.saturating_sub(1);
+            }
+            fn poll_abort(&mut self) -> Option<Abort> {
+                (self.0 == 0).then(|| Abort::Interrupted("test".into()))
+            }
+        }
+        let began = Instant::now();
+        let out = run_load(t, &cfg, &mut StopAfter(2));
+        assert!(began.elapsed() < Duration::from_secs(10));
+        assert_eq!(out.end, EndState::Interrupted("test".into()));
+        assert!(out.intervals.len() >= 2);
+        assert!(out.measured.ops > 0);
+    }
+
+    #[test]
+    fn a_failing_connection_fails_the_run() {
+        let t = Arc::new(MockTransport::new(Pattern::RequestResponse, Duration::from_micros(100)).failing_after(50));
+        let cfg = LoadConfig { duration: Duration::from_secs(60), ..LoadConfig::default() };
+        let out = run_load(t, &cfg, &mut NoObserver);
+        match out.end {
+            EndState::Failed(r) => assert!(r.contains("mock failure"), "{r}"),
+            e => panic!("expected failure, got {e:?}"),
+        }
+    }
+
+    #[test]
+    fn send_only_and_receive_only_count_operations() {
+        for pattern in [Pattern::SendOnly, Pattern::ReceiveOnly] {
+            let t = Arc::new(MockTransport::new(pattern, Duration::from_micros(50)));
+            let cfg = LoadConfig { depth: 8, count: Some(500), ..LoadConfig::default() };
+            let out = run_load(t, &cfg, &mut NoObserver);
+            assert_eq!(out.end, EndState::Complete, "{pattern:?}");
+            assert_eq!(out.measured.ops, 500, "{pattern:?}");
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! Samples CPU use at interval boundaries: busy % of each CPU of the client
+//! and server cpusets (from /proc/stat, 10 ms ticks), and CPU time of the
+//! client process and of the server process.
+
+use crate::os;
+use wirebench_core::result::CoreBusy;
+
+/// One reading, taken at an interval boundary.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    cpus: Vec<os::CpuTicks>,
+    client_ticks: Option<u64>,
+    server_ticks: Option<u64>,
+}
+
+/// What to sample.
+#[derive(Debug, Clone, Default)]
+pub struct Sampler {
+    pub client_cpus: Vec<usize>,
+    pub server_cpus: Vec<usize>,
+    pub server_pid: Option<u32>,
+}
+
+impl Sampler {
+    pub fn sample(&self) -> Sample {
+        Sample {
+            cpus: os::read_cpu_ticks(),
+            client_ticks: os::process_cpu_ticks(std::process::id()),
+            server_ticks: self.server_pid.and_then(os::process_cpu_ticks),
+        }
+    }
+
+    /// Busy % of each listed CPU between two samples.
+    pub fn busy(cpus: &[usize], a: &Sample, b: &Sample) -> Vec<CoreBusy> {
+        cpus.iter()
+            .map(|&cpu| {
+                let (x, y) = (a.cpus.get(cpu).copied().unwrap_or_default(), b.cpus.get(cpu).copied().unwrap_or_default());
+                let total = y.total.saturating_sub(x.total);
+                let busy = y.busy.saturating_sub(x.busy);
+                let busy_pct = if total == 0 { 0.0 } else { 100.0 * busy as f64 / total as f64 };
+                CoreBusy { cpu, busy_pct }
+            })
+            .collect()
+    }
+
+    /// CPU seconds used by the client and the server between two samples.
+    pub fn cpu_seconds(a: &Sample, b: &Sample) -> (f64, Option<f64>) {
+        let hz = os::clock_ticks_per_s();
+        let d = |x: Option<u64>, y: Option<u64>| Some(y?.saturating_sub(x?) as f64 / hz);
+        (d(a.client_ticks, b.client_ticks).unwrap_or(0.0), d(a.server_ticks, b.server_ticks))
+    }
+}
