@@ -1,1 +1,13 @@
-//! placeholder
+//! wirebench-transports: the protocols wirebench speaks, their clients (which
+//! plug into the load engine through `wirebench_load::Transport`) and their
+//! reference servers. All OS glue lives in [`sys`].
+//!
+//! ```no_run
+//! use wirebench_transports::msgr::client::MsgrClient;
+//! use wirebench_core::spec::Mode;
+//! let client = MsgrClient::new("tcp://127.0.0.1:9000".parse().unwrap(), Mode::Echo, 64, 64);
+//! # let _ = client;
+//! ```
+
+pub mod msgr;
+pub mod sys;

@@ -1,0 +1,232 @@
+//! The msgr client: opens a connection, makes the handshake, and sends and
+//! receives frames for the load engine. In `rr` mode it sends raw
+//! fixed-size requests and counts raw fixed-size responses.
+
+use super::frame::{self, FLAG_VERIFY, HEADER_LEN, Header, Hello, Kind, Status, VERSION, WELCOME_LEN, Welcome};
+use super::stream::{FrameBuf, ReadHalf, Stream, WriteHalf};
+use std::io;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use wirebench_core::spec::{Endpoint, Mode};
+use wirebench_load::{Conn, ConnRx, ConnTx, Pattern, Received, Transport};
+
+/// A msgr client for the load engine.
+#[derive(Debug, Clone)]
+pub struct MsgrClient {
+    endpoint: Endpoint,
+    mode: Mode,
+    size: usize,
+    response_size: usize,
+    verify: bool,
+}
+
+impl MsgrClient {
+    pub fn new(endpoint: Endpoint, mode: Mode, size: usize, response_size: usize) -> MsgrClient {
+        MsgrClient { endpoint, mode, size, response_size, verify: false }
+    }
+
+    /// Fill payloads with a per-sequence pattern and check every payload received.
+    pub fn verify(mut self, on: bool) -> MsgrClient {
+        self.verify = on;
+        self
+    }
+
+    fn hint(&self) -> &'static str {
+        "it does not speak msgr v1; for a raw request/response server use --mode rr"
+    }
+
+    async fn handshake(&self, r: &mut ReadHalf, w: &mut WriteHalf) -> io::Result<()> {
+        let hello = Hello {
+            version: VERSION,
+            mode: frame::mode_code(self.mode).expect("rr has no handshake"),
+            flags: if self.verify { FLAG_VERIFY } else { 0 },
+            size: self.size as u32,
+            response_size: self.response_size as u32,
+        };
+        w.write_all(&hello.encode()).await?;
+        let mut b = [0u8; WELCOME_LEN];
+        match r.read_exact(&mut b).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(io::Error::other(format!(
+                    "{} closed the connection during the msgr handshake: {}",
+                    self.endpoint,
+                    self.hint()
+                )));
+            }
+            Err(e) => return Err(e),
+        }
+        let Some(welcome) = Welcome::decode(&b) else {
+            return Err(io::Error::other(format!(
+                "{} answered the msgr handshake with bytes that are not msgr: {}",
+                self.endpoint,
+                self.hint()
+            )));
+        };
+        let ep = &self.endpoint;
+        match welcome.status {
+            s if s == Status::Ok as u8 => Ok(()),
+            s if s == Status::UnsupportedVersion as u8 => Err(io::Error::other(format!(
+                "{ep} speaks msgr version {}, this client speaks version {VERSION}: use the same wirebench version on both sides",
+                welcome.version
+            ))),
+            s if s == Status::FrameTooLarge as u8 => Err(io::Error::other(format!(
+                "{ep} refused --size {} / --response-size {}: its maximum frame is {} bytes (start it with a larger --max-frame)",
+                self.size, self.response_size, welcome.max_frame
+            ))),
+            s if s == Status::BadMode as u8 => Err(io::Error::other(format!("{ep} does not serve mode {}", self.mode))),
+            s => Err(io::Error::other(format!("{ep} refused the handshake with status {s}"))),
+        }
+    }
+}
+
+impl Transport for MsgrClient {
+    type Conn = MsgrConn;
+
+    fn pattern(&self) -> Pattern {
+        match self.mode {
+            Mode::Echo | Mode::Rr => Pattern::RequestResponse,
+            Mode::Oneway => Pattern::SendOnly,
+            Mode::Stream => Pattern::ReceiveOnly,
+        }
+    }
+
+    async fn connect(&self, _worker: usize, _index: usize) -> io::Result<MsgrConn> {
+        let s = Stream::connect(&self.endpoint)
+            .await
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {}: {e}", self.endpoint)))?;
+        let (mut r, mut w) = s.into_split();
+        if self.mode != Mode::Rr {
+            self.handshake(&mut r, &mut w).await?;
+        }
+        let (send_kind, send_size, recv_kind, recv_size) = match self.mode {
+            Mode::Echo => (Kind::Request, self.size, Kind::Response, self.response_size),
+            Mode::Oneway => (Kind::OneWay, self.size, Kind::Response, 0),
+            Mode::Stream => (Kind::Request, 0, Kind::Stream, self.size),
+            Mode::Rr => (Kind::Request, self.size, Kind::Response, self.response_size),
+        };
+        let raw = self.mode == Mode::Rr;
+        let frame_len = if raw { recv_size } else { HEADER_LEN + recv_size };
+        Ok(MsgrConn {
+            tx: MsgrTx { w, kind: send_kind, size: send_size, verify: self.verify, raw, seq: 0, buf: Vec::new() },
+            rx: MsgrRx {
+                r,
+                fb: FrameBuf::with_capacity(if raw { 0 } else { (256 << 10).max(2 * frame_len) }),
+                kind: recv_kind,
+                len: recv_size,
+                verify: self.verify,
+                raw,
+                next_seq: 0,
+                raw_pending: 0,
+                scratch: if raw { vec![0; 64 << 10] } else { Vec::new() },
+            },
+        })
+    }
+}
+
+pub struct MsgrConn {
+    tx: MsgrTx,
+    rx: MsgrRx,
+}
+
+impl Conn for MsgrConn {
+    type Tx = MsgrTx;
+    type Rx = MsgrRx;
+    fn split(self) -> (MsgrTx, MsgrRx) {
+        (self.tx, self.rx)
+    }
+}
+
+pub struct MsgrTx {
+    w: WriteHalf,
+    kind: Kind,
+    size: usize,
+    verify: bool,
+    raw: bool,
+    seq: u64,
+    /// Frames are built here; payloads stay zero unless verifying.
+    buf: Vec<u8>,
+}
+
+impl ConnTx for MsgrTx {
+    async fn send(&mut self, n: usize) -> io::Result<usize> {
+        let frame = if self.raw { self.size } else { HEADER_LEN + self.size };
+        let total = n * frame;
+        if self.buf.len() < total {
+            self.buf.resize(total, 0);
+        }
+        if !self.raw {
+            for i in 0..n {
+                let f = &mut self.buf[i * frame..(i + 1) * frame];
+                Header { kind: self.kind, flags: 0, len: self.size as u32, seq: self.seq }.encode_into(f);
+                if self.verify {
+                    frame::fill_pattern(self.seq, &mut f[HEADER_LEN..]);
+                }
+                self.seq += 1;
+            }
+        }
+        self.w.write_all(&self.buf[..total]).await?;
+        Ok(total)
+    }
+}
+
+pub struct MsgrRx {
+    r: ReadHalf,
+    fb: FrameBuf,
+    kind: Kind,
+    len: usize,
+    verify: bool,
+    raw: bool,
+    next_seq: u64,
+    /// rr mode: bytes of a response received so far, and the read buffer.
+    raw_pending: usize,
+    scratch: Vec<u8>,
+}
+
+fn protocol(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("protocol error: {msg}"))
+}
+
+impl ConnRx for MsgrRx {
+    async fn recv(&mut self) -> io::Result<Received> {
+        if self.raw {
+            loop {
+                let n = self.r.read(&mut self.scratch).await?;
+                if n == 0 {
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
+                }
+                // Raw bytes need no parsing: count whole responses.
+                self.raw_pending += n;
+                let ops = self.raw_pending / self.len.max(1);
+                self.raw_pending %= self.len.max(1);
+                if ops > 0 {
+                    return Ok(Received { ops, bytes: ops * self.len });
+                }
+            }
+        }
+        let mut ops = 0;
+        let mut bytes = 0;
+        loop {
+            while let Some((h, payload)) = self.fb.next_frame(self.len as u64).map_err(|e| protocol(e.to_string()))? {
+                if h.kind != self.kind || h.seq != self.next_seq || h.len as usize != self.len {
+                    return Err(protocol(format!(
+                        "expected {:?} #{} of {} bytes, got {:?} #{} of {} bytes",
+                        self.kind, self.next_seq, self.len, h.kind, h.seq, h.len
+                    )));
+                }
+                if self.verify && !frame::check_pattern(h.seq, &self.fb.bytes()[payload]) {
+                    return Err(protocol(format!("payload of {:?} #{} is corrupt", h.kind, h.seq)));
+                }
+                self.next_seq += 1;
+                ops += 1;
+                bytes += HEADER_LEN + self.len;
+            }
+            if ops > 0 {
+                return Ok(Received { ops, bytes });
+            }
+            if self.fb.fill(&mut self.r).await? == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
+            }
+        }
+    }
+}
+
