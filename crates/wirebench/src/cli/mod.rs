@@ -1,0 +1,32 @@
+//! The command line: one file per subcommand, each a clap struct plus a
+//! validation step that turns raw flags into a checked spec.
+
+mod args;
+pub mod run;
+pub mod serve;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "wirebench", version, about = "Measure and diagnose messaging, RPC, IPC and S3 servers", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a benchmark (by default: msgr echo against an embedded reactor server).
+    Run(Box<run::RunArgs>),
+    /// Run a reference server on its own.
+    Serve(serve::ServeArgs),
+}
+
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run(a) => run::run(*a),
+        Command::Serve(a) => serve::serve(a),
+    }
+}

@@ -1,0 +1,558 @@
+//! `wirebench run`: one measured run. Flags are checked into a `RunSpec`;
+//! the embedded server (unless `--target`) runs as a separate pinned
+//! process so its CPU time and memory are measured apart; the engine drives
+//! the load; the result is written to `<results>/<run-id>/run.json` and one
+//! line to `<results>/summary.csv`, whatever the outcome.
+
+use super::args;
+use crate::ui;
+use crate::usage;
+use anyhow::Context;
+use clap::Args;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use wirebench_core::hist::{self, LatencySummary};
+use wirebench_core::result::{self, Interval, Placement, RunResult, RunState, RunStatus, ServerReport, ServerStats, Summary};
+use wirebench_core::spec::{Arch, Endpoint, Mode, RunSpec, StopSpec, TargetSpec, TransportKind};
+use wirebench_core::topo::{CpuList, Topology};
+use wirebench_core::{env::Environment, store};
+use wirebench_load::engine::{self, Abort, EndState, IntervalReport, LoadConfig, Observer};
+use wirebench_load::{os, sampler::Sampler};
+use wirebench_transports::msgr::client::MsgrClient;
+use wirebench_transports::sys;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Transport: msgr (framed messenger over TCP or Unix sockets).
+    #[arg(long, default_value = "msgr")]
+    transport: TransportKind,
+    /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
+    #[arg(long)]
+    arch: Option<Arch>,
+    /// Measure a server already listening at tcp://HOST:PORT or unix:PATH instead of the embedded one.
+    #[arg(long, value_parser = args::endpoint, conflicts_with_all = ["arch", "server_cpus", "listen", "max_frame"])]
+    target: Option<Endpoint>,
+    /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
+    #[arg(long, value_parser = args::endpoint)]
+    listen: Option<Endpoint>,
+    /// echo (request/response), oneway (requests only, "nores"), stream (server sends, client drops), rr (raw fixed-size request/response, no framing).
+    #[arg(long, default_value = "echo")]
+    mode: Mode,
+    /// Request payload (echo, oneway, rr) or stream frame payload: 64, 4KiB, 1MiB...
+    #[arg(long, default_value = "64", value_parser = args::size)]
+    size: u64,
+    /// Response payload (echo, rr). Default: --size.
+    #[arg(long, value_parser = args::size)]
+    response_size: Option<u64>,
+    /// Client workers: one thread each, pinned round-robin to the client CPUs.
+    #[arg(long, default_value_t = 1)]
+    clients: usize,
+    /// Connections per client.
+    #[arg(long, default_value_t = 1)]
+    conns_per_client: usize,
+    /// Requests outstanding per connection (echo, rr); frames per send call (oneway). Default: 1.
+    #[arg(long)]
+    depth: Option<usize>,
+    /// Length of the measured phase (after the warm-up): 500ms, 10s, 1m. Default: 5s.
+    #[arg(long, value_parser = args::duration, conflicts_with = "count")]
+    duration: Option<Duration>,
+    /// Stop after this many operations in the measured phase, over all connections.
+    #[arg(long)]
+    count: Option<u64>,
+    /// Warm-up: measured and shown, excluded from the summary.
+    #[arg(long, default_value = "1s", value_parser = args::duration)]
+    warmup: Duration,
+    /// Busy-poll on the client and on the embedded (reactor) server instead of sleeping in the kernel.
+    #[arg(long)]
+    poll: bool,
+    /// Fill payloads with a per-message pattern and check every payload on both sides.
+    #[arg(long)]
+    verify: bool,
+    /// CPUs of the embedded server (e.g. 1 or 2-3). Default: the upper half of the usable CPUs.
+    #[arg(long, value_parser = args::cpu_list)]
+    server_cpus: Option<CpuList>,
+    /// CPUs of the client workers. Default: the lower half of the usable CPUs (all of them with --target).
+    #[arg(long, value_parser = args::cpu_list)]
+    client_cpus: Option<CpuList>,
+    /// Largest frame payload the embedded server accepts.
+    #[arg(long, value_parser = args::size)]
+    max_frame: Option<u64>,
+    /// Directory of results: <results>/<run-id>/run.json and <results>/summary.csv.
+    #[arg(long, default_value = "results")]
+    results: PathBuf,
+    /// text: progress lines on stderr and a summary on stdout; json: the whole result on stdout.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    format: String,
+}
+
+const MAX_CLIENTS: usize = 4096;
+const MAX_CONNECTIONS: usize = 65_536;
+const MAX_DEPTH: usize = 1 << 20;
+
+/// Checks the flags against each other and the machine; returns the spec and
+/// how the placement was chosen.
+fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)> {
+    if !(1..=MAX_CLIENTS).contains(&a.clients) {
+        usage!("--clients {}: must be between 1 and {MAX_CLIENTS}", a.clients);
+    }
+    if a.conns_per_client == 0 || a.clients * a.conns_per_client > MAX_CONNECTIONS {
+        usage!(
+            "--conns-per-client {}: must be at least 1, and --clients x --conns-per-client at most {MAX_CONNECTIONS}",
+            a.conns_per_client
+        );
+    }
+    if a.mode == Mode::Stream && a.depth.is_some() {
+        usage!("--depth does not apply to --mode stream: the server sends without waiting for requests");
+    }
+    let depth = a.depth.unwrap_or(1);
+    if !(1..=MAX_DEPTH).contains(&depth) {
+        usage!("--depth {depth}: must be between 1 and {MAX_DEPTH}");
+    }
+    if a.size == 0 || a.size > u32::MAX as u64 {
+        usage!("--size {}: must be between 1 byte and 4GiB-1", a.size);
+    }
+    if a.response_size.is_some() && !a.mode.has_response() {
+        usage!("--response-size applies to --mode echo and rr only, not {}", a.mode);
+    }
+    let response_size = a.response_size.unwrap_or(a.size);
+    if response_size == 0 || response_size > u32::MAX as u64 {
+        usage!("--response-size {response_size}: must be between 1 byte and 4GiB-1");
+    }
+    let max_frame = a.max_frame.unwrap_or(wirebench_transports::msgr::frame::DEFAULT_MAX_FRAME);
+    if max_frame == 0 || max_frame > u32::MAX as u64 {
+        usage!("--max-frame {max_frame}: must be between 1 byte and 4GiB-1");
+    }
+    if a.target.is_none() && a.mode != Mode::Rr && (a.size > max_frame || response_size > max_frame) {
+        usage!(
+            "--size {} / --response-size {response_size}: above --max-frame {max_frame}; raise --max-frame or lower the size",
+            a.size
+        );
+    }
+    let stop = match (a.count, a.duration) {
+        (Some(0), _) => usage!("--count 0: must be at least 1"),
+        (Some(c), _) => StopSpec::Count(c),
+        (None, Some(d)) if d.is_zero() => usage!("--duration must be longer than 0s"),
+        (None, d) => StopSpec::DurationNs(d.unwrap_or(Duration::from_secs(5)).as_nanos() as u64),
+    };
+    let arch = a.arch.unwrap_or(Arch::Reactor);
+    if a.poll && a.target.is_none() && arch == Arch::Pool {
+        usage!("--poll: the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)");
+    }
+    // Placement.
+    let usable = topo.usable();
+    let mut notes = Vec::new();
+    if let Some(c) = &a.client_cpus {
+        args::check_cpus("--client-cpus", c, topo)?;
+    }
+    if let Some(c) = &a.server_cpus {
+        args::check_cpus("--server-cpus", c, topo)?;
+    }
+    let half = |upper: bool| -> CpuList {
+        let cpus = usable.cpus();
+        let mid = cpus.len() / 2;
+        let part = if upper { &cpus[mid..] } else { &cpus[..mid] };
+        CpuList::from_cpus(part.to_vec()).unwrap_or_else(|_| usable.clone())
+    };
+    let others = |taken: &CpuList| -> Option<CpuList> {
+        CpuList::from_cpus(usable.cpus().iter().copied().filter(|c| !taken.contains(*c)).collect()).ok()
+    };
+    let (client_cpus, server_cpus) = match &a.target {
+        Some(_) => {
+            let c = a.client_cpus.clone().unwrap_or_else(|| usable.clone());
+            (c, None)
+        }
+        None => {
+            let (c, s) = match (&a.client_cpus, &a.server_cpus) {
+                (Some(c), Some(s)) => (c.clone(), s.clone()),
+                (Some(c), None) => (c.clone(), others(c).unwrap_or_else(|| c.clone())),
+                (None, Some(s)) => (others(s).unwrap_or_else(|| s.clone()), s.clone()),
+                (None, None) if usable.len() >= 2 => {
+                    notes.push(format!("default placement: the usable CPUs ({usable}) split in two halves"));
+                    (half(false), half(true))
+                }
+                (None, None) => (usable.clone(), usable.clone()),
+            };
+            if c.overlaps(&s) {
+                notes.push(format!("client CPUs {c} and server CPUs {s} overlap: they compete for the same cores"));
+            }
+            (c, Some(s))
+        }
+    };
+    if a.clients > client_cpus.len() {
+        notes.push(format!("{} clients share {} client CPU(s) ({client_cpus})", a.clients, client_cpus.len()));
+    }
+    let target = match &a.target {
+        Some(endpoint) => TargetSpec::External { endpoint: endpoint.clone() },
+        None => TargetSpec::Embedded {
+            arch,
+            cpus: server_cpus.clone().expect("embedded server has CPUs"),
+            poll: a.poll,
+            listen: a.listen.clone().unwrap_or_else(|| Endpoint::Tcp("127.0.0.1:0".into())),
+        },
+    };
+    let spec = RunSpec {
+        transport: a.transport,
+        target,
+        mode: a.mode,
+        size_bytes: a.size,
+        response_size_bytes: if a.mode.has_response() { response_size } else { 0 },
+        clients: a.clients,
+        conns_per_client: a.conns_per_client,
+        depth: if a.mode == Mode::Stream { 1 } else { depth },
+        stop,
+        warmup_ns: a.warmup.as_nanos() as u64,
+        poll: a.poll,
+        verify: a.verify,
+        client_cpus: client_cpus.clone(),
+        max_frame_bytes: max_frame,
+    };
+    Ok((spec, Placement { client_cpus, server_cpus, notes }))
+}
+
+/// The reference server as a child process of this run.
+struct EmbeddedServer {
+    child: Child,
+    pid: u32,
+    endpoint: Endpoint,
+    lines: mpsc::Receiver<String>,
+}
+
+impl EmbeddedServer {
+    fn start(spec: &RunSpec) -> anyhow::Result<EmbeddedServer> {
+        let TargetSpec::Embedded { arch, cpus, poll, listen } = &spec.target else { unreachable!("embedded only") };
+        let exe = std::env::current_exe().context("cannot find the wirebench executable to start the embedded server")?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("serve")
+            .args(["--arch", &arch.to_string(), "--listen", &listen.to_string(), "--cpus", &cpus.to_string()])
+            .args(["--exit-with-parent", &std::process::id().to_string()]);
+        if spec.mode == Mode::Rr {
+            cmd.args(["--mode", "rr", "--size", &spec.size_bytes.to_string()]);
+            cmd.args(["--response-size", &spec.response_size_bytes.to_string()]);
+        } else {
+            cmd.args(["--max-frame", &spec.max_frame_bytes.to_string()]);
+        }
+        if *poll {
+            cmd.arg("--poll");
+        }
+        // Its own process group: a Ctrl-C in the terminal reaches only this
+        // process, which then stops the server itself, after the load.
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).process_group(0);
+        let mut child = cmd.spawn().context("cannot start the embedded server")?;
+        let pid = child.id();
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::Builder::new().name("wb-server-out".into()).spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        })?;
+        let mut srv = EmbeddedServer { child, pid, endpoint: listen.clone(), lines };
+        let first = srv.lines.recv_timeout(Duration::from_secs(15));
+        let endpoint = first.ok().and_then(|l| {
+            let v: serde_json::Value = serde_json::from_str(&l).ok()?;
+            (v["event"] == "listening").then(|| v["endpoint"].as_str()?.parse::<Endpoint>().ok())?
+        });
+        match endpoint {
+            Some(ep) => {
+                srv.endpoint = ep;
+                Ok(srv)
+            }
+            None => {
+                let why = srv.stop_now();
+                anyhow::bail!("the embedded server did not start ({why}); its messages are above")
+            }
+        }
+    }
+
+    /// Why the server is gone, if it is.
+    fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(describe(status)),
+            _ => None,
+        }
+    }
+
+    fn stop_now(&mut self) -> String {
+        let _ = sys::signal_process(self.pid, true);
+        self.child.wait().map(describe).unwrap_or_else(|e| e.to_string())
+    }
+
+    /// Stops the server (SIGTERM, then SIGKILL if it does not stop within
+    /// 5 s) and returns its report and peak RSS.
+    fn stop(mut self) -> (ServerReport, Option<u64>) {
+        let rss = os::process_peak_rss_bytes(self.pid);
+        let mut stats: Option<ServerStats> = None;
+        let exit = match self.exited() {
+            Some(why) => Some(format!("exited during the run: {why}")),
+            None => {
+                let _ = sys::signal_process(self.pid, false);
+                let deadline = std::time::Instant::now() + Duration::from_secs(5);
+                loop {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    match self.lines.recv_timeout(left) {
+                        Ok(l) => {
+                            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&l)
+                                && v["event"] == "stopped"
+                            {
+                                stats = serde_json::from_value(v["stats"].clone()).ok();
+                                break;
+                            }
+                        }
+                        Err(_) => break,
+                    }
+                }
+                if stats.is_none() {
+                    Some(format!("did not stop on SIGTERM: {}", self.stop_now()))
+                } else {
+                    self.child.wait().ok().map(describe).filter(|d| d != "exit status 0")
+                }
+            }
+        };
+        (ServerReport { pid: self.pid, endpoint: self.endpoint.to_string(), stats, exit }, rss)
+    }
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(9)) => "killed by signal 9 (SIGKILL)".into(),
+        (None, Some(15)) => "killed by signal 15 (SIGTERM)".into(),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        _ => "ended".into(),
+    }
+}
+
+/// Prints progress and tells the engine when to stop.
+struct RunObserver<'a> {
+    progress: ui::progress::Progress,
+    signal: Arc<OnceLock<&'static str>>,
+    server: Option<&'a mut EmbeddedServer>,
+}
+
+impl Observer for RunObserver<'_> {
+    fn connected(&mut self, connect_time_ns: u64) {
+        self.progress.connected(connect_time_ns);
+    }
+    fn interval(&mut self, iv: &IntervalReport) {
+        self.progress.interval(iv);
+    }
+    fn poll_abort(&mut self) -> Option<Abort> {
+        if let Some(sig) = self.signal.get() {
+            return Some(Abort::Interrupted(format!("{sig} received")));
+        }
+        let srv = self.server.as_mut()?;
+        let why = srv.exited()?;
+        Some(Abort::Failed(format!("the embedded server (pid {}) {why}", srv.pid)))
+    }
+}
+
+pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let topo = Topology::read();
+    let (spec, placement) = validate(&a, &topo)?;
+    if cfg!(debug_assertions) {
+        eprintln!("warning: this is a debug build: its figures are not representative; build with `cargo build --release`");
+    }
+    // SIGINT/SIGTERM are blocked in every thread and taken by one waiting
+    // thread, which asks the engine to stop; the partial result is then saved.
+    sys::block_termination_signals()?;
+    let signal: Arc<OnceLock<&'static str>> = Arc::new(OnceLock::new());
+    {
+        let signal = signal.clone();
+        std::thread::Builder::new().name("wb-signals".into()).spawn(move || {
+            if let Ok(s) = sys::wait_for_termination() {
+                let _ = signal.set(s);
+            }
+        })?;
+    }
+    let command_line: Vec<String> = std::env::args().collect();
+    let started_at = store::now_rfc3339();
+    let label = match &spec.target {
+        TargetSpec::Embedded { arch, .. } => format!("{}-{arch}", spec.mode),
+        TargetSpec::External { .. } => format!("{}-external", spec.mode),
+    };
+    let run_id = store::new_run_id(&label);
+
+    let mut server = match &spec.target {
+        TargetSpec::Embedded { .. } => Some(EmbeddedServer::start(&spec)?),
+        TargetSpec::External { .. } => None,
+    };
+    let endpoint = match (&server, &spec.target) {
+        (Some(s), _) => s.endpoint.clone(),
+        (None, TargetSpec::External { endpoint }) => endpoint.clone(),
+        (None, TargetSpec::Embedded { .. }) => unreachable!(),
+    };
+    let text = a.format == "text";
+    if text {
+        eprintln!("{}", ui::summary::headline(&spec, &placement, &endpoint, server.as_ref().map(|s| s.pid)));
+    }
+    let client = MsgrClient::new(endpoint, spec.mode, spec.size_bytes as usize, spec.response_size_bytes as usize)
+        .verify(spec.verify);
+    let cfg = LoadConfig {
+        clients: spec.clients,
+        conns_per_client: spec.conns_per_client,
+        depth: spec.depth,
+        warmup: Duration::from_nanos(spec.warmup_ns),
+        duration: match spec.stop {
+            StopSpec::DurationNs(ns) => Duration::from_nanos(ns),
+            StopSpec::Count(_) => Duration::ZERO,
+        },
+        count: match spec.stop {
+            StopSpec::Count(c) => Some(c),
+            StopSpec::DurationNs(_) => None,
+        },
+        poll: spec.poll,
+        client_cpus: placement.client_cpus.cpus().to_vec(),
+        sampler: Sampler {
+            client_cpus: placement.client_cpus.cpus().to_vec(),
+            server_cpus: placement.server_cpus.as_ref().map(|c| c.cpus().to_vec()).unwrap_or_default(),
+            server_pid: server.as_ref().map(|s| s.pid),
+        },
+        interval: Duration::from_secs(1),
+        connect_timeout: Duration::from_secs(10),
+    };
+    let outcome = {
+        let mut obs = RunObserver { progress: ui::progress::Progress::new(text), signal: signal.clone(), server: server.as_mut() };
+        engine::run_load(Arc::new(client), &cfg, &mut obs)
+    };
+    let mut end = outcome.end.clone();
+    let (server_report, server_rss) = match server.take() {
+        Some(mut s) => {
+            if let EndState::Failed(r) = &end
+                && let Some(why) = s.exited()
+                && !r.contains("embedded server")
+            {
+                end = EndState::Failed(format!("{r}; the embedded server (pid {}) {why}", s.pid));
+            }
+            let (rep, rss) = s.stop();
+            (Some(rep), rss)
+        }
+        None => (None, None),
+    };
+
+    let mut result = build_result(&spec, placement, &outcome, end, server_report, server_rss);
+    result.run_id = run_id;
+    result.command_line = command_line;
+    result.started_at = started_at;
+    let dir = store::save(&a.results, &result).with_context(|| format!("saving the result under {}", a.results.display()))?;
+    store::append_summary_csv(&a.results, &result)?;
+
+    let mut out = std::io::stdout().lock();
+    if text {
+        ui::summary::print(&mut out, &result, &dir.join("run.json"))?;
+    } else {
+        serde_json::to_writer_pretty(&mut out, &result)?;
+        writeln!(out)?;
+    }
+    out.flush()?;
+    Ok(match result.status.state {
+        RunState::Complete => ExitCode::SUCCESS,
+        RunState::Interrupted => {
+            eprintln!("interrupted: the partial result is saved in {}", dir.display());
+            ExitCode::from(130)
+        }
+        RunState::Failed => {
+            eprintln!("error: the run failed: {}", result.status.reason.as_deref().unwrap_or("unknown"));
+            eprintln!("the partial result is saved in {}", dir.display());
+            ExitCode::from(1)
+        }
+    })
+}
+
+fn build_result(
+    spec: &RunSpec,
+    placement: Placement,
+    out: &engine::LoadOutcome,
+    end: EndState,
+    server: Option<ServerReport>,
+    server_rss: Option<u64>,
+) -> RunResult {
+    let m = &out.measured;
+    let secs = out.measured_ns as f64 / 1e9;
+    let per_s = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+    let per_op = |cpu: f64| if m.ops > 0 { cpu * 1e6 / m.ops as f64 } else { 0.0 };
+    let max_busy = out.client_cores.iter().map(|c| c.busy_pct).fold(0.0, f64::max);
+    let summary = Summary {
+        connect_time_ns: out.connect_time_ns,
+        messages_sent: m.sent,
+        messages_received: m.received,
+        ops: m.ops,
+        errors: m.errors,
+        measured_ns: out.measured_ns,
+        ops_per_s: per_s(m.ops),
+        bytes_out: m.bytes_out,
+        bytes_in: m.bytes_in,
+        mb_per_s_out: per_s(m.bytes_out) / 1e6,
+        mb_per_s_in: per_s(m.bytes_in) / 1e6,
+        latency: LatencySummary::of(&m.hist),
+        client_cpu_s: out.client_cpu_s,
+        server_cpu_s: out.server_cpu_s,
+        client_cpu_us_per_op: per_op(out.client_cpu_s),
+        server_cpu_us_per_op: out.server_cpu_s.map(per_op),
+        client_peak_rss_bytes: os::process_peak_rss_bytes(std::process::id()).unwrap_or(0),
+        server_peak_rss_bytes: server_rss,
+        client_core_max_busy_pct: max_busy,
+        // Polling cores are always 100% busy: that says nothing of saturation.
+        client_bound: max_busy > 90.0 && !spec.poll,
+    };
+    let mut warnings = Vec::new();
+    if cfg!(debug_assertions) {
+        warnings.push("debug build: figures are not representative".to_string());
+    }
+    if summary.client_bound {
+        let hot: Vec<String> = out
+            .client_cores
+            .iter()
+            .filter(|c| c.busy_pct > 90.0)
+            .map(|c| format!("CPU {} {:.0}%", c.cpu, c.busy_pct))
+            .collect();
+        warnings.push(format!("client cores over 90% busy ({}): the result may be client-bound", hot.join(", ")));
+    }
+    if spec.poll {
+        warnings.push("busy-polling: polling cores show 100% busy whatever the load".into());
+    }
+    let intervals = out
+        .intervals
+        .iter()
+        .map(|iv| Interval {
+            start_ns: iv.start_ns,
+            end_ns: iv.end_ns,
+            phase: iv.phase,
+            ops: iv.data.ops,
+            bytes_out: iv.data.bytes_out,
+            bytes_in: iv.data.bytes_in,
+            errors: iv.data.errors,
+            ops_per_s: if iv.seconds() > 0.0 { iv.data.ops as f64 / iv.seconds() } else { 0.0 },
+            latency: LatencySummary::of(&iv.data.hist),
+            latency_hist: hist::encode(&iv.data.hist),
+            client_cores: iv.client_cores.clone(),
+            server_cores: iv.server_cores.clone(),
+        })
+        .collect();
+    let (state, reason) = match end {
+        EndState::Complete => (RunState::Complete, None),
+        EndState::Interrupted(r) => (RunState::Interrupted, Some(r)),
+        EndState::Failed(r) => (RunState::Failed, Some(r)),
+    };
+    RunResult {
+        schema_version: result::SCHEMA_VERSION,
+        run_id: String::new(),
+        command_line: Vec::new(),
+        started_at: String::new(),
+        spec: spec.clone(),
+        env: Environment::capture(env!("CARGO_PKG_VERSION"), env!("WIREBENCH_GIT_REVISION")),
+        placement,
+        status: RunStatus { state, reason },
+        summary,
+        intervals,
+        latency_hist: hist::encode(&m.hist),
+        server,
+        warnings,
+    }
+}

@@ -1,0 +1,112 @@
+//! `wirebench serve`: a reference msgr server on its own. It prints one JSON
+//! event per line on stdout (`listening`, then `stopped` with its counters)
+//! and human notes on stderr; SIGINT or SIGTERM stop it cleanly.
+
+use super::args;
+use crate::usage;
+use clap::Args;
+use serde_json::json;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+use wirebench_core::spec::{Arch, Endpoint};
+use wirebench_core::topo::{CpuList, Topology};
+use wirebench_transports::msgr::server::{self, ConnConfig, ServerConfig};
+use wirebench_transports::sys;
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing thread pool).
+    #[arg(long, default_value = "reactor")]
+    arch: Arch,
+    /// Where to listen: tcp://HOST:PORT or unix:PATH. Loopback unless told otherwise.
+    #[arg(long, default_value = "tcp://127.0.0.1:7470", value_parser = args::endpoint)]
+    listen: Endpoint,
+    /// CPUs to run on (e.g. 0-3,8): one reactor per CPU, or that many pool threads. Default: every usable CPU.
+    #[arg(long, value_parser = args::cpu_list)]
+    cpus: Option<CpuList>,
+    /// Reactor only: busy-poll instead of sleeping in the kernel (Seastar's poll mode).
+    #[arg(long)]
+    poll: bool,
+    /// Largest frame payload accepted; a larger one closes that connection.
+    #[arg(long, default_value = "16MiB", value_parser = args::size)]
+    max_frame: u64,
+    /// Protocol: msgr (framed, the client's handshake picks echo/oneway/stream) or rr (raw fixed-size request/response, no framing).
+    #[arg(long, default_value = "msgr", value_parser = ["msgr", "rr"])]
+    mode: String,
+    /// rr only: request size.
+    #[arg(long, value_parser = args::size)]
+    size: Option<u64>,
+    /// rr only: response size (default: the request size).
+    #[arg(long, value_parser = args::size)]
+    response_size: Option<u64>,
+    /// Exit when this process (the parent benchmark) dies.
+    #[arg(long, hide = true)]
+    exit_with_parent: Option<u32>,
+}
+
+pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let topo = Topology::read();
+    let cpus = a.cpus.clone().unwrap_or_else(|| topo.usable());
+    args::check_cpus("--cpus", &cpus, &topo)?;
+    if a.poll && a.arch == Arch::Pool {
+        usage!("--poll: the pool server has no poll mode; use --arch reactor, or drop --poll");
+    }
+    if a.max_frame == 0 || a.max_frame > u32::MAX as u64 {
+        usage!("--max-frame {}: must be between 1 byte and 4GiB-1", a.max_frame);
+    }
+    let raw = if a.mode == "rr" {
+        let Some(req) = a.size else {
+            usage!("--mode rr needs --size (and optionally --response-size): the raw protocol has fixed sizes")
+        };
+        let resp = a.response_size.unwrap_or(req);
+        if req == 0 || resp == 0 {
+            usage!("--size and --response-size must be at least 1 byte in rr mode");
+        }
+        Some((req as usize, resp as usize))
+    } else {
+        if a.size.is_some() || a.response_size.is_some() {
+            usage!("--size and --response-size apply to --mode rr only: msgr clients state sizes in their handshake");
+        }
+        None
+    };
+    // Block SIGINT/SIGTERM before any thread starts, so all threads inherit
+    // the mask and this thread alone receives them, with sigwait.
+    sys::block_termination_signals()?;
+    if let Some(parent) = a.exit_with_parent {
+        sys::terminate_with_parent(parent)?;
+    }
+    sys::pin_process_threads(cpus.cpus())?;
+    let cfg = ServerConfig {
+        arch: a.arch,
+        listen: a.listen.clone(),
+        cpus: cpus.cpus().to_vec(),
+        poll: a.poll,
+        conn: ConnConfig { max_frame: a.max_frame, raw, handshake_timeout: Duration::from_secs(10) },
+    };
+    let srv = server::start(&cfg)?;
+    let mut out = std::io::stdout().lock();
+    let event = json!({
+        "event": "listening",
+        "endpoint": srv.endpoint.to_string(),
+        "arch": a.arch.to_string(),
+        "cpus": cpus.to_string(),
+        "poll": a.poll,
+        "pid": std::process::id(),
+    });
+    writeln!(out, "{event}")?;
+    out.flush()?;
+    eprintln!(
+        "wirebench serve: {} {} on {}, CPUs {}{}; Ctrl-C to stop",
+        a.arch,
+        if raw.is_some() { "rr" } else { "msgr" },
+        srv.endpoint,
+        cpus,
+        if a.poll { ", busy-polling" } else { "" }
+    );
+    let signal = sys::wait_for_termination()?;
+    let stats = srv.shutdown();
+    let _ = writeln!(out, "{}", json!({ "event": "stopped", "signal": signal, "stats": stats }));
+    let _ = out.flush();
+    Ok(ExitCode::SUCCESS)
+}
