@@ -1,1 +1,9 @@
+//! The CLI's integration tests: one test binary (it links once). Every test
+//! uses loopback only, bounds each wait, and stops every process it starts
+//! by its PID.
 
+mod cli_errors;
+mod faults;
+mod helpers;
+mod modes;
+mod results;

@@ -1,0 +1,60 @@
+//! Every bad flag or value: exit 2, and a message naming it.
+
+use crate::helpers::*;
+use std::time::Duration;
+
+#[test]
+fn bad_flags_exit_2_and_name_the_flag() {
+    let dir = TempDir::new("badflags");
+    let cases: &[(&[&str], &str)] = &[
+        (&["--size", "0"], "--size"),
+        (&["--size", "4kb!"], "--size"),
+        (&["--depth", "0"], "--depth"),
+        (&["--clients", "0"], "--clients"),
+        (&["--count", "0"], "--count"),
+        (&["--duration", "fast"], "--duration"),
+        (&["--duration", "10"], "--duration"),
+        (&["--server-cpus", "999"], "--server-cpus"),
+        (&["--client-cpus", "3-1"], "--client-cpus"),
+        (&["--arch", "pool", "--poll"], "--poll"),
+        (&["--arch", "threads"], "--arch"),
+        (&["--mode", "nores"], "--mode"),
+        (&["--mode", "stream", "--depth", "4"], "--depth"),
+        (&["--mode", "oneway", "--response-size", "10"], "--response-size"),
+        (&["--target", "http://127.0.0.1:80"], "--target"),
+        (&["--target", "tcp://127.0.0.1:1", "--arch", "pool"], "--arch"),
+        (&["--size", "2MiB", "--max-frame", "1MiB"], "--max-frame"),
+        (&["--count", "5", "--duration", "1s"], "--count"),
+        (&["--bogus"], "--bogus"),
+    ];
+    for (args, flag) in cases {
+        let mut all = vec!["run", "--results", dir.str()];
+        all.extend_from_slice(args);
+        let mut p = Proc::spawn(&all);
+        let st = p.wait(Duration::from_secs(30));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: the message does not name {flag}: {err}");
+    }
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "a refused run left results behind");
+}
+
+#[test]
+fn serve_refuses_bad_flags_too() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--arch", "pool", "--poll"], "--poll"),
+        (&["--cpus", "999"], "--cpus"),
+        (&["--listen", "127.0.0.1:80"], "--listen"),
+        (&["--mode", "rr"], "--size"),
+        (&["--size", "64"], "--size"),
+    ];
+    for (args, flag) in cases {
+        let mut all = vec!["serve"];
+        all.extend_from_slice(args);
+        let mut p = Proc::spawn(&all);
+        let st = p.wait(Duration::from_secs(30));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}

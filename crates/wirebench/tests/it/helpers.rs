@@ -1,0 +1,199 @@
+//! Helpers: a temporary results directory, child processes that are killed
+//! by PID when dropped, and line readers with timeouts.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use wirebench_core::result::RunResult;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_wirebench");
+
+/// A directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("wb-it-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn str(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A child process with its output read by threads; SIGKILLed by PID on drop
+/// unless it already exited.
+pub struct Proc {
+    pub pid: u32,
+    exit: mpsc::Receiver<ExitStatus>,
+    status: Option<ExitStatus>,
+    pub stdout: mpsc::Receiver<String>,
+    pub stderr: mpsc::Receiver<String>,
+    pub stderr_seen: Vec<String>,
+}
+
+fn lines(r: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(r).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+impl Proc {
+    pub fn spawn(args: &[&str]) -> Proc {
+        let mut c: Child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start wirebench");
+        let stdout = lines(c.stdout.take().unwrap());
+        let stderr = lines(c.stderr.take().unwrap());
+        let pid = c.id();
+        let (tx, exit) = mpsc::channel();
+        std::thread::spawn(move || {
+            if let Ok(s) = c.wait() {
+                let _ = tx.send(s);
+            }
+        });
+        Proc { pid, exit, status: None, stdout, stderr, stderr_seen: Vec::new() }
+    }
+
+    /// Waits for the exit; panics after `limit`.
+    pub fn wait(&mut self, limit: Duration) -> ExitStatus {
+        if let Some(s) = self.status {
+            return s;
+        }
+        let s = self.exit.recv_timeout(limit).unwrap_or_else(|_| panic!("pid {} still running after {limit:?}", self.pid));
+        self.status = Some(s);
+        s
+    }
+
+    /// Reads stderr until a line matches; returns it. Panics after `limit`.
+    pub fn stderr_until(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(l) => {
+                    self.stderr_seen.push(l.clone());
+                    if pred(&l) {
+                        return l;
+                    }
+                }
+                Err(_) => panic!("no matching stderr line within {limit:?}; seen: {:#?}", self.stderr_seen),
+            }
+        }
+    }
+
+    /// Everything left on stdout (after the process exited).
+    pub fn stdout_all(&self) -> String {
+        let mut s = String::new();
+        while let Ok(l) = self.stdout.recv_timeout(Duration::from_secs(5)) {
+            s.push_str(&l);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Everything left on stderr, plus what was already read.
+    pub fn stderr_all(&mut self) -> String {
+        while let Ok(l) = self.stderr.recv_timeout(Duration::from_secs(5)) {
+            self.stderr_seen.push(l);
+        }
+        self.stderr_seen.join("\n")
+    }
+
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid as i32), sig).unwrap();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.status.is_none() && self.exit.try_recv().is_err() {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid as i32), nix::sys::signal::Signal::SIGKILL);
+            let _ = self.exit.recv_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+/// A `wirebench serve` listening on a free loopback port.
+pub struct Server {
+    pub proc: Proc,
+    pub endpoint: String,
+}
+
+impl Server {
+    pub fn start(extra: &[&str]) -> Server {
+        let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0", "--cpus", "0"];
+        args.extend_from_slice(extra);
+        let proc = Proc::spawn(&args);
+        let first = proc.stdout.recv_timeout(Duration::from_secs(20)).expect("serve prints its listening event");
+        let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+        assert_eq!(v["event"], "listening", "{first}");
+        let endpoint = v["endpoint"].as_str().unwrap().to_string();
+        Server { proc, endpoint }
+    }
+
+    /// The host:port part of the endpoint.
+    pub fn addr(&self) -> &str {
+        self.endpoint.strip_prefix("tcp://").unwrap()
+    }
+
+    /// Stops with SIGTERM; returns the counters it printed.
+    pub fn stop(mut self) -> serde_json::Value {
+        self.proc.signal(nix::sys::signal::Signal::SIGTERM);
+        let line = self.proc.stdout.recv_timeout(Duration::from_secs(20)).expect("serve prints its stopped event");
+        let st = self.proc.wait(Duration::from_secs(20));
+        assert!(st.success(), "serve exited with {st}");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["event"], "stopped", "{line}");
+        v["stats"].clone()
+    }
+}
+
+/// Runs `wirebench run` with `--format json` and returns exit status and result.
+pub fn run_json(results: &TempDir, args: &[&str]) -> (ExitStatus, RunResult, String) {
+    let mut all = vec!["run", "--results", results.str(), "--format", "json"];
+    all.extend_from_slice(args);
+    let mut p = Proc::spawn(&all);
+    let st = p.wait(Duration::from_secs(120));
+    let out = p.stdout_all();
+    let err = p.stderr_all();
+    let r: RunResult = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}) from {all:?}: {out}\nstderr: {err}"));
+    (st, r, err)
+}
+
+/// The only run directory under a results root.
+pub fn only_run_dir(root: &TempDir) -> PathBuf {
+    let dirs: Vec<PathBuf> =
+        std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+pub fn pid_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}

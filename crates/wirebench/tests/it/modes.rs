@@ -1,0 +1,73 @@
+//! Both server designs in every mode, payloads verified, and depth honoured.
+
+use crate::helpers::*;
+use wirebench_core::result::RunState;
+
+#[test]
+fn both_architectures_in_every_mode_with_verification() {
+    for arch in ["reactor", "pool"] {
+        for mode in ["echo", "oneway", "stream", "rr"] {
+            let dir = TempDir::new("modes");
+            let mut args = vec!["--arch", arch, "--mode", mode, "--verify", "--duration", "1s", "--warmup", "200ms"];
+            args.extend(["--clients", "2", "--conns-per-client", "2"]);
+            if mode != "stream" {
+                args.extend(["--depth", "4"]);
+            }
+            if mode == "echo" || mode == "rr" {
+                args.extend(["--size", "100", "--response-size", "3000"]);
+            }
+            let (st, r, err) = run_json(&dir, &args);
+            let what = format!("{arch} {mode}: {err}");
+            assert!(st.success(), "{what}");
+            assert_eq!(r.status.state, RunState::Complete, "{what}");
+            assert!(r.summary.ops > 0, "{what}");
+            assert_eq!(r.summary.errors, 0, "{what}");
+            let stats = r.server.as_ref().and_then(|s| s.stats).expect("server stats");
+            assert_eq!(stats.conns_accepted, 4, "{what}");
+            assert_eq!(stats.conns_refused, 0, "{what}");
+            match mode {
+                "echo" | "rr" => {
+                    assert_eq!(r.summary.latency.count, r.summary.ops, "{what}");
+                    assert!(stats.frames_out >= r.summary.ops, "{what}");
+                }
+                "oneway" => assert!(stats.frames_in >= r.summary.ops, "{what}"),
+                _ => assert!(r.summary.bytes_in > 0 && stats.frames_out >= r.summary.ops, "{what}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn the_server_never_sees_more_than_depth_outstanding_per_connection() {
+    for arch in ["reactor", "pool"] {
+        let dir = TempDir::new("depth");
+        let args = ["--arch", arch, "--clients", "2", "--conns-per-client", "3", "--depth", "5", "--duration", "1s", "--warmup", "0s"];
+        let (st, r, err) = run_json(&dir, &args);
+        assert!(st.success(), "{err}");
+        let stats = r.server.and_then(|s| s.stats).expect("server stats");
+        assert!(stats.max_outstanding_per_conn >= 1);
+        assert!(stats.max_outstanding_per_conn <= 5, "{arch}: {stats:?}");
+        assert!(r.summary.messages_sent >= r.summary.ops);
+    }
+}
+
+#[test]
+fn unix_socket_runs_and_leaves_no_socket_file() {
+    let dir = TempDir::new("unix");
+    let sock = dir.path().join("wb.sock");
+    let listen = format!("unix:{}", sock.display());
+    let (st, r, err) = run_json(&dir, &["--listen", &listen, "--count", "300", "--warmup", "0s", "--verify"]);
+    assert!(st.success(), "{err}");
+    assert_eq!(r.summary.ops, 300);
+    assert!(!sock.exists(), "the socket file was left behind");
+}
+
+#[test]
+fn poll_mode_runs_on_both_sides_and_is_recorded() {
+    let dir = TempDir::new("poll");
+    let (st, r, err) = run_json(&dir, &["--poll", "--duration", "1s", "--warmup", "0s"]);
+    assert!(st.success(), "{err}");
+    assert!(r.spec.poll);
+    assert!(r.warnings.iter().any(|w| w.contains("busy-polling")));
+    assert!(r.summary.ops > 0);
+}
