@@ -19,7 +19,11 @@ impl Environment {
     /// Reads this machine. `version` and `git_revision` come from the binary
     /// that was built, so the caller passes them.
     pub fn capture(version: &str, git_revision: &str) -> Environment {
-        let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
         let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
             .ok()
             .and_then(|s| {
@@ -32,8 +36,17 @@ impl Environment {
         Environment {
             wirebench_version: version.into(),
             git_revision: git_revision.into(),
-            build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
-            kernel: format!("{} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease")),
+            build_profile: if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+            .into(),
+            kernel: format!(
+                "{} {}",
+                read("/proc/sys/kernel/ostype"),
+                read("/proc/sys/kernel/osrelease")
+            ),
             cpu_model,
             hostname: read("/proc/sys/kernel/hostname"),
             topology: Topology::read(),

@@ -27,7 +27,9 @@ pub fn record(h: &mut LatencyHist, ns: u64) {
 /// Encodes a histogram as base64 of the compressed V2 format.
 pub fn encode(h: &LatencyHist) -> String {
     let mut buf = Vec::new();
-    V2DeflateSerializer::new().serialize(h, &mut buf).expect("serializing to memory cannot fail");
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .expect("serializing to memory cannot fail");
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
@@ -43,10 +45,14 @@ pub enum DecodeError {
 /// Decodes what [`encode`] wrote.
 pub fn decode(text: &str) -> Result<LatencyHist, DecodeError> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
-    let h: LatencyHist = Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(DecodeError::Hdr)?;
+    let h: LatencyHist = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(DecodeError::Hdr)?;
     // Re-home into our bounds so that merges with fresh histograms never fail.
     let mut out = new_hist();
-    out.add(&h).map_err(|_| DecodeError::Hdr(hdrhistogram::serialization::DeserializeError::UsizeTypeTooSmall))?;
+    out.add(&h).map_err(|_| {
+        DecodeError::Hdr(hdrhistogram::serialization::DeserializeError::UsizeTypeTooSmall)
+    })?;
     Ok(out)
 }
 

@@ -187,8 +187,15 @@ pub(crate) mod tests {
                 server_cpus: Some(CpuList::parse("1").unwrap()),
                 notes: vec![],
             },
-            status: RunStatus { state: RunState::Complete, reason: None },
-            summary: Summary { ops: 1, latency: hist::LatencySummary::of(&h), ..Summary::default() },
+            status: RunStatus {
+                state: RunState::Complete,
+                reason: None,
+            },
+            summary: Summary {
+                ops: 1,
+                latency: hist::LatencySummary::of(&h),
+                ..Summary::default()
+            },
             intervals: vec![],
             latency_hist: hist::encode(&h),
             server: None,

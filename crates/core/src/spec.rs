@@ -78,19 +78,27 @@ impl FromStr for Endpoint {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         if let Some(rest) = s.strip_prefix("tcp://") {
-            let ok = rest.rsplit_once(':').is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+            let ok = rest
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
             if !ok {
-                return Err(format!("'{s}': a TCP endpoint is tcp://HOST:PORT, e.g. tcp://127.0.0.1:9000"));
+                return Err(format!(
+                    "'{s}': a TCP endpoint is tcp://HOST:PORT, e.g. tcp://127.0.0.1:9000"
+                ));
             }
             Ok(Endpoint::Tcp(rest.to_string()))
         } else if let Some(rest) = s.strip_prefix("unix:") {
             let rest = rest.strip_prefix("//").unwrap_or(rest);
             if rest.is_empty() {
-                return Err(format!("'{s}': a Unix endpoint is unix:PATH, e.g. unix:/tmp/wb.sock"));
+                return Err(format!(
+                    "'{s}': a Unix endpoint is unix:PATH, e.g. unix:/tmp/wb.sock"
+                ));
             }
             Ok(Endpoint::Unix(rest.into()))
         } else {
-            Err(format!("'{s}' is not an endpoint: write tcp://HOST:PORT or unix:PATH"))
+            Err(format!(
+                "'{s}' is not an endpoint: write tcp://HOST:PORT or unix:PATH"
+            ))
         }
     }
 }
@@ -122,7 +130,12 @@ impl TryFrom<String> for Endpoint {
 #[serde(rename_all = "lowercase", tag = "kind")]
 pub enum TargetSpec {
     /// A reference server that `run` starts itself, as a separate pinned process.
-    Embedded { arch: Arch, cpus: CpuList, poll: bool, listen: Endpoint },
+    Embedded {
+        arch: Arch,
+        cpus: CpuList,
+        poll: bool,
+        listen: Endpoint,
+    },
     /// Something already listening.
     External { endpoint: Endpoint },
 }
@@ -179,10 +192,22 @@ mod tests {
 
     #[test]
     fn endpoints() {
-        assert_eq!("tcp://127.0.0.1:9000".parse(), Ok(Endpoint::Tcp("127.0.0.1:9000".into())));
-        assert_eq!("tcp://[::1]:9000".parse(), Ok(Endpoint::Tcp("[::1]:9000".into())));
+        assert_eq!(
+            "tcp://127.0.0.1:9000".parse(),
+            Ok(Endpoint::Tcp("127.0.0.1:9000".into()))
+        );
+        assert_eq!(
+            "tcp://[::1]:9000".parse(),
+            Ok(Endpoint::Tcp("[::1]:9000".into()))
+        );
         assert_eq!("unix:/tmp/x".parse(), Ok(Endpoint::Unix("/tmp/x".into())));
-        for bad in ["127.0.0.1:9000", "tcp://127.0.0.1", "tcp://:80", "unix:", "http://x:1"] {
+        for bad in [
+            "127.0.0.1:9000",
+            "tcp://127.0.0.1",
+            "tcp://:80",
+            "unix:",
+            "http://x:1",
+        ] {
             assert!(bad.parse::<Endpoint>().is_err(), "{bad}");
         }
         assert_eq!(Endpoint::Unix("/a".into()).to_string(), "unix:/a");
@@ -193,6 +218,11 @@ mod tests {
         for m in [Mode::Echo, Mode::Oneway, Mode::Stream, Mode::Rr] {
             assert_eq!(m.to_string().parse::<Mode>(), Ok(m));
         }
-        assert!("nores".parse::<Mode>().unwrap_err().contains("echo, oneway, stream, rr"));
+        assert!(
+            "nores"
+                .parse::<Mode>()
+                .unwrap_err()
+                .contains("echo, oneway, stream, rr")
+        );
     }
 }

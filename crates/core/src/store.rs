@@ -12,15 +12,24 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: not a wirebench result: {source}")]
-    Parse { path: PathBuf, source: serde_json::Error },
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
     #[error("{path}: {source}")]
     Csv { path: PathBuf, source: csv::Error },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io { path: path.to_path_buf(), source }
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
@@ -34,7 +43,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 
 /// A run id that sorts by time: `20261122T201100Z-echo-reactor-1a2b`.
 pub fn new_run_id(label: &str) -> String {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     let stamp: String = humantime::format_rfc3339_seconds(SystemTime::now())
         .to_string()
         .chars()
@@ -64,9 +75,16 @@ pub fn save(root: &Path, result: &RunResult) -> Result<PathBuf, StoreError> {
 pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> {
     let path = root.join("summary.csv");
     let new = !path.exists();
-    let file = fs::OpenOptions::new().create(true).append(true).open(&path).map_err(io(&path))?;
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(io(&path))?;
     let mut w = csv::Writer::from_writer(file);
-    let csv_err = |source| StoreError::Csv { path: path.clone(), source };
+    let csv_err = |source| StoreError::Csv {
+        path: path.clone(),
+        source,
+    };
     if new {
         w.write_record(CSV_HEADER).map_err(csv_err)?;
     }
@@ -87,7 +105,11 @@ pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> 
         r.spec.depth.to_string(),
         r.spec.poll.to_string(),
         r.placement.client_cpus.to_string(),
-        r.placement.server_cpus.as_ref().map(|c| c.to_string()).unwrap_or_default(),
+        r.placement
+            .server_cpus
+            .as_ref()
+            .map(|c| c.to_string())
+            .unwrap_or_default(),
         format!("{:.3}", s.measured_ns as f64 / 1e9),
         s.ops.to_string(),
         format!("{:.1}", s.ops_per_s),
@@ -142,7 +164,11 @@ pub const CSV_HEADER: [&str; 29] = [
 
 /// Reads a `run.json` (or the `run.json` inside a run directory).
 pub fn load(path: &Path) -> Result<RunResult, StoreError> {
-    let file = if path.is_dir() { path.join("run.json") } else { path.to_path_buf() };
+    let file = if path.is_dir() {
+        path.join("run.json")
+    } else {
+        path.to_path_buf()
+    };
     let text = fs::read_to_string(&file).map_err(io(&file))?;
     serde_json::from_str(&text).map_err(|source| StoreError::Parse { path: file, source })
 }
@@ -165,7 +191,13 @@ mod tests {
         assert_eq!(lines.len(), 3, "{csv}");
         assert!(lines[0].starts_with("run_id,started_at,status"));
         assert_eq!(lines[1].split(',').count(), CSV_HEADER.len());
-        assert!(fs::read_dir(&dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains("tmp")));
+        assert!(
+            fs::read_dir(&dir).unwrap().all(|e| !e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("tmp"))
+        );
         fs::remove_dir_all(&root).unwrap();
     }
 

@@ -73,7 +73,11 @@ impl CpuList {
 
     /// The ids of `self` missing from `other`.
     pub fn missing_from(&self, other: &CpuList) -> Vec<usize> {
-        self.0.iter().copied().filter(|c| !other.contains(*c)).collect()
+        self.0
+            .iter()
+            .copied()
+            .filter(|c| !other.contains(*c))
+            .collect()
     }
 
     pub fn overlaps(&self, other: &CpuList) -> bool {
@@ -142,7 +146,9 @@ pub struct Topology {
 }
 
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 impl Topology {
@@ -151,7 +157,12 @@ impl Topology {
     pub fn read() -> Topology {
         let online = read_trim("/sys/devices/system/cpu/online")
             .and_then(|s| CpuList::parse(&s).ok())
-            .or_else(|| CpuList::from_cpus((0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()).ok())
+            .or_else(|| {
+                CpuList::from_cpus(
+                    (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
+                )
+                .ok()
+            })
             .expect("at least one CPU");
         let allowed = std::fs::read_to_string("/proc/self/status")
             .ok()
@@ -165,8 +176,11 @@ impl Topology {
         if let Ok(dir) = std::fs::read_dir("/sys/devices/system/node") {
             for entry in dir.flatten() {
                 let name = entry.file_name().to_string_lossy().to_string();
-                if let Some(n) = name.strip_prefix("node").and_then(|n| n.parse::<usize>().ok())
-                    && let Some(list) = read_trim(entry.path().join("cpulist")).and_then(|s| CpuList::parse(&s).ok())
+                if let Some(n) = name
+                    .strip_prefix("node")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    && let Some(list) = read_trim(entry.path().join("cpulist"))
+                        .and_then(|s| CpuList::parse(&s).ok())
                 {
                     for c in list.cpus() {
                         node_of.insert(*c, n);
@@ -179,22 +193,37 @@ impl Topology {
             .iter()
             .map(|&id| {
                 let base = format!("/sys/devices/system/cpu/cpu{id}/topology");
-                let num = |f: &str| read_trim(format!("{base}/{f}")).and_then(|s| s.parse().ok()).unwrap_or(0);
+                let num = |f: &str| {
+                    read_trim(format!("{base}/{f}"))
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(0)
+                };
                 Cpu {
                     id,
                     socket: num("physical_package_id"),
                     core: num("core_id"),
                     node: node_of.get(&id).copied().unwrap_or(0),
-                    siblings: read_trim(format!("{base}/thread_siblings_list")).unwrap_or_else(|| id.to_string()),
+                    siblings: read_trim(format!("{base}/thread_siblings_list"))
+                        .unwrap_or_else(|| id.to_string()),
                 }
             })
             .collect();
-        Topology { online, allowed, cpus }
+        Topology {
+            online,
+            allowed,
+            cpus,
+        }
     }
 
     /// The CPUs a run may use: online and in this process's affinity mask.
     pub fn usable(&self) -> CpuList {
-        let v: Vec<usize> = self.online.cpus().iter().copied().filter(|c| self.allowed.contains(*c)).collect();
+        let v: Vec<usize> = self
+            .online
+            .cpus()
+            .iter()
+            .copied()
+            .filter(|c| self.allowed.contains(*c))
+            .collect();
         CpuList::from_cpus(v).unwrap_or_else(|_| self.online.clone())
     }
 

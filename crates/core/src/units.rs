@@ -6,7 +6,9 @@ use std::time::Duration;
 /// Why a value with a unit could not be read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum UnitError {
-    #[error("'{0}' is not a size: write a number of bytes with an optional unit (64, 4KiB, 16MiB, 1GiB, 4KB)")]
+    #[error(
+        "'{0}' is not a size: write a number of bytes with an optional unit (64, 4KiB, 16MiB, 1GiB, 4KB)"
+    )]
     Size(String),
     #[error("'{0}' is not a duration: write a number with a unit (250us, 10ms, 5s, 2m)")]
     Duration(String),
@@ -48,7 +50,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
 /// number of that unit (`4KiB`, `65B`, `1.5MiB` is printed `1536KiB`).
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }
@@ -93,7 +95,15 @@ mod tests {
         assert_eq!(parse_size("4KB"), Ok(4000));
         assert_eq!(parse_size("16MiB"), Ok(16 << 20));
         assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
-        for bad in ["", "KiB", "4 X", "-1", "1.5MiB", "4kib", "99999999999999999999"] {
+        for bad in [
+            "",
+            "KiB",
+            "4 X",
+            "-1",
+            "1.5MiB",
+            "4kib",
+            "99999999999999999999",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad} should be refused");
         }
     }

@@ -140,7 +140,13 @@ impl Schedule {
         let measure_start = load_start + cfg.warmup;
         let warmup_intervals = cfg.warmup.as_nanos().div_ceil(cfg.interval.as_nanos()) as usize;
         let end = cfg.count.is_none().then(|| measure_start + cfg.duration);
-        Schedule { load_start, measure_start, warmup_intervals, end, interval: cfg.interval }
+        Schedule {
+            load_start,
+            measure_start,
+            warmup_intervals,
+            end,
+            interval: cfg.interval,
+        }
     }
 
     /// Start of interval `i` (and end of interval `i - 1`).
@@ -160,7 +166,11 @@ impl Schedule {
     }
 
     fn phase(&self, i: usize) -> Phase {
-        if i < self.warmup_intervals { Phase::Warmup } else { Phase::Measure }
+        if i < self.warmup_intervals {
+            Phase::Warmup
+        } else {
+            Phase::Measure
+        }
     }
 
     /// Whether interval `i` is the last one (duration mode only).
@@ -170,15 +180,32 @@ impl Schedule {
 }
 
 enum Msg {
-    Ready { connect_ns: u64 },
-    Interval { worker: usize, index: usize, end: Instant, data: IntervalData },
-    Done { worker: usize, error: Option<String> },
+    Ready {
+        connect_ns: u64,
+    },
+    Interval {
+        worker: usize,
+        index: usize,
+        end: Instant,
+        data: IntervalData,
+    },
+    Done {
+        worker: usize,
+        error: Option<String>,
+    },
 }
 
 /// Runs the load and returns what was measured. Never panics on transport
 /// errors: they end the run with `EndState::Failed`.
-pub fn run_load<T: Transport>(transport: Arc<T>, cfg: &LoadConfig, observer: &mut dyn Observer) -> LoadOutcome {
-    assert!(cfg.clients > 0 && cfg.conns_per_client > 0 && cfg.depth > 0, "validated by the caller");
+pub fn run_load<T: Transport>(
+    transport: Arc<T>,
+    cfg: &LoadConfig,
+    observer: &mut dyn Observer,
+) -> LoadOutcome {
+    assert!(
+        cfg.clients > 0 && cfg.conns_per_client > 0 && cfg.depth > 0,
+        "validated by the caller"
+    );
     let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut starts = Vec::new();
@@ -186,7 +213,12 @@ pub fn run_load<T: Transport>(transport: Arc<T>, cfg: &LoadConfig, observer: &mu
     for w in 0..cfg.clients {
         let (start_tx, start_rx) = oneshot::channel::<Schedule>();
         starts.push(start_tx);
-        let (transport, cfg2, msg_tx, stop_rx) = (transport.clone(), cfg.clone(), msg_tx.clone(), stop_rx.clone());
+        let (transport, cfg2, msg_tx, stop_rx) = (
+            transport.clone(),
+            cfg.clone(),
+            msg_tx.clone(),
+            stop_rx.clone(),
+        );
         let h = std::thread::Builder::new()
             .name(format!("wb-client-{w}"))
             .spawn(move || worker_main(w, transport, cfg2, msg_tx.clone(), start_rx, stop_rx))
@@ -209,12 +241,16 @@ pub fn run_load<T: Transport>(transport: Arc<T>, cfg: &LoadConfig, observer: &mu
             }
             Ok(Msg::Done { worker, error }) => {
                 done[worker] = true;
-                end = Some(EndState::Failed(error.unwrap_or_else(|| format!("client {worker} ended while connecting"))));
+                end = Some(EndState::Failed(error.unwrap_or_else(|| {
+                    format!("client {worker} ended while connecting")
+                })));
             }
             Ok(Msg::Interval { .. }) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                end = Some(EndState::Failed("all client workers ended while connecting".into()))
+                end = Some(EndState::Failed(
+                    "all client workers ended while connecting".into(),
+                ))
             }
         }
         if end.is_none() {
@@ -261,7 +297,9 @@ pub fn run_load<T: Transport>(transport: Arc<T>, cfg: &LoadConfig, observer: &mu
         // Emit every interval that is complete, in order.
         loop {
             let i = intervals.len();
-            let Some((_, n, _)) = pending.get(&i) else { break };
+            let Some((_, n, _)) = pending.get(&i) else {
+                break;
+            };
             let everyone = (0..cfg.clients).all(|w| reported[w] > i || done[w]);
             let expected = (0..cfg.clients).filter(|&w| reported[w] > i).count();
             if !everyone || *n < expected {
@@ -299,12 +337,23 @@ pub fn run_load<T: Transport>(transport: Arc<T>, cfg: &LoadConfig, observer: &mu
             samples.push(cfg.sampler.sample());
             continue;
         }
-        let wait = if more { next.saturating_duration_since(now) } else { Duration::from_millis(50) };
+        let wait = if more {
+            next.saturating_duration_since(now)
+        } else {
+            Duration::from_millis(50)
+        };
         let wait = wait.clamp(Duration::from_millis(1), Duration::from_millis(50));
         match msg_rx.recv_timeout(wait) {
-            Ok(Msg::Interval { worker, index, end: iv_end, data }) => {
+            Ok(Msg::Interval {
+                worker,
+                index,
+                end: iv_end,
+                data,
+            }) => {
                 reported[worker] = index + 1;
-                let slot = pending.entry(index).or_insert_with(|| (IntervalData::new(), 0, iv_end));
+                let slot = pending
+                    .entry(index)
+                    .or_insert_with(|| (IntervalData::new(), 0, iv_end));
                 slot.0.merge(&data);
                 slot.1 += 1;
                 slot.2 = slot.2.max(iv_end);
@@ -342,7 +391,15 @@ pub fn run_load<T: Transport>(transport: Arc<T>, cfg: &LoadConfig, observer: &mu
     }
     let last = final_sample.expect("taken when all workers were done");
     let w = sched.warmup_intervals;
-    let measure_end_sample = samples.get(intervals.iter().filter(|iv| iv.phase == Phase::Measure).count() + w).unwrap_or(&last);
+    let measure_end_sample = samples
+        .get(
+            intervals
+                .iter()
+                .filter(|iv| iv.phase == Phase::Measure)
+                .count()
+                + w,
+        )
+        .unwrap_or(&last);
     let (client_cpu_s, server_cpu_s, client_cores) = match samples.get(w) {
         Some(a) if intervals.len() > w => {
             let (c, s) = Sampler::cpu_seconds(a, measure_end_sample);
@@ -425,7 +482,10 @@ fn worker_main<T: Transport>(
             return done(Some(format!("client {id}: cannot pin to CPU {cpu}: {e}")));
         }
     }
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return done(Some(format!("client {id}: cannot build its runtime: {e}"))),
     };
@@ -541,7 +601,11 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
     let (mut tx, mut rx) = conn.split();
     match pattern {
         Pattern::RequestResponse => {
-            let shared = Rc::new(InFlight { runs: RefCell::new(VecDeque::new()), credits: Cell::new(ctx.depth), wake_tx: Notify::new() });
+            let shared = Rc::new(InFlight {
+                runs: RefCell::new(VecDeque::new()),
+                credits: Cell::new(ctx.depth),
+                wake_tx: Notify::new(),
+            });
             let sender = {
                 let (shared, rec, errors) = (shared.clone(), ctx.rec.clone(), ctx.errors.clone());
                 tokio::task::spawn_local(async move {
@@ -577,11 +641,16 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                 let mut to_count = counted;
                 while left > 0 {
                     let Some(front) = runs.front_mut() else {
-                        return Err(std::io::Error::other("protocol error: more responses than requests sent"));
+                        return Err(std::io::Error::other(
+                            "protocol error: more responses than requests sent",
+                        ));
                     };
                     let k = front.1.min(left);
                     let kc = k.min(to_count);
-                    rec.latency(now.saturating_duration_since(front.0).as_nanos() as u64, kc as u64);
+                    rec.latency(
+                        now.saturating_duration_since(front.0).as_nanos() as u64,
+                        kc as u64,
+                    );
                     to_count -= kc;
                     left -= k;
                     front.1 -= k;
@@ -606,7 +675,9 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                 let errors = ctx.errors.clone();
                 tokio::task::spawn_local(async move {
                     match rx.recv().await {
-                        Ok(_) => errors.set("protocol error: the server sent data on a one-way connection".into()),
+                        Ok(_) => errors.set(
+                            "protocol error: the server sent data on a one-way connection".into(),
+                        ),
                         Err(e) => errors.set(format!("receive: {e}")),
                     }
                 })
@@ -676,7 +747,11 @@ mod tests {
     #[test]
     fn schedule_aligns_on_the_measured_phase() {
         let t0 = Instant::now();
-        let cfg = LoadConfig { warmup: Duration::from_millis(2500), duration: Duration::from_millis(1500), ..LoadConfig::default() };
+        let cfg = LoadConfig {
+            warmup: Duration::from_millis(2500),
+            duration: Duration::from_millis(1500),
+            ..LoadConfig::default()
+        };
         let s = Schedule::new(t0, &cfg);
         assert_eq!(s.warmup_intervals, 3);
         assert_eq!(s.boundary(0), t0);
@@ -692,20 +767,39 @@ mod tests {
 
     #[test]
     fn count_mode_completes_exactly_the_count() {
-        let t = Arc::new(MockTransport::new(Pattern::RequestResponse, Duration::from_micros(100)));
-        let cfg = LoadConfig { clients: 2, conns_per_client: 3, depth: 4, count: Some(1001), ..LoadConfig::default() };
+        let t = Arc::new(MockTransport::new(
+            Pattern::RequestResponse,
+            Duration::from_micros(100),
+        ));
+        let cfg = LoadConfig {
+            clients: 2,
+            conns_per_client: 3,
+            depth: 4,
+            count: Some(1001),
+            ..LoadConfig::default()
+        };
         let out = run_load(t.clone(), &cfg, &mut NoObserver);
         assert_eq!(out.end, EndState::Complete);
         assert_eq!(out.measured.ops, 1001);
         assert_eq!(out.measured.hist.len(), 1001);
-        assert!(out.measured.hist.min() >= 100_000, "latency below the mock's service time");
-        assert!(t.max_outstanding() <= 4, "depth exceeded: {}", t.max_outstanding());
+        assert!(
+            out.measured.hist.min() >= 100_000,
+            "latency below the mock's service time"
+        );
+        assert!(
+            t.max_outstanding() <= 4,
+            "depth exceeded: {}",
+            t.max_outstanding()
+        );
         assert!(t.max_outstanding() >= 1);
     }
 
     #[test]
     fn duration_mode_reports_warmup_and_measured_intervals() {
-        let t = Arc::new(MockTransport::new(Pattern::RequestResponse, Duration::from_micros(200)));
+        let t = Arc::new(MockTransport::new(
+            Pattern::RequestResponse,
+            Duration::from_micros(200),
+        ));
         let cfg = LoadConfig {
             warmup: Duration::from_millis(300),
             duration: Duration::from_millis(600),
@@ -722,17 +816,42 @@ mod tests {
         let mut seen = Seen(vec![]);
         let out = run_load(t, &cfg, &mut seen);
         assert_eq!(out.end, EndState::Complete);
-        assert_eq!(seen.0, vec![Phase::Warmup, Phase::Warmup, Phase::Measure, Phase::Measure, Phase::Measure]);
-        let measured_sum: u64 = out.intervals.iter().filter(|i| i.phase == Phase::Measure).map(|i| i.data.ops).sum();
+        assert_eq!(
+            seen.0,
+            vec![
+                Phase::Warmup,
+                Phase::Warmup,
+                Phase::Measure,
+                Phase::Measure,
+                Phase::Measure
+            ]
+        );
+        let measured_sum: u64 = out
+            .intervals
+            .iter()
+            .filter(|i| i.phase == Phase::Measure)
+            .map(|i| i.data.ops)
+            .sum();
         assert_eq!(out.measured.ops, measured_sum);
         assert!(out.measured.ops > 0);
-        assert!((out.measured_ns as i64 - 600_000_000).abs() < 50_000_000, "{}", out.measured_ns);
+        assert!(
+            (out.measured_ns as i64 - 600_000_000).abs() < 50_000_000,
+            "{}",
+            out.measured_ns
+        );
     }
 
     #[test]
     fn abort_stops_the_run_and_keeps_what_was_measured() {
-        let t = Arc::new(MockTransport::new(Pattern::RequestResponse, Duration::from_micros(100)));
-        let cfg = LoadConfig { duration: Duration::from_secs(60), interval: Duration::from_millis(100), ..LoadConfig::default() };
+        let t = Arc::new(MockTransport::new(
+            Pattern::RequestResponse,
+            Duration::from_micros(100),
+        ));
+        let cfg = LoadConfig {
+            duration: Duration::from_secs(60),
+            interval: Duration::from_millis(100),
+            ..LoadConfig::default()
+        };
         struct StopAfter(usize);
         impl Observer for StopAfter {
             fn interval(&mut self, _: &IntervalReport) {
@@ -752,8 +871,14 @@ mod tests {
 
     #[test]
     fn a_failing_connection_fails_the_run() {
-        let t = Arc::new(MockTransport::new(Pattern::RequestResponse, Duration::from_micros(100)).failing_after(50));
-        let cfg = LoadConfig { duration: Duration::from_secs(60), ..LoadConfig::default() };
+        let t = Arc::new(
+            MockTransport::new(Pattern::RequestResponse, Duration::from_micros(100))
+                .failing_after(50),
+        );
+        let cfg = LoadConfig {
+            duration: Duration::from_secs(60),
+            ..LoadConfig::default()
+        };
         let out = run_load(t, &cfg, &mut NoObserver);
         match out.end {
             EndState::Failed(r) => assert!(r.contains("mock failure"), "{r}"),
@@ -765,7 +890,11 @@ mod tests {
     fn send_only_and_receive_only_count_operations() {
         for pattern in [Pattern::SendOnly, Pattern::ReceiveOnly] {
             let t = Arc::new(MockTransport::new(pattern, Duration::from_micros(50)));
-            let cfg = LoadConfig { depth: 8, count: Some(500), ..LoadConfig::default() };
+            let cfg = LoadConfig {
+                depth: 8,
+                count: Some(500),
+                ..LoadConfig::default()
+            };
             let out = run_load(t, &cfg, &mut NoObserver);
             assert_eq!(out.end, EndState::Complete, "{pattern:?}");
             assert_eq!(out.measured.ops, 500, "{pattern:?}");

@@ -23,7 +23,12 @@ pub struct MockTransport {
 
 impl MockTransport {
     pub fn new(pattern: Pattern, service: Duration) -> MockTransport {
-        MockTransport { pattern, service, max_outstanding: Arc::new(AtomicUsize::new(0)), fail_after: None }
+        MockTransport {
+            pattern,
+            service,
+            max_outstanding: Arc::new(AtomicUsize::new(0)),
+            fail_after: None,
+        }
     }
 
     /// Each connection fails once it has sent this many requests.
@@ -59,7 +64,11 @@ impl Transport for MockTransport {
     }
     async fn connect(&self, _worker: usize, _index: usize) -> io::Result<MockConn> {
         Ok(MockConn {
-            state: Rc::new(State { due: RefCell::new(VecDeque::new()), arrived: Notify::new(), sent: Cell::new(0) }),
+            state: Rc::new(State {
+                due: RefCell::new(VecDeque::new()),
+                arrived: Notify::new(),
+                sent: Cell::new(0),
+            }),
             pattern: self.pattern,
             service: self.service,
             max_outstanding: self.max_outstanding.clone(),
@@ -119,12 +128,18 @@ impl ConnRx for MockRx {
                     q.pop_front();
                     ops += 1;
                 }
-                return Ok(Received { ops, bytes: ops * MSG_BYTES });
+                return Ok(Received {
+                    ops,
+                    bytes: ops * MSG_BYTES,
+                });
             },
             Pattern::SendOnly => std::future::pending().await,
             Pattern::ReceiveOnly => {
                 tokio::time::sleep(c.service).await;
-                Ok(Received { ops: 4, bytes: 4 * MSG_BYTES })
+                Ok(Received {
+                    ops: 4,
+                    bytes: 4 * MSG_BYTES,
+                })
             }
         }
     }

@@ -15,7 +15,10 @@ pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
 
 /// Clock ticks per second of /proc times.
 pub fn clock_ticks_per_s() -> f64 {
-    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok().flatten().unwrap_or(100) as f64
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64
 }
 
 /// Busy and total ticks of each CPU, from /proc/stat.
@@ -27,13 +30,24 @@ pub struct CpuTicks {
 
 /// Reads per-CPU ticks; index = CPU id (absent CPUs stay zero).
 pub fn read_cpu_ticks() -> Vec<CpuTicks> {
-    let Ok(text) = std::fs::read_to_string("/proc/stat") else { return Vec::new() };
+    let Ok(text) = std::fs::read_to_string("/proc/stat") else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("cpu") else { continue };
-        let Some((id, fields)) = rest.split_once(' ') else { continue };
-        let Ok(id) = id.parse::<usize>() else { continue };
-        let v: Vec<u64> = fields.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+        let Some(rest) = line.strip_prefix("cpu") else {
+            continue;
+        };
+        let Some((id, fields)) = rest.split_once(' ') else {
+            continue;
+        };
+        let Ok(id) = id.parse::<usize>() else {
+            continue;
+        };
+        let v: Vec<u64> = fields
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
         if v.len() < 8 {
             continue;
         }
@@ -61,7 +75,14 @@ pub fn process_cpu_ticks(pid: u32) -> Option<u64> {
 /// Peak resident set size of a process (VmHWM), in bytes.
 pub fn process_peak_rss_bytes(pid: u32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: u64 = text.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    let kb: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
     Some(kb * 1024)
 }
 

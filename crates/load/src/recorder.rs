@@ -19,7 +19,15 @@ pub struct IntervalData {
 
 impl IntervalData {
     pub fn new() -> IntervalData {
-        IntervalData { ops: 0, sent: 0, received: 0, bytes_out: 0, bytes_in: 0, errors: 0, hist: hist::new_hist() }
+        IntervalData {
+            ops: 0,
+            sent: 0,
+            received: 0,
+            bytes_out: 0,
+            bytes_in: 0,
+            errors: 0,
+            hist: hist::new_hist(),
+        }
     }
 
     /// Adds another interval's counts (exact histogram merge).
@@ -50,7 +58,9 @@ impl Recorder {
     #[inline]
     pub fn latency(&mut self, ns: u64, n: u64) {
         if n > 0 {
-            self.cur.hist.saturating_record_n(ns.clamp(1, hist::MAX_TRACKED_NS), n);
+            self.cur
+                .hist
+                .saturating_record_n(ns.clamp(1, hist::MAX_TRACKED_NS), n);
         }
     }
 

@@ -34,10 +34,17 @@ impl Sampler {
     pub fn busy(cpus: &[usize], a: &Sample, b: &Sample) -> Vec<CoreBusy> {
         cpus.iter()
             .map(|&cpu| {
-                let (x, y) = (a.cpus.get(cpu).copied().unwrap_or_default(), b.cpus.get(cpu).copied().unwrap_or_default());
+                let (x, y) = (
+                    a.cpus.get(cpu).copied().unwrap_or_default(),
+                    b.cpus.get(cpu).copied().unwrap_or_default(),
+                );
                 let total = y.total.saturating_sub(x.total);
                 let busy = y.busy.saturating_sub(x.busy);
-                let busy_pct = if total == 0 { 0.0 } else { 100.0 * busy as f64 / total as f64 };
+                let busy_pct = if total == 0 {
+                    0.0
+                } else {
+                    100.0 * busy as f64 / total as f64
+                };
                 CoreBusy { cpu, busy_pct }
             })
             .collect()
@@ -47,6 +54,9 @@ impl Sampler {
     pub fn cpu_seconds(a: &Sample, b: &Sample) -> (f64, Option<f64>) {
         let hz = os::clock_ticks_per_s();
         let d = |x: Option<u64>, y: Option<u64>| Some(y?.saturating_sub(x?) as f64 / hz);
-        (d(a.client_ticks, b.client_ticks).unwrap_or(0.0), d(a.server_ticks, b.server_ticks))
+        (
+            d(a.client_ticks, b.client_ticks).unwrap_or(0.0),
+            d(a.server_ticks, b.server_ticks),
+        )
     }
 }

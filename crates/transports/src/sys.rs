@@ -46,6 +46,10 @@ pub fn terminate_with_parent(parent: u32) -> io::Result<()> {
 
 /// Sends SIGTERM (or SIGKILL) to a process by PID.
 pub fn signal_process(pid: u32, kill: bool) -> io::Result<()> {
-    let sig = if kill { Signal::SIGKILL } else { Signal::SIGTERM };
+    let sig = if kill {
+        Signal::SIGKILL
+    } else {
+        Signal::SIGTERM
+    };
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).map_err(io::Error::other)
 }

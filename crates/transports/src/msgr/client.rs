@@ -2,7 +2,9 @@
 //! receives frames for the load engine. In `rr` mode it sends raw
 //! fixed-size requests and counts raw fixed-size responses.
 
-use super::frame::{self, FLAG_VERIFY, HEADER_LEN, Header, Hello, Kind, Status, VERSION, WELCOME_LEN, Welcome};
+use super::frame::{
+    self, FLAG_VERIFY, HEADER_LEN, Header, Hello, Kind, Status, VERSION, WELCOME_LEN, Welcome,
+};
 use super::stream::{FrameBuf, ReadHalf, Stream, WriteHalf};
 use std::io;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -21,7 +23,13 @@ pub struct MsgrClient {
 
 impl MsgrClient {
     pub fn new(endpoint: Endpoint, mode: Mode, size: usize, response_size: usize) -> MsgrClient {
-        MsgrClient { endpoint, mode, size, response_size, verify: false }
+        MsgrClient {
+            endpoint,
+            mode,
+            size,
+            response_size,
+            verify: false,
+        }
     }
 
     /// Fill payloads with a per-sequence pattern and check every payload received.
@@ -73,8 +81,13 @@ impl MsgrClient {
                 "{ep} refused --size {} / --response-size {}: its maximum frame is {} bytes (start it with a larger --max-frame)",
                 self.size, self.response_size, welcome.max_frame
             ))),
-            s if s == Status::BadMode as u8 => Err(io::Error::other(format!("{ep} does not serve mode {}", self.mode))),
-            s => Err(io::Error::other(format!("{ep} refused the handshake with status {s}"))),
+            s if s == Status::BadMode as u8 => Err(io::Error::other(format!(
+                "{ep} does not serve mode {}",
+                self.mode
+            ))),
+            s => Err(io::Error::other(format!(
+                "{ep} refused the handshake with status {s}"
+            ))),
         }
     }
 }
@@ -91,9 +104,12 @@ impl Transport for MsgrClient {
     }
 
     async fn connect(&self, _worker: usize, _index: usize) -> io::Result<MsgrConn> {
-        let s = Stream::connect(&self.endpoint)
-            .await
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {}: {e}", self.endpoint)))?;
+        let s = Stream::connect(&self.endpoint).await.map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot connect to {}: {e}", self.endpoint),
+            )
+        })?;
         let (mut r, mut w) = s.into_split();
         if self.mode != Mode::Rr {
             self.handshake(&mut r, &mut w).await?;
@@ -105,12 +121,28 @@ impl Transport for MsgrClient {
             Mode::Rr => (Kind::Request, self.size, Kind::Response, self.response_size),
         };
         let raw = self.mode == Mode::Rr;
-        let frame_len = if raw { recv_size } else { HEADER_LEN + recv_size };
+        let frame_len = if raw {
+            recv_size
+        } else {
+            HEADER_LEN + recv_size
+        };
         Ok(MsgrConn {
-            tx: MsgrTx { w, kind: send_kind, size: send_size, verify: self.verify, raw, seq: 0, buf: Vec::new() },
+            tx: MsgrTx {
+                w,
+                kind: send_kind,
+                size: send_size,
+                verify: self.verify,
+                raw,
+                seq: 0,
+                buf: Vec::new(),
+            },
             rx: MsgrRx {
                 r,
-                fb: FrameBuf::with_capacity(if raw { 0 } else { (256 << 10).max(2 * frame_len) }),
+                fb: FrameBuf::with_capacity(if raw {
+                    0
+                } else {
+                    (256 << 10).max(2 * frame_len)
+                }),
                 kind: recv_kind,
                 len: recv_size,
                 verify: self.verify,
@@ -149,7 +181,11 @@ pub struct MsgrTx {
 
 impl ConnTx for MsgrTx {
     async fn send(&mut self, n: usize) -> io::Result<usize> {
-        let frame = if self.raw { self.size } else { HEADER_LEN + self.size };
+        let frame = if self.raw {
+            self.size
+        } else {
+            HEADER_LEN + self.size
+        };
         let total = n * frame;
         if self.buf.len() < total {
             self.buf.resize(total, 0);
@@ -157,7 +193,13 @@ impl ConnTx for MsgrTx {
         if !self.raw {
             for i in 0..n {
                 let f = &mut self.buf[i * frame..(i + 1) * frame];
-                Header { kind: self.kind, flags: 0, len: self.size as u32, seq: self.seq }.encode_into(f);
+                Header {
+                    kind: self.kind,
+                    flags: 0,
+                    len: self.size as u32,
+                    seq: self.seq,
+                }
+                .encode_into(f);
                 if self.verify {
                     frame::fill_pattern(self.seq, &mut f[HEADER_LEN..]);
                 }
@@ -192,21 +234,31 @@ impl ConnRx for MsgrRx {
             loop {
                 let n = self.r.read(&mut self.scratch).await?;
                 if n == 0 {
-                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    ));
                 }
                 // Raw bytes need no parsing: count whole responses.
                 self.raw_pending += n;
                 let ops = self.raw_pending / self.len.max(1);
                 self.raw_pending %= self.len.max(1);
                 if ops > 0 {
-                    return Ok(Received { ops, bytes: ops * self.len });
+                    return Ok(Received {
+                        ops,
+                        bytes: ops * self.len,
+                    });
                 }
             }
         }
         let mut ops = 0;
         let mut bytes = 0;
         loop {
-            while let Some((h, payload)) = self.fb.next_frame(self.len as u64).map_err(|e| protocol(e.to_string()))? {
+            while let Some((h, payload)) = self
+                .fb
+                .next_frame(self.len as u64)
+                .map_err(|e| protocol(e.to_string()))?
+            {
                 if h.kind != self.kind || h.seq != self.next_seq || h.len as usize != self.len {
                     return Err(protocol(format!(
                         "expected {:?} #{} of {} bytes, got {:?} #{} of {} bytes",
@@ -214,7 +266,10 @@ impl ConnRx for MsgrRx {
                     )));
                 }
                 if self.verify && !frame::check_pattern(h.seq, &self.fb.bytes()[payload]) {
-                    return Err(protocol(format!("payload of {:?} #{} is corrupt", h.kind, h.seq)));
+                    return Err(protocol(format!(
+                        "payload of {:?} #{} is corrupt",
+                        h.kind, h.seq
+                    )));
                 }
                 self.next_seq += 1;
                 ops += 1;
@@ -224,9 +279,11 @@ impl ConnRx for MsgrRx {
                 return Ok(Received { ops, bytes });
             }
             if self.fb.fill(&mut self.r).await? == 0 {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
             }
         }
     }
 }
-

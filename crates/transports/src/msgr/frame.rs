@@ -169,9 +169,17 @@ impl Header {
         let kind = Kind::from_u8(b[2]).ok_or(FrameError::Kind(b[2]))?;
         let len = u32::from_le_bytes(b[4..8].try_into().expect("4 bytes"));
         if u64::from(len) > max_frame {
-            return Err(FrameError::TooLarge { len: len.into(), max: max_frame });
+            return Err(FrameError::TooLarge {
+                len: len.into(),
+                max: max_frame,
+            });
         }
-        Ok(Header { kind, flags: b[3], len, seq: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")) })
+        Ok(Header {
+            kind,
+            flags: b[3],
+            len,
+            seq: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+        })
     }
 }
 
@@ -203,23 +211,44 @@ mod tests {
 
     #[test]
     fn handshake_round_trip() {
-        let h = Hello { version: VERSION, mode: 1, flags: FLAG_VERIFY, size: 64, response_size: 4096 };
+        let h = Hello {
+            version: VERSION,
+            mode: 1,
+            flags: FLAG_VERIFY,
+            size: 64,
+            response_size: 4096,
+        };
         assert_eq!(Hello::decode(&h.encode()), Some(h));
-        let w = Welcome { version: VERSION, status: Status::Ok as u8, max_frame: 1 << 24 };
+        let w = Welcome {
+            version: VERSION,
+            status: Status::Ok as u8,
+            max_frame: 1 << 24,
+        };
         assert_eq!(Welcome::decode(&w.encode()), Some(w));
         assert_eq!(Hello::decode(&[0u8; HELLO_LEN]), None);
     }
 
     #[test]
     fn header_round_trip_and_refusals() {
-        let h = Header { kind: Kind::Request, flags: 0, len: 100, seq: 7 };
+        let h = Header {
+            kind: Kind::Request,
+            flags: 0,
+            len: 100,
+            seq: 7,
+        };
         let mut b = [0u8; HEADER_LEN];
         h.encode_into(&mut b);
         assert_eq!(Header::decode(&b, 1000), Ok(h));
-        assert_eq!(Header::decode(&b, 99), Err(FrameError::TooLarge { len: 100, max: 99 }));
+        assert_eq!(
+            Header::decode(&b, 99),
+            Err(FrameError::TooLarge { len: 100, max: 99 })
+        );
         b[2] = 9;
         assert_eq!(Header::decode(&b, 1000), Err(FrameError::Kind(9)));
-        assert!(matches!(Header::decode(b"GET / HTTP/1.1\r\n", 1000), Err(FrameError::Magic(_))));
+        assert!(matches!(
+            Header::decode(b"GET / HTTP/1.1\r\n", 1000),
+            Err(FrameError::Magic(_))
+        ));
     }
 
     #[test]

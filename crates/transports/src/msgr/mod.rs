@@ -24,7 +24,11 @@ mod tests {
             listen,
             cpus: vec![],
             poll: false,
-            conn: ConnConfig { max_frame: DEFAULT_MAX_FRAME, raw, handshake_timeout: Duration::from_secs(5) },
+            conn: ConnConfig {
+                max_frame: DEFAULT_MAX_FRAME,
+                raw,
+                handshake_timeout: Duration::from_secs(5),
+            },
         })
         .unwrap()
     }
@@ -37,7 +41,13 @@ mod tests {
                 let raw = (mode == Mode::Rr).then_some((size, resp));
                 let srv = server(arch, "tcp://127.0.0.1:0".parse().unwrap(), raw);
                 let client = MsgrClient::new(srv.endpoint.clone(), mode, size, resp).verify(true);
-                let cfg = LoadConfig { clients: 2, conns_per_client: 2, depth: 3, count: Some(2000), ..LoadConfig::default() };
+                let cfg = LoadConfig {
+                    clients: 2,
+                    conns_per_client: 2,
+                    depth: 3,
+                    count: Some(2000),
+                    ..LoadConfig::default()
+                };
                 let out = engine::run_load(Arc::new(client), &cfg, &mut NoObserver);
                 assert_eq!(out.end, EndState::Complete, "{arch} {mode}");
                 assert_eq!(out.measured.ops, 2000, "{arch} {mode}");
@@ -45,7 +55,10 @@ mod tests {
                 assert_eq!(stats.conns_accepted, 4, "{arch} {mode}");
                 assert_eq!(stats.conns_refused, 0, "{arch} {mode}");
                 if mode.has_response() {
-                    assert!(stats.max_outstanding_per_conn <= 3, "{arch} {mode}: {stats:?}");
+                    assert!(
+                        stats.max_outstanding_per_conn <= 3,
+                        "{arch} {mode}: {stats:?}"
+                    );
                     assert!(out.measured.hist.len() == 2000);
                 }
             }
@@ -57,7 +70,11 @@ mod tests {
         let path = std::env::temp_dir().join(format!("wb-test-{}.sock", std::process::id()));
         let srv = server(Arch::Reactor, Endpoint::Unix(path.clone()), None);
         let client = MsgrClient::new(srv.endpoint.clone(), Mode::Echo, 4096, 4096).verify(true);
-        let cfg = LoadConfig { depth: 8, count: Some(500), ..LoadConfig::default() };
+        let cfg = LoadConfig {
+            depth: 8,
+            count: Some(500),
+            ..LoadConfig::default()
+        };
         let out = engine::run_load(Arc::new(client), &cfg, &mut NoObserver);
         assert_eq!(out.end, EndState::Complete);
         srv.shutdown();
@@ -66,7 +83,11 @@ mod tests {
 
     #[test]
     fn a_raw_server_is_refused_by_a_framed_client_with_a_hint() {
-        let srv = server(Arch::Pool, "tcp://127.0.0.1:0".parse().unwrap(), Some((24, 16)));
+        let srv = server(
+            Arch::Pool,
+            "tcp://127.0.0.1:0".parse().unwrap(),
+            Some((24, 16)),
+        );
         let client = MsgrClient::new(srv.endpoint.clone(), Mode::Echo, 64, 64);
         let out = engine::run_load(Arc::new(client), &LoadConfig::default(), &mut NoObserver);
         match out.end {
@@ -83,7 +104,11 @@ mod tests {
             listen: "tcp://127.0.0.1:0".parse().unwrap(),
             cpus: vec![],
             poll: false,
-            conn: ConnConfig { max_frame: 1024, raw: None, handshake_timeout: Duration::from_secs(5) },
+            conn: ConnConfig {
+                max_frame: 1024,
+                raw: None,
+                handshake_timeout: Duration::from_secs(5),
+            },
         })
         .unwrap();
         let client = MsgrClient::new(srv.endpoint.clone(), Mode::Echo, 2048, 64);

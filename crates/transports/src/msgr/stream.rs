@@ -54,7 +54,11 @@ pub enum WriteHalf {
 }
 
 impl AsyncRead for ReadHalf {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             ReadHalf::Tcp(r) => Pin::new(r).poll_read(cx, buf),
             ReadHalf::Unix(r) => Pin::new(r).poll_read(cx, buf),
@@ -63,7 +67,11 @@ impl AsyncRead for ReadHalf {
 }
 
 impl AsyncWrite for WriteHalf {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             WriteHalf::Tcp(w) => Pin::new(w).poll_write(cx, buf),
             WriteHalf::Unix(w) => Pin::new(w).poll_write(cx, buf),
@@ -94,7 +102,11 @@ pub struct FrameBuf {
 
 impl FrameBuf {
     pub fn with_capacity(n: usize) -> FrameBuf {
-        FrameBuf { buf: vec![0; n.max(HEADER_LEN * 4)], start: 0, end: 0 }
+        FrameBuf {
+            buf: vec![0; n.max(HEADER_LEN * 4)],
+            start: 0,
+            end: 0,
+        }
     }
 
     /// Reads once from `r`; returns the bytes read (0 at end of stream).
@@ -114,7 +126,10 @@ impl FrameBuf {
 
     /// The next complete frame, if the buffer holds one: its header and the
     /// range of its payload in [`FrameBuf::bytes`].
-    pub fn next_frame(&mut self, max_frame: u64) -> Result<Option<(Header, std::ops::Range<usize>)>, FrameError> {
+    pub fn next_frame(
+        &mut self,
+        max_frame: u64,
+    ) -> Result<Option<(Header, std::ops::Range<usize>)>, FrameError> {
         let avail = self.end - self.start;
         if avail < HEADER_LEN {
             return Ok(None);

@@ -17,7 +17,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use wirebench_core::hist::{self, LatencySummary};
-use wirebench_core::result::{self, Interval, Placement, RunResult, RunState, RunStatus, ServerReport, ServerStats, Summary};
+use wirebench_core::result::{
+    self, Interval, Placement, RunResult, RunState, RunStatus, ServerReport, ServerStats, Summary,
+};
 use wirebench_core::spec::{Arch, Endpoint, Mode, RunSpec, StopSpec, TargetSpec, TransportKind};
 use wirebench_core::topo::{CpuList, Topology};
 use wirebench_core::{env::Environment, store};
@@ -98,7 +100,10 @@ const MAX_DEPTH: usize = 1 << 20;
 /// how the placement was chosen.
 fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)> {
     if !(1..=MAX_CLIENTS).contains(&a.clients) {
-        usage!("--clients {}: must be between 1 and {MAX_CLIENTS}", a.clients);
+        usage!(
+            "--clients {}: must be between 1 and {MAX_CLIENTS}",
+            a.clients
+        );
     }
     if a.conns_per_client == 0 || a.clients * a.conns_per_client > MAX_CONNECTIONS {
         usage!(
@@ -107,7 +112,9 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
         );
     }
     if a.mode == Mode::Stream && a.depth.is_some() {
-        usage!("--depth does not apply to --mode stream: the server sends without waiting for requests");
+        usage!(
+            "--depth does not apply to --mode stream: the server sends without waiting for requests"
+        );
     }
     let depth = a.depth.unwrap_or(1);
     if !(1..=MAX_DEPTH).contains(&depth) {
@@ -117,17 +124,23 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
         usage!("--size {}: must be between 1 byte and 4GiB-1", a.size);
     }
     if a.response_size.is_some() && !a.mode.has_response() {
-        usage!("--response-size applies to --mode echo and rr only, not {}", a.mode);
+        usage!(
+            "--response-size applies to --mode echo and rr only, not {}",
+            a.mode
+        );
     }
     let response_size = a.response_size.unwrap_or(a.size);
     if response_size == 0 || response_size > u32::MAX as u64 {
         usage!("--response-size {response_size}: must be between 1 byte and 4GiB-1");
     }
-    let max_frame = a.max_frame.unwrap_or(wirebench_transports::msgr::frame::DEFAULT_MAX_FRAME);
+    let max_frame = a
+        .max_frame
+        .unwrap_or(wirebench_transports::msgr::frame::DEFAULT_MAX_FRAME);
     if max_frame == 0 || max_frame > u32::MAX as u64 {
         usage!("--max-frame {max_frame}: must be between 1 byte and 4GiB-1");
     }
-    if a.target.is_none() && a.mode != Mode::Rr && (a.size > max_frame || response_size > max_frame) {
+    if a.target.is_none() && a.mode != Mode::Rr && (a.size > max_frame || response_size > max_frame)
+    {
         usage!(
             "--size {} / --response-size {response_size}: above --max-frame {max_frame}; raise --max-frame or lower the size",
             a.size
@@ -141,7 +154,9 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
     };
     let arch = a.arch.unwrap_or(Arch::Reactor);
     if a.poll && a.target.is_none() && arch == Arch::Pool {
-        usage!("--poll: the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)");
+        usage!(
+            "--poll: the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)"
+        );
     }
     // Placement.
     let usable = topo.usable();
@@ -159,7 +174,15 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
         CpuList::from_cpus(part.to_vec()).unwrap_or_else(|_| usable.clone())
     };
     let others = |taken: &CpuList| -> Option<CpuList> {
-        CpuList::from_cpus(usable.cpus().iter().copied().filter(|c| !taken.contains(*c)).collect()).ok()
+        CpuList::from_cpus(
+            usable
+                .cpus()
+                .iter()
+                .copied()
+                .filter(|c| !taken.contains(*c))
+                .collect(),
+        )
+        .ok()
     };
     let (client_cpus, server_cpus) = match &a.target {
         Some(_) => {
@@ -172,27 +195,40 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
                 (Some(c), None) => (c.clone(), others(c).unwrap_or_else(|| c.clone())),
                 (None, Some(s)) => (others(s).unwrap_or_else(|| s.clone()), s.clone()),
                 (None, None) if usable.len() >= 2 => {
-                    notes.push(format!("default placement: the usable CPUs ({usable}) split in two halves"));
+                    notes.push(format!(
+                        "default placement: the usable CPUs ({usable}) split in two halves"
+                    ));
                     (half(false), half(true))
                 }
                 (None, None) => (usable.clone(), usable.clone()),
             };
             if c.overlaps(&s) {
-                notes.push(format!("client CPUs {c} and server CPUs {s} overlap: they compete for the same cores"));
+                notes.push(format!(
+                    "client CPUs {c} and server CPUs {s} overlap: they compete for the same cores"
+                ));
             }
             (c, Some(s))
         }
     };
     if a.clients > client_cpus.len() {
-        notes.push(format!("{} clients share {} client CPU(s) ({client_cpus})", a.clients, client_cpus.len()));
+        notes.push(format!(
+            "{} clients share {} client CPU(s) ({client_cpus})",
+            a.clients,
+            client_cpus.len()
+        ));
     }
     let target = match &a.target {
-        Some(endpoint) => TargetSpec::External { endpoint: endpoint.clone() },
+        Some(endpoint) => TargetSpec::External {
+            endpoint: endpoint.clone(),
+        },
         None => TargetSpec::Embedded {
             arch,
             cpus: server_cpus.clone().expect("embedded server has CPUs"),
             poll: a.poll,
-            listen: a.listen.clone().unwrap_or_else(|| Endpoint::Tcp("127.0.0.1:0".into())),
+            listen: a
+                .listen
+                .clone()
+                .unwrap_or_else(|| Endpoint::Tcp("127.0.0.1:0".into())),
         },
     };
     let spec = RunSpec {
@@ -200,7 +236,11 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
         target,
         mode: a.mode,
         size_bytes: a.size,
-        response_size_bytes: if a.mode.has_response() { response_size } else { 0 },
+        response_size_bytes: if a.mode.has_response() {
+            response_size
+        } else {
+            0
+        },
         clients: a.clients,
         conns_per_client: a.conns_per_client,
         depth: if a.mode == Mode::Stream { 1 } else { depth },
@@ -211,7 +251,14 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
         client_cpus: client_cpus.clone(),
         max_frame_bytes: max_frame,
     };
-    Ok((spec, Placement { client_cpus, server_cpus, notes }))
+    Ok((
+        spec,
+        Placement {
+            client_cpus,
+            server_cpus,
+            notes,
+        },
+    ))
 }
 
 /// The reference server as a child process of this run.
@@ -224,11 +271,27 @@ struct EmbeddedServer {
 
 impl EmbeddedServer {
     fn start(spec: &RunSpec) -> anyhow::Result<EmbeddedServer> {
-        let TargetSpec::Embedded { arch, cpus, poll, listen } = &spec.target else { unreachable!("embedded only") };
-        let exe = std::env::current_exe().context("cannot find the wirebench executable to start the embedded server")?;
+        let TargetSpec::Embedded {
+            arch,
+            cpus,
+            poll,
+            listen,
+        } = &spec.target
+        else {
+            unreachable!("embedded only")
+        };
+        let exe = std::env::current_exe()
+            .context("cannot find the wirebench executable to start the embedded server")?;
         let mut cmd = Command::new(exe);
         cmd.arg("serve")
-            .args(["--arch", &arch.to_string(), "--listen", &listen.to_string(), "--cpus", &cpus.to_string()])
+            .args([
+                "--arch",
+                &arch.to_string(),
+                "--listen",
+                &listen.to_string(),
+                "--cpus",
+                &cpus.to_string(),
+            ])
             .args(["--exit-with-parent", &std::process::id().to_string()]);
         if spec.mode == Mode::Rr {
             cmd.args(["--mode", "rr", "--size", &spec.size_bytes.to_string()]);
@@ -241,19 +304,29 @@ impl EmbeddedServer {
         }
         // Its own process group: a Ctrl-C in the terminal reaches only this
         // process, which then stops the server itself, after the load.
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit()).process_group(0);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .process_group(0);
         let mut child = cmd.spawn().context("cannot start the embedded server")?;
         let pid = child.id();
         let stdout = child.stdout.take().expect("piped");
         let (tx, lines) = mpsc::channel();
-        std::thread::Builder::new().name("wb-server-out".into()).spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
+        std::thread::Builder::new()
+            .name("wb-server-out".into())
+            .spawn(move || {
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
                 }
-            }
-        })?;
-        let mut srv = EmbeddedServer { child, pid, endpoint: listen.clone(), lines };
+            })?;
+        let mut srv = EmbeddedServer {
+            child,
+            pid,
+            endpoint: listen.clone(),
+            lines,
+        };
         let first = srv.lines.recv_timeout(Duration::from_secs(15));
         let endpoint = first.ok().and_then(|l| {
             let v: serde_json::Value = serde_json::from_str(&l).ok()?;
@@ -281,7 +354,10 @@ impl EmbeddedServer {
 
     fn stop_now(&mut self) -> String {
         let _ = sys::signal_process(self.pid, true);
-        self.child.wait().map(describe).unwrap_or_else(|e| e.to_string())
+        self.child
+            .wait()
+            .map(describe)
+            .unwrap_or_else(|e| e.to_string())
     }
 
     /// Stops the server (SIGTERM, then SIGKILL if it does not stop within
@@ -311,11 +387,23 @@ impl EmbeddedServer {
                 if stats.is_none() {
                     Some(format!("did not stop on SIGTERM: {}", self.stop_now()))
                 } else {
-                    self.child.wait().ok().map(describe).filter(|d| d != "exit status 0")
+                    self.child
+                        .wait()
+                        .ok()
+                        .map(describe)
+                        .filter(|d| d != "exit status 0")
                 }
             }
         };
-        (ServerReport { pid: self.pid, endpoint: self.endpoint.to_string(), stats, exit }, rss)
+        (
+            ServerReport {
+                pid: self.pid,
+                endpoint: self.endpoint.to_string(),
+                stats,
+                exit,
+            },
+            rss,
+        )
     }
 }
 
@@ -349,7 +437,10 @@ impl Observer for RunObserver<'_> {
         }
         let srv = self.server.as_mut()?;
         let why = srv.exited()?;
-        Some(Abort::Failed(format!("the embedded server (pid {}) {why}", srv.pid)))
+        Some(Abort::Failed(format!(
+            "the embedded server (pid {}) {why}",
+            srv.pid
+        )))
     }
 }
 
@@ -357,7 +448,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let topo = Topology::read();
     let (spec, placement) = validate(&a, &topo)?;
     if cfg!(debug_assertions) {
-        eprintln!("warning: this is a debug build: its figures are not representative; build with `cargo build --release`");
+        eprintln!(
+            "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
+        );
     }
     // SIGINT/SIGTERM are blocked in every thread and taken by one waiting
     // thread, which asks the engine to stop; the partial result is then saved.
@@ -365,11 +458,13 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let signal: Arc<OnceLock<&'static str>> = Arc::new(OnceLock::new());
     {
         let signal = signal.clone();
-        std::thread::Builder::new().name("wb-signals".into()).spawn(move || {
-            if let Ok(s) = sys::wait_for_termination() {
-                let _ = signal.set(s);
-            }
-        })?;
+        std::thread::Builder::new()
+            .name("wb-signals".into())
+            .spawn(move || {
+                if let Ok(s) = sys::wait_for_termination() {
+                    let _ = signal.set(s);
+                }
+            })?;
     }
     let command_line: Vec<String> = std::env::args().collect();
     let started_at = store::now_rfc3339();
@@ -390,10 +485,18 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let text = a.format == "text";
     if text {
-        eprintln!("{}", ui::summary::headline(&spec, &placement, &endpoint, server.as_ref().map(|s| s.pid)));
+        eprintln!(
+            "{}",
+            ui::summary::headline(&spec, &placement, &endpoint, server.as_ref().map(|s| s.pid))
+        );
     }
-    let client = MsgrClient::new(endpoint, spec.mode, spec.size_bytes as usize, spec.response_size_bytes as usize)
-        .verify(spec.verify);
+    let client = MsgrClient::new(
+        endpoint,
+        spec.mode,
+        spec.size_bytes as usize,
+        spec.response_size_bytes as usize,
+    )
+    .verify(spec.verify);
     let cfg = LoadConfig {
         clients: spec.clients,
         conns_per_client: spec.conns_per_client,
@@ -411,14 +514,22 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         client_cpus: placement.client_cpus.cpus().to_vec(),
         sampler: Sampler {
             client_cpus: placement.client_cpus.cpus().to_vec(),
-            server_cpus: placement.server_cpus.as_ref().map(|c| c.cpus().to_vec()).unwrap_or_default(),
+            server_cpus: placement
+                .server_cpus
+                .as_ref()
+                .map(|c| c.cpus().to_vec())
+                .unwrap_or_default(),
             server_pid: server.as_ref().map(|s| s.pid),
         },
         interval: Duration::from_secs(1),
         connect_timeout: Duration::from_secs(10),
     };
     let outcome = {
-        let mut obs = RunObserver { progress: ui::progress::Progress::new(text), signal: signal.clone(), server: server.as_mut() };
+        let mut obs = RunObserver {
+            progress: ui::progress::Progress::new(text),
+            signal: signal.clone(),
+            server: server.as_mut(),
+        };
         engine::run_load(Arc::new(client), &cfg, &mut obs)
     };
     let mut end = outcome.end.clone();
@@ -440,7 +551,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     result.run_id = run_id;
     result.command_line = command_line;
     result.started_at = started_at;
-    let dir = store::save(&a.results, &result).with_context(|| format!("saving the result under {}", a.results.display()))?;
+    let dir = store::save(&a.results, &result)
+        .with_context(|| format!("saving the result under {}", a.results.display()))?;
     store::append_summary_csv(&a.results, &result)?;
 
     let mut out = std::io::stdout().lock();
@@ -454,11 +566,17 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(match result.status.state {
         RunState::Complete => ExitCode::SUCCESS,
         RunState::Interrupted => {
-            eprintln!("interrupted: the partial result is saved in {}", dir.display());
+            eprintln!(
+                "interrupted: the partial result is saved in {}",
+                dir.display()
+            );
             ExitCode::from(130)
         }
         RunState::Failed => {
-            eprintln!("error: the run failed: {}", result.status.reason.as_deref().unwrap_or("unknown"));
+            eprintln!(
+                "error: the run failed: {}",
+                result.status.reason.as_deref().unwrap_or("unknown")
+            );
             eprintln!("the partial result is saved in {}", dir.display());
             ExitCode::from(1)
         }
@@ -476,8 +594,18 @@ fn build_result(
     let m = &out.measured;
     let secs = out.measured_ns as f64 / 1e9;
     let per_s = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
-    let per_op = |cpu: f64| if m.ops > 0 { cpu * 1e6 / m.ops as f64 } else { 0.0 };
-    let max_busy = out.client_cores.iter().map(|c| c.busy_pct).fold(0.0, f64::max);
+    let per_op = |cpu: f64| {
+        if m.ops > 0 {
+            cpu * 1e6 / m.ops as f64
+        } else {
+            0.0
+        }
+    };
+    let max_busy = out
+        .client_cores
+        .iter()
+        .map(|c| c.busy_pct)
+        .fold(0.0, f64::max);
     let summary = Summary {
         connect_time_ns: out.connect_time_ns,
         messages_sent: m.sent,
@@ -512,7 +640,10 @@ fn build_result(
             .filter(|c| c.busy_pct > 90.0)
             .map(|c| format!("CPU {} {:.0}%", c.cpu, c.busy_pct))
             .collect();
-        warnings.push(format!("client cores over 90% busy ({}): the result may be client-bound", hot.join(", ")));
+        warnings.push(format!(
+            "client cores over 90% busy ({}): the result may be client-bound",
+            hot.join(", ")
+        ));
     }
     if spec.poll {
         warnings.push("busy-polling: polling cores show 100% busy whatever the load".into());
@@ -528,7 +659,11 @@ fn build_result(
             bytes_out: iv.data.bytes_out,
             bytes_in: iv.data.bytes_in,
             errors: iv.data.errors,
-            ops_per_s: if iv.seconds() > 0.0 { iv.data.ops as f64 / iv.seconds() } else { 0.0 },
+            ops_per_s: if iv.seconds() > 0.0 {
+                iv.data.ops as f64 / iv.seconds()
+            } else {
+                0.0
+            },
             latency: LatencySummary::of(&iv.data.hist),
             latency_hist: hist::encode(&iv.data.hist),
             client_cores: iv.client_cores.clone(),

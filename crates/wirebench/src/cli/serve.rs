@@ -53,11 +53,16 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         usage!("--poll: the pool server has no poll mode; use --arch reactor, or drop --poll");
     }
     if a.max_frame == 0 || a.max_frame > u32::MAX as u64 {
-        usage!("--max-frame {}: must be between 1 byte and 4GiB-1", a.max_frame);
+        usage!(
+            "--max-frame {}: must be between 1 byte and 4GiB-1",
+            a.max_frame
+        );
     }
     let raw = if a.mode == "rr" {
         let Some(req) = a.size else {
-            usage!("--mode rr needs --size (and optionally --response-size): the raw protocol has fixed sizes")
+            usage!(
+                "--mode rr needs --size (and optionally --response-size): the raw protocol has fixed sizes"
+            )
         };
         let resp = a.response_size.unwrap_or(req);
         if req == 0 || resp == 0 {
@@ -66,7 +71,9 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         Some((req as usize, resp as usize))
     } else {
         if a.size.is_some() || a.response_size.is_some() {
-            usage!("--size and --response-size apply to --mode rr only: msgr clients state sizes in their handshake");
+            usage!(
+                "--size and --response-size apply to --mode rr only: msgr clients state sizes in their handshake"
+            );
         }
         None
     };
@@ -82,7 +89,11 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         listen: a.listen.clone(),
         cpus: cpus.cpus().to_vec(),
         poll: a.poll,
-        conn: ConnConfig { max_frame: a.max_frame, raw, handshake_timeout: Duration::from_secs(10) },
+        conn: ConnConfig {
+            max_frame: a.max_frame,
+            raw,
+            handshake_timeout: Duration::from_secs(10),
+        },
     };
     let srv = server::start(&cfg)?;
     let mut out = std::io::stdout().lock();
@@ -106,7 +117,11 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     );
     let signal = sys::wait_for_termination()?;
     let stats = srv.shutdown();
-    let _ = writeln!(out, "{}", json!({ "event": "stopped", "signal": signal, "stats": stats }));
+    let _ = writeln!(
+        out,
+        "{}",
+        json!({ "event": "stopped", "signal": signal, "stats": stats })
+    );
     let _ = out.flush();
     Ok(ExitCode::SUCCESS)
 }

@@ -14,7 +14,10 @@ fn cores(c: &[CoreBusy]) -> String {
     if c.is_empty() {
         return "-".into();
     }
-    c.iter().map(|c| format!("{}:{:.0}", c.cpu, c.busy_pct)).collect::<Vec<_>>().join(" ")
+    c.iter()
+        .map(|c| format!("{}:{:.0}", c.cpu, c.busy_pct))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl Progress {
@@ -41,12 +44,19 @@ impl Progress {
         let (mean, p99) = if h.is_empty() {
             ("-".to_string(), "-".to_string())
         } else {
-            (format_ns(h.mean()), format_ns(h.value_at_quantile(0.99) as f64))
+            (
+                format_ns(h.mean()),
+                format_ns(h.value_at_quantile(0.99) as f64),
+            )
         };
         eprintln!(
             "{:>6.1}s {:<7} {:>9} {:>9.2} {:>9.2} {:>9} {:>9}   {} | {}",
             iv.end_ns as f64 / 1e9,
-            if iv.phase == Phase::Warmup { "warmup" } else { "measure" },
+            if iv.phase == Phase::Warmup {
+                "warmup"
+            } else {
+                "measure"
+            },
             format_rate(iv.data.ops as f64 / secs),
             iv.data.bytes_out as f64 / secs / 1e6,
             iv.data.bytes_in as f64 / secs / 1e6,

@@ -8,9 +8,18 @@ use wirebench_core::spec::{Endpoint, Mode, RunSpec, StopSpec, TargetSpec};
 use wirebench_core::units::{format_ns, format_size};
 
 /// One line saying what is about to run, and where.
-pub fn headline(spec: &RunSpec, p: &Placement, endpoint: &Endpoint, server_pid: Option<u32>) -> String {
+pub fn headline(
+    spec: &RunSpec,
+    p: &Placement,
+    endpoint: &Endpoint,
+    server_pid: Option<u32>,
+) -> String {
     let sizes = match spec.mode {
-        Mode::Echo | Mode::Rr => format!("{} -> {}", format_size(spec.size_bytes), format_size(spec.response_size_bytes)),
+        Mode::Echo | Mode::Rr => format!(
+            "{} -> {}",
+            format_size(spec.size_bytes),
+            format_size(spec.response_size_bytes)
+        ),
         _ => format_size(spec.size_bytes),
     };
     let stop = match spec.stop {
@@ -18,7 +27,9 @@ pub fn headline(spec: &RunSpec, p: &Placement, endpoint: &Endpoint, server_pid: 
         StopSpec::Count(c) => format!("{c} ops"),
     };
     let server = match &spec.target {
-        TargetSpec::Embedded { arch, cpus, poll, .. } => format!(
+        TargetSpec::Embedded {
+            arch, cpus, poll, ..
+        } => format!(
             "embedded {arch} server{} (pid {}) on CPUs {cpus}",
             if *poll { ", busy-polling" } else { "" },
             server_pid.unwrap_or(0)
@@ -45,24 +56,49 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
     let s = &r.summary;
     let state = match r.status.state {
         RunState::Complete => "complete".to_string(),
-        RunState::Interrupted => format!("interrupted ({})", r.status.reason.as_deref().unwrap_or("")),
+        RunState::Interrupted => {
+            format!("interrupted ({})", r.status.reason.as_deref().unwrap_or(""))
+        }
         RunState::Failed => format!("failed ({})", r.status.reason.as_deref().unwrap_or("")),
     };
     writeln!(out, "-------------- summary --------------")?;
-    writeln!(out, "all(clients={} x conns={} x depth={}):", r.spec.clients, r.spec.conns_per_client, r.spec.depth)?;
+    writeln!(
+        out,
+        "all(clients={} x conns={} x depth={}):",
+        r.spec.clients, r.spec.conns_per_client, r.spec.depth
+    )?;
     writeln!(out, "  status:            {state}")?;
-    writeln!(out, "  connect time:      {:.6} s", s.connect_time_ns as f64 / 1e9)?;
+    writeln!(
+        out,
+        "  connect time:      {:.6} s",
+        s.connect_time_ns as f64 / 1e9
+    )?;
     writeln!(out, "  messages sent:     {}", s.messages_sent)?;
     writeln!(out, "  messages received: {}", s.messages_received)?;
-    writeln!(out, "  messaging time:    {:.6} s", s.measured_ns as f64 / 1e9)?;
+    writeln!(
+        out,
+        "  messaging time:    {:.6} s",
+        s.measured_ns as f64 / 1e9
+    )?;
     writeln!(out, "  ops/s:             {:.1}", s.ops_per_s)?;
-    writeln!(out, "  throughput:        out {:.3} MB/s, in {:.3} MB/s", s.mb_per_s_out, s.mb_per_s_in)?;
+    writeln!(
+        out,
+        "  throughput:        out {:.3} MB/s, in {:.3} MB/s",
+        s.mb_per_s_out, s.mb_per_s_in
+    )?;
     let l = &s.latency;
     match r.spec.mode {
-        Mode::Stream => writeln!(out, "  latency:           n/a (stream: the client only receives)")?,
+        Mode::Stream => writeln!(
+            out,
+            "  latency:           n/a (stream: the client only receives)"
+        )?,
         _ if l.count == 0 => writeln!(out, "  latency:           none measured")?,
         m => {
-            let what = if m == Mode::Oneway { "send call" } else { "round trip" };
+            let what = if m == Mode::Oneway {
+                "send call"
+            } else {
+                "round trip"
+            };
             writeln!(
                 out,
                 "  latency ({what}): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
@@ -79,13 +115,31 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         (Some(c), Some(p)) => format!(", server {c:.2} s ({p:.2} us/op)"),
         _ => String::new(),
     };
-    writeln!(out, "  CPU:               client {:.2} s ({:.2} us/op){server_cpu}", s.client_cpu_s, s.client_cpu_us_per_op)?;
+    writeln!(
+        out,
+        "  CPU:               client {:.2} s ({:.2} us/op){server_cpu}",
+        s.client_cpu_s, s.client_cpu_us_per_op
+    )?;
     let cores: Vec<String> = r.intervals.last().map_or(vec![], |_| {
-        r.placement.client_cpus.cpus().iter().map(|c| c.to_string()).collect()
+        r.placement
+            .client_cpus
+            .cpus()
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
     });
-    writeln!(out, "  client CPUs:       {} (busiest {:.0}%)", cores.join(","), s.client_core_max_busy_pct)?;
+    writeln!(
+        out,
+        "  client CPUs:       {} (busiest {:.0}%)",
+        cores.join(","),
+        s.client_core_max_busy_pct
+    )?;
     if let Some(rss) = s.server_peak_rss_bytes {
-        writeln!(out, "  server peak RSS:   {:.1} MiB", rss as f64 / (1 << 20) as f64)?;
+        writeln!(
+            out,
+            "  server peak RSS:   {:.1} MiB",
+            rss as f64 / (1 << 20) as f64
+        )?;
     }
     if let Some(st) = r.server.as_ref().and_then(|s| s.stats.as_ref()) {
         writeln!(

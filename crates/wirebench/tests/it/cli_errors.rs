@@ -20,9 +20,15 @@ fn bad_flags_exit_2_and_name_the_flag() {
         (&["--arch", "threads"], "--arch"),
         (&["--mode", "nores"], "--mode"),
         (&["--mode", "stream", "--depth", "4"], "--depth"),
-        (&["--mode", "oneway", "--response-size", "10"], "--response-size"),
+        (
+            &["--mode", "oneway", "--response-size", "10"],
+            "--response-size",
+        ),
         (&["--target", "http://127.0.0.1:80"], "--target"),
-        (&["--target", "tcp://127.0.0.1:1", "--arch", "pool"], "--arch"),
+        (
+            &["--target", "tcp://127.0.0.1:1", "--arch", "pool"],
+            "--arch",
+        ),
         (&["--size", "2MiB", "--max-frame", "1MiB"], "--max-frame"),
         (&["--count", "5", "--duration", "1s"], "--count"),
         (&["--bogus"], "--bogus"),
@@ -34,9 +40,15 @@ fn bad_flags_exit_2_and_name_the_flag() {
         let st = p.wait(Duration::from_secs(30));
         let err = p.stderr_all();
         assert_eq!(st.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(flag), "{args:?}: the message does not name {flag}: {err}");
+        assert!(
+            err.contains(flag),
+            "{args:?}: the message does not name {flag}: {err}"
+        );
     }
-    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "a refused run left results behind");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "a refused run left results behind"
+    );
 }
 
 #[test]

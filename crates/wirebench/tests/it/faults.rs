@@ -56,7 +56,18 @@ fn garbage_closes_that_connection_only_and_the_server_goes_on() {
 
         // The server still serves a real run.
         let dir = TempDir::new("garbage");
-        let (st, r, err) = run_json(&dir, &["--target", &srv.endpoint, "--count", "200", "--warmup", "0s", "--verify"]);
+        let (st, r, err) = run_json(
+            &dir,
+            &[
+                "--target",
+                &srv.endpoint,
+                "--count",
+                "200",
+                "--warmup",
+                "0s",
+                "--verify",
+            ],
+        );
         assert!(st.success(), "{err}");
         assert_eq!(r.summary.ops, 200);
         let stats = srv.stop();
@@ -82,10 +93,24 @@ fn a_peer_with_another_version_is_told_so() {
 fn a_framed_client_against_a_raw_server_gets_a_clear_error() {
     let srv = Server::start(&["--mode", "rr", "--size", "24", "--response-size", "16"]);
     let dir = TempDir::new("rrmismatch");
-    let (st, r, _) = run_json(&dir, &["--target", &srv.endpoint, "--duration", "1s", "--warmup", "0s"]);
+    let (st, r, _) = run_json(
+        &dir,
+        &[
+            "--target",
+            &srv.endpoint,
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
     assert_eq!(st.code(), Some(1));
     assert_eq!(r.status.state, RunState::Failed);
-    assert!(r.status.reason.as_deref().unwrap().contains("--mode rr"), "{:?}", r.status.reason);
+    assert!(
+        r.status.reason.as_deref().unwrap().contains("--mode rr"),
+        "{:?}",
+        r.status.reason
+    );
     srv.stop();
 }
 
@@ -93,14 +118,28 @@ fn a_framed_client_against_a_raw_server_gets_a_clear_error() {
 fn an_external_server_killed_mid_run_fails_the_run_with_a_partial_result() {
     let srv = Server::start(&[]);
     let dir = TempDir::new("killext");
-    let mut run = Proc::spawn(&["run", "--results", dir.str(), "--target", &srv.endpoint, "--duration", "60s", "--warmup", "0s"]);
+    let mut run = Proc::spawn(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--target",
+        &srv.endpoint,
+        "--duration",
+        "60s",
+        "--warmup",
+        "0s",
+    ]);
     run.stderr_until(Duration::from_secs(30), |l| l.contains("measure"));
     srv.proc.signal(Signal::SIGKILL);
     let st = run.wait(Duration::from_secs(30));
     assert_eq!(st.code(), Some(1), "{}", run.stderr_all());
     let r = store::load(&only_run_dir(&dir)).unwrap();
     assert_eq!(r.status.state, RunState::Failed);
-    assert!(r.status.reason.as_deref().unwrap().contains("closed"), "{:?}", r.status.reason);
+    assert!(
+        r.status.reason.as_deref().unwrap().contains("closed"),
+        "{:?}",
+        r.status.reason
+    );
     assert!(!r.intervals.is_empty());
     assert!(r.summary.ops > 0);
 }
@@ -108,9 +147,25 @@ fn an_external_server_killed_mid_run_fails_the_run_with_a_partial_result() {
 #[test]
 fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
     let dir = TempDir::new("killemb");
-    let mut run = Proc::spawn(&["run", "--results", dir.str(), "--duration", "60s", "--warmup", "0s"]);
+    let mut run = Proc::spawn(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--duration",
+        "60s",
+        "--warmup",
+        "0s",
+    ]);
     let head = run.stderr_until(Duration::from_secs(30), |l| l.contains("(pid "));
-    let pid: u32 = head.split("(pid ").nth(1).unwrap().split(')').next().unwrap().parse().unwrap();
+    let pid: u32 = head
+        .split("(pid ")
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     run.stderr_until(Duration::from_secs(30), |l| l.contains("measure"));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL).unwrap();
     let st = run.wait(Duration::from_secs(30));
@@ -118,7 +173,10 @@ fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
     let r = store::load(&only_run_dir(&dir)).unwrap();
     assert_eq!(r.status.state, RunState::Failed);
     let reason = r.status.reason.unwrap();
-    assert!(reason.contains("embedded server") && reason.contains("signal 9"), "{reason}");
+    assert!(
+        reason.contains("embedded server") && reason.contains("signal 9"),
+        "{reason}"
+    );
     assert!(r.summary.ops > 0);
 }
 
@@ -126,9 +184,25 @@ fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
 fn ctrl_c_saves_the_partial_result_and_leaves_no_process() {
     for signal in [Signal::SIGINT, Signal::SIGTERM] {
         let dir = TempDir::new("ctrlc");
-        let mut run = Proc::spawn(&["run", "--results", dir.str(), "--duration", "60s", "--warmup", "0s"]);
+        let mut run = Proc::spawn(&[
+            "run",
+            "--results",
+            dir.str(),
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+        ]);
         let head = run.stderr_until(Duration::from_secs(30), |l| l.contains("(pid "));
-        let server_pid: u32 = head.split("(pid ").nth(1).unwrap().split(')').next().unwrap().parse().unwrap();
+        let server_pid: u32 = head
+            .split("(pid ")
+            .nth(1)
+            .unwrap()
+            .split(')')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         run.stderr_until(Duration::from_secs(30), |l| l.contains("measure"));
         run.signal(signal);
         let st = run.wait(Duration::from_secs(30));
@@ -136,8 +210,14 @@ fn ctrl_c_saves_the_partial_result_and_leaves_no_process() {
         let r = store::load(&only_run_dir(&dir)).unwrap();
         assert_eq!(r.status.state, RunState::Interrupted);
         assert!(r.summary.ops > 0 && r.summary.measured_ns > 0);
-        let stats = r.server.and_then(|s| s.stats).expect("the server was stopped cleanly and reported");
+        let stats = r
+            .server
+            .and_then(|s| s.stats)
+            .expect("the server was stopped cleanly and reported");
         assert_eq!(stats.conns_accepted, 1);
-        assert!(!pid_alive(server_pid), "the embedded server {server_pid} is still running");
+        assert!(
+            !pid_alive(server_pid),
+            "the embedded server {server_pid} is still running"
+        );
     }
 }

@@ -77,7 +77,14 @@ impl Proc {
                 let _ = tx.send(s);
             }
         });
-        Proc { pid, exit, status: None, stdout, stderr, stderr_seen: Vec::new() }
+        Proc {
+            pid,
+            exit,
+            status: None,
+            stdout,
+            stderr,
+            stderr_seen: Vec::new(),
+        }
     }
 
     /// Waits for the exit; panics after `limit`.
@@ -85,7 +92,10 @@ impl Proc {
         if let Some(s) = self.status {
             return s;
         }
-        let s = self.exit.recv_timeout(limit).unwrap_or_else(|_| panic!("pid {} still running after {limit:?}", self.pid));
+        let s = self
+            .exit
+            .recv_timeout(limit)
+            .unwrap_or_else(|_| panic!("pid {} still running after {limit:?}", self.pid));
         self.status = Some(s);
         s
     }
@@ -102,7 +112,10 @@ impl Proc {
                         return l;
                     }
                 }
-                Err(_) => panic!("no matching stderr line within {limit:?}; seen: {:#?}", self.stderr_seen),
+                Err(_) => panic!(
+                    "no matching stderr line within {limit:?}; seen: {:#?}",
+                    self.stderr_seen
+                ),
             }
         }
     }
@@ -133,7 +146,10 @@ impl Proc {
 impl Drop for Proc {
     fn drop(&mut self) {
         if self.status.is_none() && self.exit.try_recv().is_err() {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid as i32), nix::sys::signal::Signal::SIGKILL);
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(self.pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
             let _ = self.exit.recv_timeout(Duration::from_secs(5));
         }
     }
@@ -150,7 +166,10 @@ impl Server {
         let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0", "--cpus", "0"];
         args.extend_from_slice(extra);
         let proc = Proc::spawn(&args);
-        let first = proc.stdout.recv_timeout(Duration::from_secs(20)).expect("serve prints its listening event");
+        let first = proc
+            .stdout
+            .recv_timeout(Duration::from_secs(20))
+            .expect("serve prints its listening event");
         let v: serde_json::Value = serde_json::from_str(&first).unwrap();
         assert_eq!(v["event"], "listening", "{first}");
         let endpoint = v["endpoint"].as_str().unwrap().to_string();
@@ -165,7 +184,11 @@ impl Server {
     /// Stops with SIGTERM; returns the counters it printed.
     pub fn stop(mut self) -> serde_json::Value {
         self.proc.signal(nix::sys::signal::Signal::SIGTERM);
-        let line = self.proc.stdout.recv_timeout(Duration::from_secs(20)).expect("serve prints its stopped event");
+        let line = self
+            .proc
+            .stdout
+            .recv_timeout(Duration::from_secs(20))
+            .expect("serve prints its stopped event");
         let st = self.proc.wait(Duration::from_secs(20));
         assert!(st.success(), "serve exited with {st}");
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
@@ -182,14 +205,18 @@ pub fn run_json(results: &TempDir, args: &[&str]) -> (ExitStatus, RunResult, Str
     let st = p.wait(Duration::from_secs(120));
     let out = p.stdout_all();
     let err = p.stderr_all();
-    let r: RunResult = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad JSON ({e}) from {all:?}: {out}\nstderr: {err}"));
+    let r: RunResult = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}) from {all:?}: {out}\nstderr: {err}"));
     (st, r, err)
 }
 
 /// The only run directory under a results root.
 pub fn only_run_dir(root: &TempDir) -> PathBuf {
-    let dirs: Vec<PathBuf> =
-        std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    let dirs: Vec<PathBuf> = std::fs::read_dir(root.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs[0].clone()
 }

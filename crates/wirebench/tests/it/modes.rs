@@ -8,7 +8,17 @@ fn both_architectures_in_every_mode_with_verification() {
     for arch in ["reactor", "pool"] {
         for mode in ["echo", "oneway", "stream", "rr"] {
             let dir = TempDir::new("modes");
-            let mut args = vec!["--arch", arch, "--mode", mode, "--verify", "--duration", "1s", "--warmup", "200ms"];
+            let mut args = vec![
+                "--arch",
+                arch,
+                "--mode",
+                mode,
+                "--verify",
+                "--duration",
+                "1s",
+                "--warmup",
+                "200ms",
+            ];
             args.extend(["--clients", "2", "--conns-per-client", "2"]);
             if mode != "stream" {
                 args.extend(["--depth", "4"]);
@@ -22,7 +32,11 @@ fn both_architectures_in_every_mode_with_verification() {
             assert_eq!(r.status.state, RunState::Complete, "{what}");
             assert!(r.summary.ops > 0, "{what}");
             assert_eq!(r.summary.errors, 0, "{what}");
-            let stats = r.server.as_ref().and_then(|s| s.stats).expect("server stats");
+            let stats = r
+                .server
+                .as_ref()
+                .and_then(|s| s.stats)
+                .expect("server stats");
             assert_eq!(stats.conns_accepted, 4, "{what}");
             assert_eq!(stats.conns_refused, 0, "{what}");
             match mode {
@@ -31,7 +45,10 @@ fn both_architectures_in_every_mode_with_verification() {
                     assert!(stats.frames_out >= r.summary.ops, "{what}");
                 }
                 "oneway" => assert!(stats.frames_in >= r.summary.ops, "{what}"),
-                _ => assert!(r.summary.bytes_in > 0 && stats.frames_out >= r.summary.ops, "{what}"),
+                _ => assert!(
+                    r.summary.bytes_in > 0 && stats.frames_out >= r.summary.ops,
+                    "{what}"
+                ),
             }
         }
     }
@@ -41,7 +58,20 @@ fn both_architectures_in_every_mode_with_verification() {
 fn the_server_never_sees_more_than_depth_outstanding_per_connection() {
     for arch in ["reactor", "pool"] {
         let dir = TempDir::new("depth");
-        let args = ["--arch", arch, "--clients", "2", "--conns-per-client", "3", "--depth", "5", "--duration", "1s", "--warmup", "0s"];
+        let args = [
+            "--arch",
+            arch,
+            "--clients",
+            "2",
+            "--conns-per-client",
+            "3",
+            "--depth",
+            "5",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ];
         let (st, r, err) = run_json(&dir, &args);
         assert!(st.success(), "{err}");
         let stats = r.server.and_then(|s| s.stats).expect("server stats");
@@ -56,7 +86,12 @@ fn unix_socket_runs_and_leaves_no_socket_file() {
     let dir = TempDir::new("unix");
     let sock = dir.path().join("wb.sock");
     let listen = format!("unix:{}", sock.display());
-    let (st, r, err) = run_json(&dir, &["--listen", &listen, "--count", "300", "--warmup", "0s", "--verify"]);
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--listen", &listen, "--count", "300", "--warmup", "0s", "--verify",
+        ],
+    );
     assert!(st.success(), "{err}");
     assert_eq!(r.summary.ops, 300);
     assert!(!sock.exists(), "the socket file was left behind");

@@ -10,12 +10,21 @@ use wirebench_core::store;
 #[test]
 fn run_json_round_trips_and_its_histograms_merge_exactly() {
     let dir = TempDir::new("roundtrip");
-    let (st, printed, err) = run_json(&dir, &["--duration", "2s", "--warmup", "1s", "--depth", "2"]);
+    let (st, printed, err) = run_json(
+        &dir,
+        &["--duration", "2s", "--warmup", "1s", "--depth", "2"],
+    );
     assert!(st.success(), "{err}");
     let run_dir = only_run_dir(&dir);
     let stored = store::load(&run_dir).unwrap();
-    assert_eq!(stored, printed, "the stored result differs from the printed one");
-    assert_eq!(stored.schema_version, wirebench_core::result::SCHEMA_VERSION);
+    assert_eq!(
+        stored, printed,
+        "the stored result differs from the printed one"
+    );
+    assert_eq!(
+        stored.schema_version,
+        wirebench_core::result::SCHEMA_VERSION
+    );
     assert_eq!(stored.status.state, RunState::Complete);
     assert!(!stored.env.git_revision.is_empty() && !stored.env.kernel.is_empty());
     assert!(stored.command_line.iter().any(|a| a == "--depth"));
@@ -54,8 +63,16 @@ fn the_default_run_completes_with_a_result() {
     assert!(out.contains("latency (round trip)"), "{out}");
     let r = store::load(&only_run_dir(&dir)).unwrap();
     assert_eq!(r.status.state, RunState::Complete);
-    assert_eq!(r.summary.measured_ns / 1_000_000_000, 5, "{}", r.summary.measured_ns);
+    assert_eq!(
+        r.summary.measured_ns / 1_000_000_000,
+        5,
+        "{}",
+        r.summary.measured_ns
+    );
     let err = p.stderr_all();
     assert!(err.contains("measure"), "progress lines expected: {err}");
-    assert!(err.contains("debug build") == cfg!(debug_assertions), "{err}");
+    assert!(
+        err.contains("debug build") == cfg!(debug_assertions),
+        "{err}"
+    );
 }

@@ -26,7 +26,12 @@ impl From<io::Error> for End {
 }
 
 /// Serves one connection until the peer closes it or breaks the protocol.
-pub async fn serve_conn(stream: Stream, peer: String, cfg: Arc<ConnConfig>, registry: Arc<StatsRegistry>) {
+pub async fn serve_conn(
+    stream: Stream,
+    peer: String,
+    cfg: Arc<ConnConfig>,
+    registry: Arc<StatsRegistry>,
+) {
     let (mut r, mut w) = stream.into_split();
     let stats = registry.register();
     let res = match cfg.raw {
@@ -41,32 +46,62 @@ pub async fn serve_conn(stream: Stream, peer: String, cfg: Arc<ConnConfig>, regi
             log(&peer, &format!("closing the connection: {why}"));
         }
         Err(End::Io(e)) => match e.kind() {
-            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset | io::ErrorKind::UnexpectedEof => {}
+            io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::UnexpectedEof => {}
             _ => log(&peer, &format!("connection error: {e}")),
         },
     }
 }
 
-async fn serve_msgr(r: &mut ReadHalf, w: &mut WriteHalf, cfg: &ConnConfig, stats: &ConnStats) -> Result<(), End> {
+async fn serve_msgr(
+    r: &mut ReadHalf,
+    w: &mut WriteHalf,
+    cfg: &ConnConfig,
+    stats: &ConnStats,
+) -> Result<(), End> {
     let mut hb = [0u8; HELLO_LEN];
     match tokio::time::timeout(cfg.handshake_timeout, r.read_exact(&mut hb)).await {
-        Err(_) => return Err(End::Refused(format!("no msgr handshake within {:?}", cfg.handshake_timeout))),
+        Err(_) => {
+            return Err(End::Refused(format!(
+                "no msgr handshake within {:?}",
+                cfg.handshake_timeout
+            )));
+        }
         Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
-            return Err(End::Refused("closed before completing the msgr handshake".into()));
+            return Err(End::Refused(
+                "closed before completing the msgr handshake".into(),
+            ));
         }
         Ok(r) => r?,
     };
     let Some(hello) = Hello::decode(&hb) else {
-        return Err(End::Refused(format!("not a msgr peer: it opened with {:02x?}", &hb[..8])));
+        return Err(End::Refused(format!(
+            "not a msgr peer: it opened with {:02x?}",
+            &hb[..8]
+        )));
     };
-    let welcome = |status: Status| Welcome { version: VERSION, status: status as u8, max_frame: cfg.max_frame.min(u32::MAX as u64) as u32 }.encode();
+    let welcome = |status: Status| {
+        Welcome {
+            version: VERSION,
+            status: status as u8,
+            max_frame: cfg.max_frame.min(u32::MAX as u64) as u32,
+        }
+        .encode()
+    };
     if hello.version != VERSION {
         w.write_all(&welcome(Status::UnsupportedVersion)).await?;
-        return Err(End::Refused(format!("speaks msgr version {}, this server version {VERSION}", hello.version)));
+        return Err(End::Refused(format!(
+            "speaks msgr version {}, this server version {VERSION}",
+            hello.version
+        )));
     }
     let Some(mode) = frame::mode_from_code(hello.mode) else {
         w.write_all(&welcome(Status::BadMode)).await?;
-        return Err(End::Refused(format!("asked for unknown mode {}", hello.mode)));
+        return Err(End::Refused(format!(
+            "asked for unknown mode {}",
+            hello.mode
+        )));
     };
     if u64::from(hello.size) > cfg.max_frame || u64::from(hello.response_size) > cfg.max_frame {
         w.write_all(&welcome(Status::FrameTooLarge)).await?;
@@ -78,7 +113,18 @@ async fn serve_msgr(r: &mut ReadHalf, w: &mut WriteHalf, cfg: &ConnConfig, stats
     w.write_all(&welcome(Status::Ok)).await?;
     let verify = hello.flags & FLAG_VERIFY != 0;
     match mode {
-        Mode::Echo => echo(r, w, cfg.max_frame, hello.size as usize, hello.response_size as usize, verify, stats).await,
+        Mode::Echo => {
+            echo(
+                r,
+                w,
+                cfg.max_frame,
+                hello.size as usize,
+                hello.response_size as usize,
+                verify,
+                stats,
+            )
+            .await
+        }
         Mode::Oneway => drain(r, cfg.max_frame, hello.size as usize, verify, stats).await,
         Mode::Stream => stream(w, hello.size as usize, verify, stats).await,
         Mode::Rr => unreachable!("rr has no handshake"),
@@ -109,15 +155,27 @@ async fn echo(
         let mut k = 0u64;
         while let Some((h, payload)) = fb.next_frame(max_frame).map_err(refused)? {
             if h.kind != Kind::Request {
-                return Err(End::Refused(format!("expected a request frame, got {:?}", h.kind)));
+                return Err(End::Refused(format!(
+                    "expected a request frame, got {:?}",
+                    h.kind
+                )));
             }
             let body = &fb.bytes()[payload];
             if verify && !frame::check_pattern(h.seq, body) {
-                return Err(End::Refused(format!("payload of request #{} is corrupt", h.seq)));
+                return Err(End::Refused(format!(
+                    "payload of request #{} is corrupt",
+                    h.seq
+                )));
             }
             let base = out.len();
             out.resize(base + HEADER_LEN + resp, 0);
-            Header { kind: Kind::Response, flags: 0, len: resp as u32, seq: h.seq }.encode_into(&mut out[base..]);
+            Header {
+                kind: Kind::Response,
+                flags: 0,
+                len: resp as u32,
+                seq: h.seq,
+            }
+            .encode_into(&mut out[base..]);
             let dst = &mut out[base + HEADER_LEN..];
             if body.len() == resp {
                 dst.copy_from_slice(body);
@@ -141,7 +199,13 @@ async fn echo(
     }
 }
 
-async fn drain(r: &mut ReadHalf, max_frame: u64, size: usize, verify: bool, stats: &ConnStats) -> Result<(), End> {
+async fn drain(
+    r: &mut ReadHalf,
+    max_frame: u64,
+    size: usize,
+    verify: bool,
+    stats: &ConnStats,
+) -> Result<(), End> {
     let mut fb = FrameBuf::with_capacity((256 << 10).max(2 * (HEADER_LEN + size)));
     loop {
         let n = fb.fill(r).await?;
@@ -152,10 +216,16 @@ async fn drain(r: &mut ReadHalf, max_frame: u64, size: usize, verify: bool, stat
         let mut k = 0;
         while let Some((h, payload)) = fb.next_frame(max_frame).map_err(refused)? {
             if h.kind != Kind::OneWay {
-                return Err(End::Refused(format!("expected a one-way frame, got {:?}", h.kind)));
+                return Err(End::Refused(format!(
+                    "expected a one-way frame, got {:?}",
+                    h.kind
+                )));
             }
             if verify && !frame::check_pattern(h.seq, &fb.bytes()[payload]) {
-                return Err(End::Refused(format!("payload of one-way frame #{} is corrupt", h.seq)));
+                return Err(End::Refused(format!(
+                    "payload of one-way frame #{} is corrupt",
+                    h.seq
+                )));
             }
             k += 1;
         }
@@ -163,7 +233,12 @@ async fn drain(r: &mut ReadHalf, max_frame: u64, size: usize, verify: bool, stat
     }
 }
 
-async fn stream(w: &mut WriteHalf, size: usize, verify: bool, stats: &ConnStats) -> Result<(), End> {
+async fn stream(
+    w: &mut WriteHalf,
+    size: usize,
+    verify: bool,
+    stats: &ConnStats,
+) -> Result<(), End> {
     let frame_len = HEADER_LEN + size;
     // Several frames per write, about 256 KiB, as a streaming sender would.
     let per_write = ((256 << 10) / frame_len).max(1);
@@ -171,7 +246,13 @@ async fn stream(w: &mut WriteHalf, size: usize, verify: bool, stats: &ConnStats)
     let mut seq = 0u64;
     loop {
         for f in buf.chunks_mut(frame_len) {
-            Header { kind: Kind::Stream, flags: 0, len: size as u32, seq }.encode_into(f);
+            Header {
+                kind: Kind::Stream,
+                flags: 0,
+                len: size as u32,
+                seq,
+            }
+            .encode_into(f);
             if verify {
                 frame::fill_pattern(seq, &mut f[HEADER_LEN..]);
             }
@@ -183,7 +264,13 @@ async fn stream(w: &mut WriteHalf, size: usize, verify: bool, stats: &ConnStats)
     }
 }
 
-async fn serve_raw(r: &mut ReadHalf, w: &mut WriteHalf, req: usize, resp: usize, stats: &ConnStats) -> Result<(), End> {
+async fn serve_raw(
+    r: &mut ReadHalf,
+    w: &mut WriteHalf,
+    req: usize,
+    resp: usize,
+    stats: &ConnStats,
+) -> Result<(), End> {
     let mut buf = vec![0u8; 64 << 10];
     let mut out: Vec<u8> = Vec::new();
     let mut partial = 0usize;

@@ -72,7 +72,9 @@ fn fold(into: &mut ServerStats, c: &ConnStats) {
     into.frames_out += c.frames_out.load(Ordering::Relaxed);
     into.bytes_in += c.bytes_in.load(Ordering::Relaxed);
     into.bytes_out += c.bytes_out.load(Ordering::Relaxed);
-    into.max_outstanding_per_conn = into.max_outstanding_per_conn.max(c.max_outstanding.load(Ordering::Relaxed));
+    into.max_outstanding_per_conn = into
+        .max_outstanding_per_conn
+        .max(c.max_outstanding.load(Ordering::Relaxed));
 }
 
 impl StatsRegistry {
@@ -126,8 +128,12 @@ impl StdListener {
                             format!("cannot listen on {ep}: a server already answers there"),
                         ));
                     }
-                    std::fs::remove_file(path)
-                        .map_err(|e| io::Error::new(e.kind(), format!("cannot remove the stale socket {ep}: {e}")))?;
+                    std::fs::remove_file(path).map_err(|e| {
+                        io::Error::new(
+                            e.kind(),
+                            format!("cannot remove the stale socket {ep}: {e}"),
+                        )
+                    })?;
                 }
                 let l = std::os::unix::net::UnixListener::bind(path)
                     .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {ep}: {e}")))?;
@@ -205,10 +211,13 @@ pub fn start(cfg: &ServerConfig) -> io::Result<RunningServer> {
         Arch::Reactor => reactor::start(listener, cfg, registry.clone())?,
         Arch::Pool => pool::start(listener, cfg, registry.clone())?,
     };
-    Ok(RunningServer { endpoint, registry, stop })
+    Ok(RunningServer {
+        endpoint,
+        registry,
+        stop,
+    })
 }
 
 pub(crate) fn log(peer: &str, msg: &str) {
     eprintln!("wirebench serve: {peer}: {msg}");
 }
-

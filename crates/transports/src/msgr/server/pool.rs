@@ -7,7 +7,11 @@ use super::{ServerConfig, StatsRegistry, StdListener, log};
 use std::io;
 use std::sync::Arc;
 
-pub(super) fn start(listener: StdListener, cfg: &ServerConfig, registry: Arc<StatsRegistry>) -> io::Result<Box<dyn FnOnce() + Send>> {
+pub(super) fn start(
+    listener: StdListener,
+    cfg: &ServerConfig,
+    registry: Arc<StatsRegistry>,
+) -> io::Result<Box<dyn FnOnce() + Send>> {
     let cpus = cfg.cpus.clone();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cfg.cpus.len().max(1))
@@ -39,5 +43,7 @@ pub(super) fn start(listener: StdListener, cfg: &ServerConfig, registry: Arc<Sta
             }
         }
     });
-    Ok(Box::new(move || rt.shutdown_timeout(std::time::Duration::from_secs(1))))
+    Ok(Box::new(move || {
+        rt.shutdown_timeout(std::time::Duration::from_secs(1))
+    }))
 }

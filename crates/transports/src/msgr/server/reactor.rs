@@ -41,7 +41,11 @@ struct Shared {
     handoff: Vec<mpsc::UnboundedSender<(Detached, String)>>,
 }
 
-pub(super) fn start(listener: StdListener, cfg: &ServerConfig, registry: Arc<StatsRegistry>) -> io::Result<Box<dyn FnOnce() + Send>> {
+pub(super) fn start(
+    listener: StdListener,
+    cfg: &ServerConfig,
+    registry: Arc<StatsRegistry>,
+) -> io::Result<Box<dyn FnOnce() + Send>> {
     let n = cfg.cpus.len().max(1);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut inboxes = Vec::new();
@@ -51,15 +55,23 @@ pub(super) fn start(listener: StdListener, cfg: &ServerConfig, registry: Arc<Sta
         senders.push(tx);
         inboxes.push(rx);
     }
-    let shared = Arc::new(Shared { conns: (0..n).map(|_| AtomicUsize::new(0)).collect(), handoff: senders });
+    let shared = Arc::new(Shared {
+        conns: (0..n).map(|_| AtomicUsize::new(0)).collect(),
+        handoff: senders,
+    });
     let conn_cfg = Arc::new(cfg.conn.clone());
     let mut threads = Vec::new();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<()>>();
     for (i, inbox) in inboxes.into_iter().enumerate() {
         let cpu = cfg.cpus.get(i).copied();
         let l = listener.try_clone()?;
-        let (shared, registry, conn_cfg, mut stop, ready) =
-            (shared.clone(), registry.clone(), conn_cfg.clone(), stop_rx.clone(), ready_tx.clone());
+        let (shared, registry, conn_cfg, mut stop, ready) = (
+            shared.clone(),
+            registry.clone(),
+            conn_cfg.clone(),
+            stop_rx.clone(),
+            ready_tx.clone(),
+        );
         let poll = cfg.poll;
         let t = std::thread::Builder::new().name(format!("wb-reactor-{i}")).spawn(move || {
             let setup = (|| -> io::Result<_> {
@@ -138,7 +150,9 @@ pub(super) fn start(listener: StdListener, cfg: &ServerConfig, registry: Arc<Sta
     }
     drop(ready_tx);
     for _ in 0..n {
-        ready_rx.recv().map_err(|_| io::Error::other("a reactor thread died while starting"))??;
+        ready_rx
+            .recv()
+            .map_err(|_| io::Error::other("a reactor thread died while starting"))??;
     }
     Ok(Box::new(move || {
         let _ = stop_tx.send(true);
