@@ -84,7 +84,7 @@ pub struct RunArgs {
     /// Largest frame payload the embedded server accepts.
     #[arg(long, value_parser = args::size)]
     max_frame: Option<u64>,
-    /// Directory of results: <results>/<run-id>/run.json and <results>/summary.csv.
+    /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv.
     #[arg(long, default_value = "results")]
     results: PathBuf,
     /// text: progress lines on stderr and a summary on stdout; json: the whole result on stdout.
