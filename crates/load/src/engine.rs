@@ -518,7 +518,14 @@ fn worker_main<T: Transport>(
             });
         }
 
-        let rec = Rc::new(RefCell::new(Recorder::default()));
+        let rec = Rc::new(RefCell::new(WorkerRec {
+            rec: Recorder::default(),
+            sched,
+            index: 0,
+            finished: false,
+            worker: id,
+            msgs: msgs.clone(),
+        }));
         let errors = Rc::new(ErrorSlot::default());
         let remaining = Rc::new(Cell::new(conns.len()));
         let all_done = Rc::new(Notify::new());
@@ -542,17 +549,18 @@ fn worker_main<T: Transport>(
                 }
             });
         }
-        let index = Rc::new(Cell::new(0usize));
+        // Intervals end when a recording or this ticker first sees the time
+        // past their boundary: a busy connection task may delay the ticker,
+        // never the attribution of a measurement to its interval.
         let ticker = {
-            let (rec, index, msgs) = (rec.clone(), index.clone(), msgs.clone());
+            let rec = rec.clone();
             async move {
                 loop {
-                    let i = index.get();
-                    tokio::time::sleep_until(sched.boundary(i + 1).into()).await;
-                    let data = rec.borrow_mut().take();
-                    let _ = msgs.send(Msg::Interval { worker: id, index: i, end: Instant::now(), data });
-                    index.set(i + 1);
-                    if sched.is_last(i) {
+                    let next = rec.borrow().next_boundary();
+                    tokio::time::sleep_until(next.into()).await;
+                    let mut r = rec.borrow_mut();
+                    r.advance(Instant::now());
+                    if r.finished {
                         return;
                     }
                 }
@@ -565,11 +573,7 @@ fn worker_main<T: Transport>(
             _ = errors.notify.notified() => Stop::Error(errors.first.borrow().clone().unwrap_or_default()),
             _ = stop.wait_for(|s| *s) => Stop::Asked,
         };
-        if !matches!(why, Stop::Duration) {
-            // The interval under way ends now, partial.
-            let data = rec.borrow_mut().take();
-            let _ = msgs.send(Msg::Interval { worker: id, index: index.get(), end: Instant::now(), data });
-        }
+        rec.borrow_mut().finish_now(Instant::now());
         match why {
             Stop::Error(e) => Err(e),
             _ => Ok(()),
@@ -581,8 +585,61 @@ fn worker_main<T: Transport>(
     done(result.err());
 }
 
+/// A worker's recorder and where it stands in the schedule.
+struct WorkerRec {
+    rec: Recorder,
+    sched: Schedule,
+    /// The interval under way.
+    index: usize,
+    /// The run's last interval was sent: nothing more is recorded.
+    finished: bool,
+    worker: usize,
+    msgs: mpsc::Sender<Msg>,
+}
+
+impl WorkerRec {
+    fn next_boundary(&self) -> Instant {
+        self.sched.boundary(self.index + 1)
+    }
+
+    /// Ends (and sends) every interval whose end `now` has passed. Call it
+    /// before recording something that happened at `now`.
+    fn advance(&mut self, now: Instant) {
+        while !self.finished {
+            let end = self.next_boundary();
+            if now < end {
+                break;
+            }
+            let data = self.rec.take();
+            let _ = self.msgs.send(Msg::Interval {
+                worker: self.worker,
+                index: self.index,
+                end,
+                data,
+            });
+            self.finished = self.sched.is_last(self.index);
+            self.index += 1;
+        }
+    }
+
+    /// Ends the interval under way now (count reached, stop, error).
+    fn finish_now(&mut self, now: Instant) {
+        self.advance(now);
+        if !self.finished {
+            let data = self.rec.take();
+            let _ = self.msgs.send(Msg::Interval {
+                worker: self.worker,
+                index: self.index,
+                end: now,
+                data,
+            });
+            self.finished = true;
+        }
+    }
+}
+
 struct ConnCtx {
-    rec: Rc<RefCell<Recorder>>,
+    rec: Rc<RefCell<WorkerRec>>,
     errors: Rc<ErrorSlot>,
     depth: usize,
     /// This connection's share of `--count`, if any.
@@ -615,9 +672,17 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                             shared.wake_tx.notified().await;
                             continue;
                         }
-                        shared.runs.borrow_mut().push_back((Instant::now(), n));
+                        let t = Instant::now();
+                        if rec.borrow().finished {
+                            return;
+                        }
+                        shared.runs.borrow_mut().push_back((t, n));
                         match tx.send(n).await {
-                            Ok(bytes) => rec.borrow_mut().sent(n as u64, bytes as u64),
+                            Ok(bytes) => {
+                                let mut w = rec.borrow_mut();
+                                w.advance(t);
+                                w.rec.sent(n as u64, bytes as u64);
+                            }
                             Err(e) => return errors.set(format!("send: {e}")),
                         }
                     }
@@ -628,7 +693,12 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
             loop {
                 let r = rx.recv().await?;
                 let now = Instant::now();
-                let mut rec = ctx.rec.borrow_mut();
+                let mut w = ctx.rec.borrow_mut();
+                w.advance(now);
+                if w.finished {
+                    return Ok(());
+                }
+                let rec = &mut w.rec;
                 rec.received(r.ops as u64, r.bytes as u64);
                 let measuring = now >= ctx.measure_start;
                 // Responses beyond the quota (in flight when it was reached) are not counted.
@@ -696,7 +766,12 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                 }
                 let bytes = tx.send(n).await?;
                 let t1 = Instant::now();
-                let mut rec = ctx.rec.borrow_mut();
+                let mut w = ctx.rec.borrow_mut();
+                w.advance(t0);
+                if w.finished {
+                    return Ok(());
+                }
+                let rec = &mut w.rec;
                 rec.sent(n as u64, bytes as u64);
                 rec.completed(n as u64);
                 rec.latency(t1.saturating_duration_since(t0).as_nanos() as u64, n as u64);
@@ -713,7 +788,12 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
             loop {
                 let r = rx.recv().await?;
                 let now = Instant::now();
-                let mut rec = ctx.rec.borrow_mut();
+                let mut w = ctx.rec.borrow_mut();
+                w.advance(now);
+                if w.finished {
+                    return Ok(());
+                }
+                let rec = &mut w.rec;
                 rec.received(r.ops as u64, r.bytes as u64);
                 let measuring = now >= ctx.measure_start;
                 let counted = match ctx.quota {
