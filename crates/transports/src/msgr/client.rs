@@ -206,7 +206,7 @@ impl ConnTx for MsgrTx {
                 self.seq += 1;
             }
         }
-        self.w.write_all(&self.buf[..total]).await?;
+        self.w.write_all(&self.buf[..total]).await.map_err(lost)?;
         Ok(total)
     }
 }
@@ -224,6 +224,20 @@ pub struct MsgrRx {
     scratch: Vec<u8>,
 }
 
+/// Names a lost connection plainly: a server that dies with unread data
+/// resets the connection instead of closing it.
+fn lost(e: io::Error) -> io::Error {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset => {
+            io::Error::new(e.kind(), format!("the server reset the connection ({e})"))
+        }
+        io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => {
+            io::Error::new(e.kind(), format!("the server closed the connection ({e})"))
+        }
+        _ => e,
+    }
+}
+
 fn protocol(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("protocol error: {msg}"))
 }
@@ -232,7 +246,7 @@ impl ConnRx for MsgrRx {
     async fn recv(&mut self) -> io::Result<Received> {
         if self.raw {
             loop {
-                let n = self.r.read(&mut self.scratch).await?;
+                let n = self.r.read(&mut self.scratch).await.map_err(lost)?;
                 if n == 0 {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
@@ -278,7 +292,7 @@ impl ConnRx for MsgrRx {
             if ops > 0 {
                 return Ok(Received { ops, bytes });
             }
-            if self.fb.fill(&mut self.r).await? == 0 {
+            if self.fb.fill(&mut self.r).await.map_err(lost)? == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "the server closed the connection",

@@ -352,6 +352,21 @@ impl EmbeddedServer {
         }
     }
 
+    /// Why the server is gone, waiting up to `limit` for it to finish
+    /// exiting (a killed server resets its connections before it is reaped).
+    fn exited_within(&mut self, limit: Duration) -> Option<String> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(why) = self.exited() {
+                return Some(why);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     fn stop_now(&mut self) -> String {
         let _ = sys::signal_process(self.pid, true);
         self.child
@@ -536,8 +551,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (server_report, server_rss) = match server.take() {
         Some(mut s) => {
             if let EndState::Failed(r) = &end
-                && let Some(why) = s.exited()
                 && !r.contains("embedded server")
+                && let Some(why) = s.exited_within(Duration::from_secs(1))
             {
                 end = EndState::Failed(format!("{r}; the embedded server (pid {}) {why}", s.pid));
             }

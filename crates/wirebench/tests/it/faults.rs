@@ -136,7 +136,7 @@ fn an_external_server_killed_mid_run_fails_the_run_with_a_partial_result() {
     let r = store::load(&only_run_dir(&dir)).unwrap();
     assert_eq!(r.status.state, RunState::Failed);
     assert!(
-        r.status.reason.as_deref().unwrap().contains("closed"),
+        r.status.reason.as_deref().unwrap().contains("the server"),
         "{:?}",
         r.status.reason
     );
