@@ -567,7 +567,10 @@ fn worker_main<T: Transport>(
             }
         };
         let count_mode = cfg.count.is_some();
+        // Biased: when the run ended and a connection failed at once (the
+        // peer saw the end first), the end wins.
         let why = tokio::select! {
+            biased;
             _ = ticker => Stop::Duration,
             _ = all_done.notified(), if count_mode => Stop::Count,
             _ = errors.notify.notified() => Stop::Error(errors.first.borrow().clone().unwrap_or_default()),
@@ -654,6 +657,15 @@ struct InFlight {
     wake_tx: Notify,
 }
 
+/// An error after the run's end is no error: peers may close first.
+fn after_end<T: Default>(ctx: &ConnCtx, e: std::io::Error) -> std::io::Result<T> {
+    if ctx.rec.borrow().finished {
+        Ok(T::default())
+    } else {
+        Err(e)
+    }
+}
+
 async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io::Result<()> {
     let (mut tx, mut rx) = conn.split();
     match pattern {
@@ -674,7 +686,10 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                         }
                         let t = Instant::now();
                         if rec.borrow().finished {
-                            return;
+                            // Keep the sending half open until the worker
+                            // ends: closing it would make the server close
+                            // the connection under the receiver's feet.
+                            return std::future::pending().await;
                         }
                         shared.runs.borrow_mut().push_back((t, n));
                         match tx.send(n).await {
@@ -683,6 +698,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                                 w.advance(t);
                                 w.rec.sent(n as u64, bytes as u64);
                             }
+                            Err(_) if rec.borrow().finished => return std::future::pending().await,
                             Err(e) => return errors.set(format!("send: {e}")),
                         }
                     }
@@ -691,7 +707,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
             let _abort_sender = AbortOnDrop(sender);
             let mut done = 0u64;
             loop {
-                let r = rx.recv().await?;
+                let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
                 let now = Instant::now();
                 let mut w = ctx.rec.borrow_mut();
                 w.advance(now);
@@ -742,12 +758,13 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
         Pattern::SendOnly => {
             // Anything the peer sends, or its closing, ends this connection.
             let watcher = {
-                let errors = ctx.errors.clone();
+                let (errors, rec_w) = (ctx.errors.clone(), ctx.rec.clone());
                 tokio::task::spawn_local(async move {
                     match rx.recv().await {
                         Ok(_) => errors.set(
                             "protocol error: the server sent data on a one-way connection".into(),
                         ),
+                        Err(_) if rec_w.borrow().finished => {}
                         Err(e) => errors.set(format!("receive: {e}")),
                     }
                 })
@@ -764,7 +781,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                 if n == 0 {
                     return Ok(());
                 }
-                let bytes = tx.send(n).await?;
+                let bytes = tx.send(n).await.or_else(|e| after_end(&ctx, e))?;
                 let t1 = Instant::now();
                 let mut w = ctx.rec.borrow_mut();
                 w.advance(t0);
@@ -786,7 +803,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
             let _keep = tx;
             let mut done = 0u64;
             loop {
-                let r = rx.recv().await?;
+                let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
                 let now = Instant::now();
                 let mut w = ctx.rec.borrow_mut();
                 w.advance(now);
