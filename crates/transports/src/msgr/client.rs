@@ -3,7 +3,8 @@
 //! fixed-size requests and counts raw fixed-size responses.
 
 use super::frame::{
-    self, FLAG_VERIFY, HEADER_LEN, Header, Hello, Kind, Status, VERSION, WELCOME_LEN, Welcome,
+    self, FLAG_VERIFY, HEADER_LEN, Header, Hello, Kind, Status, VERSION, WELCOME_LEN, WRITE_CHUNK,
+    Welcome,
 };
 use super::stream::{FrameBuf, ReadHalf, Stream, WriteHalf};
 use std::io;
@@ -186,28 +187,34 @@ impl ConnTx for MsgrTx {
         } else {
             HEADER_LEN + self.size
         };
-        let total = n * frame;
-        if self.buf.len() < total {
-            self.buf.resize(total, 0);
-        }
-        if !self.raw {
-            for i in 0..n {
-                let f = &mut self.buf[i * frame..(i + 1) * frame];
-                Header {
-                    kind: self.kind,
-                    flags: 0,
-                    len: self.size as u32,
-                    seq: self.seq,
-                }
-                .encode_into(f);
-                if self.verify {
-                    frame::fill_pattern(self.seq, &mut f[HEADER_LEN..]);
-                }
-                self.seq += 1;
+        // At most WRITE_CHUNK bytes (or one frame) are built at a time.
+        let per_write = (WRITE_CHUNK / frame).max(1);
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(per_write);
+            let total = k * frame;
+            if self.buf.len() < total {
+                self.buf.resize(total, 0);
             }
+            if !self.raw {
+                for f in self.buf[..total].chunks_mut(frame) {
+                    Header {
+                        kind: self.kind,
+                        flags: 0,
+                        len: self.size as u32,
+                        seq: self.seq,
+                    }
+                    .encode_into(f);
+                    if self.verify {
+                        frame::fill_pattern(self.seq, &mut f[HEADER_LEN..]);
+                    }
+                    self.seq += 1;
+                }
+            }
+            self.w.write_all(&self.buf[..total]).await.map_err(lost)?;
+            left -= k;
         }
-        self.w.write_all(&self.buf[..total]).await.map_err(lost)?;
-        Ok(total)
+        Ok(n * frame)
     }
 }
 

@@ -21,6 +21,10 @@ pub const FRAME_MAGIC: u16 = 0xB7E5;
 /// Default largest payload a server accepts.
 pub const DEFAULT_MAX_FRAME: u64 = 16 << 20;
 
+/// Writers build at most this much before writing it (or one frame, if
+/// larger), so memory stays bounded whatever depth x size is asked for.
+pub const WRITE_CHUNK: usize = 256 << 10;
+
 /// Handshake flag: payloads carry a pattern derived from the sequence number.
 pub const FLAG_VERIFY: u8 = 1;
 

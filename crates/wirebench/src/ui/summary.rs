@@ -134,13 +134,16 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         cores.join(","),
         s.client_core_max_busy_pct
     )?;
-    if let Some(rss) = s.server_peak_rss_bytes {
-        writeln!(
-            out,
-            "  server peak RSS:   {:.1} MiB",
-            rss as f64 / (1 << 20) as f64
-        )?;
-    }
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    let server_rss = s
+        .server_peak_rss_bytes
+        .map(|b| format!(", server {:.1} MiB", mib(b)))
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "  peak RSS:          client {:.1} MiB{server_rss}",
+        mib(s.client_peak_rss_bytes)
+    )?;
     if let Some(st) = r.server.as_ref().and_then(|s| s.stats.as_ref()) {
         writeln!(
             out,

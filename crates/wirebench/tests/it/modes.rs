@@ -106,3 +106,33 @@ fn poll_mode_runs_on_both_sides_and_is_recorded() {
     assert!(r.warnings.iter().any(|w| w.contains("busy-polling")));
     assert!(r.summary.ops > 0);
 }
+
+#[test]
+fn issue_3_memory_stays_bounded_whatever_depth_x_size() {
+    // 64 requests of 1 byte outstanding, each answered by 4 MiB: building all
+    // answers at once would take 256 MiB on each side.
+    let dir = TempDir::new("bounded");
+    let args = [
+        "--size",
+        "1",
+        "--response-size",
+        "4MiB",
+        "--depth",
+        "64",
+        "--count",
+        "300",
+        "--warmup",
+        "0s",
+    ];
+    let (st, r, err) = run_json(&dir, &args);
+    assert!(st.success(), "{err}");
+    assert_eq!(r.summary.ops, 300);
+    let mib = |b: u64| b / (1 << 20);
+    assert!(
+        mib(r.summary.client_peak_rss_bytes) < 96,
+        "client: {} MiB",
+        mib(r.summary.client_peak_rss_bytes)
+    );
+    let server = r.summary.server_peak_rss_bytes.expect("server RSS");
+    assert!(mib(server) < 96, "server: {} MiB", mib(server));
+}

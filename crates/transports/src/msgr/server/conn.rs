@@ -4,7 +4,8 @@
 
 use super::{ConnConfig, ConnStats, StatsRegistry, bump, log};
 use crate::msgr::frame::{
-    self, FLAG_VERIFY, HEADER_LEN, HELLO_LEN, Header, Hello, Kind, Status, VERSION, Welcome,
+    self, FLAG_VERIFY, HEADER_LEN, HELLO_LEN, Header, Hello, Kind, Status, VERSION, WRITE_CHUNK,
+    Welcome,
 };
 use crate::msgr::stream::{FrameBuf, ReadHalf, Stream, WriteHalf};
 use std::io;
@@ -183,6 +184,11 @@ async fn echo(
                 frame::fill_pattern(h.seq, dst);
             }
             k += 1;
+            if out.len() >= WRITE_CHUNK {
+                w.write_all(&out).await?;
+                bump(&stats.bytes_out, out.len() as u64);
+                out.clear();
+            }
         }
         if k > 0 {
             // Everything parsed from one read is answered before the next
@@ -287,11 +293,16 @@ async fn serve_raw(
             if k as u64 > stats.max_outstanding.load(Ordering::Relaxed) {
                 stats.max_outstanding.store(k as u64, Ordering::Relaxed);
             }
-            out.resize(k * resp, 0);
             bump(&stats.frames_in, k as u64);
-            w.write_all(&out).await?;
+            let mut left = k * resp;
+            out.resize(left.min(WRITE_CHUNK.max(resp)), 0);
+            while left > 0 {
+                let n = left.min(out.len());
+                w.write_all(&out[..n]).await?;
+                left -= n;
+            }
             bump(&stats.frames_out, k as u64);
-            bump(&stats.bytes_out, out.len() as u64);
+            bump(&stats.bytes_out, (k * resp) as u64);
         }
     }
 }
