@@ -533,7 +533,8 @@ fn worker_main<T: Transport>(
         for (j, conn) in conns.into_iter().enumerate() {
             let global = (id * cfg.conns_per_client + j) as u64;
             let quota = cfg.count.map(|c| c / nconns_total + u64::from(global < c % nconns_total));
-            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, measure_start: sched.measure_start };
+            let quota = Quota { limit: quota, done: 0, measure_start: sched.measure_start };
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
             let pattern = transport.pattern();
             tokio::task::spawn_local(async move {
@@ -645,9 +646,51 @@ struct ConnCtx {
     rec: Rc<RefCell<WorkerRec>>,
     errors: Rc<ErrorSlot>,
     depth: usize,
-    /// This connection's share of `--count`, if any.
-    quota: Option<u64>,
+    quota: Quota,
+}
+
+/// The worker's recorder, its intervals advanced to `now`; None once the
+/// run is over (nothing more is recorded).
+fn recorder_at(rec: &RefCell<WorkerRec>, now: Instant) -> Option<std::cell::RefMut<'_, WorkerRec>> {
+    let mut w = rec.borrow_mut();
+    w.advance(now);
+    (!w.finished).then_some(w)
+}
+
+/// A connection's share of `--count`: operations of the measured phase only.
+struct Quota {
+    limit: Option<u64>,
+    done: u64,
     measure_start: Instant,
+}
+
+impl Quota {
+    /// How many of `ops` operations completed at `now` count (those beyond
+    /// the share, in flight when it was reached, do not); marks them done.
+    fn take(&mut self, ops: usize, now: Instant) -> usize {
+        match self.limit {
+            Some(limit) if now >= self.measure_start => {
+                let n = (ops as u64).min(limit - self.done);
+                self.done += n;
+                n as usize
+            }
+            _ => ops,
+        }
+    }
+
+    /// How many operations may still start at `now`, at most `want`.
+    fn allow(&self, want: usize, now: Instant) -> usize {
+        match self.limit {
+            Some(limit) if now >= self.measure_start => {
+                (want as u64).min(limit - self.done) as usize
+            }
+            _ => want,
+        }
+    }
+
+    fn reached(&self) -> bool {
+        self.limit.is_some_and(|l| self.done >= l)
+    }
 }
 
 /// Requests in flight on one connection: runs of (send time, count).
@@ -666,7 +709,7 @@ fn after_end<T: Default>(ctx: &ConnCtx, e: std::io::Error) -> std::io::Result<T>
     }
 }
 
-async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io::Result<()> {
+async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std::io::Result<()> {
     let (mut tx, mut rx) = conn.split();
     match pattern {
         Pattern::RequestResponse => {
@@ -705,23 +748,15 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                 })
             };
             let _abort_sender = AbortOnDrop(sender);
-            let mut done = 0u64;
             loop {
                 let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
                 let now = Instant::now();
-                let mut w = ctx.rec.borrow_mut();
-                w.advance(now);
-                if w.finished {
+                let Some(mut w) = recorder_at(&ctx.rec, now) else {
                     return Ok(());
-                }
+                };
                 let rec = &mut w.rec;
                 rec.received(r.ops as u64, r.bytes as u64);
-                let measuring = now >= ctx.measure_start;
-                // Responses beyond the quota (in flight when it was reached) are not counted.
-                let counted = match ctx.quota {
-                    Some(q) if measuring => (r.ops as u64).min(q - done) as usize,
-                    _ => r.ops,
-                };
+                let counted = ctx.quota.take(r.ops, now);
                 let mut runs = shared.runs.borrow_mut();
                 let mut left = r.ops;
                 let mut to_count = counted;
@@ -745,11 +780,8 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                     }
                 }
                 rec.completed(counted as u64);
-                if measuring && let Some(q) = ctx.quota {
-                    done += counted as u64;
-                    if done >= q {
-                        return Ok(());
-                    }
+                if ctx.quota.reached() {
+                    return Ok(());
                 }
                 shared.credits.set(shared.credits.get() + r.ops);
                 shared.wake_tx.notify_one();
@@ -770,59 +802,37 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, ctx: ConnCtx) -> std::io
                 })
             };
             let _abort_watcher = AbortOnDrop(watcher);
-            let mut done = 0u64;
             loop {
                 let t0 = Instant::now();
-                let measuring = t0 >= ctx.measure_start;
-                let n = match ctx.quota {
-                    Some(q) if measuring => (ctx.depth as u64).min(q - done) as usize,
-                    _ => ctx.depth,
-                };
+                let n = ctx.quota.allow(ctx.depth, t0);
                 if n == 0 {
                     return Ok(());
                 }
                 let bytes = tx.send(n).await.or_else(|e| after_end(&ctx, e))?;
                 let t1 = Instant::now();
-                let mut w = ctx.rec.borrow_mut();
-                w.advance(t0);
-                if w.finished {
+                let Some(mut w) = recorder_at(&ctx.rec, t0) else {
                     return Ok(());
-                }
+                };
                 let rec = &mut w.rec;
                 rec.sent(n as u64, bytes as u64);
-                rec.completed(n as u64);
+                rec.completed(ctx.quota.take(n, t0) as u64);
                 rec.latency(t1.saturating_duration_since(t0).as_nanos() as u64, n as u64);
-                if measuring {
-                    done += n as u64;
-                }
             }
         }
         Pattern::ReceiveOnly => {
             // Keep the sending half open: dropping it would half-close the
             // connection, which a stream server may take as goodbye.
             let _keep = tx;
-            let mut done = 0u64;
             loop {
                 let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
                 let now = Instant::now();
-                let mut w = ctx.rec.borrow_mut();
-                w.advance(now);
-                if w.finished {
+                let Some(mut w) = recorder_at(&ctx.rec, now) else {
                     return Ok(());
-                }
-                let rec = &mut w.rec;
-                rec.received(r.ops as u64, r.bytes as u64);
-                let measuring = now >= ctx.measure_start;
-                let counted = match ctx.quota {
-                    Some(q) if measuring => (r.ops as u64).min(q - done),
-                    _ => r.ops as u64,
                 };
-                rec.completed(counted);
-                if measuring && let Some(q) = ctx.quota {
-                    done += counted;
-                    if done >= q {
-                        return Ok(());
-                    }
+                w.rec.received(r.ops as u64, r.bytes as u64);
+                w.rec.completed(ctx.quota.take(r.ops, now) as u64);
+                if ctx.quota.reached() {
+                    return Ok(());
                 }
             }
         }
