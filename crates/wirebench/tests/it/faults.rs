@@ -144,9 +144,9 @@ fn an_external_server_killed_mid_run_fails_the_run_with_a_partial_result() {
     assert!(r.summary.ops > 0);
 }
 
-#[test]
-fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
-    let dir = TempDir::new("killemb");
+/// Starts a 60 s run against the embedded server and waits until it
+/// measures; returns the run and the server's PID (from the headline).
+fn long_embedded_run(dir: &TempDir) -> (Proc, u32) {
     let mut run = Proc::spawn(&[
         "run",
         "--results",
@@ -157,16 +157,21 @@ fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
         "0s",
     ]);
     let head = run.stderr_until(Duration::from_secs(30), |l| l.contains("(pid "));
-    let pid: u32 = head
+    let pid = head
         .split("(pid ")
         .nth(1)
-        .unwrap()
-        .split(')')
-        .next()
+        .and_then(|s| s.split(')').next())
         .unwrap()
         .parse()
         .unwrap();
     run.stderr_until(Duration::from_secs(30), |l| l.contains("measure"));
+    (run, pid)
+}
+
+#[test]
+fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
+    let dir = TempDir::new("killemb");
+    let (mut run, pid) = long_embedded_run(&dir);
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL).unwrap();
     let st = run.wait(Duration::from_secs(30));
     assert_eq!(st.code(), Some(1), "{}", run.stderr_all());
@@ -184,26 +189,7 @@ fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
 fn ctrl_c_saves_the_partial_result_and_leaves_no_process() {
     for signal in [Signal::SIGINT, Signal::SIGTERM] {
         let dir = TempDir::new("ctrlc");
-        let mut run = Proc::spawn(&[
-            "run",
-            "--results",
-            dir.str(),
-            "--duration",
-            "60s",
-            "--warmup",
-            "0s",
-        ]);
-        let head = run.stderr_until(Duration::from_secs(30), |l| l.contains("(pid "));
-        let server_pid: u32 = head
-            .split("(pid ")
-            .nth(1)
-            .unwrap()
-            .split(')')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
-        run.stderr_until(Duration::from_secs(30), |l| l.contains("measure"));
+        let (mut run, server_pid) = long_embedded_run(&dir);
         run.signal(signal);
         let st = run.wait(Duration::from_secs(30));
         assert_eq!(st.code(), Some(130), "{signal}: {}", run.stderr_all());
