@@ -120,19 +120,16 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         "  CPU:               client {:.2} s ({:.2} us/op){server_cpu}",
         s.client_cpu_s, s.client_cpu_us_per_op
     )?;
-    let cores: Vec<String> = r.intervals.last().map_or(vec![], |_| {
-        r.placement
-            .client_cpus
-            .cpus()
-            .iter()
-            .map(|c| c.to_string())
-            .collect()
-    });
+    let server_cpus = r
+        .placement
+        .server_cpus
+        .as_ref()
+        .map(|c| format!(", server {c}"))
+        .unwrap_or_default();
     writeln!(
         out,
-        "  client CPUs:       {} (busiest {:.0}%)",
-        cores.join(","),
-        s.client_core_max_busy_pct
+        "  CPUs:              client {} (busiest {:.0}% busy){server_cpus}",
+        r.placement.client_cpus, s.client_core_max_busy_pct
     )?;
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
     let server_rss = s
