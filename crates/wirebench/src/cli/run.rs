@@ -653,7 +653,7 @@ fn build_result(
             .client_cores
             .iter()
             .filter(|c| c.busy_pct > 90.0)
-            .map(|c| format!("CPU {} {:.0}%", c.cpu, c.busy_pct))
+            .map(|c| format!("CPU {} {:.1}%", c.cpu, c.busy_pct))
             .collect();
         warnings.push(format!(
             "client cores over 90% busy ({}): the result may be client-bound",

@@ -128,7 +128,7 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         .unwrap_or_default();
     writeln!(
         out,
-        "  CPUs:              client {} (busiest {:.0}% busy){server_cpus}",
+        "  CPUs:              client {} (busiest {:.1}% busy){server_cpus}",
         r.placement.client_cpus, s.client_core_max_busy_pct
     )?;
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
