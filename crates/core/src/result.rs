@@ -8,7 +8,7 @@ use crate::spec::RunSpec;
 use crate::topo::CpuList;
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,7 +64,10 @@ pub struct Interval {
     pub bytes_in: u64,
     pub errors: u64,
     pub ops_per_s: f64,
+    pub sent: u64,
     pub latency: LatencySummary,
+    /// From the actual send (equals `latency` in closed loop).
+    pub service_latency: LatencySummary,
     /// This interval's latency histogram (see `hist::encode`).
     pub latency_hist: String,
     pub client_cores: Vec<CoreBusy>,
@@ -113,7 +116,14 @@ pub struct Summary {
     pub bytes_in: u64,
     pub mb_per_s_out: f64,
     pub mb_per_s_in: f64,
+    /// Open loop: the rate asked for, and the rate requests were sent at.
+    pub requested_rate_per_s: Option<f64>,
+    pub sent_per_s: f64,
+    /// Latency: open loop from the intended send time (no coordinated
+    /// omission), closed loop from the send.
     pub latency: LatencySummary,
+    /// Service time: from the actual send to the response.
+    pub service_latency: LatencySummary,
     pub client_cpu_s: f64,
     pub server_cpu_s: Option<f64>,
     pub client_cpu_us_per_op: f64,
@@ -142,6 +152,8 @@ pub struct RunResult {
     pub intervals: Vec<Interval>,
     /// Latency histogram of the measured phase (see `hist::encode`).
     pub latency_hist: String,
+    /// Service-time histogram of the measured phase.
+    pub service_hist: String,
     pub server: Option<ServerReport>,
     pub warnings: Vec<String>,
 }
@@ -174,6 +186,8 @@ pub(crate) mod tests {
                 clients: 1,
                 conns_per_client: 1,
                 depth: 1,
+                rate_per_s: None,
+                arrival: Arrival::Uniform,
                 stop: StopSpec::DurationNs(5_000_000_000),
                 warmup_ns: 1_000_000_000,
                 poll: false,
@@ -198,6 +212,7 @@ pub(crate) mod tests {
             },
             intervals: vec![],
             latency_hist: hist::encode(&h),
+            service_hist: hist::encode(&h),
             server: None,
             warnings: vec![],
         }
@@ -209,7 +224,7 @@ pub(crate) mod tests {
         let text = serde_json::to_string_pretty(&r).unwrap();
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
-        assert!(text.contains("\"schema_version\": 1"));
+        assert!(text.contains("\"schema_version\": 2"));
         assert_eq!(hist::decode(&back.latency_hist).unwrap().len(), 1);
     }
 }

@@ -64,6 +64,15 @@ macro_rules! text_enum {
 text_enum!(Arch, "reactor" => Arch::Reactor, "pool" => Arch::Pool);
 text_enum!(Mode, "echo" => Mode::Echo, "oneway" => Mode::Oneway, "stream" => Mode::Stream, "rr" => Mode::Rr);
 text_enum!(TransportKind, "msgr" => TransportKind::Msgr);
+text_enum!(Arrival, "uniform" => Arrival::Uniform, "poisson" => Arrival::Poisson);
+
+/// How open-loop requests are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    Uniform,
+    Poisson,
+}
 
 /// A messenger endpoint: `tcp://HOST:PORT` or `unix:PATH`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,7 +159,7 @@ pub enum StopSpec {
 }
 
 /// A checked spec of one run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
     pub transport: TransportKind,
     pub target: TargetSpec,
@@ -161,8 +170,12 @@ pub struct RunSpec {
     pub response_size_bytes: u64,
     pub clients: usize,
     pub conns_per_client: usize,
-    /// Requests outstanding per connection (closed loop).
+    /// Requests outstanding per connection (closed loop); the most
+    /// outstanding per connection (open loop).
     pub depth: usize,
+    /// Open loop: total requests per second on a fixed timetable. None: closed loop.
+    pub rate_per_s: Option<f64>,
+    pub arrival: Arrival,
     pub stop: StopSpec,
     pub warmup_ns: u64,
     /// Client busy-polls instead of sleeping in the kernel.

@@ -12,6 +12,29 @@ pub enum UnitError {
     Size(String),
     #[error("'{0}' is not a duration: write a number with a unit (250us, 10ms, 5s, 2m)")]
     Duration(String),
+    #[error("'{0}' is not a rate: write requests per second, such as 500, 50k/s or 1.5M/s")]
+    Rate(String),
+}
+
+/// Parses a rate in operations per second: `500`, `500/s`, `50k/s`, `1.5M`.
+pub fn parse_rate(text: &str) -> Result<f64, UnitError> {
+    let err = || UnitError::Rate(text.to_string());
+    let t = text.trim();
+    let t = t.strip_suffix("/s").unwrap_or(t);
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        _ => (t, 1.0),
+    };
+    if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(err());
+    }
+    let v: f64 = num.parse().map_err(|_| err())?;
+    let v = v * mult;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(err());
+    }
+    Ok(v)
 }
 
 /// Parses a byte size: a plain number of bytes or a number followed by
@@ -114,6 +137,16 @@ mod tests {
         assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
         assert!(parse_duration("10").is_err());
         assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("500"), Ok(500.0));
+        assert_eq!(parse_rate("50k/s"), Ok(50_000.0));
+        assert_eq!(parse_rate("1.5M/s"), Ok(1_500_000.0));
+        for bad in ["", "/s", "fast", "-5", "0", "1e3", "5 k"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub struct LoadConfig {
     pub duration: Duration,
     /// Operations to complete in the measured phase, over all connections.
     pub count: Option<u64>,
+    /// Open loop: total requests per second over all connections, sent on a
+    /// timetable whatever the responses do. None: closed loop.
+    pub rate: Option<f64>,
+    pub arrival: Arrival,
+    /// Seeds the Poisson timetables (one stream per connection).
+    pub seed: u64,
     /// Busy-poll: the worker runtimes never sleep in the kernel.
     pub poll: bool,
     /// Worker `i` is pinned to `client_cpus[i % len]`; empty: not pinned.
@@ -52,6 +58,9 @@ impl Default for LoadConfig {
             warmup: Duration::ZERO,
             duration: Duration::from_secs(1),
             count: None,
+            rate: None,
+            arrival: Arrival::Uniform,
+            seed: 1,
             poll: false,
             client_cpus: Vec::new(),
             sampler: Sampler::default(),
@@ -60,6 +69,8 @@ impl Default for LoadConfig {
         }
     }
 }
+
+pub use wirebench_core::spec::Arrival;
 
 /// Why the caller wants the run stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +198,7 @@ enum Msg {
         worker: usize,
         index: usize,
         end: Instant,
-        data: IntervalData,
+        data: Box<IntervalData>,
     },
     Done {
         worker: usize,
@@ -476,6 +487,8 @@ fn worker_main<T: Transport>(
     let done = |error: Option<String>| {
         let _ = msgs.send(Msg::Done { worker: id, error });
     };
+    // Open-loop timetables need timers that fire when due.
+    let _ = crate::os::tighten_timer_slack();
     if !cfg.client_cpus.is_empty() {
         let cpu = cfg.client_cpus[id % cfg.client_cpus.len()];
         if let Err(e) = crate::os::pin_current_thread(&[cpu]) {
@@ -534,7 +547,18 @@ fn worker_main<T: Transport>(
             let global = (id * cfg.conns_per_client + j) as u64;
             let quota = cfg.count.map(|c| c / nconns_total + u64::from(global < c % nconns_total));
             let quota = Quota { limit: quota, done: 0, measure_start: sched.measure_start };
-            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota };
+            let pacer = match cfg.rate {
+                Some(rate) => {
+                    let offset = global as f64 / nconns_total as f64;
+                    let seed = cfg.seed ^ global.wrapping_mul(0xA076_1D64_78BD_642F);
+                    match Pacer::new(sched.load_start, rate / nconns_total as f64, cfg.arrival, seed, offset) {
+                        Ok(p) => Some(p),
+                        Err(e) => return Err(format!("client {id}: cannot make a timer: {e}")),
+                    }
+                }
+                None => None,
+            };
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
             let pattern = transport.pattern();
             tokio::task::spawn_local(async move {
@@ -619,7 +643,7 @@ impl WorkerRec {
                 worker: self.worker,
                 index: self.index,
                 end,
-                data,
+                data: Box::new(data),
             });
             self.finished = self.sched.is_last(self.index);
             self.index += 1;
@@ -635,7 +659,7 @@ impl WorkerRec {
                 worker: self.worker,
                 index: self.index,
                 end: now,
-                data,
+                data: Box::new(data),
             });
             self.finished = true;
         }
@@ -645,8 +669,69 @@ impl WorkerRec {
 struct ConnCtx {
     rec: Rc<RefCell<WorkerRec>>,
     errors: Rc<ErrorSlot>,
+    /// Closed loop: requests outstanding. Open loop: the most outstanding
+    /// (later requests wait, their latency still runs from their intended time).
     depth: usize,
     quota: Quota,
+    /// Open loop only.
+    pacer: Option<Pacer>,
+}
+
+/// The timetable of one open-loop connection.
+struct Pacer {
+    next: Instant,
+    gap_ns: f64,
+    poisson: bool,
+    rng: u64,
+    timer: crate::os::PreciseTimer,
+}
+
+impl Pacer {
+    fn new(
+        start: Instant,
+        rate_per_conn: f64,
+        arrival: Arrival,
+        seed: u64,
+        offset: f64,
+    ) -> std::io::Result<Pacer> {
+        let gap_ns = 1e9 / rate_per_conn;
+        let mut p = Pacer {
+            next: start,
+            gap_ns,
+            poisson: arrival == Arrival::Poisson,
+            rng: seed,
+            timer: crate::os::PreciseTimer::new()?,
+        };
+        // Spread the connections' timetables over one gap, so that uniform
+        // timetables do not all fire at the same instant.
+        let first = p.gap();
+        p.next += Duration::from_nanos((offset * first) as u64);
+        Ok(p)
+    }
+
+    /// The next gap, in nanoseconds.
+    fn gap(&mut self) -> f64 {
+        if !self.poisson {
+            return self.gap_ns;
+        }
+        // splitmix64, then an exponential draw by inversion.
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let u = ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        -u.ln() * self.gap_ns
+    }
+
+    /// Takes the intended send times due by `now`, at most `max`.
+    fn take_due(&mut self, now: Instant, max: usize, out: &mut Vec<Instant>) {
+        while out.len() < max && self.next <= now {
+            out.push(self.next);
+            let g = self.gap();
+            self.next += Duration::from_nanos(g as u64);
+        }
+    }
 }
 
 /// The worker's recorder, its intervals advanced to `now`; None once the
@@ -693,9 +778,17 @@ impl Quota {
     }
 }
 
-/// Requests in flight on one connection: runs of (send time, count).
+/// Requests sent together: when they were meant to leave (open loop: the
+/// timetable; closed loop: when sent), when they left, how many.
+struct Run {
+    intended: Instant,
+    sent: Instant,
+    n: usize,
+}
+
+/// Requests in flight on one connection, in order.
 struct InFlight {
-    runs: RefCell<VecDeque<(Instant, usize)>>,
+    runs: RefCell<VecDeque<Run>>,
     credits: Cell<usize>,
     wake_tx: Notify,
 }
@@ -720,10 +813,17 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
             });
             let sender = {
                 let (shared, rec, errors) = (shared.clone(), ctx.rec.clone(), ctx.errors.clone());
+                let mut pacer = ctx.pacer.take();
                 tokio::task::spawn_local(async move {
+                    let mut due = Vec::new();
                     loop {
-                        let n = shared.credits.replace(0);
-                        if n == 0 {
+                        if let Some(p) = pacer.as_mut()
+                            && let Err(e) = p.timer.sleep_until(p.next).await
+                        {
+                            return errors.set(format!("timer: {e}"));
+                        }
+                        let credits = shared.credits.get();
+                        if credits == 0 {
                             shared.wake_tx.notified().await;
                             continue;
                         }
@@ -734,7 +834,31 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                             // the connection under the receiver's feet.
                             return std::future::pending().await;
                         }
-                        shared.runs.borrow_mut().push_back((t, n));
+                        let n = match pacer.as_mut() {
+                            None => {
+                                shared.runs.borrow_mut().push_back(Run {
+                                    intended: t,
+                                    sent: t,
+                                    n: credits,
+                                });
+                                credits
+                            }
+                            Some(p) => {
+                                due.clear();
+                                p.take_due(t, credits, &mut due);
+                                let mut runs = shared.runs.borrow_mut();
+                                runs.extend(due.iter().map(|&intended| Run {
+                                    intended,
+                                    sent: t,
+                                    n: 1,
+                                }));
+                                due.len()
+                            }
+                        };
+                        if n == 0 {
+                            continue;
+                        }
+                        shared.credits.set(credits - n);
                         match tx.send(n).await {
                             Ok(bytes) => {
                                 let mut w = rec.borrow_mut();
@@ -766,16 +890,17 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                             "protocol error: more responses than requests sent",
                         ));
                     };
-                    let k = front.1.min(left);
+                    let k = front.n.min(left);
                     let kc = k.min(to_count);
-                    rec.latency(
-                        now.saturating_duration_since(front.0).as_nanos() as u64,
+                    rec.timing(
+                        now.saturating_duration_since(front.intended).as_nanos() as u64,
+                        now.saturating_duration_since(front.sent).as_nanos() as u64,
                         kc as u64,
                     );
                     to_count -= kc;
                     left -= k;
-                    front.1 -= k;
-                    if front.1 == 0 {
+                    front.n -= k;
+                    if front.n == 0 {
                         runs.pop_front();
                     }
                 }
@@ -802,11 +927,24 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 })
             };
             let _abort_watcher = AbortOnDrop(watcher);
+            let mut due = Vec::new();
             loop {
+                if let Some(p) = ctx.pacer.as_mut() {
+                    p.timer.sleep_until(p.next).await?;
+                }
                 let t0 = Instant::now();
-                let n = ctx.quota.allow(ctx.depth, t0);
-                if n == 0 {
+                let want = ctx.quota.allow(ctx.depth, t0);
+                due.clear();
+                match ctx.pacer.as_mut() {
+                    Some(p) => p.take_due(t0, want, &mut due),
+                    None => due.resize(want, t0),
+                }
+                let n = due.len();
+                if want == 0 {
                     return Ok(());
+                }
+                if n == 0 {
+                    continue;
                 }
                 let bytes = tx.send(n).await.or_else(|e| after_end(&ctx, e))?;
                 let t1 = Instant::now();
@@ -816,7 +954,15 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 let rec = &mut w.rec;
                 rec.sent(n as u64, bytes as u64);
                 rec.completed(ctx.quota.take(n, t0) as u64);
-                rec.latency(t1.saturating_duration_since(t0).as_nanos() as u64, n as u64);
+                // One-way: the operation is done when handed to the kernel.
+                let service = t1.saturating_duration_since(t0).as_nanos() as u64;
+                for &intended in &due {
+                    rec.timing(
+                        t1.saturating_duration_since(intended).as_nanos() as u64,
+                        service,
+                        1,
+                    );
+                }
             }
         }
         Pattern::ReceiveOnly => {
@@ -990,6 +1136,45 @@ mod tests {
         match out.end {
             EndState::Failed(r) => assert!(r.contains("mock failure"), "{r}"),
             e => panic!("expected failure, got {e:?}"),
+        }
+    }
+
+    #[test]
+    fn open_loop_keeps_its_timetable_and_times_from_the_intended_send() {
+        for arrival in [Arrival::Uniform, Arrival::Poisson] {
+            let t = Arc::new(MockTransport::new(
+                Pattern::RequestResponse,
+                Duration::from_millis(2),
+            ));
+            let cfg = LoadConfig {
+                conns_per_client: 2,
+                depth: 64,
+                rate: Some(2000.0),
+                arrival,
+                duration: Duration::from_millis(500),
+                interval: Duration::from_millis(100),
+                ..LoadConfig::default()
+            };
+            let out = run_load(t, &cfg, &mut NoObserver);
+            assert_eq!(out.end, EndState::Complete);
+            // 2000/s for 0.5 s: about 1000 sent, whatever the 2 ms service time
+            // (a closed loop with depth 1 would send about 500).
+            let sent = out.measured.sent as f64;
+            let tolerance = if arrival == Arrival::Uniform {
+                0.05
+            } else {
+                0.2
+            };
+            assert!(
+                (sent - 1000.0).abs() < 1000.0 * tolerance,
+                "{arrival:?}: sent {sent}"
+            );
+            assert!(
+                out.measured.hist.min() >= 1_990_000,
+                "{arrival:?}: {}",
+                out.measured.hist.min()
+            );
+            assert!(out.measured.service.min() >= 1_990_000, "{arrival:?}");
         }
     }
 

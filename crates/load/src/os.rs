@@ -1,8 +1,10 @@
-//! The engine's contact with the OS: thread pinning and /proc readings.
+//! The engine's contact with the OS: thread pinning, /proc readings, and a
+//! precise timer (the one `unsafe` block: registering a timerfd with tokio).
 //! Contract: every function here is safe to call from any thread and never
 //! panics on a missing or odd /proc file; it returns None or an error.
 
 use std::io;
+use std::time::Instant;
 
 /// Pins the calling thread to the given CPUs (one or several).
 pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
@@ -99,5 +101,119 @@ mod tests {
         assert!(!t.is_empty() && t.iter().any(|c| c.total > 0));
         assert!(clock_ticks_per_s() > 0.0);
         assert!(process_cpu_ticks(u32::MAX).is_none());
+    }
+}
+
+/// Lets the calling thread's timers fire when due: the default timer slack
+/// (50 us) would make every precise sleep late by up to that much.
+pub fn tighten_timer_slack() -> io::Result<()> {
+    nix::sys::prctl::set_timerslack(1).map_err(io::Error::other)
+}
+
+/// How long before a deadline [`PreciseTimer`] stops sleeping and starts
+/// yielding (measured here: a timer wake-up of an idle vCPU is ~40 us late).
+pub const SPIN_MARGIN: std::time::Duration = std::time::Duration::from_micros(60);
+
+/// A timerfd as tokio's `AsyncFd` wants it (nix gives `AsFd` only).
+struct Tfd(nix::sys::timerfd::TimerFd);
+
+impl std::os::fd::AsRawFd for Tfd {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsFd;
+        self.0.as_fd().as_raw_fd()
+    }
+}
+
+/// A one-shot timer with nanosecond resolution for a tokio runtime: a
+/// timerfd (CLOCK_MONOTONIC, the clock of `Instant`) registered with the
+/// runtime. tokio's own timers tick in milliseconds, too coarse for an
+/// open-loop timetable or a 1 ms injected delay.
+pub struct PreciseTimer {
+    fd: tokio::io::unix::AsyncFd<Tfd>,
+    base: Instant,
+    base_ts: nix::sys::time::TimeSpec,
+}
+
+impl PreciseTimer {
+    /// Must be called inside a tokio runtime with I/O enabled.
+    pub fn new() -> io::Result<PreciseTimer> {
+        use nix::sys::timerfd::{ClockId, TimerFd, TimerFlags};
+        let fd = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )
+        .map_err(io::Error::other)?;
+        let base = Instant::now();
+        let base_ts = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+            .map_err(io::Error::other)?;
+        // SAFETY: `Tfd` owns the timerfd (an `OwnedFd`) for as long as the
+        // `AsyncFd` lives, and `as_raw_fd` always returns that same fd.
+        let fd = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(Tfd(fd), tokio::io::Interest::READABLE)
+        }
+        .map_err(|e| io::Error::other(e.to_string()))?;
+        Ok(PreciseTimer { fd, base, base_ts })
+    }
+
+    /// Sleeps until `t` (returns at once if `t` has passed). It sleeps in
+    /// the kernel until [`SPIN_MARGIN`] before `t`, then yields to the
+    /// runtime until `t`: waking an idle vCPU takes tens of microseconds,
+    /// which would otherwise make every deadline that much late.
+    pub async fn sleep_until(&mut self, t: Instant) -> io::Result<()> {
+        if t.saturating_duration_since(Instant::now()) > SPIN_MARGIN {
+            self.sleep_in_kernel_until(t - SPIN_MARGIN).await?;
+        }
+        while Instant::now() < t {
+            tokio::task::yield_now().await;
+        }
+        Ok(())
+    }
+
+    async fn sleep_in_kernel_until(&mut self, t: Instant) -> io::Result<()> {
+        use nix::sys::timerfd::{Expiration, TimerSetTimeFlags};
+        let at = self.base_ts
+            + nix::sys::time::TimeSpec::from_duration(t.saturating_duration_since(self.base));
+        self.fd
+            .get_ref()
+            .0
+            .set(
+                Expiration::OneShot(at),
+                TimerSetTimeFlags::TFD_TIMER_ABSTIME,
+            )
+            .map_err(io::Error::other)?;
+        loop {
+            let mut ready = self.fd.readable().await?;
+            match ready.try_io(|fd| fd.get_ref().0.wait().map_err(io::Error::from)) {
+                Ok(r) => return r,
+                Err(_would_block) => continue,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod timer_tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn precise_timer_fires_at_its_deadline_not_before() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let _ = tighten_timer_slack();
+            let mut t = PreciseTimer::new().unwrap();
+            for us in [300u64, 1000, 50] {
+                let due = Instant::now() + Duration::from_micros(us);
+                t.sleep_until(due).await.unwrap();
+                assert!(Instant::now() >= due, "woke before its deadline");
+            }
+            // A deadline in the past returns at once.
+            t.sleep_until(Instant::now() - Duration::from_millis(1))
+                .await
+                .unwrap();
+        });
     }
 }

@@ -14,7 +14,10 @@ pub struct IntervalData {
     pub bytes_out: u64,
     pub bytes_in: u64,
     pub errors: u64,
+    /// Latency: from the intended send time (open loop) or the send (closed loop).
     pub hist: LatencyHist,
+    /// Service time: from the actual send. Equals `hist` in closed loop.
+    pub service: LatencyHist,
 }
 
 impl IntervalData {
@@ -27,6 +30,7 @@ impl IntervalData {
             bytes_in: 0,
             errors: 0,
             hist: hist::new_hist(),
+            service: hist::new_hist(),
         }
     }
 
@@ -39,6 +43,9 @@ impl IntervalData {
         self.bytes_in += o.bytes_in;
         self.errors += o.errors;
         self.hist.add(&o.hist).expect("histograms share bounds");
+        self.service
+            .add(&o.service)
+            .expect("histograms share bounds");
     }
 }
 
@@ -55,12 +62,16 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Records `n` operations with the same latency and service time.
     #[inline]
-    pub fn latency(&mut self, ns: u64, n: u64) {
+    pub fn timing(&mut self, latency_ns: u64, service_ns: u64, n: u64) {
         if n > 0 {
-            self.cur
-                .hist
-                .saturating_record_n(ns.clamp(1, hist::MAX_TRACKED_NS), n);
+            let (l, s) = (
+                latency_ns.clamp(1, hist::MAX_TRACKED_NS),
+                service_ns.clamp(1, hist::MAX_TRACKED_NS),
+            );
+            self.cur.hist.saturating_record_n(l, n);
+            self.cur.service.saturating_record_n(s, n);
         }
     }
 

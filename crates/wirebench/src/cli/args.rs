@@ -10,6 +10,10 @@ pub fn size(s: &str) -> Result<u64, String> {
     units::parse_size(s).map_err(|e| e.to_string())
 }
 
+pub fn rate(s: &str) -> Result<f64, String> {
+    units::parse_rate(s).map_err(|e| e.to_string())
+}
+
 pub fn duration(s: &str) -> Result<Duration, String> {
     units::parse_duration(s).map_err(|e| e.to_string())
 }

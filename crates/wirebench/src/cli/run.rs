@@ -20,7 +20,9 @@ use wirebench_core::hist::{self, LatencySummary};
 use wirebench_core::result::{
     self, Interval, Placement, RunResult, RunState, RunStatus, ServerReport, ServerStats, Summary,
 };
-use wirebench_core::spec::{Arch, Endpoint, Mode, RunSpec, StopSpec, TargetSpec, TransportKind};
+use wirebench_core::spec::{
+    Arch, Arrival, Endpoint, Mode, RunSpec, StopSpec, TargetSpec, TransportKind,
+};
 use wirebench_core::topo::{CpuList, Topology};
 use wirebench_core::{env::Environment, store};
 use wirebench_load::engine::{self, Abort, EndState, IntervalReport, LoadConfig, Observer};
@@ -60,6 +62,15 @@ pub struct RunArgs {
     /// Requests outstanding per connection (echo, rr); frames per send call (oneway). Default: 1.
     #[arg(long)]
     depth: Option<usize>,
+    /// Open loop: total requests per second (500, 50k/s), sent on a fixed timetable whatever the
+    /// server does; latency then runs from each request's intended send time (no coordinated
+    /// omission). Default: closed loop. --depth becomes the most requests outstanding per
+    /// connection (default 1024).
+    #[arg(long, value_parser = args::rate)]
+    rate: Option<f64>,
+    /// Open loop: uniform (evenly spaced) or poisson (exponential gaps) arrivals.
+    #[arg(long, requires = "rate")]
+    arrival: Option<Arrival>,
     /// Length of the measured phase (after the warm-up): 500ms, 10s, 1m. Default: 5s.
     #[arg(long, value_parser = args::duration, conflicts_with = "count")]
     duration: Option<Duration>,
@@ -116,7 +127,12 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
             "--depth does not apply to --mode stream: the server sends without waiting for requests"
         );
     }
-    let depth = a.depth.unwrap_or(1);
+    if a.mode == Mode::Stream && a.rate.is_some() {
+        usage!("--rate does not apply to --mode stream: the server sends as fast as it can");
+    }
+    // Open loop: depth caps the requests outstanding, which keeps memory
+    // bounded when the server falls behind the timetable.
+    let depth = a.depth.unwrap_or(if a.rate.is_some() { 1024 } else { 1 });
     if !(1..=MAX_DEPTH).contains(&depth) {
         usage!("--depth {depth}: must be between 1 and {MAX_DEPTH}");
     }
@@ -244,6 +260,8 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
         clients: a.clients,
         conns_per_client: a.conns_per_client,
         depth: if a.mode == Mode::Stream { 1 } else { depth },
+        rate_per_s: a.rate,
+        arrival: a.arrival.unwrap_or(Arrival::Uniform),
         stop,
         warmup_ns: a.warmup.as_nanos() as u64,
         poll: a.poll,
@@ -525,6 +543,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             StopSpec::Count(c) => Some(c),
             StopSpec::DurationNs(_) => None,
         },
+        rate: spec.rate_per_s,
+        arrival: spec.arrival,
+        seed: 1,
         poll: spec.poll,
         client_cpus: placement.client_cpus.cpus().to_vec(),
         sampler: Sampler {
@@ -633,7 +654,10 @@ fn build_result(
         bytes_in: m.bytes_in,
         mb_per_s_out: per_s(m.bytes_out) / 1e6,
         mb_per_s_in: per_s(m.bytes_in) / 1e6,
+        requested_rate_per_s: spec.rate_per_s,
+        sent_per_s: per_s(m.sent),
         latency: LatencySummary::of(&m.hist),
+        service_latency: LatencySummary::of(&m.service),
         client_cpu_s: out.client_cpu_s,
         server_cpu_s: out.server_cpu_s,
         client_cpu_us_per_op: per_op(out.client_cpu_s),
@@ -663,6 +687,25 @@ fn build_result(
     if spec.poll {
         warnings.push("busy-polling: polling cores show 100% busy whatever the load".into());
     }
+    if let Some(rate) = spec.rate_per_s
+        && summary.measured_ns > 0
+    {
+        if summary.sent_per_s < 0.95 * rate {
+            warnings.push(format!(
+                "target rate not reached: requests were sent at {:.0}/s of the {rate:.0}/s asked ({:.0}%): the client could not keep up, or --depth {} capped the requests outstanding",
+                summary.sent_per_s,
+                100.0 * summary.sent_per_s / rate,
+                spec.depth
+            ));
+        }
+        if summary.ops_per_s < 0.95 * rate && spec.mode.has_response() {
+            warnings.push(format!(
+                "target rate not reached: the server answered {:.0}/s of the {rate:.0}/s asked ({:.0}%)",
+                summary.ops_per_s,
+                100.0 * summary.ops_per_s / rate
+            ));
+        }
+    }
     let intervals = out
         .intervals
         .iter()
@@ -679,7 +722,9 @@ fn build_result(
             } else {
                 0.0
             },
+            sent: iv.data.sent,
             latency: LatencySummary::of(&iv.data.hist),
+            service_latency: LatencySummary::of(&iv.data.service),
             latency_hist: hist::encode(&iv.data.hist),
             client_cores: iv.client_cores.clone(),
             server_cores: iv.server_cores.clone(),
@@ -702,6 +747,7 @@ fn build_result(
         summary,
         intervals,
         latency_hist: hist::encode(&m.hist),
+        service_hist: hist::encode(&m.service),
         server,
         warnings,
     }

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 use std::path::Path;
+use wirebench_core::hist::LatencySummary;
 use wirebench_core::result::{Placement, RunResult, RunState};
 use wirebench_core::spec::{Endpoint, Mode, RunSpec, StopSpec, TargetSpec};
 use wirebench_core::units::{format_ns, format_size};
@@ -36,12 +37,18 @@ pub fn headline(
         ),
         TargetSpec::External { .. } => "external server".to_string(),
     };
+    let load = match spec.rate_per_s {
+        Some(rate) => format!(
+            "open loop at {rate:.0}/s ({}, at most {} outstanding per conn)",
+            spec.arrival, spec.depth
+        ),
+        None => format!("depth {}", spec.depth),
+    };
     let mut s = format!(
-        "wirebench run: msgr {} {sizes}, {} client(s) x {} conn(s), depth {}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients on CPUs {}{}",
+        "wirebench run: msgr {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients on CPUs {}{}",
         spec.mode,
         spec.clients,
         spec.conns_per_client,
-        spec.depth,
         spec.warmup_ns as f64 / 1e9,
         p.client_cpus,
         if spec.poll { ", busy-polling" } else { "" },
@@ -50,6 +57,19 @@ pub fn headline(
         s.push_str(&format!("\n  note: {n}"));
     }
     s
+}
+
+fn latency_line(out: &mut impl Write, label: &str, l: &LatencySummary) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {label} mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        format_ns(l.mean_ns),
+        format_ns(l.p50_ns as f64),
+        format_ns(l.p90_ns as f64),
+        format_ns(l.p99_ns as f64),
+        format_ns(l.p999_ns as f64),
+        format_ns(l.max_ns as f64)
+    )
 }
 
 pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()> {
@@ -86,29 +106,34 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         "  throughput:        out {:.3} MB/s, in {:.3} MB/s",
         s.mb_per_s_out, s.mb_per_s_in
     )?;
-    let l = &s.latency;
+    if let Some(rate) = s.requested_rate_per_s {
+        writeln!(
+            out,
+            "  rate:              asked {rate:.0}/s, sent {:.1}/s, completed {:.1}/s",
+            s.sent_per_s, s.ops_per_s
+        )?;
+    }
+    let open = r.spec.rate_per_s.is_some();
     match r.spec.mode {
         Mode::Stream => writeln!(
             out,
             "  latency:           n/a (stream: the client only receives)"
         )?,
-        _ if l.count == 0 => writeln!(out, "  latency:           none measured")?,
+        _ if s.latency.count == 0 => writeln!(out, "  latency:           none measured")?,
         m => {
-            let what = if m == Mode::Oneway {
-                "send call"
-            } else {
-                "round trip"
+            let what = match (m, open) {
+                (_, true) => "from the intended send",
+                (Mode::Oneway, false) => "send call",
+                _ => "round trip",
             };
-            writeln!(
-                out,
-                "  latency ({what}): mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-                format_ns(l.mean_ns),
-                format_ns(l.p50_ns as f64),
-                format_ns(l.p90_ns as f64),
-                format_ns(l.p99_ns as f64),
-                format_ns(l.p999_ns as f64),
-                format_ns(l.max_ns as f64)
-            )?
+            latency_line(out, &format!("latency ({what}):"), &s.latency)?;
+            if open {
+                latency_line(
+                    out,
+                    "service time (from the actual send):",
+                    &s.service_latency,
+                )?;
+            }
         }
     }
     let server_cpu = match (s.server_cpu_s, s.server_cpu_us_per_op) {
