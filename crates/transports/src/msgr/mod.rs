@@ -28,6 +28,7 @@ mod tests {
                 max_frame: DEFAULT_MAX_FRAME,
                 raw,
                 handshake_timeout: Duration::from_secs(5),
+                faults: None,
             },
         })
         .unwrap()
@@ -108,6 +109,7 @@ mod tests {
                 max_frame: 1024,
                 raw: None,
                 handshake_timeout: Duration::from_secs(5),
+                faults: None,
             },
         })
         .unwrap();

@@ -8,9 +8,11 @@ use clap::Args;
 use serde_json::json;
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 use wirebench_core::spec::{Arch, Endpoint};
 use wirebench_core::topo::{CpuList, Topology};
+use wirebench_transports::msgr::server::faults::Faults;
 use wirebench_transports::msgr::server::{self, ConnConfig, ServerConfig};
 use wirebench_transports::sys;
 
@@ -40,9 +42,39 @@ pub struct ServeArgs {
     /// rr only: response size (default: the request size).
     #[arg(long, value_parser = args::size)]
     response_size: Option<u64>,
+    /// Fault injection (echo): hold every response this long (e.g. 1ms).
+    #[arg(long, value_parser = args::duration)]
+    delay: Option<Duration>,
+    /// Fault injection (echo): stop answering for STALL at the start of every PERIOD, e.g. 100ms/1s.
+    #[arg(long, value_parser = stall)]
+    stall: Option<(Duration, Duration)>,
+    /// Fault injection (echo): each request holds one of --workers workers this long (a queueing
+    /// server with a capacity of workers / service requests per second).
+    #[arg(long, value_parser = args::duration)]
+    service: Option<Duration>,
+    /// With --service: how many requests are served at once. Default: 1.
+    #[arg(long, requires = "service")]
+    workers: Option<usize>,
     /// Exit when this process (the parent benchmark) dies.
     #[arg(long, hide = true)]
     exit_with_parent: Option<u32>,
+}
+
+/// Parses `STALL/PERIOD`, e.g. `100ms/1s`.
+fn stall(s: &str) -> Result<(Duration, Duration), String> {
+    let form =
+        || format!("'{s}' is not STALL/PERIOD: write e.g. 100ms/1s (stop for 100 ms every second)");
+    let (a, b) = s.split_once('/').ok_or_else(form)?;
+    let (stall, period) = (
+        args::duration(a).map_err(|_| form())?,
+        args::duration(b).map_err(|_| form())?,
+    );
+    if stall.is_zero() || stall >= period {
+        return Err(format!(
+            "'{s}': the stall must be longer than 0 and shorter than the period"
+        ));
+    }
+    Ok((stall, period))
 }
 
 pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -77,6 +109,22 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         None
     };
+    if a.workers == Some(0) {
+        usage!("--workers 0: must be at least 1");
+    }
+    if a.delay.is_some_and(|d| d.is_zero()) || a.service.is_some_and(|d| d.is_zero()) {
+        usage!("--delay and --service must be longer than 0s");
+    }
+    let faults = (a.delay.is_some() || a.stall.is_some() || a.service.is_some()).then(|| {
+        Arc::new(Faults::new(
+            a.delay.unwrap_or_default(),
+            a.stall,
+            a.service.map(|s| (s, a.workers.unwrap_or(1))),
+        ))
+    });
+    if faults.is_some() && raw.is_some() {
+        usage!("--delay, --stall and --service apply to msgr echo, not to --mode rr");
+    }
     // Block SIGINT/SIGTERM before any thread starts, so all threads inherit
     // the mask and this thread alone receives them, with sigwait.
     sys::block_termination_signals()?;
@@ -93,6 +141,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
             max_frame: a.max_frame,
             raw,
             handshake_timeout: Duration::from_secs(10),
+            faults,
         },
     };
     let srv = server::start(&cfg)?;

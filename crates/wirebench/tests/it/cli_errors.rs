@@ -5,6 +5,7 @@ use std::time::Duration;
 
 #[test]
 fn bad_flags_exit_2_and_name_the_flag() {
+    let _g = shared();
     let dir = TempDir::new("badflags");
     let cases: &[(&[&str], &str)] = &[
         (&["--size", "0"], "--size"),
@@ -32,6 +33,11 @@ fn bad_flags_exit_2_and_name_the_flag() {
         (&["--size", "2MiB", "--max-frame", "1MiB"], "--max-frame"),
         (&["--count", "5", "--duration", "1s"], "--count"),
         (&["--bogus"], "--bogus"),
+        (&["--rate", "0"], "--rate"),
+        (&["--rate", "fast"], "--rate"),
+        (&["--arrival", "poisson"], "--rate"),
+        (&["--rate", "100", "--arrival", "bursty"], "--arrival"),
+        (&["--mode", "stream", "--rate", "100"], "--rate"),
     ];
     for (args, flag) in cases {
         let mut all = vec!["run", "--results", dir.str()];
@@ -53,12 +59,21 @@ fn bad_flags_exit_2_and_name_the_flag() {
 
 #[test]
 fn serve_refuses_bad_flags_too() {
+    let _g = shared();
     let cases: &[(&[&str], &str)] = &[
         (&["--arch", "pool", "--poll"], "--poll"),
         (&["--cpus", "999"], "--cpus"),
         (&["--listen", "127.0.0.1:80"], "--listen"),
         (&["--mode", "rr"], "--size"),
         (&["--size", "64"], "--size"),
+        (&["--stall", "1s/100ms"], "--stall"),
+        (&["--stall", "100ms"], "--stall"),
+        (&["--workers", "2"], "--service"),
+        (&["--service", "1ms", "--workers", "0"], "--workers"),
+        (
+            &["--delay", "1ms", "--mode", "rr", "--size", "8"],
+            "--delay",
+        ),
     ];
     for (args, flag) in cases {
         let mut all = vec!["serve"];

@@ -38,6 +38,7 @@ fn hello(version: u16, size: u32) -> Vec<u8> {
 
 #[test]
 fn garbage_closes_that_connection_only_and_the_server_goes_on() {
+    let _g = shared();
     for arch in ["reactor", "pool"] {
         let srv = Server::start(&["--arch", arch, "--max-frame", "1KiB"]);
         // Not msgr at all.
@@ -78,6 +79,7 @@ fn garbage_closes_that_connection_only_and_the_server_goes_on() {
 
 #[test]
 fn a_peer_with_another_version_is_told_so() {
+    let _g = shared();
     let srv = Server::start(&[]);
     let mut s = TcpStream::connect(srv.addr()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
@@ -91,6 +93,7 @@ fn a_peer_with_another_version_is_told_so() {
 
 #[test]
 fn a_framed_client_against_a_raw_server_gets_a_clear_error() {
+    let _g = shared();
     let srv = Server::start(&["--mode", "rr", "--size", "24", "--response-size", "16"]);
     let dir = TempDir::new("rrmismatch");
     let (st, r, _) = run_json(
@@ -116,6 +119,7 @@ fn a_framed_client_against_a_raw_server_gets_a_clear_error() {
 
 #[test]
 fn an_external_server_killed_mid_run_fails_the_run_with_a_partial_result() {
+    let _g = shared();
     let srv = Server::start(&[]);
     let dir = TempDir::new("killext");
     let mut run = Proc::spawn(&[
@@ -170,6 +174,7 @@ fn long_embedded_run(dir: &TempDir) -> (Proc, u32) {
 
 #[test]
 fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
+    let _g = shared();
     let dir = TempDir::new("killemb");
     let (mut run, pid) = long_embedded_run(&dir);
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL).unwrap();
@@ -187,6 +192,7 @@ fn the_embedded_server_killed_mid_run_fails_the_run_and_says_so() {
 
 #[test]
 fn ctrl_c_saves_the_partial_result_and_leaves_no_process() {
+    let _g = shared();
     for signal in [Signal::SIGINT, Signal::SIGTERM] {
         let dir = TempDir::new("ctrlc");
         let (mut run, server_pid) = long_embedded_run(&dir);

@@ -163,7 +163,10 @@ pub struct Server {
 
 impl Server {
     pub fn start(extra: &[&str]) -> Server {
-        let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0", "--cpus", "0"];
+        let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0"];
+        if !extra.contains(&"--cpus") {
+            args.extend(["--cpus", "0"]);
+        }
         args.extend_from_slice(extra);
         let proc = Proc::spawn(&args);
         let first = proc
@@ -223,4 +226,17 @@ pub fn only_run_dir(root: &TempDir) -> PathBuf {
 
 pub fn pid_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Tests that assert timings run alone: they take this lock exclusively,
+/// every other test takes it shared. (The machine has 2 cores: a busy-polling
+/// neighbour would be measured too.)
+static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    TIMING.read().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
+    TIMING.write().unwrap_or_else(|e| e.into_inner())
 }

@@ -6,4 +6,5 @@ mod cli_errors;
 mod faults;
 mod helpers;
 mod modes;
+mod openloop;
 mod results;

@@ -5,6 +5,7 @@ use wirebench_core::result::RunState;
 
 #[test]
 fn both_architectures_in_every_mode_with_verification() {
+    let _g = shared();
     for arch in ["reactor", "pool"] {
         for mode in ["echo", "oneway", "stream", "rr"] {
             let dir = TempDir::new("modes");
@@ -56,6 +57,7 @@ fn both_architectures_in_every_mode_with_verification() {
 
 #[test]
 fn the_server_never_sees_more_than_depth_outstanding_per_connection() {
+    let _g = shared();
     for arch in ["reactor", "pool"] {
         let dir = TempDir::new("depth");
         let args = [
@@ -83,6 +85,7 @@ fn the_server_never_sees_more_than_depth_outstanding_per_connection() {
 
 #[test]
 fn unix_socket_runs_and_leaves_no_socket_file() {
+    let _g = shared();
     let dir = TempDir::new("unix");
     let sock = dir.path().join("wb.sock");
     let listen = format!("unix:{}", sock.display());
@@ -99,6 +102,7 @@ fn unix_socket_runs_and_leaves_no_socket_file() {
 
 #[test]
 fn poll_mode_runs_on_both_sides_and_is_recorded() {
+    let _g = shared();
     let dir = TempDir::new("poll");
     let (st, r, err) = run_json(&dir, &["--poll", "--duration", "1s", "--warmup", "0s"]);
     assert!(st.success(), "{err}");
@@ -109,6 +113,7 @@ fn poll_mode_runs_on_both_sides_and_is_recorded() {
 
 #[test]
 fn issue_3_memory_stays_bounded_whatever_depth_x_size() {
+    let _g = shared();
     // 64 requests of 1 byte outstanding, each answered by 4 MiB: building all
     // answers at once would take 256 MiB on each side.
     let dir = TempDir::new("bounded");

@@ -9,6 +9,7 @@ use wirebench_core::store;
 
 #[test]
 fn run_json_round_trips_and_its_histograms_merge_exactly() {
+    let _g = shared();
     let dir = TempDir::new("roundtrip");
     let (st, printed, err) = run_json(
         &dir,
@@ -53,6 +54,7 @@ fn run_json_round_trips_and_its_histograms_merge_exactly() {
 
 #[test]
 fn the_default_run_completes_with_a_result() {
+    let _g = shared();
     // `wirebench run` with no flags but the results directory: the README's main job.
     let dir = TempDir::new("default");
     let mut p = Proc::spawn(&["run", "--results", dir.str()]);

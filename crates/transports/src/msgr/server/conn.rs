@@ -2,6 +2,7 @@
 //! raw request/response. Garbage or an oversize frame closes this
 //! connection only, with a log line; the server goes on.
 
+use super::faults::Faults;
 use super::{ConnConfig, ConnStats, StatsRegistry, bump, log};
 use crate::msgr::frame::{
     self, FLAG_VERIFY, HEADER_LEN, HELLO_LEN, Header, Hello, Kind, Status, VERSION, WRITE_CHUNK,
@@ -10,9 +11,11 @@ use crate::msgr::frame::{
 use crate::msgr::stream::{FrameBuf, ReadHalf, Stream, WriteHalf};
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wirebench_core::spec::Mode;
+use wirebench_load::os::PreciseTimer;
 
 enum End {
     /// The peer broke the protocol: logged and counted as refused.
@@ -114,6 +117,11 @@ async fn serve_msgr(
     w.write_all(&welcome(Status::Ok)).await?;
     let verify = hello.flags & FLAG_VERIFY != 0;
     match mode {
+        Mode::Echo if cfg.faults.is_some() => {
+            let faults = cfg.faults.as_deref().expect("checked");
+            let (size, resp) = (hello.size as usize, hello.response_size as usize);
+            echo_with_faults(r, w, cfg.max_frame, size, resp, verify, faults, stats).await
+        }
         Mode::Echo => {
             echo(
                 r,
@@ -168,21 +176,7 @@ async fn echo(
                     h.seq
                 )));
             }
-            let base = out.len();
-            out.resize(base + HEADER_LEN + resp, 0);
-            Header {
-                kind: Kind::Response,
-                flags: 0,
-                len: resp as u32,
-                seq: h.seq,
-            }
-            .encode_into(&mut out[base..]);
-            let dst = &mut out[base + HEADER_LEN..];
-            if body.len() == resp {
-                dst.copy_from_slice(body);
-            } else if verify {
-                frame::fill_pattern(h.seq, dst);
-            }
+            respond(&mut out, h.seq, body, resp, verify);
             k += 1;
             if out.len() >= WRITE_CHUNK {
                 w.write_all(&out).await?;
@@ -203,6 +197,96 @@ async fn echo(
             out.clear();
         }
     }
+}
+
+/// Builds the response to one request into `out` (appended).
+fn respond(out: &mut Vec<u8>, seq: u64, body: &[u8], resp: usize, verify: bool) {
+    let base = out.len();
+    out.resize(base + HEADER_LEN + resp, 0);
+    Header {
+        kind: Kind::Response,
+        flags: 0,
+        len: resp as u32,
+        seq,
+    }
+    .encode_into(&mut out[base..]);
+    let dst = &mut out[base + HEADER_LEN..];
+    if body.len() == resp {
+        dst.copy_from_slice(body);
+    } else if verify {
+        frame::fill_pattern(seq, dst);
+    }
+}
+
+/// Echo with injected faults: a reader computes each response's departure
+/// time, a writer holds it until then. Both run in this connection's task.
+#[allow(clippy::too_many_arguments)]
+async fn echo_with_faults(
+    r: &mut ReadHalf,
+    w: &mut WriteHalf,
+    max_frame: u64,
+    size: usize,
+    resp: usize,
+    verify: bool,
+    faults: &Faults,
+    stats: &ConnStats,
+) -> Result<(), End> {
+    // Bounded: a reader far ahead of the departures waits (backpressure).
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(Instant, Vec<u8>)>(1024);
+    let outstanding = AtomicU64::new(0);
+    let reader = async {
+        let tx = tx;
+        let mut fb = FrameBuf::with_capacity((64 << 10).max(2 * (HEADER_LEN + size)));
+        loop {
+            let n = fb.fill(r).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            let now = Instant::now();
+            bump(&stats.bytes_in, n as u64);
+            while let Some((h, payload)) = fb.next_frame(max_frame).map_err(refused)? {
+                if h.kind != Kind::Request {
+                    return Err(End::Refused(format!(
+                        "expected a request frame, got {:?}",
+                        h.kind
+                    )));
+                }
+                let body = &fb.bytes()[payload];
+                if verify && !frame::check_pattern(h.seq, body) {
+                    return Err(End::Refused(format!(
+                        "payload of request #{} is corrupt",
+                        h.seq
+                    )));
+                }
+                let mut out = Vec::with_capacity(HEADER_LEN + resp);
+                respond(&mut out, h.seq, body, resp, verify);
+                bump(&stats.frames_in, 1);
+                let o = outstanding.fetch_add(1, Ordering::Relaxed) + 1;
+                if o > stats.max_outstanding.load(Ordering::Relaxed) {
+                    stats.max_outstanding.store(o, Ordering::Relaxed);
+                }
+                if tx.send((faults.departure(now), out)).await.is_err() {
+                    return Ok(()); // the writer is gone: the connection is
+                }
+            }
+        }
+    };
+    let writer = async {
+        let mut timer = PreciseTimer::new()?;
+        let mut last = Instant::now();
+        while let Some((due, out)) = rx.recv().await {
+            // Responses leave in order.
+            last = last.max(due);
+            timer.sleep_until(last).await?;
+            w.write_all(&out).await?;
+            outstanding.fetch_sub(1, Ordering::Relaxed);
+            bump(&stats.frames_out, 1);
+            bump(&stats.bytes_out, out.len() as u64);
+        }
+        Ok::<(), End>(())
+    };
+    let (a, b) = tokio::join!(reader, writer);
+    a.and(b)
 }
 
 async fn drain(

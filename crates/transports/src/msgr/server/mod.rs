@@ -9,6 +9,7 @@
 //! measured between them is the threading design, nothing else.
 
 pub mod conn;
+pub mod faults;
 pub mod pool;
 pub mod reactor;
 
@@ -39,6 +40,8 @@ pub struct ConnConfig {
     /// Raw request/response (no handshake, no framing): (request, response) bytes.
     pub raw: Option<(usize, usize)>,
     pub handshake_timeout: Duration,
+    /// Injected faults (echo mode), shared by all connections.
+    pub faults: Option<Arc<faults::Faults>>,
 }
 
 /// Counters of one connection. Only that connection's task writes them

@@ -17,6 +17,7 @@ pub(super) fn start(
         .worker_threads(cfg.cpus.len().max(1))
         .thread_name("wb-pool")
         .on_thread_start(move || {
+            let _ = wirebench_load::os::tighten_timer_slack();
             if !cpus.is_empty()
                 && let Err(e) = crate::sys::pin_current_thread(&cpus)
             {

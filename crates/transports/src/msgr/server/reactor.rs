@@ -78,6 +78,8 @@ pub(super) fn start(
                 if let Some(cpu) = cpu {
                     crate::sys::pin_current_thread(&[cpu])?;
                 }
+                // Injected delays are timed precisely.
+                let _ = wirebench_load::os::tighten_timer_slack();
                 let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
                 let l = {
                     let _g = rt.enter();

@@ -1,0 +1,107 @@
+//! Faults a reference server can inject, to test the measurement itself:
+//! a fixed delay per request, periodic stalls, and a queueing server with a
+//! known capacity (`workers` / `service` requests per second).
+//!
+//! Each request's departure time is computed when it is read, from a model
+//! kept in virtual time (no sleeping worker threads): the precise timer then
+//! holds the response until that time. So `--service 1ms --workers 2` is an
+//! exact M/D/2 queue with a capacity of 2,000 requests/s, whatever the
+//! machine's scheduling.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+pub struct Faults {
+    /// Added to every request.
+    pub delay: Duration,
+    /// (stall, period): nothing leaves during the first `stall` of every `period`.
+    pub stall: Option<(Duration, Duration)>,
+    /// Each request holds one worker this long.
+    pub service: Option<Duration>,
+    /// When each worker is next free.
+    workers: Mutex<Vec<Instant>>,
+    epoch: Instant,
+}
+
+impl Faults {
+    pub fn new(
+        delay: Duration,
+        stall: Option<(Duration, Duration)>,
+        service: Option<(Duration, usize)>,
+    ) -> Faults {
+        let epoch = Instant::now();
+        let (service, workers) = match service {
+            Some((d, n)) => (Some(d), vec![epoch; n.max(1)]),
+            None => (None, Vec::new()),
+        };
+        Faults {
+            delay,
+            stall,
+            service,
+            workers: Mutex::new(workers),
+            epoch,
+        }
+    }
+
+    /// When the response to a request read at `arrival` may leave.
+    pub fn departure(&self, arrival: Instant) -> Instant {
+        let mut t = arrival;
+        if let Some(service) = self.service {
+            let mut workers = self.workers.lock().expect("workers lock");
+            let (i, free) = workers
+                .iter()
+                .copied()
+                .enumerate()
+                .min_by_key(|&(_, f)| f)
+                .expect("at least one worker");
+            let done = t.max(free) + service;
+            workers[i] = done;
+            t = done;
+        }
+        t += self.delay;
+        if let Some((stall, period)) = self.stall {
+            let since = t.saturating_duration_since(self.epoch);
+            let periods = (since.as_nanos() / period.as_nanos()) as u32;
+            let start = self.epoch + period * periods;
+            if t < start + stall {
+                t = start + stall;
+            }
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delay_adds_a_fixed_time() {
+        let f = Faults::new(Duration::from_millis(1), None, None);
+        let a = Instant::now();
+        assert_eq!(f.departure(a), a + Duration::from_millis(1));
+    }
+
+    #[test]
+    fn workers_serve_at_their_capacity() {
+        let f = Faults::new(Duration::ZERO, None, Some((Duration::from_millis(1), 2)));
+        let a = Instant::now();
+        // 10 requests at once: 2 workers finish 2 every millisecond.
+        let last = (0..10).map(|_| f.departure(a)).max().unwrap();
+        assert_eq!(last, a.max(f.epoch) + Duration::from_millis(5));
+    }
+
+    #[test]
+    fn stalls_hold_responses_until_the_stall_ends() {
+        let f = Faults::new(
+            Duration::ZERO,
+            Some((Duration::from_millis(100), Duration::from_secs(1))),
+            None,
+        );
+        let in_stall = f.epoch + Duration::from_millis(1030);
+        assert_eq!(f.departure(in_stall), f.epoch + Duration::from_millis(1100));
+        let outside = f.epoch + Duration::from_millis(1500);
+        assert_eq!(f.departure(outside), outside);
+    }
+}
