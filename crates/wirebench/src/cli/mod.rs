@@ -20,13 +20,13 @@ enum Command {
     /// Run a benchmark (by default: msgr echo against an embedded reactor server).
     Run(Box<run::RunArgs>),
     /// Run a reference server on its own.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
 }
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(a) => run::run(*a),
-        Command::Serve(a) => serve::serve(a),
+        Command::Serve(a) => serve::serve(*a),
     }
 }
