@@ -11,6 +11,7 @@
 
 pub mod env;
 pub mod hist;
+pub mod hlog;
 pub mod result;
 pub mod spec;
 pub mod store;

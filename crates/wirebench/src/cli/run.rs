@@ -95,6 +95,10 @@ pub struct RunArgs {
     /// Largest frame payload the embedded server accepts.
     #[arg(long, value_parser = args::size)]
     max_frame: Option<u64>,
+    /// Also write the per-second latency histograms to FILE, in the HdrHistogram interval-log
+    /// format (warm-up intervals tagged 'warmup').
+    #[arg(long)]
+    hlog: Option<PathBuf>,
     /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv.
     #[arg(long, default_value = "results")]
     results: PathBuf,
@@ -173,6 +177,19 @@ fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)
         usage!(
             "--poll: the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)"
         );
+    }
+    if let Some(h) = &a.hlog {
+        let parent = h
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            usage!(
+                "--hlog {}: the directory {} does not exist",
+                h.display(),
+                parent.display()
+            );
+        }
     }
     // Placement.
     let usable = topo.usable();
@@ -590,6 +607,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let dir = store::save(&a.results, &result)
         .with_context(|| format!("saving the result under {}", a.results.display()))?;
     store::append_summary_csv(&a.results, &result)?;
+    if let Some(path) = &a.hlog {
+        let mut buf = Vec::new();
+        wirebench_core::hlog::write(&mut buf, &result)?;
+        store::write_atomic(path, &buf)
+            .with_context(|| format!("writing --hlog {}", path.display()))?;
+    }
 
     let mut out = std::io::stdout().lock();
     if text {

@@ -78,3 +78,92 @@ fn the_default_run_completes_with_a_result() {
         "{err}"
     );
 }
+
+/// A Python with HdrHistogram_py: $WIREBENCH_PYTHON, or a virtual
+/// environment under target/ that this test makes once (.ci/run makes it too).
+fn python_with_hdrh() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("WIREBENCH_PYTHON") {
+        return p.into();
+    }
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pyvenv");
+    let py = venv.join("bin/python");
+    let has = |py: &std::path::Path| {
+        std::process::Command::new(py)
+            .args(["-c", "import hdrh"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has(&py) {
+        let ok = std::process::Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success())
+            && std::process::Command::new(venv.join("bin/pip"))
+                .args(["install", "-q", "hdrhistogram==0.10.8"])
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(
+            ok && has(&py),
+            "could not make a Python with hdrhistogram in {}",
+            venv.display()
+        );
+    }
+    py
+}
+
+#[test]
+fn the_hlog_file_reads_back_with_an_independent_implementation() {
+    let _g = shared();
+    let dir = TempDir::new("hlog");
+    let hlog = dir.path().join("run.hlog");
+    let args = [
+        "--duration",
+        "2s",
+        "--warmup",
+        "1s",
+        "--depth",
+        "2",
+        "--hlog",
+        hlog.to_str().unwrap(),
+    ];
+    let (st, r, err) = run_json(&dir, &args);
+    assert!(st.success(), "{err}");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/hlog_summary.py");
+    let out = std::process::Command::new(python_with_hdrh())
+        .arg(script)
+        .arg(&hlog)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let l = &r.summary.latency;
+    assert_eq!(v["count"].as_u64(), Some(l.count));
+    // Same histogram, two implementations: equal within one bucket (3 digits).
+    let close = |py: &serde_json::Value, rs: u64| {
+        (py.as_u64().unwrap() as f64 - rs as f64).abs() <= rs as f64 * 1e-3 + 1.0
+    };
+    assert!(
+        close(&v["p50_ns"], l.p50_ns),
+        "p50: python {} wirebench {}",
+        v["p50_ns"],
+        l.p50_ns
+    );
+    assert!(
+        close(&v["p99_ns"], l.p99_ns),
+        "p99: python {} wirebench {}",
+        v["p99_ns"],
+        l.p99_ns
+    );
+    assert!(
+        close(&v["max_ns"], l.max_ns),
+        "max: python {} wirebench {}",
+        v["max_ns"],
+        l.max_ns
+    );
+}
