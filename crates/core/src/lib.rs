@@ -13,6 +13,7 @@ pub mod env;
 pub mod hist;
 pub mod hlog;
 pub mod result;
+pub mod slo;
 pub mod spec;
 pub mod store;
 pub mod topo;

@@ -155,6 +155,9 @@ pub struct RunResult {
     /// Service-time histogram of the measured phase.
     pub service_hist: String,
     pub server: Option<ServerReport>,
+    /// The `--slo` objectives checked against this run.
+    #[serde(default)]
+    pub slos: Vec<crate::slo::SloOutcome>,
     pub warnings: Vec<String>,
 }
 
@@ -214,6 +217,7 @@ pub(crate) mod tests {
             latency_hist: hist::encode(&h),
             service_hist: hist::encode(&h),
             server: None,
+            slos: vec![],
             warnings: vec![],
         }
     }

@@ -3,6 +3,7 @@
 
 mod args;
 pub mod run;
+pub mod search;
 pub mod serve;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Run a benchmark (by default: msgr echo against an embedded reactor server).
     Run(Box<run::RunArgs>),
+    /// Find the highest open-loop rate that meets --slo objectives, and the saturation throughput.
+    Search(Box<search::SearchArgs>),
     /// Run a reference server on its own.
     Serve(Box<serve::ServeArgs>),
 }
@@ -27,6 +30,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(a) => run::run(*a),
+        Command::Search(a) => search::search(*a),
         Command::Serve(a) => serve::serve(*a),
     }
 }

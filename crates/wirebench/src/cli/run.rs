@@ -20,6 +20,7 @@ use wirebench_core::hist::{self, LatencySummary};
 use wirebench_core::result::{
     self, Interval, Placement, RunResult, RunState, RunStatus, ServerReport, ServerStats, Summary,
 };
+use wirebench_core::slo::Slo;
 use wirebench_core::spec::{
     Arch, Arrival, Endpoint, Mode, RunSpec, StopSpec, TargetSpec, TransportKind,
 };
@@ -61,13 +62,13 @@ pub struct RunArgs {
     conns_per_client: usize,
     /// Requests outstanding per connection (echo, rr); frames per send call (oneway). Default: 1.
     #[arg(long)]
-    depth: Option<usize>,
+    pub(super) depth: Option<usize>,
     /// Open loop: total requests per second (500, 50k/s), sent on a fixed timetable whatever the
     /// server does; latency then runs from each request's intended send time (no coordinated
     /// omission). Default: closed loop. --depth becomes the most requests outstanding per
     /// connection (default 1024).
     #[arg(long, value_parser = args::rate)]
-    rate: Option<f64>,
+    pub(super) rate: Option<f64>,
     /// Open loop: uniform (evenly spaced) or poisson (exponential gaps) arrivals.
     #[arg(long, requires = "rate")]
     arrival: Option<Arrival>,
@@ -95,16 +96,34 @@ pub struct RunArgs {
     /// Largest frame payload the embedded server accepts.
     #[arg(long, value_parser = args::size)]
     max_frame: Option<u64>,
+    /// Service-level objectives to check (repeatable, or comma-separated): p99<1ms, mean<200us,
+    /// max<50ms, ops>=10k/s, errors<1%. A complete run that misses one exits with status 3.
+    #[arg(long)]
+    pub(super) slo: Vec<String>,
     /// Also write the per-second latency histograms to FILE, in the HdrHistogram interval-log
     /// format (warm-up intervals tagged 'warmup').
     #[arg(long)]
-    hlog: Option<PathBuf>,
+    pub(super) hlog: Option<PathBuf>,
     /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv.
     #[arg(long, default_value = "results")]
-    results: PathBuf,
+    pub(super) results: PathBuf,
     /// text: progress lines on stderr and a summary on stdout; json: the whole result on stdout.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    format: String,
+    pub(super) format: String,
+}
+
+impl RunArgs {
+    /// The --slo objectives, checked.
+    pub(super) fn slos(&self) -> anyhow::Result<Vec<Slo>> {
+        let mut all = Vec::new();
+        for s in &self.slo {
+            match Slo::parse_list(s) {
+                Ok(v) => all.extend(v),
+                Err(e) => usage!("--slo: {e}"),
+            }
+        }
+        Ok(all)
+    }
 }
 
 const MAX_CLIENTS: usize = 4096;
@@ -113,7 +132,7 @@ const MAX_DEPTH: usize = 1 << 20;
 
 /// Checks the flags against each other and the machine; returns the spec and
 /// how the placement was chosen.
-fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)> {
+pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)> {
     if !(1..=MAX_CLIENTS).contains(&a.clients) {
         usage!(
             "--clients {}: must be between 1 and {MAX_CLIENTS}",
@@ -494,28 +513,143 @@ impl Observer for RunObserver<'_> {
     }
 }
 
+/// What runs share once started: the signal watcher and the embedded server.
+pub(super) struct Session {
+    signal: Arc<OnceLock<&'static str>>,
+    server: Option<EmbeddedServer>,
+    pub endpoint: Endpoint,
+}
+
+impl Session {
+    /// Warns about a debug build, takes over SIGINT/SIGTERM, and starts the
+    /// embedded server if the spec wants one.
+    pub(super) fn open(spec: &RunSpec) -> anyhow::Result<Session> {
+        if cfg!(debug_assertions) {
+            eprintln!(
+                "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
+            );
+        }
+        // SIGINT/SIGTERM are blocked in every thread and taken by one waiting
+        // thread, which asks the engine to stop; the partial result is then saved.
+        sys::block_termination_signals()?;
+        let signal: Arc<OnceLock<&'static str>> = Arc::new(OnceLock::new());
+        {
+            let signal = signal.clone();
+            std::thread::Builder::new()
+                .name("wb-signals".into())
+                .spawn(move || {
+                    if let Ok(s) = sys::wait_for_termination() {
+                        let _ = signal.set(s);
+                    }
+                })?;
+        }
+        let server = match &spec.target {
+            TargetSpec::Embedded { .. } => Some(EmbeddedServer::start(spec)?),
+            TargetSpec::External { .. } => None,
+        };
+        let endpoint = match (&server, &spec.target) {
+            (Some(s), _) => s.endpoint.clone(),
+            (None, TargetSpec::External { endpoint }) => endpoint.clone(),
+            (None, TargetSpec::Embedded { .. }) => unreachable!("embedded targets have a server"),
+        };
+        Ok(Session {
+            signal,
+            server,
+            endpoint,
+        })
+    }
+
+    pub(super) fn server_pid(&self) -> Option<u32> {
+        self.server.as_ref().map(|s| s.pid)
+    }
+
+    /// Whether Ctrl-C or SIGTERM arrived.
+    pub(super) fn interrupted(&self) -> bool {
+        self.signal.get().is_some()
+    }
+
+    /// One measured load against the session's target. The result has no
+    /// identity (run id, command line, start time) and no server report yet.
+    pub(super) fn measure(
+        &mut self,
+        spec: &RunSpec,
+        placement: &Placement,
+        text: bool,
+    ) -> RunResult {
+        let client = MsgrClient::new(
+            self.endpoint.clone(),
+            spec.mode,
+            spec.size_bytes as usize,
+            spec.response_size_bytes as usize,
+        )
+        .verify(spec.verify);
+        let cfg = LoadConfig {
+            clients: spec.clients,
+            conns_per_client: spec.conns_per_client,
+            depth: spec.depth,
+            warmup: Duration::from_nanos(spec.warmup_ns),
+            duration: match spec.stop {
+                StopSpec::DurationNs(ns) => Duration::from_nanos(ns),
+                StopSpec::Count(_) => Duration::ZERO,
+            },
+            count: match spec.stop {
+                StopSpec::Count(c) => Some(c),
+                StopSpec::DurationNs(_) => None,
+            },
+            rate: spec.rate_per_s,
+            arrival: spec.arrival,
+            seed: 1,
+            poll: spec.poll,
+            client_cpus: placement.client_cpus.cpus().to_vec(),
+            sampler: Sampler {
+                client_cpus: placement.client_cpus.cpus().to_vec(),
+                server_cpus: placement
+                    .server_cpus
+                    .as_ref()
+                    .map(|c| c.cpus().to_vec())
+                    .unwrap_or_default(),
+                server_pid: self.server_pid(),
+            },
+            interval: Duration::from_secs(1),
+            connect_timeout: Duration::from_secs(10),
+        };
+        let outcome = {
+            let mut obs = RunObserver {
+                progress: ui::progress::Progress::new(text),
+                signal: self.signal.clone(),
+                server: self.server.as_mut(),
+            };
+            engine::run_load(Arc::new(client), &cfg, &mut obs)
+        };
+        let mut end = outcome.end.clone();
+        if let (EndState::Failed(r), Some(s)) = (&end, self.server.as_mut())
+            && !r.contains("embedded server")
+            && let Some(why) = s.exited_within(Duration::from_secs(1))
+        {
+            end = EndState::Failed(format!("{r}; the embedded server (pid {}) {why}", s.pid));
+        }
+        build_result(spec, placement.clone(), &outcome, end)
+    }
+
+    /// Stops the embedded server; its report and peak RSS go into `result`.
+    pub(super) fn close(mut self, result: Option<&mut RunResult>) {
+        if let Some(s) = self.server.take() {
+            let (report, rss) = s.stop();
+            if let Some(r) = result {
+                r.summary.server_peak_rss_bytes = rss;
+                r.server = Some(report);
+            }
+        }
+    }
+}
+
+/// Exit status of a complete run whose objectives were not all met.
+pub(super) const EXIT_SLO_MISSED: u8 = 3;
+
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let topo = Topology::read();
     let (spec, placement) = validate(&a, &topo)?;
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
-        );
-    }
-    // SIGINT/SIGTERM are blocked in every thread and taken by one waiting
-    // thread, which asks the engine to stop; the partial result is then saved.
-    sys::block_termination_signals()?;
-    let signal: Arc<OnceLock<&'static str>> = Arc::new(OnceLock::new());
-    {
-        let signal = signal.clone();
-        std::thread::Builder::new()
-            .name("wb-signals".into())
-            .spawn(move || {
-                if let Ok(s) = sys::wait_for_termination() {
-                    let _ = signal.set(s);
-                }
-            })?;
-    }
+    let slos = a.slos()?;
     let command_line: Vec<String> = std::env::args().collect();
     let started_at = store::now_rfc3339();
     let label = match &spec.target {
@@ -523,87 +657,25 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         TargetSpec::External { .. } => format!("{}-external", spec.mode),
     };
     let run_id = store::new_run_id(&label);
-
-    let mut server = match &spec.target {
-        TargetSpec::Embedded { .. } => Some(EmbeddedServer::start(&spec)?),
-        TargetSpec::External { .. } => None,
-    };
-    let endpoint = match (&server, &spec.target) {
-        (Some(s), _) => s.endpoint.clone(),
-        (None, TargetSpec::External { endpoint }) => endpoint.clone(),
-        (None, TargetSpec::Embedded { .. }) => unreachable!(),
-    };
+    let mut session = Session::open(&spec)?;
     let text = a.format == "text";
     if text {
         eprintln!(
             "{}",
-            ui::summary::headline(&spec, &placement, &endpoint, server.as_ref().map(|s| s.pid))
+            ui::summary::headline(&spec, &placement, &session.endpoint, session.server_pid())
         );
     }
-    let client = MsgrClient::new(
-        endpoint,
-        spec.mode,
-        spec.size_bytes as usize,
-        spec.response_size_bytes as usize,
-    )
-    .verify(spec.verify);
-    let cfg = LoadConfig {
-        clients: spec.clients,
-        conns_per_client: spec.conns_per_client,
-        depth: spec.depth,
-        warmup: Duration::from_nanos(spec.warmup_ns),
-        duration: match spec.stop {
-            StopSpec::DurationNs(ns) => Duration::from_nanos(ns),
-            StopSpec::Count(_) => Duration::ZERO,
-        },
-        count: match spec.stop {
-            StopSpec::Count(c) => Some(c),
-            StopSpec::DurationNs(_) => None,
-        },
-        rate: spec.rate_per_s,
-        arrival: spec.arrival,
-        seed: 1,
-        poll: spec.poll,
-        client_cpus: placement.client_cpus.cpus().to_vec(),
-        sampler: Sampler {
-            client_cpus: placement.client_cpus.cpus().to_vec(),
-            server_cpus: placement
-                .server_cpus
-                .as_ref()
-                .map(|c| c.cpus().to_vec())
-                .unwrap_or_default(),
-            server_pid: server.as_ref().map(|s| s.pid),
-        },
-        interval: Duration::from_secs(1),
-        connect_timeout: Duration::from_secs(10),
-    };
-    let outcome = {
-        let mut obs = RunObserver {
-            progress: ui::progress::Progress::new(text),
-            signal: signal.clone(),
-            server: server.as_mut(),
-        };
-        engine::run_load(Arc::new(client), &cfg, &mut obs)
-    };
-    let mut end = outcome.end.clone();
-    let (server_report, server_rss) = match server.take() {
-        Some(mut s) => {
-            if let EndState::Failed(r) = &end
-                && !r.contains("embedded server")
-                && let Some(why) = s.exited_within(Duration::from_secs(1))
-            {
-                end = EndState::Failed(format!("{r}; the embedded server (pid {}) {why}", s.pid));
-            }
-            let (rep, rss) = s.stop();
-            (Some(rep), rss)
-        }
-        None => (None, None),
-    };
-
-    let mut result = build_result(&spec, placement, &outcome, end, server_report, server_rss);
+    let mut result = session.measure(&spec, &placement, text);
+    session.close(Some(&mut result));
     result.run_id = run_id;
     result.command_line = command_line;
     result.started_at = started_at;
+    let hist = hist::decode(&result.latency_hist)?;
+    result.slos = slos
+        .iter()
+        .map(|s| s.check(&result.summary, &hist))
+        .collect();
+
     let dir = store::save(&a.results, &result)
         .with_context(|| format!("saving the result under {}", a.results.display()))?;
     store::append_summary_csv(&a.results, &result)?;
@@ -617,12 +689,16 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if text {
         ui::summary::print(&mut out, &result, &dir.join("run.json"))?;
+        ui::summary::print_slos(&mut out, &slos, &result.slos)?;
     } else {
         serde_json::to_writer_pretty(&mut out, &result)?;
         writeln!(out)?;
     }
     out.flush()?;
     Ok(match result.status.state {
+        RunState::Complete if result.slos.iter().any(|s| !s.pass) => {
+            ExitCode::from(EXIT_SLO_MISSED)
+        }
         RunState::Complete => ExitCode::SUCCESS,
         RunState::Interrupted => {
             eprintln!(
@@ -647,8 +723,6 @@ fn build_result(
     placement: Placement,
     out: &engine::LoadOutcome,
     end: EndState,
-    server: Option<ServerReport>,
-    server_rss: Option<u64>,
 ) -> RunResult {
     let m = &out.measured;
     let secs = out.measured_ns as f64 / 1e9;
@@ -686,7 +760,7 @@ fn build_result(
         client_cpu_us_per_op: per_op(out.client_cpu_s),
         server_cpu_us_per_op: out.server_cpu_s.map(per_op),
         client_peak_rss_bytes: os::process_peak_rss_bytes(std::process::id()).unwrap_or(0),
-        server_peak_rss_bytes: server_rss,
+        server_peak_rss_bytes: None,
         client_core_max_busy_pct: max_busy,
         // Polling cores are always 100% busy: that says nothing of saturation.
         client_bound: max_busy > 90.0 && !spec.poll,
@@ -771,7 +845,8 @@ fn build_result(
         intervals,
         latency_hist: hist::encode(&m.hist),
         service_hist: hist::encode(&m.service),
-        server,
+        server: None,
+        slos: Vec::new(),
         warnings,
     }
 }

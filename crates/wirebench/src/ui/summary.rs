@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use wirebench_core::hist::LatencySummary;
 use wirebench_core::result::{Placement, RunResult, RunState};
+use wirebench_core::slo::{Slo, SloOutcome};
 use wirebench_core::spec::{Endpoint, Mode, RunSpec, StopSpec, TargetSpec};
 use wirebench_core::units::{format_ns, format_size};
 
@@ -179,6 +180,20 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
     writeln!(out, "  result:            {}", path.display())?;
     for w in &r.warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// One line per objective: pass or MISSED, with the run's value.
+pub fn print_slos(out: &mut impl Write, slos: &[Slo], outcomes: &[SloOutcome]) -> io::Result<()> {
+    for (slo, o) in slos.iter().zip(outcomes) {
+        writeln!(
+            out,
+            "  slo {:<14} {} (actual {})",
+            slo.text,
+            if o.pass { "pass" } else { "MISSED" },
+            slo.format_value(o.actual)
+        )?;
     }
     Ok(())
 }

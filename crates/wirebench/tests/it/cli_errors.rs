@@ -38,6 +38,10 @@ fn bad_flags_exit_2_and_name_the_flag() {
         (&["--arrival", "poisson"], "--rate"),
         (&["--rate", "100", "--arrival", "bursty"], "--arrival"),
         (&["--mode", "stream", "--rate", "100"], "--rate"),
+        (&["--slo", "p99"], "--slo"),
+        (&["--slo", "p99<fast"], "--slo"),
+        (&["--slo", "p99<1ms,ops>1ms"], "--slo"),
+        (&["--hlog", "/nonexistent/dir/x.hlog"], "--hlog"),
     ];
     for (args, flag) in cases {
         let mut all = vec!["run", "--results", dir.str()];
@@ -55,6 +59,27 @@ fn bad_flags_exit_2_and_name_the_flag() {
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
         "a refused run left results behind"
     );
+}
+
+#[test]
+fn search_refuses_bad_flags() {
+    let _g = shared();
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "--slo"),
+        (&["--slo", "p99<1ms", "--rate", "100"], "--rate"),
+        (&["--slo", "p99<1ms", "--start-rate", "0"], "--start-rate"),
+        (&["--slo", "p99<1ms", "--mode", "oneway"], "--mode"),
+        (&["--slo", "p99<1ms", "--precision", "0"], "--precision"),
+    ];
+    for (args, flag) in cases {
+        let mut all = vec!["search"];
+        all.extend_from_slice(args);
+        let mut p = Proc::spawn(&all);
+        let st = p.wait(Duration::from_secs(30));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
 }
 
 #[test]

@@ -130,3 +130,88 @@ fn a_rate_the_server_cannot_take_is_reported_as_missed() {
     );
     srv.stop();
 }
+
+#[test]
+fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
+    let _g = exclusive();
+    let (client, server) = cpus();
+    // 2 workers x 1 ms: a capacity of 2,000 requests/s.
+    let srv = Server::start(&["--cpus", &server, "--service", "1ms", "--workers", "2"]);
+    let dir = TempDir::new("search");
+    let mut p = Proc::spawn(&[
+        "search",
+        "--target",
+        &srv.endpoint,
+        "--slo",
+        "p99<5ms",
+        "--duration",
+        "2s",
+        "--client-cpus",
+        &client,
+        "--results",
+        dir.str(),
+        "--format",
+        "json",
+    ]);
+    let st = p.wait(std::time::Duration::from_secs(240));
+    let out = p.stdout_all();
+    assert!(st.success(), "{}\n{out}", p.stderr_all());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let saturation = v["saturation_ops_per_s"].as_f64().unwrap();
+    assert!(
+        (1700.0..=2300.0).contains(&saturation),
+        "saturation {saturation}/s"
+    );
+    let best = v["best_rate_per_s"]
+        .as_f64()
+        .expect("a rate met the objective");
+    assert!(
+        best < saturation,
+        "best {best}/s, saturation {saturation}/s"
+    );
+    assert!(v["steps"].as_array().unwrap().len() >= 4);
+
+    // A follow-up run at that rate meets the objective (exit 0, not 3).
+    let rate = format!("{best:.0}");
+    let args = [
+        "--target",
+        &srv.endpoint,
+        "--rate",
+        &rate,
+        "--slo",
+        "p99<5ms",
+        "--client-cpus",
+        &client,
+        "--duration",
+        "2s",
+    ];
+    let (st, r, err) = run_json(&dir, &args);
+    assert!(st.success(), "follow-up at {rate}/s: {:?}\n{err}", r.slos);
+    assert!(r.slos.iter().all(|s| s.pass));
+    srv.stop();
+}
+
+#[test]
+fn a_missed_objective_sets_the_exit_status() {
+    let _g = shared();
+    let srv = Server::start(&["--delay", "2ms"]);
+    let dir = TempDir::new("slo");
+    let (st, r, _) = run_json(
+        &dir,
+        &[
+            "--target",
+            &srv.endpoint,
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--slo",
+            "p50<1ms,ops>1",
+        ],
+    );
+    assert_eq!(st.code(), Some(3));
+    assert_eq!(r.slos.len(), 2);
+    assert!(!r.slos[0].pass && r.slos[0].actual >= 2e6, "{:?}", r.slos);
+    assert!(r.slos[1].pass);
+    srv.stop();
+}

@@ -231,6 +231,7 @@ async fn echo_with_faults(
     faults: &Faults,
     stats: &ConnStats,
 ) -> Result<(), End> {
+    let _serving = faults.serving();
     // Bounded: a reader far ahead of the departures waits (backpressure).
     let (tx, mut rx) = tokio::sync::mpsc::channel::<(Instant, Vec<u8>)>(1024);
     let outstanding = AtomicU64::new(0);

@@ -22,6 +22,28 @@ pub struct Faults {
     /// When each worker is next free.
     workers: Mutex<Vec<Instant>>,
     epoch: Instant,
+    /// Connections being served; when the last one closes, the work queued
+    /// for the closed ones is dropped, as a real server would.
+    live: std::sync::atomic::AtomicUsize,
+}
+
+/// Held while a connection is served (see [`Faults::serving`]).
+pub struct Serving<'a>(&'a Faults);
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        if self
+            .0
+            .live
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel)
+            == 1
+        {
+            let now = Instant::now();
+            for w in self.0.workers.lock().expect("workers lock").iter_mut() {
+                *w = (*w).min(now);
+            }
+        }
+    }
 }
 
 impl Faults {
@@ -41,7 +63,14 @@ impl Faults {
             service,
             workers: Mutex::new(workers),
             epoch,
+            live: Default::default(),
         }
+    }
+
+    /// Counts a connection as served until the guard is dropped.
+    pub fn serving(&self) -> Serving<'_> {
+        self.live.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Serving(self)
     }
 
     /// When the response to a request read at `arrival` may leave.
@@ -90,6 +119,20 @@ mod tests {
         // 10 requests at once: 2 workers finish 2 every millisecond.
         let last = (0..10).map(|_| f.departure(a)).max().unwrap();
         assert_eq!(last, a.max(f.epoch) + Duration::from_millis(5));
+    }
+
+    #[test]
+    fn work_queued_for_closed_connections_is_dropped() {
+        let f = Faults::new(Duration::ZERO, None, Some((Duration::from_millis(1), 1)));
+        let a = Instant::now();
+        {
+            let _c = f.serving();
+            for _ in 0..100 {
+                f.departure(a); // 100 ms of queued work
+            }
+        }
+        let b = Instant::now();
+        assert!(f.departure(b) <= Instant::now() + Duration::from_millis(2));
     }
 
     #[test]

@@ -1,0 +1,228 @@
+//! Service-level objectives: `p99<1ms`, `mean<=200us`, `ops>=10k/s`,
+//! `errors<1%`. Parsed once, shared by every command that takes `--slo`,
+//! and checked against a run's summary.
+
+use crate::result::Summary;
+use crate::units;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What an objective measures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Latency percentile (0-100), in ns.
+    Percentile(f64),
+    MeanLatency,
+    MaxLatency,
+    /// Operations per second.
+    Throughput,
+    /// Errors per operation, in %.
+    ErrorRate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Cmp {
+    #[serde(rename = "<")]
+    Lt,
+    #[serde(rename = "<=")]
+    Le,
+    #[serde(rename = ">")]
+    Gt,
+    #[serde(rename = ">=")]
+    Ge,
+}
+
+/// One objective, e.g. `p99<1ms`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    /// As written.
+    pub text: String,
+    pub metric: Metric,
+    pub cmp: Cmp,
+    /// ns for latencies, ops/s for throughput, % for the error rate.
+    pub threshold: f64,
+}
+
+/// An objective checked against a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloOutcome {
+    pub slo: String,
+    /// The run's value, in the objective's unit.
+    pub actual: f64,
+    pub pass: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{0}' is not an objective: write METRIC OP VALUE, e.g. p99<1ms, p99.9<=5ms, mean<200us, max<50ms, ops>=10k/s, errors<1% (OP is <, <=, > or >=)"
+)]
+pub struct SloError(pub String);
+
+impl Slo {
+    pub fn parse(text: &str) -> Result<Slo, SloError> {
+        let err = || SloError(text.to_string());
+        let t = text.trim();
+        let at = t.find(['<', '>']).ok_or_else(err)?;
+        let (name, rest) = (t[..at].trim(), &t[at..]);
+        let (cmp, value) = if let Some(v) = rest.strip_prefix("<=") {
+            (Cmp::Le, v)
+        } else if let Some(v) = rest.strip_prefix(">=") {
+            (Cmp::Ge, v)
+        } else if let Some(v) = rest.strip_prefix('<') {
+            (Cmp::Lt, v)
+        } else {
+            (Cmp::Gt, &rest[1..])
+        };
+        let value = value.trim();
+        let (metric, threshold) = match name {
+            "ops" | "throughput" => (
+                Metric::Throughput,
+                units::parse_rate(value).map_err(|_| err())?,
+            ),
+            "errors" => {
+                let v: f64 = value
+                    .strip_suffix('%')
+                    .ok_or_else(err)?
+                    .trim()
+                    .parse()
+                    .map_err(|_| err())?;
+                (Metric::ErrorRate, v)
+            }
+            "mean" => (Metric::MeanLatency, latency(value).ok_or_else(err)?),
+            "max" => (Metric::MaxLatency, latency(value).ok_or_else(err)?),
+            p => {
+                let q: f64 = p
+                    .strip_prefix('p')
+                    .ok_or_else(err)?
+                    .parse()
+                    .map_err(|_| err())?;
+                if !(0.0..=100.0).contains(&q) || q == 0.0 {
+                    return Err(err());
+                }
+                (Metric::Percentile(q), latency(value).ok_or_else(err)?)
+            }
+        };
+        if !threshold.is_finite() || threshold < 0.0 {
+            return Err(err());
+        }
+        Ok(Slo {
+            text: t.to_string(),
+            metric,
+            cmp,
+            threshold,
+        })
+    }
+
+    /// Parses a comma-separated list (`p99<1ms,ops>10k/s`).
+    pub fn parse_list(text: &str) -> Result<Vec<Slo>, SloError> {
+        text.split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(Slo::parse)
+            .collect()
+    }
+
+    /// The run's value for this metric; latencies come from the histogram.
+    pub fn actual(&self, s: &Summary, hist: &crate::hist::LatencyHist) -> f64 {
+        match self.metric {
+            Metric::Percentile(q) => {
+                if hist.is_empty() {
+                    0.0
+                } else {
+                    hist.value_at_quantile(q / 100.0) as f64
+                }
+            }
+            Metric::MeanLatency => s.latency.mean_ns,
+            Metric::MaxLatency => s.latency.max_ns as f64,
+            Metric::Throughput => s.ops_per_s,
+            Metric::ErrorRate => {
+                if s.ops + s.errors == 0 {
+                    0.0
+                } else {
+                    100.0 * s.errors as f64 / (s.ops + s.errors) as f64
+                }
+            }
+        }
+    }
+
+    pub fn check(&self, s: &Summary, hist: &crate::hist::LatencyHist) -> SloOutcome {
+        let actual = self.actual(s, hist);
+        let pass = match self.cmp {
+            Cmp::Lt => actual < self.threshold,
+            Cmp::Le => actual <= self.threshold,
+            Cmp::Gt => actual > self.threshold,
+            Cmp::Ge => actual >= self.threshold,
+        };
+        SloOutcome {
+            slo: self.text.clone(),
+            actual,
+            pass,
+        }
+    }
+
+    /// The actual value with the objective's unit, for people.
+    pub fn format_value(&self, v: f64) -> String {
+        match self.metric {
+            Metric::Throughput => format!("{}/s", units::format_rate(v)),
+            Metric::ErrorRate => format!("{v:.3}%"),
+            _ => units::format_ns(v),
+        }
+    }
+}
+
+impl fmt::Display for Slo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn latency(v: &str) -> Option<f64> {
+    units::parse_duration(v).ok().map(|d| d.as_nanos() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_what_users_write() {
+        let s = Slo::parse("p99<1ms").unwrap();
+        assert_eq!(
+            (s.metric, s.cmp, s.threshold),
+            (Metric::Percentile(99.0), Cmp::Lt, 1e6)
+        );
+        assert_eq!(
+            Slo::parse("p99.9 <= 5ms").unwrap().metric,
+            Metric::Percentile(99.9)
+        );
+        assert_eq!(Slo::parse("ops>=10k/s").unwrap().threshold, 10_000.0);
+        assert_eq!(Slo::parse("errors<1%").unwrap().metric, Metric::ErrorRate);
+        assert_eq!(Slo::parse("mean<200us").unwrap().threshold, 200_000.0);
+        assert_eq!(Slo::parse_list("p99<1ms, ops>100").unwrap().len(), 2);
+        for bad in [
+            "", "p99", "p99<", "p99<fast", "p101<1ms", "p0<1ms", "q99<1ms", "ops>1ms", "errors<1",
+            "p99=1ms", "p99<10",
+        ] {
+            assert!(Slo::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn checks_against_a_run() {
+        let mut h = crate::hist::new_hist();
+        for v in 1..=100u64 {
+            crate::hist::record(&mut h, v * 10_000);
+        }
+        let s = Summary {
+            ops: 100,
+            ops_per_s: 500.0,
+            latency: crate::hist::LatencySummary::of(&h),
+            ..Summary::default()
+        };
+        assert!(Slo::parse("p99<1ms").unwrap().check(&s, &h).pass);
+        assert!(!Slo::parse("p99<900us").unwrap().check(&s, &h).pass);
+        assert!(Slo::parse("ops>=500").unwrap().check(&s, &h).pass);
+        assert!(!Slo::parse("ops>500").unwrap().check(&s, &h).pass);
+        assert!(Slo::parse("errors<1%").unwrap().check(&s, &h).pass);
+    }
+}
