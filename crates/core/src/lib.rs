@@ -15,6 +15,7 @@ pub mod hlog;
 pub mod result;
 pub mod slo;
 pub mod spec;
+pub mod stats;
 pub mod store;
 pub mod topo;
 pub mod units;

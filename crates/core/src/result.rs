@@ -134,6 +134,10 @@ pub struct Summary {
     pub client_core_max_busy_pct: f64,
     /// A client core was over 90% busy: the result may be client-bound.
     pub client_bound: bool,
+    /// Trend of the per-second throughput over the measured phase (None
+    /// with fewer than 4 whole seconds).
+    #[serde(default)]
+    pub throughput_trend: Option<crate::stats::Trend>,
 }
 
 /// Everything about one run.

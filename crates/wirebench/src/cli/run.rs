@@ -18,12 +18,14 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use wirebench_core::hist::{self, LatencySummary};
 use wirebench_core::result::{
-    self, Interval, Placement, RunResult, RunState, RunStatus, ServerReport, ServerStats, Summary,
+    self, Interval, Phase, Placement, RunResult, RunState, RunStatus, ServerReport, ServerStats,
+    Summary,
 };
 use wirebench_core::slo::Slo;
 use wirebench_core::spec::{
     Arch, Arrival, Endpoint, Mode, RunSpec, StopSpec, TargetSpec, TransportKind,
 };
+use wirebench_core::stats::{Spread, Trend};
 use wirebench_core::topo::{CpuList, Topology};
 use wirebench_core::{env::Environment, store};
 use wirebench_load::engine::{self, Abort, EndState, IntervalReport, LoadConfig, Observer};
@@ -96,6 +98,10 @@ pub struct RunArgs {
     /// Largest frame payload the embedded server accepts.
     #[arg(long, value_parser = args::size)]
     max_frame: Option<u64>,
+    /// Run the same spec N times (against one server); each metric is then reported as mean with
+    /// a 95% confidence interval, min and max.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
     /// Service-level objectives to check (repeatable, or comma-separated): p99<1ms, mean<200us,
     /// max<50ms, ops>=10k/s, errors<1%. A complete run that misses one exits with status 3.
     #[arg(long)]
@@ -521,6 +527,15 @@ pub(super) struct Session {
 }
 
 impl Session {
+    /// A session with nothing left to stop.
+    fn closed() -> Session {
+        Session {
+            signal: Arc::new(OnceLock::new()),
+            server: None,
+            endpoint: Endpoint::Tcp("closed:0".into()),
+        }
+    }
+
     /// Warns about a debug build, takes over SIGINT/SIGTERM, and starts the
     /// embedded server if the spec wants one.
     pub(super) fn open(spec: &RunSpec) -> anyhow::Result<Session> {
@@ -650,13 +665,17 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let topo = Topology::read();
     let (spec, placement) = validate(&a, &topo)?;
     let slos = a.slos()?;
+    if !(1..=1000).contains(&a.repeat) {
+        usage!("--repeat {}: must be between 1 and 1000", a.repeat);
+    }
+    if a.repeat > 1 && a.hlog.is_some() {
+        usage!("--hlog writes one run's log: drop it, or --repeat");
+    }
     let command_line: Vec<String> = std::env::args().collect();
-    let started_at = store::now_rfc3339();
     let label = match &spec.target {
         TargetSpec::Embedded { arch, .. } => format!("{}-{arch}", spec.mode),
         TargetSpec::External { .. } => format!("{}-external", spec.mode),
     };
-    let run_id = store::new_run_id(&label);
     let mut session = Session::open(&spec)?;
     let text = a.format == "text";
     if text {
@@ -665,57 +684,129 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             ui::summary::headline(&spec, &placement, &session.endpoint, session.server_pid())
         );
     }
-    let mut result = session.measure(&spec, &placement, text);
-    session.close(Some(&mut result));
-    result.run_id = run_id;
-    result.command_line = command_line;
-    result.started_at = started_at;
-    let hist = hist::decode(&result.latency_hist)?;
-    result.slos = slos
-        .iter()
-        .map(|s| s.check(&result.summary, &hist))
-        .collect();
-
-    let dir = store::save(&a.results, &result)
-        .with_context(|| format!("saving the result under {}", a.results.display()))?;
-    store::append_summary_csv(&a.results, &result)?;
-    if let Some(path) = &a.hlog {
-        let mut buf = Vec::new();
-        wirebench_core::hlog::write(&mut buf, &result)?;
-        store::write_atomic(path, &buf)
-            .with_context(|| format!("writing --hlog {}", path.display()))?;
-    }
-
     let mut out = std::io::stdout().lock();
-    if text {
-        ui::summary::print(&mut out, &result, &dir.join("run.json"))?;
-        ui::summary::print_slos(&mut out, &slos, &result.slos)?;
-    } else {
-        serde_json::to_writer_pretty(&mut out, &result)?;
-        writeln!(out)?;
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut last_dir = a.results.clone();
+    for k in 0..a.repeat {
+        if a.repeat > 1 && text {
+            eprintln!("repetition {} of {}", k + 1, a.repeat);
+        }
+        let started_at = store::now_rfc3339();
+        let mut result = session.measure(&spec, &placement, text);
+        let last = k + 1 == a.repeat || result.status.state != RunState::Complete;
+        if last {
+            // The server's counters and peak RSS go into the last run.
+            session.close(Some(&mut result));
+            session = Session::closed();
+        }
+        result.run_id = store::new_run_id(&if a.repeat > 1 {
+            format!("{label}-r{}", k + 1)
+        } else {
+            label.clone()
+        });
+        result.command_line = command_line.clone();
+        result.started_at = started_at;
+        let hist = hist::decode(&result.latency_hist)?;
+        result.slos = slos
+            .iter()
+            .map(|s| s.check(&result.summary, &hist))
+            .collect();
+        let dir = store::save(&a.results, &result)
+            .with_context(|| format!("saving the result under {}", a.results.display()))?;
+        store::append_summary_csv(&a.results, &result)?;
+        if let Some(path) = &a.hlog {
+            let mut buf = Vec::new();
+            wirebench_core::hlog::write(&mut buf, &result)?;
+            store::write_atomic(path, &buf)
+                .with_context(|| format!("writing --hlog {}", path.display()))?;
+        }
+        if text {
+            ui::summary::print(&mut out, &result, &dir.join("run.json"))?;
+            ui::summary::print_slos(&mut out, &slos, &result.slos)?;
+        } else if a.repeat == 1 {
+            serde_json::to_writer_pretty(&mut out, &result)?;
+            writeln!(out)?;
+        }
+        out.flush()?;
+        last_dir = dir;
+        results.push(result);
+        if last {
+            break;
+        }
     }
-    out.flush()?;
-    Ok(match result.status.state {
-        RunState::Complete if result.slos.iter().any(|s| !s.pass) => {
+    if a.repeat > 1 {
+        let agg = Repetitions::of(&results);
+        if text {
+            ui::summary::print_repetitions(&mut out, &agg)?;
+        } else {
+            serde_json::to_writer_pretty(&mut out, &agg)?;
+            writeln!(out)?;
+        }
+        out.flush()?;
+    }
+    let worst = results.last().expect("at least one run");
+    Ok(match worst.status.state {
+        RunState::Complete if results.iter().any(|r| r.slos.iter().any(|s| !s.pass)) => {
             ExitCode::from(EXIT_SLO_MISSED)
         }
         RunState::Complete => ExitCode::SUCCESS,
         RunState::Interrupted => {
             eprintln!(
                 "interrupted: the partial result is saved in {}",
-                dir.display()
+                last_dir.display()
             );
             ExitCode::from(130)
         }
         RunState::Failed => {
             eprintln!(
                 "error: the run failed: {}",
-                result.status.reason.as_deref().unwrap_or("unknown")
+                worst.status.reason.as_deref().unwrap_or("unknown")
             );
-            eprintln!("the partial result is saved in {}", dir.display());
+            eprintln!("the partial result is saved in {}", last_dir.display());
             ExitCode::from(1)
         }
     })
+}
+
+/// The spread of each headline metric over repeated runs.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Repetitions {
+    pub runs: Vec<String>,
+    /// (metric name with unit, spread over the runs).
+    pub metrics: Vec<(String, Spread)>,
+    /// Runs whose per-second throughput drifts.
+    pub drifting: Vec<String>,
+}
+
+impl Repetitions {
+    fn of(results: &[RunResult]) -> Repetitions {
+        let metric = |name: &str, f: &dyn Fn(&Summary) -> f64| {
+            let xs: Vec<f64> = results.iter().map(|r| f(&r.summary)).collect();
+            Spread::of(&xs).map(|s| (name.to_string(), s))
+        };
+        let metrics = [
+            metric("ops_per_s", &|s| s.ops_per_s),
+            metric("mb_per_s_in", &|s| s.mb_per_s_in),
+            metric("latency_mean_ns", &|s| s.latency.mean_ns),
+            metric("latency_p50_ns", &|s| s.latency.p50_ns as f64),
+            metric("latency_p99_ns", &|s| s.latency.p99_ns as f64),
+            metric("latency_p999_ns", &|s| s.latency.p999_ns as f64),
+            metric("latency_max_ns", &|s| s.latency.max_ns as f64),
+            metric("client_cpu_us_per_op", &|s| s.client_cpu_us_per_op),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        Repetitions {
+            runs: results.iter().map(|r| r.run_id.clone()).collect(),
+            metrics,
+            drifting: results
+                .iter()
+                .filter(|r| r.summary.throughput_trend.is_some_and(|t| t.drifting))
+                .map(|r| r.run_id.clone())
+                .collect(),
+        }
+    }
 }
 
 fn build_result(
@@ -764,8 +855,23 @@ fn build_result(
         client_core_max_busy_pct: max_busy,
         // Polling cores are always 100% busy: that says nothing of saturation.
         client_bound: max_busy > 90.0 && !spec.poll,
+        throughput_trend: Trend::of(
+            &out.intervals
+                .iter()
+                .filter(|iv| iv.phase == Phase::Measure && iv.seconds() >= 0.9)
+                .map(|iv| iv.data.ops as f64 / iv.seconds())
+                .collect::<Vec<_>>(),
+        ),
     };
     let mut warnings = Vec::new();
+    if let Some(t) = summary.throughput_trend
+        && t.drifting
+    {
+        warnings.push(format!(
+            "throughput drifts by {:+.0}% over the measured phase: the run is not stationary (warm-up too short, or the server's state changed)",
+            t.drift_pct
+        ));
+    }
     if cfg!(debug_assertions) {
         warnings.push("debug build: figures are not representative".to_string());
     }

@@ -197,3 +197,46 @@ pub fn print_slos(out: &mut impl Write, slos: &[Slo], outcomes: &[SloOutcome]) -
     }
     Ok(())
 }
+
+/// The spread of each metric over repeated runs.
+pub fn print_repetitions(
+    out: &mut impl Write,
+    agg: &crate::cli::run::Repetitions,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "-------------- {} repetitions --------------",
+        agg.runs.len()
+    )?;
+    writeln!(
+        out,
+        "  {:<22} {:>12} {:>12} {:>12} {:>12}",
+        "metric", "mean", "95% CI +-", "min", "max"
+    )?;
+    for (name, s) in &agg.metrics {
+        let f = |v: f64| {
+            if name.ends_with("_ns") {
+                format_ns(v)
+            } else {
+                format!("{v:.2}")
+            }
+        };
+        writeln!(
+            out,
+            "  {:<22} {:>12} {:>12} {:>12} {:>12}",
+            name,
+            f(s.mean),
+            f(s.ci95),
+            f(s.min),
+            f(s.max)
+        )?;
+    }
+    if !agg.drifting.is_empty() {
+        writeln!(
+            out,
+            "warning: throughput drifts (not stationary) in: {}",
+            agg.drifting.join(", ")
+        )?;
+    }
+    Ok(())
+}

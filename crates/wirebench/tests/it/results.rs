@@ -167,3 +167,47 @@ fn the_hlog_file_reads_back_with_an_independent_implementation() {
         l.max_ns
     );
 }
+
+#[test]
+fn repeated_runs_are_kept_and_summarised_with_their_spread() {
+    let _g = shared();
+    let dir = TempDir::new("repeat");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--format",
+        "json",
+        "--repeat",
+        "3",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ]);
+    let st = p.wait(Duration::from_secs(60));
+    let out = p.stdout_all();
+    assert!(st.success(), "{}", p.stderr_all());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 3);
+    let metrics = v["metrics"].as_array().unwrap();
+    let ops = metrics
+        .iter()
+        .find(|m| m[0] == "ops_per_s")
+        .expect("ops_per_s");
+    let s = &ops[1];
+    assert_eq!(s["n"], 3);
+    let (mean, min, max) = (
+        s["mean"].as_f64().unwrap(),
+        s["min"].as_f64().unwrap(),
+        s["max"].as_f64().unwrap(),
+    );
+    assert!(min <= mean && mean <= max && min > 0.0, "{s}");
+    let dirs = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    assert_eq!(dirs, 3);
+    let csv = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 4);
+}
