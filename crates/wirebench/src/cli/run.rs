@@ -135,6 +135,8 @@ impl RunArgs {
 const MAX_CLIENTS: usize = 4096;
 const MAX_CONNECTIONS: usize = 65_536;
 const MAX_DEPTH: usize = 1 << 20;
+/// Far above what one connection does on loopback (~100k/s): a typo, not a plan.
+const MAX_RATE_PER_CONN: f64 = 10e6;
 
 /// Checks the flags against each other and the machine; returns the spec and
 /// how the placement was chosen.
@@ -158,6 +160,19 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
     }
     if a.mode == Mode::Stream && a.rate.is_some() {
         usage!("--rate does not apply to --mode stream: the server sends as fast as it can");
+    }
+    if let Some(rate) = a.rate {
+        let per_conn = rate / (a.clients * a.conns_per_client) as f64;
+        if per_conn > MAX_RATE_PER_CONN {
+            usage!(
+                "--rate {rate}: {per_conn:.0}/s per connection is more than one connection can send ({MAX_RATE_PER_CONN:.0}/s); add connections (--clients, --conns-per-client) or lower the rate"
+            );
+        }
+        if per_conn < 0.1 {
+            usage!(
+                "--rate {rate}: below 0.1/s per connection the run would send nothing; raise the rate or use fewer connections"
+            );
+        }
     }
     // Open loop: depth caps the requests outstanding, which keeps memory
     // bounded when the server falls behind the timetable.

@@ -35,6 +35,8 @@ fn bad_flags_exit_2_and_name_the_flag() {
         (&["--bogus"], "--bogus"),
         (&["--rate", "0"], "--rate"),
         (&["--rate", "fast"], "--rate"),
+        (&["--rate", "50M/s"], "--rate"),
+        (&["--rate", "0.01", "--clients", "2"], "--rate"),
         (&["--arrival", "poisson"], "--rate"),
         (&["--rate", "100", "--arrival", "bursty"], "--arrival"),
         (&["--mode", "stream", "--rate", "100"], "--rate"),
