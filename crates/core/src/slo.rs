@@ -147,16 +147,25 @@ impl Slo {
 
     pub fn check(&self, s: &Summary, hist: &crate::hist::LatencyHist) -> SloOutcome {
         let actual = self.actual(s, hist);
-        let pass = match self.cmp {
-            Cmp::Lt => actual < self.threshold,
-            Cmp::Le => actual <= self.threshold,
-            Cmp::Gt => actual > self.threshold,
-            Cmp::Ge => actual >= self.threshold,
-        };
         SloOutcome {
             slo: self.text.clone(),
             actual,
-            pass,
+            pass: self.holds(actual, 0.0),
+        }
+    }
+
+    /// Whether `actual` meets the objective with `headroom` (a fraction of
+    /// the threshold) to spare: `p99<5ms` with 0.2 holds up to 4 ms.
+    pub fn holds(&self, actual: f64, headroom: f64) -> bool {
+        let (below, above) = (
+            self.threshold * (1.0 - headroom),
+            self.threshold * (1.0 + headroom),
+        );
+        match self.cmp {
+            Cmp::Lt => actual < below,
+            Cmp::Le => actual <= below,
+            Cmp::Gt => actual > above,
+            Cmp::Ge => actual >= above,
         }
     }
 
@@ -224,5 +233,9 @@ mod tests {
         assert!(Slo::parse("ops>=500").unwrap().check(&s, &h).pass);
         assert!(!Slo::parse("ops>500").unwrap().check(&s, &h).pass);
         assert!(Slo::parse("errors<1%").unwrap().check(&s, &h).pass);
+        let p99 = Slo::parse("p99<5ms").unwrap();
+        assert!(p99.holds(3.9e6, 0.2) && !p99.holds(4.1e6, 0.2) && p99.holds(4.1e6, 0.0));
+        assert!(Slo::parse("ops>100").unwrap().holds(121.0, 0.2));
+        assert!(!Slo::parse("ops>100").unwrap().holds(119.0, 0.2));
     }
 }

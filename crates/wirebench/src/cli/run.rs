@@ -542,15 +542,6 @@ pub(super) struct Session {
 }
 
 impl Session {
-    /// A session with nothing left to stop.
-    fn closed() -> Session {
-        Session {
-            signal: Arc::new(OnceLock::new()),
-            server: None,
-            endpoint: Endpoint::Tcp("closed:0".into()),
-        }
-    }
-
     /// Warns about a debug build, takes over SIGINT/SIGTERM, and starts the
     /// embedded server if the spec wants one.
     pub(super) fn open(spec: &RunSpec) -> anyhow::Result<Session> {
@@ -661,8 +652,9 @@ impl Session {
         build_result(spec, placement.clone(), &outcome, end)
     }
 
-    /// Stops the embedded server; its report and peak RSS go into `result`.
-    pub(super) fn close(mut self, result: Option<&mut RunResult>) {
+    /// Stops the embedded server (if not yet stopped); its report and peak
+    /// RSS go into `result`.
+    pub(super) fn close(&mut self, result: Option<&mut RunResult>) {
         if let Some(s) = self.server.take() {
             let (report, rss) = s.stop();
             if let Some(r) = result {
@@ -712,7 +704,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         if last {
             // The server's counters and peak RSS go into the last run.
             session.close(Some(&mut result));
-            session = Session::closed();
         }
         result.run_id = store::new_run_id(&if a.repeat > 1 {
             format!("{label}-r{}", k + 1)

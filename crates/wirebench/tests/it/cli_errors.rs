@@ -72,6 +72,7 @@ fn search_refuses_bad_flags() {
         (&["--slo", "p99<1ms", "--start-rate", "0"], "--start-rate"),
         (&["--slo", "p99<1ms", "--mode", "oneway"], "--mode"),
         (&["--slo", "p99<1ms", "--precision", "0"], "--precision"),
+        (&["--slo", "p99<1ms", "--headroom", "2"], "--headroom"),
     ];
     for (args, flag) in cases {
         let mut all = vec!["search"];
