@@ -43,6 +43,9 @@ pub struct Placement {
 pub struct CoreBusy {
     pub cpu: usize,
     pub busy_pct: f64,
+    /// Time the hypervisor ran something else while this vCPU wanted to run.
+    #[serde(default)]
+    pub steal_pct: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +137,10 @@ pub struct Summary {
     pub client_core_max_busy_pct: f64,
     /// A client core was over 90% busy: the result may be client-bound.
     pub client_bound: bool,
+    /// Highest steal % of any client or server CPU in any second of the
+    /// measured phase.
+    #[serde(default)]
+    pub max_steal_pct: f64,
     /// Trend of the per-second throughput over the measured phase (None
     /// with fewer than 4 whole seconds).
     #[serde(default)]

@@ -27,6 +27,7 @@ pub fn clock_ticks_per_s() -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CpuTicks {
     pub busy: u64,
+    pub steal: u64,
     pub total: u64,
 }
 
@@ -59,7 +60,11 @@ pub fn read_cpu_ticks() -> Vec<CpuTicks> {
         if out.len() <= id {
             out.resize(id + 1, CpuTicks::default());
         }
-        out[id] = CpuTicks { busy, total };
+        out[id] = CpuTicks {
+            busy,
+            steal: v[7],
+            total,
+        };
     }
     out
 }

@@ -1,5 +1,5 @@
-//! Samples CPU use at interval boundaries: busy % of each CPU of the client
-//! and server cpusets (from /proc/stat, 10 ms ticks), and CPU time of the
+//! Samples CPU use at interval boundaries: busy % and steal % of each CPU of
+//! the client and server cpusets (from /proc/stat, 10 ms ticks), and CPU time of the
 //! client process and of the server process.
 
 use crate::os;
@@ -39,13 +39,18 @@ impl Sampler {
                     b.cpus.get(cpu).copied().unwrap_or_default(),
                 );
                 let total = y.total.saturating_sub(x.total);
-                let busy = y.busy.saturating_sub(x.busy);
-                let busy_pct = if total == 0 {
-                    0.0
-                } else {
-                    100.0 * busy as f64 / total as f64
+                let pct = |v: u64| {
+                    if total == 0 {
+                        0.0
+                    } else {
+                        100.0 * v as f64 / total as f64
+                    }
                 };
-                CoreBusy { cpu, busy_pct }
+                CoreBusy {
+                    cpu,
+                    busy_pct: pct(y.busy.saturating_sub(x.busy)),
+                    steal_pct: pct(y.steal.saturating_sub(x.steal)),
+                }
             })
             .collect()
     }
@@ -58,5 +63,26 @@ impl Sampler {
             d(a.client_ticks, b.client_ticks).unwrap_or(0.0),
             d(a.server_ticks, b.server_ticks),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::os::CpuTicks;
+
+    #[test]
+    fn busy_and_steal_shares_between_two_samples() {
+        let at = |busy, steal, total| Sample {
+            cpus: vec![CpuTicks::default(), CpuTicks { busy, steal, total }],
+            client_ticks: Some(0),
+            server_ticks: None,
+        };
+        let (a, b) = (at(100, 10, 1000), at(160, 20, 1100));
+        let c = Sampler::busy(&[1], &a, &b);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].cpu, c[0].busy_pct, c[0].steal_pct), (1, 60.0, 10.0));
+        // A CPU missing from /proc/stat reads as idle, not as an error.
+        assert_eq!(Sampler::busy(&[7], &a, &b)[0].busy_pct, 0.0);
     }
 }

@@ -861,6 +861,13 @@ fn build_result(
         client_core_max_busy_pct: max_busy,
         // Polling cores are always 100% busy: that says nothing of saturation.
         client_bound: max_busy > 90.0 && !spec.poll,
+        max_steal_pct: out
+            .intervals
+            .iter()
+            .filter(|iv| iv.phase == Phase::Measure)
+            .flat_map(|iv| iv.client_cores.iter().chain(&iv.server_cores))
+            .map(|c| c.steal_pct)
+            .fold(0.0, f64::max),
         throughput_trend: Trend::of(
             &out.intervals
                 .iter()
@@ -876,6 +883,12 @@ fn build_result(
         warnings.push(format!(
             "throughput drifts by {:+.0}% over the measured phase: the run is not stationary (warm-up too short, or the server's state changed)",
             t.drift_pct
+        ));
+    }
+    if summary.max_steal_pct > 5.0 {
+        warnings.push(format!(
+            "the hypervisor took up to {:.0}% of a CPU (steal) in a measured second: this run is noisy; repeat it",
+            summary.max_steal_pct
         ));
     }
     if cfg!(debug_assertions) {
