@@ -233,6 +233,13 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
                 if s.pass { "pass" } else { "MISSED" }
             )?;
         }
+        if result.interrupted {
+            writeln!(
+                out,
+                "interrupted after {} step(s): what follows is partial",
+                result.steps.len()
+            )?;
+        }
         match result.best_rate_per_s {
             Some(b) => writeln!(
                 out,
