@@ -3,6 +3,22 @@
 use crate::helpers::*;
 use std::time::Duration;
 
+/// Each case: `prefix + args` exits 2 with a message naming `flag`.
+fn expect_usage_errors(prefix: &[&str], cases: &[(&[&str], &str)]) {
+    for (args, flag) in cases {
+        let mut all = prefix.to_vec();
+        all.extend_from_slice(args);
+        let mut p = Proc::spawn(&all);
+        let st = p.wait(Duration::from_secs(30));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(2), "{all:?}: {err}");
+        assert!(
+            err.contains(flag),
+            "{all:?}: the message does not name {flag}: {err}"
+        );
+    }
+}
+
 #[test]
 fn bad_flags_exit_2_and_name_the_flag() {
     let _g = shared();
@@ -45,18 +61,7 @@ fn bad_flags_exit_2_and_name_the_flag() {
         (&["--slo", "p99<1ms,ops>1ms"], "--slo"),
         (&["--hlog", "/nonexistent/dir/x.hlog"], "--hlog"),
     ];
-    for (args, flag) in cases {
-        let mut all = vec!["run", "--results", dir.str()];
-        all.extend_from_slice(args);
-        let mut p = Proc::spawn(&all);
-        let st = p.wait(Duration::from_secs(30));
-        let err = p.stderr_all();
-        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(flag),
-            "{args:?}: the message does not name {flag}: {err}"
-        );
-    }
+    expect_usage_errors(&["run", "--results", dir.str()], cases);
     assert!(
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
         "a refused run left results behind"
@@ -74,15 +79,7 @@ fn search_refuses_bad_flags() {
         (&["--slo", "p99<1ms", "--precision", "0"], "--precision"),
         (&["--slo", "p99<1ms", "--headroom", "2"], "--headroom"),
     ];
-    for (args, flag) in cases {
-        let mut all = vec!["search"];
-        all.extend_from_slice(args);
-        let mut p = Proc::spawn(&all);
-        let st = p.wait(Duration::from_secs(30));
-        let err = p.stderr_all();
-        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(flag), "{args:?}: {err}");
-    }
+    expect_usage_errors(&["search"], cases);
 }
 
 #[test]
@@ -103,13 +100,5 @@ fn serve_refuses_bad_flags_too() {
             "--delay",
         ),
     ];
-    for (args, flag) in cases {
-        let mut all = vec!["serve"];
-        all.extend_from_slice(args);
-        let mut p = Proc::spawn(&all);
-        let st = p.wait(Duration::from_secs(30));
-        let err = p.stderr_all();
-        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(flag), "{args:?}: {err}");
-    }
+    expect_usage_errors(&["serve"], cases);
 }

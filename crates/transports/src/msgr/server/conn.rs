@@ -140,6 +140,24 @@ async fn serve_msgr(
     }
 }
 
+/// Checks that a frame is of the kind this mode expects and, when
+/// verifying, that its payload holds its sequence number's pattern.
+fn check_frame(h: &Header, body: &[u8], expected: Kind, verify: bool) -> Result<(), End> {
+    if h.kind != expected {
+        return Err(End::Refused(format!(
+            "expected a {expected:?} frame, got {:?}",
+            h.kind
+        )));
+    }
+    if verify && !frame::check_pattern(h.seq, body) {
+        return Err(End::Refused(format!(
+            "payload of {expected:?} frame #{} is corrupt",
+            h.seq
+        )));
+    }
+    Ok(())
+}
+
 fn refused(e: frame::FrameError) -> End {
     End::Refused(e.to_string())
 }
@@ -163,19 +181,8 @@ async fn echo(
         bump(&stats.bytes_in, n as u64);
         let mut k = 0u64;
         while let Some((h, payload)) = fb.next_frame(max_frame).map_err(refused)? {
-            if h.kind != Kind::Request {
-                return Err(End::Refused(format!(
-                    "expected a request frame, got {:?}",
-                    h.kind
-                )));
-            }
             let body = &fb.bytes()[payload];
-            if verify && !frame::check_pattern(h.seq, body) {
-                return Err(End::Refused(format!(
-                    "payload of request #{} is corrupt",
-                    h.seq
-                )));
-            }
+            check_frame(&h, body, Kind::Request, verify)?;
             respond(&mut out, h.seq, body, resp, verify);
             k += 1;
             if out.len() >= WRITE_CHUNK {
@@ -246,19 +253,8 @@ async fn echo_with_faults(
             let now = Instant::now();
             bump(&stats.bytes_in, n as u64);
             while let Some((h, payload)) = fb.next_frame(max_frame).map_err(refused)? {
-                if h.kind != Kind::Request {
-                    return Err(End::Refused(format!(
-                        "expected a request frame, got {:?}",
-                        h.kind
-                    )));
-                }
                 let body = &fb.bytes()[payload];
-                if verify && !frame::check_pattern(h.seq, body) {
-                    return Err(End::Refused(format!(
-                        "payload of request #{} is corrupt",
-                        h.seq
-                    )));
-                }
+                check_frame(&h, body, Kind::Request, verify)?;
                 let mut out = Vec::with_capacity(HEADER_LEN + resp);
                 respond(&mut out, h.seq, body, resp, verify);
                 bump(&stats.frames_in, 1);
@@ -306,18 +302,7 @@ async fn drain(
         bump(&stats.bytes_in, n as u64);
         let mut k = 0;
         while let Some((h, payload)) = fb.next_frame(max_frame).map_err(refused)? {
-            if h.kind != Kind::OneWay {
-                return Err(End::Refused(format!(
-                    "expected a one-way frame, got {:?}",
-                    h.kind
-                )));
-            }
-            if verify && !frame::check_pattern(h.seq, &fb.bytes()[payload]) {
-                return Err(End::Refused(format!(
-                    "payload of one-way frame #{} is corrupt",
-                    h.seq
-                )));
-            }
+            check_frame(&h, &fb.bytes()[payload], Kind::OneWay, verify)?;
             k += 1;
         }
         bump(&stats.frames_in, k);
