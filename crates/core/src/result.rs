@@ -131,6 +131,12 @@ pub struct Summary {
     pub server_cpu_s: Option<f64>,
     pub client_cpu_us_per_op: f64,
     pub server_cpu_us_per_op: Option<f64>,
+    /// Time the threads were runnable but waiting for a CPU (schedstat),
+    /// summed over threads: CPU contention.
+    #[serde(default)]
+    pub client_runq_wait_s: Option<f64>,
+    #[serde(default)]
+    pub server_runq_wait_s: Option<f64>,
     pub client_peak_rss_bytes: u64,
     pub server_peak_rss_bytes: Option<u64>,
     /// Highest busy % of any client core over the measured phase.

@@ -132,6 +132,9 @@ pub struct LoadOutcome {
     pub measured_ns: u64,
     pub client_cpu_s: f64,
     pub server_cpu_s: Option<f64>,
+    /// Run-queue wait over the measured phase (from schedstat).
+    pub client_runq_wait_s: Option<f64>,
+    pub server_runq_wait_s: Option<f64>,
     /// Busy % of each client CPU over the measured phase.
     pub client_cores: Vec<CoreBusy>,
 }
@@ -283,6 +286,8 @@ pub fn run_load<T: Transport>(
             measured_ns: 0,
             client_cpu_s: 0.0,
             server_cpu_s: None,
+            client_runq_wait_s: None,
+            server_runq_wait_s: None,
             client_cores: Sampler::busy(&cfg.client_cpus, &zero, &zero),
         };
     }
@@ -411,13 +416,17 @@ pub fn run_load<T: Transport>(
                 + w,
         )
         .unwrap_or(&last);
-    let (client_cpu_s, server_cpu_s, client_cores) = match samples.get(w) {
-        Some(a) if intervals.len() > w => {
+    let measure_start_sample = samples.get(w).filter(|_| intervals.len() > w);
+    let (client_cpu_s, server_cpu_s, client_cores) = match measure_start_sample {
+        Some(a) => {
             let (c, s) = Sampler::cpu_seconds(a, measure_end_sample);
             (c, s, Sampler::busy(&cfg.client_cpus, a, measure_end_sample))
         }
-        _ => (0.0, None, Sampler::busy(&cfg.client_cpus, &last, &last)),
+        None => (0.0, None, Sampler::busy(&cfg.client_cpus, &last, &last)),
     };
+    let (client_runq_wait_s, server_runq_wait_s) = measure_start_sample.map_or((None, None), |a| {
+        Sampler::runq_wait_seconds(a, measure_end_sample)
+    });
     LoadOutcome {
         end: end.unwrap_or(EndState::Complete),
         connect_time_ns,
@@ -426,6 +435,8 @@ pub fn run_load<T: Transport>(
         measured_ns: ns_between(sched.measure_start, measured_end),
         client_cpu_s,
         server_cpu_s,
+        client_runq_wait_s,
+        server_runq_wait_s,
         client_cores,
     }
 }

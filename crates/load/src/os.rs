@@ -79,6 +79,25 @@ pub fn process_cpu_ticks(pid: u32) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// Scheduler statistics of a whole process, summed over its live threads
+/// (/proc/PID/task/*/schedstat): time on a CPU and time runnable but
+/// waiting for one (run-queue delay), in nanoseconds.
+pub fn process_schedstat(pid: u32) -> Option<(u64, u64)> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let (mut run_ns, mut wait_ns) = (0u64, 0u64);
+    for t in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(t.path().join("schedstat")) else {
+            continue;
+        };
+        let mut f = text
+            .split_whitespace()
+            .map(|v| v.parse::<u64>().unwrap_or(0));
+        run_ns += f.next().unwrap_or(0);
+        wait_ns += f.next().unwrap_or(0);
+    }
+    Some((run_ns, wait_ns))
+}
+
 /// Peak resident set size of a process (VmHWM), in bytes.
 pub fn process_peak_rss_bytes(pid: u32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -102,6 +121,7 @@ mod tests {
         let me = std::process::id();
         assert!(process_cpu_ticks(me).is_some());
         assert!(process_peak_rss_bytes(me).unwrap() > 0);
+        assert!(process_schedstat(me).is_some());
         let t = read_cpu_ticks();
         assert!(!t.is_empty() && t.iter().any(|c| c.total > 0));
         assert!(clock_ticks_per_s() > 0.0);

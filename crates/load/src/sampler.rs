@@ -11,6 +11,9 @@ pub struct Sample {
     cpus: Vec<os::CpuTicks>,
     client_ticks: Option<u64>,
     server_ticks: Option<u64>,
+    /// (on-CPU ns, run-queue wait ns), summed over threads.
+    client_sched: Option<(u64, u64)>,
+    server_sched: Option<(u64, u64)>,
 }
 
 /// What to sample.
@@ -27,6 +30,8 @@ impl Sampler {
             cpus: os::read_cpu_ticks(),
             client_ticks: os::process_cpu_ticks(std::process::id()),
             server_ticks: self.server_pid.and_then(os::process_cpu_ticks),
+            client_sched: os::process_schedstat(std::process::id()),
+            server_sched: self.server_pid.and_then(os::process_schedstat),
         }
     }
 
@@ -55,6 +60,19 @@ impl Sampler {
             .collect()
     }
 
+    /// Seconds the client's and the server's threads spent runnable but
+    /// waiting for a CPU between two samples (threads that exited in between
+    /// are not counted).
+    pub fn runq_wait_seconds(a: &Sample, b: &Sample) -> (Option<f64>, Option<f64>) {
+        let d = |x: Option<(u64, u64)>, y: Option<(u64, u64)>| {
+            Some(y?.1.saturating_sub(x?.1) as f64 / 1e9)
+        };
+        (
+            d(a.client_sched, b.client_sched),
+            d(a.server_sched, b.server_sched),
+        )
+    }
+
     /// CPU seconds used by the client and the server between two samples.
     pub fn cpu_seconds(a: &Sample, b: &Sample) -> (f64, Option<f64>) {
         let hz = os::clock_ticks_per_s();
@@ -77,6 +95,8 @@ mod tests {
             cpus: vec![CpuTicks::default(), CpuTicks { busy, steal, total }],
             client_ticks: Some(0),
             server_ticks: None,
+            client_sched: None,
+            server_sched: None,
         };
         let (a, b) = (at(100, 10, 1000), at(160, 20, 1100));
         let c = Sampler::busy(&[1], &a, &b);

@@ -856,6 +856,8 @@ fn build_result(
         server_cpu_s: out.server_cpu_s,
         client_cpu_us_per_op: per_op(out.client_cpu_s),
         server_cpu_us_per_op: out.server_cpu_s.map(per_op),
+        client_runq_wait_s: out.client_runq_wait_s,
+        server_runq_wait_s: out.server_runq_wait_s,
         client_peak_rss_bytes: os::process_peak_rss_bytes(std::process::id()).unwrap_or(0),
         server_peak_rss_bytes: None,
         client_core_max_busy_pct: max_busy,

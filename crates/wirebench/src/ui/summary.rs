@@ -146,6 +146,17 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         "  CPU:               client {:.2} s ({:.2} us/op){server_cpu}",
         s.client_cpu_s, s.client_cpu_us_per_op
     )?;
+    if let Some(c) = s.client_runq_wait_s {
+        let server = s
+            .server_runq_wait_s
+            .map(|w| format!(", server {:.1} ms", w * 1e3))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  run-queue wait:    client {:.1} ms{server} (runnable, waiting for a CPU)",
+            c * 1e3
+        )?;
+    }
     let server_cpus = r
         .placement
         .server_cpus

@@ -152,3 +152,28 @@ fn issue_3_memory_stays_bounded_whatever_depth_x_size() {
     let server = r.summary.server_peak_rss_bytes.expect("server RSS");
     assert!(mib(server) < 96, "server: {} MiB", mib(server));
 }
+
+#[test]
+fn contention_for_a_cpu_shows_as_run_queue_wait() {
+    let _g = exclusive();
+    let dir = TempDir::new("runq");
+    // Three busy clients pinned to one CPU wait for it in turn.
+    let cpu = wirebench_core::topo::Topology::read().usable().cpus()[0].to_string();
+    let args = [
+        "--clients",
+        "3",
+        "--client-cpus",
+        &cpu,
+        "--depth",
+        "4",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+    ];
+    let (st, r, err) = run_json(&dir, &args);
+    assert!(st.success(), "{err}");
+    let wait = r.summary.client_runq_wait_s.expect("schedstat is readable");
+    assert!(wait > 0.05, "client run-queue wait {wait} s");
+    assert!(r.summary.server_runq_wait_s.is_some());
+}
