@@ -209,7 +209,7 @@ async fn echo(
 /// Builds the response to one request into `out` (appended).
 fn respond(out: &mut Vec<u8>, seq: u64, body: &[u8], resp: usize, verify: bool) {
     let base = out.len();
-    out.resize(base + HEADER_LEN + resp, 0);
+    out.resize(base + HEADER_LEN, 0);
     Header {
         kind: Kind::Response,
         flags: 0,
@@ -217,11 +217,14 @@ fn respond(out: &mut Vec<u8>, seq: u64, body: &[u8], resp: usize, verify: bool) 
         seq,
     }
     .encode_into(&mut out[base..]);
-    let dst = &mut out[base + HEADER_LEN..];
     if body.len() == resp {
-        dst.copy_from_slice(body);
-    } else if verify {
-        frame::fill_pattern(seq, dst);
+        // Echo: the payload is copied once, not zeroed first.
+        out.extend_from_slice(body);
+    } else {
+        out.resize(base + HEADER_LEN + resp, 0);
+        if verify {
+            frame::fill_pattern(seq, &mut out[base + HEADER_LEN..]);
+        }
     }
 }
 
