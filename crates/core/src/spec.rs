@@ -11,6 +11,7 @@ use std::str::FromStr;
 #[serde(rename_all = "lowercase")]
 pub enum TransportKind {
     Msgr,
+    Shm,
 }
 
 /// The design of a reference messenger server.
@@ -36,13 +37,69 @@ pub enum Mode {
     Stream,
     /// Raw fixed-size request and response, no framing (netperf TCP_RR).
     Rr,
+    /// shm: one request outstanding, send then wait.
+    Sync,
+    /// shm: a sender and a receiver thread, up to `depth` outstanding.
+    Async,
+    /// shm: requests only; the server reads and drops them.
+    Nores,
 }
 
 impl Mode {
     /// Whether each operation has a response whose latency is measured.
     pub fn has_response(self) -> bool {
-        matches!(self, Mode::Echo | Mode::Rr)
+        matches!(self, Mode::Echo | Mode::Rr | Mode::Sync | Mode::Async)
     }
+
+    /// The modes of a transport.
+    pub fn of(t: TransportKind) -> &'static [Mode] {
+        match t {
+            TransportKind::Msgr => &[Mode::Echo, Mode::Oneway, Mode::Stream, Mode::Rr],
+            TransportKind::Shm => &[Mode::Sync, Mode::Async, Mode::Nores, Mode::Stream],
+        }
+    }
+}
+
+/// How a waiting side of a shared-memory ring waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Wait {
+    /// Spin on the shared index: ~0.1 us hand-off, a core busy.
+    Spin,
+    /// Sleep in the kernel on a futex: a wake-up costs a context switch.
+    Futex,
+    /// Spin a little (about two wake-ups' worth), then sleep.
+    Adaptive,
+}
+
+/// What carries a shm-transport session: shared memory, or (for
+/// comparison) the kernel's channels with the same records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    Shm,
+    Unix,
+    Tcp,
+    Pipe,
+}
+
+/// Whether shm clients are threads of one process (`mt`) or one process
+/// per session (`mp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientsAs {
+    Threads,
+    Processes,
+}
+
+/// What a shm-transport run adds to the spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShmSpec {
+    pub wait: Wait,
+    pub channel: Channel,
+    pub clients_as: ClientsAs,
+    /// Bytes of each ring (request and response), a power of two.
+    pub ring_bytes: u64,
 }
 
 macro_rules! text_enum {
@@ -62,8 +119,12 @@ macro_rules! text_enum {
     };
 }
 text_enum!(Arch, "reactor" => Arch::Reactor, "pool" => Arch::Pool);
-text_enum!(Mode, "echo" => Mode::Echo, "oneway" => Mode::Oneway, "stream" => Mode::Stream, "rr" => Mode::Rr);
-text_enum!(TransportKind, "msgr" => TransportKind::Msgr);
+text_enum!(Mode, "echo" => Mode::Echo, "oneway" => Mode::Oneway, "stream" => Mode::Stream, "rr" => Mode::Rr,
+    "sync" => Mode::Sync, "async" => Mode::Async, "nores" => Mode::Nores);
+text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm);
+text_enum!(Wait, "spin" => Wait::Spin, "futex" => Wait::Futex, "adaptive" => Wait::Adaptive);
+text_enum!(Channel, "shm" => Channel::Shm, "unix" => Channel::Unix, "tcp" => Channel::Tcp, "pipe" => Channel::Pipe);
+text_enum!(ClientsAs, "threads" => ClientsAs::Threads, "processes" => ClientsAs::Processes);
 text_enum!(Arrival, "uniform" => Arrival::Uniform, "poisson" => Arrival::Poisson);
 
 /// How open-loop requests are spaced.
@@ -184,6 +245,9 @@ pub struct RunSpec {
     pub verify: bool,
     pub client_cpus: CpuList,
     pub max_frame_bytes: u64,
+    /// The shm transport's settings (None for msgr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm: Option<ShmSpec>,
 }
 
 impl RunSpec {

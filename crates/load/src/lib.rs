@@ -22,4 +22,7 @@ pub mod recorder;
 pub mod sampler;
 pub mod transport;
 
-pub use transport::{Conn, ConnRx, ConnTx, Pattern, Received, Transport};
+pub use transport::{
+    BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Conn, ConnRx, ConnTx, Pattern, Received,
+    Stamp, Transport,
+};

@@ -53,3 +53,42 @@ pub trait ConnRx: 'static {
     /// A closed connection is an error (`UnexpectedEof`).
     fn recv(&mut self) -> impl Future<Output = io::Result<Received>>;
 }
+
+/// When a request was meant to leave and when it left, in nanoseconds
+/// since the worker's epoch. A blocking transport carries them in its
+/// requests and gets them back with the responses, so a receiving thread
+/// times each response without sharing a queue with the sending thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    pub intended: u64,
+    pub sent: u64,
+}
+
+/// A transport whose operations block the calling thread (shared-memory
+/// rings, pipes): each connection gets its own threads, and every call
+/// returns within a short slice (~10 ms) so that the thread can see the
+/// run's end. Called on the worker's threads.
+pub trait BlockingTransport: Send + Sync + 'static {
+    type Conn: BlockingConn;
+    fn pattern(&self) -> Pattern;
+    fn connect(&self, worker: usize, index: usize) -> io::Result<Self::Conn>;
+}
+
+pub trait BlockingConn: Send + 'static {
+    type Tx: BlockingTx;
+    type Rx: BlockingRx;
+    fn split(self) -> (Self::Tx, Self::Rx);
+}
+
+pub trait BlockingTx: Send + 'static {
+    /// Sends one request per stamp, in order; waits at most a slice for
+    /// room. Returns how many were sent (a prefix, maybe none) and the bytes.
+    fn send(&mut self, stamps: &[Stamp]) -> io::Result<(usize, usize)>;
+}
+
+pub trait BlockingRx: Send + 'static {
+    /// Waits at most a slice for messages. Pushes to `done` the stamps of
+    /// the responses received (request/response only); `ops` is 0 when
+    /// the slice passed without any. A closed peer is an error.
+    fn recv(&mut self, done: &mut Vec<Stamp>) -> io::Result<Received>;
+}

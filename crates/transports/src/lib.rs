@@ -11,3 +11,4 @@
 
 pub mod msgr;
 pub mod sys;
+pub mod shm;

@@ -98,8 +98,8 @@ impl Transport for MsgrClient {
 
     fn pattern(&self) -> Pattern {
         match self.mode {
-            Mode::Echo | Mode::Rr => Pattern::RequestResponse,
-            Mode::Oneway => Pattern::SendOnly,
+            Mode::Echo | Mode::Rr | Mode::Sync | Mode::Async => Pattern::RequestResponse,
+            Mode::Oneway | Mode::Nores => Pattern::SendOnly,
             Mode::Stream => Pattern::ReceiveOnly,
         }
     }
@@ -120,6 +120,9 @@ impl Transport for MsgrClient {
             Mode::Oneway => (Kind::OneWay, self.size, Kind::Response, 0),
             Mode::Stream => (Kind::Request, 0, Kind::Stream, self.size),
             Mode::Rr => (Kind::Request, self.size, Kind::Response, self.response_size),
+            m @ (Mode::Sync | Mode::Async | Mode::Nores) => {
+                return Err(io::Error::other(format!("{m} is a shm mode, not a msgr one")));
+            }
         };
         let raw = self.mode == Mode::Rr;
         let frame_len = if raw {

@@ -65,7 +65,7 @@ pub fn mode_code(m: Mode) -> Option<u8> {
         Mode::Echo => Some(1),
         Mode::Oneway => Some(2),
         Mode::Stream => Some(3),
-        Mode::Rr => None,
+        Mode::Rr | Mode::Sync | Mode::Async | Mode::Nores => None,
     }
 }
 

@@ -325,6 +325,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         verify: a.verify,
         client_cpus: client_cpus.clone(),
         max_frame_bytes: max_frame,
+        shm: None,
     };
     Ok((
         spec,

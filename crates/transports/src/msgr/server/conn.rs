@@ -136,7 +136,9 @@ async fn serve_msgr(
         }
         Mode::Oneway => drain(r, cfg.max_frame, hello.size as usize, verify, stats).await,
         Mode::Stream => stream(w, hello.size as usize, verify, stats).await,
-        Mode::Rr => unreachable!("rr has no handshake"),
+        Mode::Rr | Mode::Sync | Mode::Async | Mode::Nores => {
+            unreachable!("mode_from_code gives msgr modes with a handshake only")
+        }
     }
 }
 

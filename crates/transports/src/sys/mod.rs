@@ -1,6 +1,8 @@
-//! OS glue of the transports and servers: CPU pinning, signal masks, and
-//! dying with the parent. Contract: nothing here uses `unsafe`; each call
-//! either does what it says or returns the OS error.
+//! OS glue of the transports and servers: CPU pinning, signal masks, dying
+//! with the parent, waiting on a descriptor; shared memory ([`shmem`]) and
+//! descriptor passing ([`fdpass`]). Contract: the `unsafe` code of the
+//! transports lives in this folder only, each module stating its contract;
+//! each call either does what it says or returns the OS error.
 
 use nix::sys::signal::{SigSet, Signal};
 use std::io;
@@ -52,4 +54,20 @@ pub fn signal_process(pid: u32, kill: bool) -> io::Result<()> {
         Signal::SIGTERM
     };
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).map_err(io::Error::other)
+}
+
+pub mod fdpass;
+pub mod shmem;
+
+/// Waits up to `timeout` for `fd` to be readable (or closed); returns
+/// whether it is.
+pub fn wait_readable(fd: std::os::fd::BorrowedFd<'_>, timeout: std::time::Duration) -> io::Result<bool> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+    let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+    match poll(&mut fds, PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)) {
+        Ok(n) => Ok(n > 0),
+        Err(nix::errno::Errno::EINTR) => Ok(false),
+        Err(e) => Err(io::Error::from(e)),
+    }
 }

@@ -1,0 +1,74 @@
+//! Leftovers of dead processes: files named `wirebench-shm-<pid>...` in the
+//! temporary directory and in /dev/shm whose PID no longer runs. A running
+//! process's files are never touched, whoever owns them.
+
+use super::PREFIX;
+use std::path::{Path, PathBuf};
+
+/// The directories searched.
+pub fn places() -> Vec<PathBuf> {
+    let mut v = vec![std::env::temp_dir()];
+    for p in ["/tmp", "/dev/shm"] {
+        let p = PathBuf::from(p);
+        if !v.contains(&p) {
+            v.push(p);
+        }
+    }
+    v
+}
+
+/// The owner's PID in a name of ours.
+pub fn owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(PREFIX)?;
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// What a clean found: removed files, and files left because their owner runs.
+#[derive(Debug, Default)]
+pub struct Cleaned {
+    pub removed: Vec<PathBuf>,
+    pub kept: Vec<(PathBuf, u32)>,
+    pub failed: Vec<(PathBuf, String)>,
+}
+
+/// Removes the leftovers of dead processes in `dirs`.
+pub fn clean(dirs: &[PathBuf]) -> Cleaned {
+    let mut out = Cleaned::default();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(pid) = owner(&name) else { continue };
+            let path = e.path();
+            if alive(pid) {
+                out.kept.push((path, pid));
+                continue;
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => out.removed.push(path),
+                Err(err) => out.failed.push((path, err.to_string())),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_are_read_from_names() {
+        assert_eq!(owner("wirebench-shm-123.sock"), Some(123));
+        assert_eq!(owner("wirebench-shm-77-3"), Some(77));
+        assert_eq!(owner("wirebench-shm-x"), None);
+        assert_eq!(owner("other-123"), None);
+    }
+}

@@ -1,0 +1,107 @@
+//! The shm transport: a session is a pair of bounded rings in shared memory
+//! (requests, responses), served by one pinned thread of the server.
+//!
+//! Rendezvous: the server listens on a Unix socket
+//! (`<tmp>/wirebench-shm-<pid>.sock`); a client connects and sends a
+//! [`Hello`] line; the server creates the session's memfd (named
+//! `wirebench-shm-<pid>-<n>`), and sends it back with a [`Welcome`] over
+//! the socket (SCM_RIGHTS). No file exists in /dev/shm at any time: the
+//! memory goes when both processes have closed it, however they end. The
+//! control socket stays open for the session's life: when it closes, the
+//! survivor knows its peer is gone.
+//!
+//! The same sessions can run over a pipe pair, a Unix socket pair or a TCP
+//! loopback connection (the server passes their descriptors the same way),
+//! so that `ipc-compare` measures every channel with the same records,
+//! server and client.
+
+pub mod chan;
+pub mod cleanup;
+pub mod client;
+pub mod ring;
+pub mod server;
+pub mod wake;
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use wirebench_core::spec::{Channel, Mode, Wait};
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The prefix of every file and memfd this transport creates; the owner's
+/// PID follows it.
+pub const PREFIX: &str = "wirebench-shm-";
+
+/// The largest ring: 1 GiB (two per session).
+pub const MAX_RING: u64 = 1 << 30;
+/// The smallest ring.
+pub const MIN_RING: u64 = 4096;
+/// The default ring: 1 MiB, or room for four messages of the size asked.
+pub const DEFAULT_RING: u64 = 1 << 20;
+
+/// The ring a session of `size`-byte messages gets by default, or why no
+/// ring can hold them.
+pub fn default_ring(size: u64) -> Result<u64, String> {
+    let want = ring::Rec::stride(size)
+        .saturating_mul(4)
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX);
+    let ring = want.max(DEFAULT_RING);
+    if ring > MAX_RING {
+        return Err(format!(
+            "messages of {size} bytes do not fit the largest ring ({} MiB, four messages); use a smaller --size",
+            MAX_RING >> 20
+        ));
+    }
+    Ok(ring)
+}
+
+/// Checks a ring size against a message size.
+pub fn check_ring(ring: u64, size: u64) -> Result<(), String> {
+    if !ring.is_power_of_two() || !(MIN_RING..=MAX_RING).contains(&ring) {
+        return Err(format!(
+            "ring of {ring} bytes: must be a power of two between {MIN_RING} bytes and {} MiB",
+            MAX_RING >> 20
+        ));
+    }
+    let stride = ring::Rec::stride(size);
+    if stride > ring {
+        return Err(format!(
+            "a message of {size} bytes takes {stride} bytes with its header, more than the ring ({ring} bytes); raise --ring-size or lower --size"
+        ));
+    }
+    Ok(())
+}
+
+/// The default place of a server's control socket.
+pub fn default_socket_path(pid: u32) -> PathBuf {
+    std::env::temp_dir().join(format!("{PREFIX}{pid}.sock"))
+}
+
+/// A client's request for a session, one JSON line on the control socket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub version: u32,
+    pub channel: Channel,
+    pub mode: Mode,
+    /// Payload bytes of every message.
+    pub size: u64,
+    pub ring: u64,
+    pub wait: Wait,
+    pub verify: bool,
+}
+
+/// The server's answer, sent with the session's descriptors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Welcome {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub session: u64,
+    #[serde(default)]
+    pub server_pid: u32,
+}
+
+/// Fills `buf` with the pattern of message `seq` (when verifying).
+pub use crate::msgr::frame::{check_pattern, fill_pattern};
