@@ -11,7 +11,7 @@
 
 use crate::recorder::{IntervalData, Recorder};
 use crate::sampler::{Sample, Sampler};
-use crate::transport::{Conn, ConnRx, ConnTx, Pattern, Transport};
+use crate::transport::{BlockingTransport, Conn, ConnRx, ConnTx, Pattern, Transport};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
@@ -141,16 +141,16 @@ pub struct LoadOutcome {
 
 /// Interval boundaries, aligned on the start of the measured phase.
 #[derive(Debug, Clone, Copy)]
-struct Schedule {
-    load_start: Instant,
-    measure_start: Instant,
+pub(crate) struct Schedule {
+    pub(crate) load_start: Instant,
+    pub(crate) measure_start: Instant,
     warmup_intervals: usize,
     end: Option<Instant>,
     interval: Duration,
 }
 
 impl Schedule {
-    fn new(load_start: Instant, cfg: &LoadConfig) -> Schedule {
+    pub(crate) fn new(load_start: Instant, cfg: &LoadConfig) -> Schedule {
         let measure_start = load_start + cfg.warmup;
         let warmup_intervals = cfg.warmup.as_nanos().div_ceil(cfg.interval.as_nanos()) as usize;
         let end = cfg.count.is_none().then(|| measure_start + cfg.duration);
@@ -164,7 +164,7 @@ impl Schedule {
     }
 
     /// Start of interval `i` (and end of interval `i - 1`).
-    fn boundary(&self, i: usize) -> Instant {
+    pub(crate) fn boundary(&self, i: usize) -> Instant {
         let w = self.warmup_intervals;
         let b = if i == 0 {
             self.load_start
@@ -179,7 +179,7 @@ impl Schedule {
         }
     }
 
-    fn phase(&self, i: usize) -> Phase {
+    pub(crate) fn phase(&self, i: usize) -> Phase {
         if i < self.warmup_intervals {
             Phase::Warmup
         } else {
@@ -188,12 +188,12 @@ impl Schedule {
     }
 
     /// Whether interval `i` is the last one (duration mode only).
-    fn is_last(&self, i: usize) -> bool {
+    pub(crate) fn is_last(&self, i: usize) -> bool {
         self.end.is_some_and(|e| self.boundary(i + 1) >= e)
     }
 }
 
-enum Msg {
+pub(crate) enum Msg {
     Ready {
         connect_ns: u64,
     },
@@ -216,6 +216,47 @@ pub fn run_load<T: Transport>(
     cfg: &LoadConfig,
     observer: &mut dyn Observer,
 ) -> LoadOutcome {
+    coordinate(cfg, observer, &mut |l: WorkerLink| {
+        let t = transport.clone();
+        std::thread::Builder::new()
+            .name(format!("wb-client-{}", l.id))
+            .spawn(move || worker_main(l.id, t, l.cfg, l.msgs, l.start, l.stop))
+            .expect("spawning a worker thread")
+    })
+}
+
+/// Like [`run_load`], for a transport whose calls block: each connection
+/// gets its own threads (see `blocking`).
+pub fn run_load_blocking<T: BlockingTransport>(
+    transport: Arc<T>,
+    cfg: &LoadConfig,
+    observer: &mut dyn Observer,
+) -> LoadOutcome {
+    coordinate(cfg, observer, &mut |l: WorkerLink| {
+        let t = transport.clone();
+        std::thread::Builder::new()
+            .name(format!("wb-client-{}", l.id))
+            .spawn(move || crate::blocking::worker_main(t, l))
+            .expect("spawning a worker thread")
+    })
+}
+
+/// What connects a worker to the coordinator.
+pub(crate) struct WorkerLink {
+    pub id: usize,
+    pub cfg: LoadConfig,
+    pub msgs: mpsc::Sender<Msg>,
+    pub start: oneshot::Receiver<Schedule>,
+    pub stop: watch::Receiver<bool>,
+}
+
+/// The coordinator: starts a worker per client with `spawn`, and runs the
+/// phases.
+pub(crate) fn coordinate(
+    cfg: &LoadConfig,
+    observer: &mut dyn Observer,
+    spawn: &mut dyn FnMut(WorkerLink) -> std::thread::JoinHandle<()>,
+) -> LoadOutcome {
     assert!(
         cfg.clients > 0 && cfg.conns_per_client > 0 && cfg.depth > 0,
         "validated by the caller"
@@ -227,17 +268,13 @@ pub fn run_load<T: Transport>(
     for w in 0..cfg.clients {
         let (start_tx, start_rx) = oneshot::channel::<Schedule>();
         starts.push(start_tx);
-        let (transport, cfg2, msg_tx, stop_rx) = (
-            transport.clone(),
-            cfg.clone(),
-            msg_tx.clone(),
-            stop_rx.clone(),
-        );
-        let h = std::thread::Builder::new()
-            .name(format!("wb-client-{w}"))
-            .spawn(move || worker_main(w, transport, cfg2, msg_tx.clone(), start_rx, stop_rx))
-            .expect("spawning a worker thread");
-        handles.push(h);
+        handles.push(spawn(WorkerLink {
+            id: w,
+            cfg: cfg.clone(),
+            msgs: msg_tx.clone(),
+            start: start_rx,
+            stop: stop_rx.clone(),
+        }));
     }
     drop(msg_tx);
 
@@ -448,11 +485,11 @@ fn abort_state(a: Abort) -> EndState {
     }
 }
 
-fn ns_between(a: Instant, b: Instant) -> u64 {
+pub(crate) fn ns_between(a: Instant, b: Instant) -> u64 {
     b.saturating_duration_since(a).as_nanos() as u64
 }
 
-fn sleep_until(t: Instant) {
+pub(crate) fn sleep_until(t: Instant) {
     let now = Instant::now();
     if t > now {
         std::thread::sleep(t - now);
@@ -562,7 +599,7 @@ fn worker_main<T: Transport>(
                 Some(rate) => {
                     let offset = global as f64 / nconns_total as f64;
                     let seed = cfg.seed ^ global.wrapping_mul(0xA076_1D64_78BD_642F);
-                    match Pacer::new(sched.load_start, rate / nconns_total as f64, cfg.arrival, seed, offset) {
+                    match Pacer::new(sched.load_start, rate / nconns_total as f64, cfg.arrival, seed, offset, true) {
                         Ok(p) => Some(p),
                         Err(e) => return Err(format!("client {id}: cannot make a timer: {e}")),
                     }
@@ -625,25 +662,25 @@ fn worker_main<T: Transport>(
 }
 
 /// A worker's recorder and where it stands in the schedule.
-struct WorkerRec {
-    rec: Recorder,
-    sched: Schedule,
+pub(crate) struct WorkerRec {
+    pub(crate) rec: Recorder,
+    pub(crate) sched: Schedule,
     /// The interval under way.
-    index: usize,
+    pub(crate) index: usize,
     /// The run's last interval was sent: nothing more is recorded.
-    finished: bool,
-    worker: usize,
-    msgs: mpsc::Sender<Msg>,
+    pub(crate) finished: bool,
+    pub(crate) worker: usize,
+    pub(crate) msgs: mpsc::Sender<Msg>,
 }
 
 impl WorkerRec {
-    fn next_boundary(&self) -> Instant {
+    pub(crate) fn next_boundary(&self) -> Instant {
         self.sched.boundary(self.index + 1)
     }
 
     /// Ends (and sends) every interval whose end `now` has passed. Call it
     /// before recording something that happened at `now`.
-    fn advance(&mut self, now: Instant) {
+    pub(crate) fn advance(&mut self, now: Instant) {
         while !self.finished {
             let end = self.next_boundary();
             if now < end {
@@ -662,7 +699,7 @@ impl WorkerRec {
     }
 
     /// Ends the interval under way now (count reached, stop, error).
-    fn finish_now(&mut self, now: Instant) {
+    pub(crate) fn finish_now(&mut self, now: Instant) {
         self.advance(now);
         if !self.finished {
             let data = self.rec.take();
@@ -689,21 +726,23 @@ struct ConnCtx {
 }
 
 /// The timetable of one open-loop connection.
-struct Pacer {
-    next: Instant,
+pub(crate) struct Pacer {
+    pub(crate) next: Instant,
     gap_ns: f64,
     poisson: bool,
     rng: u64,
-    timer: crate::os::PreciseTimer,
+    /// For async workers; blocking ones sleep with `os::sleep_precise`.
+    timer: Option<crate::os::PreciseTimer>,
 }
 
 impl Pacer {
-    fn new(
+    pub(crate) fn new(
         start: Instant,
         rate_per_conn: f64,
         arrival: Arrival,
         seed: u64,
         offset: f64,
+        timer: bool,
     ) -> std::io::Result<Pacer> {
         let gap_ns = 1e9 / rate_per_conn;
         let mut p = Pacer {
@@ -711,7 +750,11 @@ impl Pacer {
             gap_ns,
             poisson: arrival == Arrival::Poisson,
             rng: seed,
-            timer: crate::os::PreciseTimer::new()?,
+            timer: if timer {
+                Some(crate::os::PreciseTimer::new()?)
+            } else {
+                None
+            },
         };
         // Spread the connections' timetables over one gap, so that uniform
         // timetables do not all fire at the same instant.
@@ -736,7 +779,7 @@ impl Pacer {
     }
 
     /// Takes the intended send times due by `now`, at most `max`.
-    fn take_due(&mut self, now: Instant, max: usize, out: &mut Vec<Instant>) {
+    pub(crate) fn take_due(&mut self, now: Instant, max: usize, out: &mut Vec<Instant>) {
         while out.len() < max && self.next <= now {
             out.push(self.next);
             let g = self.gap();
@@ -754,16 +797,16 @@ fn recorder_at(rec: &RefCell<WorkerRec>, now: Instant) -> Option<std::cell::RefM
 }
 
 /// A connection's share of `--count`: operations of the measured phase only.
-struct Quota {
-    limit: Option<u64>,
-    done: u64,
-    measure_start: Instant,
+pub(crate) struct Quota {
+    pub(crate) limit: Option<u64>,
+    pub(crate) done: u64,
+    pub(crate) measure_start: Instant,
 }
 
 impl Quota {
     /// How many of `ops` operations completed at `now` count (those beyond
     /// the share, in flight when it was reached, do not); marks them done.
-    fn take(&mut self, ops: usize, now: Instant) -> usize {
+    pub(crate) fn take(&mut self, ops: usize, now: Instant) -> usize {
         match self.limit {
             Some(limit) if now >= self.measure_start => {
                 let n = (ops as u64).min(limit - self.done);
@@ -775,7 +818,7 @@ impl Quota {
     }
 
     /// How many operations may still start at `now`, at most `want`.
-    fn allow(&self, want: usize, now: Instant) -> usize {
+    pub(crate) fn allow(&self, want: usize, now: Instant) -> usize {
         match self.limit {
             Some(limit) if now >= self.measure_start => {
                 (want as u64).min(limit - self.done) as usize
@@ -784,7 +827,7 @@ impl Quota {
         }
     }
 
-    fn reached(&self) -> bool {
+    pub(crate) fn reached(&self) -> bool {
         self.limit.is_some_and(|l| self.done >= l)
     }
 }
@@ -829,7 +872,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                     let mut due = Vec::new();
                     loop {
                         if let Some(p) = pacer.as_mut()
-                            && let Err(e) = p.timer.sleep_until(p.next).await
+                            && let Err(e) = p.timer.as_mut().expect("async pacer").sleep_until(p.next).await
                         {
                             return errors.set(format!("timer: {e}"));
                         }
@@ -941,7 +984,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
             let mut due = Vec::new();
             loop {
                 if let Some(p) = ctx.pacer.as_mut() {
-                    p.timer.sleep_until(p.next).await?;
+                    p.timer.as_mut().expect("async pacer").sleep_until(p.next).await?;
                 }
                 let t0 = Instant::now();
                 let want = ctx.quota.allow(ctx.depth, t0);

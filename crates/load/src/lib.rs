@@ -15,6 +15,7 @@
 //! assert_eq!(out.measured.ops, 200);
 //! ```
 
+pub mod blocking;
 pub mod engine;
 pub mod mock;
 pub mod os;

@@ -139,6 +139,54 @@ pub fn tighten_timer_slack() -> io::Result<()> {
 /// yielding (measured here: a timer wake-up of an idle vCPU is ~40 us late).
 pub const SPIN_MARGIN: std::time::Duration = std::time::Duration::from_micros(60);
 
+/// Sleeps the calling thread until `t`: in the kernel until
+/// [`SPIN_MARGIN`] before it (in steps of at most `step`, returning early
+/// when `give_up()` holds), then spinning. Returns false if it gave up.
+pub fn sleep_precise(t: Instant, step: std::time::Duration, give_up: impl Fn() -> bool) -> bool {
+    loop {
+        let left = t.saturating_duration_since(Instant::now());
+        if left <= SPIN_MARGIN {
+            break;
+        }
+        if give_up() {
+            return false;
+        }
+        std::thread::sleep((left - SPIN_MARGIN).min(step));
+    }
+    while Instant::now() < t {
+        std::hint::spin_loop();
+    }
+    true
+}
+
+/// CLOCK_MONOTONIC now, in nanoseconds: the clock of `Instant`, shared by
+/// every process of the machine.
+pub fn monotonic_ns() -> u64 {
+    let ts = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .expect("CLOCK_MONOTONIC is always there");
+    ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64
+}
+
+/// An `Instant` as CLOCK_MONOTONIC nanoseconds (to hand to another process).
+pub fn instant_to_monotonic(i: Instant) -> u64 {
+    let (now, mono) = (Instant::now(), monotonic_ns());
+    if i <= now {
+        mono.saturating_sub((now - i).as_nanos() as u64)
+    } else {
+        mono + (i - now).as_nanos() as u64
+    }
+}
+
+/// The `Instant` of CLOCK_MONOTONIC nanoseconds from another process.
+pub fn instant_from_monotonic(ns: u64) -> Instant {
+    let (now, mono) = (Instant::now(), monotonic_ns());
+    if ns <= mono {
+        now - std::time::Duration::from_nanos(mono - ns)
+    } else {
+        now + std::time::Duration::from_nanos(ns - mono)
+    }
+}
+
 /// A timerfd as tokio's `AsyncFd` wants it (nix gives `AsFd` only).
 struct Tfd(nix::sys::timerfd::TimerFd);
 

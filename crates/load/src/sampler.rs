@@ -22,15 +22,22 @@ pub struct Sampler {
     pub client_cpus: Vec<usize>,
     pub server_cpus: Vec<usize>,
     pub server_pid: Option<u32>,
+    /// Client processes besides this one (clients run as processes); their
+    /// CPU counts as the client's.
+    pub client_children: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
 }
 
 impl Sampler {
     pub fn sample(&self) -> Sample {
+        let mut pids = vec![std::process::id()];
+        pids.extend(self.client_children.lock().expect("not poisoned").iter());
+        let ticks = pids.iter().filter_map(|&p| os::process_cpu_ticks(p));
+        let sched = pids.iter().filter_map(|&p| os::process_schedstat(p));
         Sample {
             cpus: os::read_cpu_ticks(),
-            client_ticks: os::process_cpu_ticks(std::process::id()),
+            client_ticks: Some(ticks.sum()),
             server_ticks: self.server_pid.and_then(os::process_cpu_ticks),
-            client_sched: os::process_schedstat(std::process::id()),
+            client_sched: Some(sched.fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))),
             server_sched: self.server_pid.and_then(os::process_schedstat),
         }
     }

@@ -105,3 +105,77 @@ pub struct Welcome {
 
 /// Fills `buf` with the pattern of message `seq` (when verifying).
 pub use crate::msgr::frame::{check_pattern, fill_pattern};
+
+#[cfg(test)]
+mod tests {
+    use super::client::ShmClient;
+    use super::server::{self, ShmServerConfig};
+    use std::sync::Arc;
+    use wirebench_core::spec::{Channel, Mode, Wait};
+    use wirebench_load::engine::{self, EndState, LoadConfig, NoObserver};
+
+    fn socket(tag: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!(
+            "{}{}-test-{tag}.sock",
+            super::PREFIX,
+            std::process::id()
+        ))
+    }
+
+    #[test]
+    fn every_mode_over_every_channel_with_verification() {
+        let path = socket("modes");
+        let srv = server::start(&ShmServerConfig {
+            socket: path.clone(),
+            cpus: vec![],
+        })
+        .unwrap();
+        let mut sessions = 0;
+        for channel in [Channel::Shm, Channel::Pipe, Channel::Unix, Channel::Tcp] {
+            for (mode, depth) in [
+                (Mode::Sync, 1),
+                (Mode::Async, 8),
+                (Mode::Nores, 4),
+                (Mode::Stream, 1),
+            ] {
+                let size = 1000;
+                let ring = super::default_ring(size).unwrap();
+                let c = ShmClient::new(path.clone(), channel, mode, size, ring, Wait::Adaptive, true);
+                let cfg = LoadConfig {
+                    clients: 2,
+                    depth,
+                    count: Some(3000),
+                    ..LoadConfig::default()
+                };
+                let out = engine::run_load_blocking(Arc::new(c), &cfg, &mut NoObserver);
+                assert_eq!(out.end, EndState::Complete, "{channel} {mode}");
+                assert_eq!(out.measured.ops, 3000, "{channel} {mode}");
+                if mode.has_response() {
+                    assert_eq!(out.measured.hist.len(), 3000, "{channel} {mode}");
+                }
+                sessions += 2;
+            }
+        }
+        let stats = srv.shutdown();
+        assert_eq!(stats.conns_accepted, sessions);
+        assert_eq!(stats.conns_refused, 0);
+        assert!(!path.exists(), "the socket file is left behind");
+    }
+
+    #[test]
+    fn a_message_larger_than_the_ring_is_refused() {
+        let path = socket("big");
+        let srv = server::start(&ShmServerConfig {
+            socket: path.clone(),
+            cpus: vec![],
+        })
+        .unwrap();
+        let c = ShmClient::new(path, Channel::Shm, Mode::Sync, 8192, 4096, Wait::Spin, false);
+        let out = engine::run_load_blocking(Arc::new(c), &LoadConfig::default(), &mut NoObserver);
+        match out.end {
+            EndState::Failed(why) => assert!(why.contains("more than the ring"), "{why}"),
+            e => panic!("{e:?}"),
+        }
+        assert_eq!(srv.shutdown().conns_refused, 1);
+    }
+}

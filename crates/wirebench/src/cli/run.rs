@@ -631,6 +631,7 @@ impl Session {
                     .map(|c| c.cpus().to_vec())
                     .unwrap_or_default(),
                 server_pid: self.server_pid(),
+                client_children: Default::default(),
             },
             interval: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(10),

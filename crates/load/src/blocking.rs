@@ -1,0 +1,488 @@
+//! Workers for blocking transports (shared-memory rings, pipes). Each
+//! connection runs on its own thread (two in request/response with depth
+//! above 1 or an open loop: a sender and a receiver, as the IPC report's
+//! `async` mode); the worker's own thread ends intervals at their
+//! boundaries and watches for the end. Every transport call returns within
+//! a slice, so a connection thread sees the end within about 10 ms.
+//!
+//! Requests carry their stamps (intended and actual send time) and
+//! responses bring them back: the receiver times each response without a
+//! queue shared with the sender.
+
+use crate::engine::{Msg, Pacer, Quota, WorkerLink, WorkerRec, ns_between, sleep_until};
+use crate::os;
+use crate::recorder::Recorder;
+use crate::transport::{BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Pattern, Stamp};
+use linux_futex::{AsFutex, Private};
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::Scope;
+use std::time::{Duration, Instant};
+
+/// How long a waiting thread sleeps before looking at the run again.
+const STEP: Duration = Duration::from_millis(10);
+
+/// What a worker's connection threads share.
+struct Shared {
+    rec: Mutex<WorkerRec>,
+    /// The run is over for this worker: threads return.
+    over: AtomicBool,
+    error: Mutex<Option<String>>,
+    /// Connections still running (count mode ends when none is).
+    remaining: AtomicUsize,
+    epoch: Instant,
+}
+
+impl Shared {
+    fn over(&self) -> bool {
+        self.over.load(Ordering::Relaxed)
+    }
+
+    fn fail(&self, e: String) {
+        let mut f = self.error.lock().expect("not poisoned");
+        if f.is_none() && !self.over() {
+            *f = Some(e);
+        }
+        self.over.store(true, Ordering::Relaxed);
+    }
+
+    /// The recorder advanced to `now`; None once nothing more is recorded.
+    fn rec_at(&self, now: Instant) -> Option<MutexGuard<'_, WorkerRec>> {
+        let mut w = self.rec.lock().expect("not poisoned");
+        w.advance(now);
+        (!w.finished).then_some(w)
+    }
+
+    fn ns(&self, t: Instant) -> u64 {
+        ns_between(self.epoch, t)
+    }
+
+    /// An error once the run is over is no error: peers may close first.
+    fn after_end<T: Default>(&self, r: io::Result<T>) -> io::Result<T> {
+        match r {
+            Err(_) if self.over() => Ok(T::default()),
+            r => r,
+        }
+    }
+}
+
+struct ConnCtx {
+    depth: usize,
+    quota: Quota,
+    pacer: Option<Pacer>,
+    /// Spin instead of sleeping when waiting for credits.
+    spin: bool,
+}
+
+pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink) {
+    let WorkerLink {
+        id,
+        cfg,
+        msgs,
+        start,
+        stop,
+    } = l;
+    let done = |error: Option<String>| {
+        let _ = msgs.send(Msg::Done { worker: id, error });
+    };
+    let _ = os::tighten_timer_slack();
+    if !cfg.client_cpus.is_empty() {
+        let cpu = cfg.client_cpus[id % cfg.client_cpus.len()];
+        if let Err(e) = os::pin_current_thread(&[cpu]) {
+            return done(Some(format!("client {id}: cannot pin to CPU {cpu}: {e}")));
+        }
+    }
+    let began = Instant::now();
+    let mut conns = Vec::new();
+    for j in 0..cfg.conns_per_client {
+        match transport.connect(id, j) {
+            Ok(c) => conns.push(c),
+            Err(e) => return done(Some(format!("client {id} connection {j}: {e}"))),
+        }
+    }
+    let _ = msgs.send(Msg::Ready {
+        connect_ns: began.elapsed().as_nanos() as u64,
+    });
+    let Ok(sched) = start.blocking_recv() else {
+        return done(None);
+    };
+    sleep_until(sched.load_start);
+    let shared = Shared {
+        rec: Mutex::new(WorkerRec {
+            rec: Recorder::default(),
+            sched,
+            index: 0,
+            finished: false,
+            worker: id,
+            msgs: msgs.clone(),
+        }),
+        over: AtomicBool::new(false),
+        error: Mutex::new(None),
+        remaining: AtomicUsize::new(conns.len()),
+        epoch: sched.load_start,
+    };
+    let nconns_total = (cfg.clients * cfg.conns_per_client) as u64;
+    let pattern = transport.pattern();
+    let count_mode = cfg.count.is_some();
+    std::thread::scope(|scope| {
+        for (j, conn) in conns.into_iter().enumerate() {
+            let global = (id * cfg.conns_per_client + j) as u64;
+            let quota = Quota {
+                limit: cfg
+                    .count
+                    .map(|c| c / nconns_total + u64::from(global < c % nconns_total)),
+                done: 0,
+                measure_start: sched.measure_start,
+            };
+            let pacer = match cfg.rate {
+                Some(rate) => {
+                    let offset = global as f64 / nconns_total as f64;
+                    let seed = cfg.seed ^ global.wrapping_mul(0xA076_1D64_78BD_642F);
+                    let per_conn = rate / nconns_total as f64;
+                    let p = Pacer::new(sched.load_start, per_conn, cfg.arrival, seed, offset, false);
+                    Some(p.expect("a pacer without a timer cannot fail"))
+                }
+                None => None,
+            };
+            let ctx = ConnCtx {
+                depth: cfg.depth,
+                quota,
+                pacer,
+                spin: cfg.poll,
+            };
+            let sh = &shared;
+            std::thread::Builder::new()
+                .name(format!("wb-client-{id}.{j}"))
+                .spawn_scoped(scope, move || {
+                    match drive(conn, pattern, ctx, sh, scope) {
+                        Ok(()) => {}
+                        Err(e) => sh.fail(format!("client {id} connection {j}: {e}")),
+                    }
+                    sh.remaining.fetch_sub(1, Ordering::Relaxed);
+                })
+                .expect("spawning a connection thread");
+        }
+        // This thread ends the intervals and watches for the end.
+        loop {
+            if stop.has_changed().unwrap_or(true)
+                || shared.over()
+                || (count_mode && shared.remaining.load(Ordering::Relaxed) == 0)
+            {
+                break;
+            }
+            let now = Instant::now();
+            let next = {
+                let mut w = shared.rec.lock().expect("not poisoned");
+                w.advance(now);
+                if w.finished {
+                    break;
+                }
+                w.next_boundary()
+            };
+            std::thread::sleep(next.saturating_duration_since(now).min(STEP));
+        }
+        shared.over.store(true, Ordering::Relaxed);
+        shared
+            .rec
+            .lock()
+            .expect("not poisoned")
+            .finish_now(Instant::now());
+    });
+    let error = shared.error.lock().expect("not poisoned").take();
+    done(error)
+}
+
+fn drive<'s, C: BlockingConn>(
+    conn: C,
+    pattern: Pattern,
+    ctx: ConnCtx,
+    sh: &'s Shared,
+    scope: &'s Scope<'s, '_>,
+) -> io::Result<()> {
+    let (tx, rx) = conn.split();
+    match pattern {
+        Pattern::RequestResponse if ctx.depth == 1 && ctx.pacer.is_none() => {
+            request_response_sync(tx, rx, ctx, sh)
+        }
+        Pattern::RequestResponse => request_response_async(tx, rx, ctx, sh, scope),
+        Pattern::SendOnly => {
+            let _keep = rx;
+            send_only(tx, ctx, sh)
+        }
+        Pattern::ReceiveOnly => {
+            let _keep = tx;
+            receive_only(rx, ctx, sh)
+        }
+    }
+}
+
+/// Records the responses of `done` counted at `now`.
+fn record_responses(rec: &mut Recorder, done: &[Stamp], now_ns: u64) {
+    for s in done {
+        rec.timing(
+            now_ns.saturating_sub(s.intended),
+            now_ns.saturating_sub(s.sent),
+            1,
+        );
+    }
+}
+
+/// One request outstanding: send, wait for its response, again (the IPC
+/// report's `sync`). One thread, one lock per operation.
+fn request_response_sync(
+    mut tx: impl BlockingTx,
+    mut rx: impl BlockingRx,
+    mut ctx: ConnCtx,
+    sh: &Shared,
+) -> io::Result<()> {
+    let mut done = Vec::with_capacity(16);
+    loop {
+        if sh.over() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        if ctx.quota.allow(1, t) == 0 {
+            return Ok(());
+        }
+        let st = sh.ns(t);
+        let (n, bytes) = sh.after_end(tx.send(&[Stamp {
+            intended: st,
+            sent: st,
+        }]))?;
+        if n == 0 {
+            continue;
+        }
+        let r = loop {
+            done.clear();
+            let r = sh.after_end(rx.recv(&mut done))?;
+            if r.ops > 0 {
+                break r;
+            }
+            if sh.over() {
+                return Ok(());
+            }
+        };
+        let now = Instant::now();
+        let Some(mut w) = sh.rec_at(now) else {
+            return Ok(());
+        };
+        w.rec.sent(1, bytes as u64);
+        w.rec.received(r.ops as u64, r.bytes as u64);
+        let counted = ctx.quota.take(r.ops, now);
+        record_responses(&mut w.rec, &done[..counted.min(done.len())], sh.ns(now));
+        w.rec.completed(counted as u64);
+        drop(w);
+        if ctx.quota.reached() {
+            return Ok(());
+        }
+    }
+}
+
+/// A sender thread and a receiver thread, up to `depth` outstanding (the
+/// IPC report's `async`); with a rate, the sender keeps the timetable.
+fn request_response_async<'s>(
+    mut tx: impl BlockingTx,
+    mut rx: impl BlockingRx,
+    mut ctx: ConnCtx,
+    sh: &'s Shared,
+    scope: &'s Scope<'s, '_>,
+) -> io::Result<()> {
+    let credits = Arc::new(AtomicU32::new(ctx.depth as u32));
+    let conn_over = Arc::new(AtomicBool::new(false));
+    let spin = ctx.spin;
+    {
+        let (credits, conn_over) = (credits.clone(), conn_over.clone());
+        let mut pacer = ctx.pacer.take();
+        std::thread::Builder::new()
+            .name("wb-client-tx".into())
+            .spawn_scoped(scope, move || {
+                let gone = || sh.over() || conn_over.load(Ordering::Relaxed);
+                let mut stamps: Vec<Stamp> = Vec::new();
+                let mut due = Vec::new();
+                while !gone() {
+                    if let Some(p) = pacer.as_ref()
+                        && !os::sleep_precise(p.next, STEP, gone)
+                    {
+                        return;
+                    }
+                    let c = credits.load(Ordering::Acquire);
+                    if c == 0 {
+                        wait_credits(&credits, spin);
+                        continue;
+                    }
+                    let t = Instant::now();
+                    let st = sh.ns(t);
+                    stamps.clear();
+                    match pacer.as_mut() {
+                        None => stamps.resize(
+                            c as usize,
+                            Stamp {
+                                intended: st,
+                                sent: st,
+                            },
+                        ),
+                        Some(p) => {
+                            due.clear();
+                            p.take_due(t, c as usize, &mut due);
+                            stamps.extend(due.iter().map(|&i| Stamp {
+                                intended: sh.ns(i),
+                                sent: st,
+                            }));
+                        }
+                    }
+                    if stamps.is_empty() {
+                        continue;
+                    }
+                    credits.fetch_sub(stamps.len() as u32, Ordering::AcqRel);
+                    let mut off = 0;
+                    while off < stamps.len() {
+                        match tx.send(&stamps[off..]) {
+                            Ok((0, _)) if gone() => return,
+                            Ok((0, _)) => {}
+                            Ok((n, bytes)) => {
+                                off += n;
+                                if let Some(mut w) = sh.rec_at(t) {
+                                    w.rec.sent(n as u64, bytes as u64);
+                                }
+                            }
+                            Err(_) if gone() => return,
+                            Err(e) => return sh.fail(format!("send: {e}")),
+                        }
+                    }
+                }
+            })?;
+    }
+    // Whatever ends the receiver ends the sender too.
+    struct EndSender(Arc<AtomicBool>);
+    impl Drop for EndSender {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let _end = EndSender(conn_over);
+    let mut done = Vec::with_capacity(1024);
+    loop {
+        done.clear();
+        let r = sh.after_end(rx.recv(&mut done))?;
+        if r.ops == 0 {
+            if sh.over() {
+                return Ok(());
+            }
+            continue;
+        }
+        let now = Instant::now();
+        let Some(mut w) = sh.rec_at(now) else {
+            return Ok(());
+        };
+        w.rec.received(r.ops as u64, r.bytes as u64);
+        let counted = ctx.quota.take(r.ops, now);
+        record_responses(&mut w.rec, &done[..counted.min(done.len())], sh.ns(now));
+        w.rec.completed(counted as u64);
+        drop(w);
+        let prev = credits.fetch_add(r.ops as u32, Ordering::AcqRel);
+        if prev == 0 && !spin {
+            AsFutex::<Private>::as_futex(&*credits).wake(1);
+        }
+        if ctx.quota.reached() {
+            return Ok(());
+        }
+    }
+}
+
+/// Waits up to a step for credits to come back.
+fn wait_credits(credits: &AtomicU32, spin: bool) {
+    if spin {
+        let until = Instant::now() + STEP;
+        while credits.load(Ordering::Acquire) == 0 && Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    } else {
+        let _ = AsFutex::<Private>::as_futex(credits).wait_for(0, STEP);
+    }
+}
+
+/// Requests only (`nores`): an operation completes when it is in the
+/// channel; `depth` requests per send call.
+fn send_only(mut tx: impl BlockingTx, mut ctx: ConnCtx, sh: &Shared) -> io::Result<()> {
+    let mut stamps: Vec<Stamp> = Vec::new();
+    let mut due = Vec::new();
+    let gone = || sh.over();
+    loop {
+        if sh.over() {
+            return Ok(());
+        }
+        if let Some(p) = ctx.pacer.as_ref()
+            && !os::sleep_precise(p.next, STEP, gone)
+        {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        let want = ctx.quota.allow(ctx.depth, t0);
+        if want == 0 {
+            return Ok(());
+        }
+        let s0 = sh.ns(t0);
+        stamps.clear();
+        match ctx.pacer.as_mut() {
+            None => stamps.resize(
+                want,
+                Stamp {
+                    intended: s0,
+                    sent: s0,
+                },
+            ),
+            Some(p) => {
+                due.clear();
+                p.take_due(t0, want, &mut due);
+                stamps.extend(due.iter().map(|&i| Stamp {
+                    intended: sh.ns(i),
+                    sent: s0,
+                }));
+            }
+        }
+        let mut off = 0;
+        while off < stamps.len() {
+            let (n, bytes) = sh.after_end(tx.send(&stamps[off..]))?;
+            if n == 0 {
+                if sh.over() {
+                    return Ok(());
+                }
+                continue;
+            }
+            let t1 = Instant::now();
+            let Some(mut w) = sh.rec_at(t0) else {
+                return Ok(());
+            };
+            w.rec.sent(n as u64, bytes as u64);
+            let counted = ctx.quota.take(n, t0);
+            w.rec.completed(counted as u64);
+            record_responses(&mut w.rec, &stamps[off..off + counted], sh.ns(t1));
+            off += n;
+        }
+    }
+}
+
+/// The peer sends (`stream`): an operation is a message received.
+fn receive_only(mut rx: impl BlockingRx, mut ctx: ConnCtx, sh: &Shared) -> io::Result<()> {
+    let mut done = Vec::new();
+    loop {
+        let r = sh.after_end(rx.recv(&mut done))?;
+        if r.ops == 0 {
+            if sh.over() {
+                return Ok(());
+            }
+            continue;
+        }
+        let now = Instant::now();
+        let Some(mut w) = sh.rec_at(now) else {
+            return Ok(());
+        };
+        w.rec.received(r.ops as u64, r.bytes as u64);
+        w.rec.completed(ctx.quota.take(r.ops, now) as u64);
+        drop(w);
+        if ctx.quota.reached() {
+            return Ok(());
+        }
+    }
+}
