@@ -214,6 +214,7 @@ pub(crate) mod tests {
                 verify: false,
                 client_cpus: CpuList::parse("0").unwrap(),
                 max_frame_bytes: 16 << 20,
+                shm: None,
             },
             env: Environment::capture("0.1.0", "deadbeef"),
             placement: Placement {
