@@ -201,7 +201,9 @@ impl TryFrom<String> for Endpoint {
 pub enum TargetSpec {
     /// A reference server that `run` starts itself, as a separate pinned process.
     Embedded {
-        arch: Arch,
+        /// The msgr server's design (None for shm, which has one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arch: Option<Arch>,
         cpus: CpuList,
         poll: bool,
         listen: Endpoint,
@@ -257,7 +259,10 @@ impl RunSpec {
 
     pub fn endpoint_label(&self) -> String {
         match &self.target {
-            TargetSpec::Embedded { arch, .. } => format!("embedded {arch}"),
+            TargetSpec::Embedded {
+                arch: Some(arch), ..
+            } => format!("embedded {arch}"),
+            TargetSpec::Embedded { arch: None, .. } => format!("embedded {}", self.transport),
             TargetSpec::External { endpoint } => endpoint.to_string(),
         }
     }

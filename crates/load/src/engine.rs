@@ -22,7 +22,7 @@ use tokio::sync::{Notify, oneshot, watch};
 use wirebench_core::result::{CoreBusy, Phase};
 
 /// What the engine runs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LoadConfig {
     pub clients: usize,
     pub conns_per_client: usize,
@@ -44,6 +44,8 @@ pub struct LoadConfig {
     pub poll: bool,
     /// Worker `i` is pinned to `client_cpus[i % len]`; empty: not pinned.
     pub client_cpus: Vec<usize>,
+    /// The coordinator's (a worker in another process needs none).
+    #[serde(skip)]
     pub sampler: Sampler,
     pub interval: Duration,
     pub connect_timeout: Duration,
@@ -872,7 +874,12 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                     let mut due = Vec::new();
                     loop {
                         if let Some(p) = pacer.as_mut()
-                            && let Err(e) = p.timer.as_mut().expect("async pacer").sleep_until(p.next).await
+                            && let Err(e) = p
+                                .timer
+                                .as_mut()
+                                .expect("async pacer")
+                                .sleep_until(p.next)
+                                .await
                         {
                             return errors.set(format!("timer: {e}"));
                         }
@@ -984,7 +991,11 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
             let mut due = Vec::new();
             loop {
                 if let Some(p) = ctx.pacer.as_mut() {
-                    p.timer.as_mut().expect("async pacer").sleep_until(p.next).await?;
+                    p.timer
+                        .as_mut()
+                        .expect("async pacer")
+                        .sleep_until(p.next)
+                        .await?;
                 }
                 let t0 = Instant::now();
                 let want = ctx.quota.allow(ctx.depth, t0);

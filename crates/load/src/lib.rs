@@ -20,10 +20,11 @@ pub mod engine;
 pub mod mock;
 pub mod os;
 pub mod recorder;
+pub mod remote;
 pub mod sampler;
 pub mod transport;
 
 pub use transport::{
-    BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Conn, ConnRx, ConnTx, Pattern, Received,
-    Stamp, Transport,
+    BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Conn, ConnRx, ConnTx, Pattern,
+    Received, Stamp, Transport,
 };

@@ -10,5 +10,5 @@
 //! ```
 
 pub mod msgr;
-pub mod sys;
 pub mod shm;
+pub mod sys;

@@ -121,7 +121,9 @@ impl Transport for MsgrClient {
             Mode::Stream => (Kind::Request, 0, Kind::Stream, self.size),
             Mode::Rr => (Kind::Request, self.size, Kind::Response, self.response_size),
             m @ (Mode::Sync | Mode::Async | Mode::Nores) => {
-                return Err(io::Error::other(format!("{m} is a shm mode, not a msgr one")));
+                return Err(io::Error::other(format!(
+                    "{m} is a shm mode, not a msgr one"
+                )));
             }
         };
         let raw = self.mode == Mode::Rr;

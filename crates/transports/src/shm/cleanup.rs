@@ -38,6 +38,15 @@ pub struct Cleaned {
 
 /// Removes the leftovers of dead processes in `dirs`.
 pub fn clean(dirs: &[PathBuf]) -> Cleaned {
+    visit(dirs, true)
+}
+
+/// What [`clean`] would do: `removed` lists what it would remove.
+pub fn scan(dirs: &[PathBuf]) -> Cleaned {
+    visit(dirs, false)
+}
+
+fn visit(dirs: &[PathBuf], remove: bool) -> Cleaned {
     let mut out = Cleaned::default();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -49,6 +58,10 @@ pub fn clean(dirs: &[PathBuf]) -> Cleaned {
             let path = e.path();
             if alive(pid) {
                 out.kept.push((path, pid));
+                continue;
+            }
+            if !remove {
+                out.removed.push(path);
                 continue;
             }
             match std::fs::remove_file(&path) {

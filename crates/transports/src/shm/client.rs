@@ -19,7 +19,7 @@ use wirebench_load::transport::{
     BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Pattern, Received, Stamp,
 };
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ShmClient {
     pub socket: PathBuf,
     pub hello: Hello,
@@ -54,7 +54,10 @@ impl ShmClient {
         let mut s = UnixStream::connect(&self.socket).map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!("cannot reach the shm server at {}: {e}", self.socket.display()),
+                format!(
+                    "cannot reach the shm server at {}: {e}",
+                    self.socket.display()
+                ),
             )
         })?;
         let mut line = serde_json::to_vec(&self.hello).expect("serializable");
@@ -63,9 +66,8 @@ impl ShmClient {
         s.set_read_timeout(Some(Duration::from_secs(10)))?;
         let (msg, fds) = fdpass::recv(&s)?;
         s.set_read_timeout(None)?;
-        let w: Welcome = serde_json::from_slice(&msg).map_err(|e| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("bad welcome: {e}"))
-        })?;
+        let w: Welcome = serde_json::from_slice(&msg)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("bad welcome: {e}")))?;
         if !w.ok {
             return Err(io::Error::other(format!(
                 "the shm server refused the session: {}",

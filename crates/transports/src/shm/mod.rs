@@ -140,7 +140,15 @@ mod tests {
             ] {
                 let size = 1000;
                 let ring = super::default_ring(size).unwrap();
-                let c = ShmClient::new(path.clone(), channel, mode, size, ring, Wait::Adaptive, true);
+                let c = ShmClient::new(
+                    path.clone(),
+                    channel,
+                    mode,
+                    size,
+                    ring,
+                    Wait::Adaptive,
+                    true,
+                );
                 let cfg = LoadConfig {
                     clients: 2,
                     depth,
@@ -170,7 +178,15 @@ mod tests {
             cpus: vec![],
         })
         .unwrap();
-        let c = ShmClient::new(path, Channel::Shm, Mode::Sync, 8192, 4096, Wait::Spin, false);
+        let c = ShmClient::new(
+            path,
+            Channel::Shm,
+            Mode::Sync,
+            8192,
+            4096,
+            Wait::Spin,
+            false,
+        );
         let out = engine::run_load_blocking(Arc::new(c), &LoadConfig::default(), &mut NoObserver);
         match out.end {
             EndState::Failed(why) => assert!(why.contains("more than the ring"), "{why}"),

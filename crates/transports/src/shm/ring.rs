@@ -7,7 +7,7 @@
 //! wrap around the end of the ring. A record never exceeds the ring, and a
 //! writer facing a full ring waits: memory never grows with the load.
 
-use super::wake::{WakeWord, Waiter};
+use super::wake::{Waiter, WakeWord};
 use crate::sys::shmem::{Region, SharedHeader};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -169,7 +169,10 @@ fn check_hello(h: &Hello) -> Result<(), String> {
             h.version
         ));
     }
-    if !matches!(h.mode, Mode::Sync | Mode::Async | Mode::Nores | Mode::Stream) {
+    if !matches!(
+        h.mode,
+        Mode::Sync | Mode::Async | Mode::Nores | Mode::Stream
+    ) {
         return Err(format!("mode {} is not a shm mode", h.mode));
     }
     if h.size == 0 {
@@ -308,7 +311,10 @@ fn check_request(rec: &Rec, payload: &[u8], h: &Hello, expect: &mut u64) -> io::
         ));
     }
     if rec.seq != *expect {
-        return bad(format!("request {} out of order (expected {})", rec.seq, *expect));
+        return bad(format!(
+            "request {} out of order (expected {})",
+            rec.seq, *expect
+        ));
     }
     *expect += 1;
     if h.verify && !super::check_pattern(rec.seq, payload) {
@@ -357,7 +363,9 @@ fn echo(rx: &mut Rx, tx: &mut Tx, h: &Hello, stop: &AtomicBool, stats: &Stats) -
 fn drain(rx: &mut Rx, h: &Hello, stop: &AtomicBool, stats: &Stats) -> io::Result<()> {
     let mut expect = 0u64;
     while !stop.load(Ordering::Relaxed) {
-        let n = rx.recv(BATCH, |rec, payload| check_request(rec, payload, h, &mut expect))?;
+        let n = rx.recv(BATCH, |rec, payload| {
+            check_request(rec, payload, h, &mut expect)
+        })?;
         if n > 0 {
             stats.msgs_in.fetch_add(n as u64, Ordering::Relaxed);
             stats

@@ -61,11 +61,17 @@ pub mod shmem;
 
 /// Waits up to `timeout` for `fd` to be readable (or closed); returns
 /// whether it is.
-pub fn wait_readable(fd: std::os::fd::BorrowedFd<'_>, timeout: std::time::Duration) -> io::Result<bool> {
+pub fn wait_readable(
+    fd: std::os::fd::BorrowedFd<'_>,
+    timeout: std::time::Duration,
+) -> io::Result<bool> {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
     let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
-    match poll(&mut fds, PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)) {
+    match poll(
+        &mut fds,
+        PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+    ) {
         Ok(n) => Ok(n > 0),
         Err(nix::errno::Errno::EINTR) => Ok(false),
         Err(e) => Err(io::Error::from(e)),

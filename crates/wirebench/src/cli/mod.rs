@@ -5,6 +5,7 @@ mod args;
 pub mod run;
 pub mod search;
 pub mod serve;
+pub mod shm;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -24,6 +25,11 @@ enum Command {
     Search(Box<search::SearchArgs>),
     /// Run a reference server on its own.
     Serve(Box<serve::ServeArgs>),
+    /// Remove wirebench-shm-PID files of processes that no longer run (temporary directory, /dev/shm).
+    Clean(shm::CleanArgs),
+    /// One client process of a shm run with --clients-as processes (started by `run`).
+    #[command(hide = true)]
+    ShmWorker(shm::ShmWorkerArgs),
 }
 
 pub fn run() -> anyhow::Result<ExitCode> {
@@ -32,5 +38,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Run(a) => run::run(*a),
         Command::Search(a) => search::search(*a),
         Command::Serve(a) => serve::serve(*a),
+        Command::Clean(a) => shm::clean(a),
+        Command::ShmWorker(a) => shm::shm_worker(a),
     }
 }

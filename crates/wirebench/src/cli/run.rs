@@ -23,19 +23,23 @@ use wirebench_core::result::{
 };
 use wirebench_core::slo::Slo;
 use wirebench_core::spec::{
-    Arch, Arrival, Endpoint, Mode, RunSpec, StopSpec, TargetSpec, TransportKind,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, Mode, RunSpec, ShmSpec, StopSpec, TargetSpec,
+    TransportKind, Wait,
 };
 use wirebench_core::stats::{Spread, Trend};
 use wirebench_core::topo::{CpuList, Topology};
 use wirebench_core::{env::Environment, store};
 use wirebench_load::engine::{self, Abort, EndState, IntervalReport, LoadConfig, Observer};
+use wirebench_load::remote;
 use wirebench_load::{os, sampler::Sampler};
 use wirebench_transports::msgr::client::MsgrClient;
+use wirebench_transports::shm::client::ShmClient;
 use wirebench_transports::sys;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Transport: msgr (framed messenger over TCP or Unix sockets).
+    /// Transport: msgr (framed messenger over TCP or Unix sockets) or shm (shared-memory rings;
+    /// see --wait, --clients-as, --channel).
     #[arg(long, default_value = "msgr")]
     transport: TransportKind,
     /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
@@ -47,17 +51,38 @@ pub struct RunArgs {
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
     #[arg(long, value_parser = args::endpoint)]
     listen: Option<Endpoint>,
-    /// echo (request/response), oneway (requests only, "nores"), stream (server sends, client drops), rr (raw fixed-size request/response, no framing).
-    #[arg(long, default_value = "echo")]
-    mode: Mode,
+    /// msgr: echo (request/response), oneway (requests only), stream (server sends, client
+    /// drops), rr (raw fixed-size request/response, no framing); default echo. shm: sync (one
+    /// request outstanding), async (a sender and a receiver thread, --depth outstanding,
+    /// default 64), nores (requests only), stream (the data channel: the server writes, the
+    /// client reads every byte); default sync.
+    #[arg(long)]
+    mode: Option<Mode>,
+    /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
+    /// kernel), adaptive (spin ~50 us, then sleep). Default: adaptive.
+    #[arg(long)]
+    wait: Option<Wait>,
+    /// shm: clients as threads of this process (the IPC report's mt) or one process per
+    /// session (mp). Default: threads.
+    #[arg(long)]
+    clients_as: Option<ClientsAs>,
+    /// shm: what carries the sessions: shm (shared memory), or for comparison pipe, unix
+    /// (socket pair) or tcp (loopback), with the same records and server. Default: shm.
+    #[arg(long)]
+    channel: Option<Channel>,
+    /// shm: bytes of each ring (requests, responses), a power of two. Default: 1MiB, or room
+    /// for four messages.
+    #[arg(long, value_parser = args::size)]
+    ring_size: Option<u64>,
     /// Request payload (echo, oneway, rr) or stream frame payload: 64, 4KiB, 1MiB...
     #[arg(long, default_value = "64", value_parser = args::size)]
     size: u64,
     /// Response payload (echo, rr). Default: --size.
     #[arg(long, value_parser = args::size)]
     response_size: Option<u64>,
-    /// Client workers: one thread each, pinned round-robin to the client CPUs.
-    #[arg(long, default_value_t = 1)]
+    /// Client workers: one thread each, pinned round-robin to the client CPUs (shm: sessions,
+    /// each with its own rings and server thread).
+    #[arg(long, visible_alias = "sessions", default_value_t = 1)]
     clients: usize,
     /// Connections per client.
     #[arg(long, default_value_t = 1)]
@@ -113,8 +138,11 @@ pub struct RunArgs {
     /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv.
     #[arg(long, default_value = "results")]
     pub(super) results: PathBuf,
-    /// text: progress lines on stderr and a summary on stdout; json: the whole result on stdout.
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    /// text: progress lines on stderr and a summary on stdout; json: the whole result on
+    /// stdout; csv: one line per run, the IPC report's columns then latency: sessions, mt|mp,
+    /// mode, size, operations, elapsed s, messages/s, GB/s (GiB, of messages/s x size),
+    /// p50 us, p99 us. A round trip counts as two messages, as in the report.
+    #[arg(long, default_value = "text", value_parser = ["text", "json", "csv"])]
     pub(super) format: String,
 }
 
@@ -141,6 +169,17 @@ const MAX_RATE_PER_CONN: f64 = 10e6;
 /// Checks the flags against each other and the machine; returns the spec and
 /// how the placement was chosen.
 pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)> {
+    let modes = Mode::of(a.transport);
+    let mode = a.mode.unwrap_or(modes[0]);
+    if !modes.contains(&mode) {
+        let names: Vec<String> = modes.iter().map(|m| m.to_string()).collect();
+        usage!(
+            "--mode {mode}: not a mode of --transport {}; use one of {}",
+            a.transport,
+            names.join(", ")
+        );
+    }
+    let shm = validate_shm(a, mode)?;
     if !(1..=MAX_CLIENTS).contains(&a.clients) {
         usage!(
             "--clients {}: must be between 1 and {MAX_CLIENTS}",
@@ -153,12 +192,12 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
             a.conns_per_client
         );
     }
-    if a.mode == Mode::Stream && a.depth.is_some() {
+    if mode == Mode::Stream && a.depth.is_some() {
         usage!(
             "--depth does not apply to --mode stream: the server sends without waiting for requests"
         );
     }
-    if a.mode == Mode::Stream && a.rate.is_some() {
+    if mode == Mode::Stream && a.rate.is_some() {
         usage!("--rate does not apply to --mode stream: the server sends as fast as it can");
     }
     if let Some(rate) = a.rate {
@@ -176,17 +215,21 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
     }
     // Open loop: depth caps the requests outstanding, which keeps memory
     // bounded when the server falls behind the timetable.
-    let depth = a.depth.unwrap_or(if a.rate.is_some() { 1024 } else { 1 });
+    let depth = a.depth.unwrap_or(match mode {
+        Mode::Async => 64,
+        _ if a.rate.is_some() => 1024,
+        _ => 1,
+    });
     if !(1..=MAX_DEPTH).contains(&depth) {
         usage!("--depth {depth}: must be between 1 and {MAX_DEPTH}");
     }
     if a.size == 0 || a.size > u32::MAX as u64 {
         usage!("--size {}: must be between 1 byte and 4GiB-1", a.size);
     }
-    if a.response_size.is_some() && !a.mode.has_response() {
+    if a.response_size.is_some() && !mode.has_response() {
         usage!(
             "--response-size applies to --mode echo and rr only, not {}",
-            a.mode
+            mode
         );
     }
     let response_size = a.response_size.unwrap_or(a.size);
@@ -199,7 +242,10 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
     if max_frame == 0 || max_frame > u32::MAX as u64 {
         usage!("--max-frame {max_frame}: must be between 1 byte and 4GiB-1");
     }
-    if a.target.is_none() && a.mode != Mode::Rr && (a.size > max_frame || response_size > max_frame)
+    if a.transport == TransportKind::Msgr
+        && a.target.is_none()
+        && mode != Mode::Rr
+        && (a.size > max_frame || response_size > max_frame)
     {
         usage!(
             "--size {} / --response-size {response_size}: above --max-frame {max_frame}; raise --max-frame or lower the size",
@@ -295,37 +341,43 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
             endpoint: endpoint.clone(),
         },
         None => TargetSpec::Embedded {
-            arch,
+            arch: (a.transport == TransportKind::Msgr).then_some(arch),
             cpus: server_cpus.clone().expect("embedded server has CPUs"),
             poll: a.poll,
-            listen: a
-                .listen
-                .clone()
-                .unwrap_or_else(|| Endpoint::Tcp("127.0.0.1:0".into())),
+            listen: a.listen.clone().unwrap_or_else(|| match a.transport {
+                TransportKind::Msgr => Endpoint::Tcp("127.0.0.1:0".into()),
+                TransportKind::Shm => Endpoint::Unix(
+                    wirebench_transports::shm::default_socket_path(0)
+                        .with_file_name("wirebench-shm-<server-pid>.sock"),
+                ),
+            }),
         },
     };
     let spec = RunSpec {
         transport: a.transport,
         target,
-        mode: a.mode,
+        mode: mode,
         size_bytes: a.size,
-        response_size_bytes: if a.mode.has_response() {
+        response_size_bytes: if mode.has_response() {
             response_size
         } else {
             0
         },
         clients: a.clients,
         conns_per_client: a.conns_per_client,
-        depth: if a.mode == Mode::Stream { 1 } else { depth },
+        depth: if mode == Mode::Stream { 1 } else { depth },
         rate_per_s: a.rate,
         arrival: a.arrival.unwrap_or(Arrival::Uniform),
         stop,
         warmup_ns: a.warmup.as_nanos() as u64,
-        poll: a.poll,
+        poll: a.poll
+            || shm
+                .as_ref()
+                .is_some_and(|s| s.wait == Wait::Spin && s.channel == Channel::Shm),
         verify: a.verify,
         client_cpus: client_cpus.clone(),
         max_frame_bytes: max_frame,
-        shm: None,
+        shm,
     };
     Ok((
         spec,
@@ -335,6 +387,79 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
             notes,
         },
     ))
+}
+
+/// The shm transport's checks; its settings (None for msgr, which must not
+/// get shm flags).
+fn validate_shm(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<ShmSpec>> {
+    let shm_flags = [
+        ("--wait", a.wait.is_some()),
+        ("--clients-as", a.clients_as.is_some()),
+        ("--channel", a.channel.is_some()),
+        ("--ring-size", a.ring_size.is_some()),
+    ];
+    if a.transport != TransportKind::Shm {
+        if let Some((flag, _)) = shm_flags.iter().find(|(_, set)| *set) {
+            usage!("{flag} applies to --transport shm only");
+        }
+        return Ok(None);
+    }
+    let msgr_flags = [
+        ("--arch", a.arch.is_some()),
+        ("--poll", a.poll),
+        ("--max-frame", a.max_frame.is_some()),
+        ("--response-size", a.response_size.is_some()),
+    ];
+    if let Some((flag, _)) = msgr_flags.iter().find(|(_, set)| *set) {
+        usage!(
+            "{flag} applies to --transport msgr only (shm echoes the request's size; --wait spin is its poll mode)"
+        );
+    }
+    if let Some(Endpoint::Tcp(_)) = &a.target {
+        usage!("--target: a shm server listens on a Unix socket: --target unix:PATH");
+    }
+    if let Some(Endpoint::Tcp(_)) = &a.listen {
+        usage!("--listen: a shm server listens on a Unix socket: --listen unix:PATH");
+    }
+    if mode == Mode::Sync && a.depth.is_some_and(|d| d != 1) {
+        usage!("--mode sync has one request outstanding: use --mode async for --depth above 1");
+    }
+    if mode == Mode::Sync && a.rate.is_some() {
+        usage!(
+            "--rate: --mode sync sends when the response is back; use --mode async (or nores) for an open loop"
+        );
+    }
+    let channel = a.channel.unwrap_or(Channel::Shm);
+    let ring = match a.ring_size {
+        Some(r) => r,
+        None => match wirebench_transports::shm::default_ring(a.size) {
+            Ok(r) => r,
+            Err(e) => usage!("--size {}: {e}", a.size),
+        },
+    };
+    if channel == Channel::Shm {
+        if let Err(e) = wirebench_transports::shm::check_ring(ring, a.size) {
+            usage!("--ring-size / --size: {e}");
+        }
+    } else if a.ring_size.is_some() {
+        usage!("--ring-size applies to --channel shm only");
+    } else if a.size > wirebench_transports::shm::server::MAX_FD_MESSAGE {
+        usage!(
+            "--size {}: above {} bytes, the largest message over --channel {channel}",
+            a.size,
+            wirebench_transports::shm::server::MAX_FD_MESSAGE
+        );
+    }
+    let wait = a.wait.unwrap_or(Wait::Adaptive);
+    if channel != Channel::Shm && a.wait.is_some() {
+        usage!("--wait applies to --channel shm only: the kernel does the waiting on {channel}");
+    }
+    Ok(Some(ShmSpec {
+        wait,
+        channel,
+        clients_as: a.clients_as.unwrap_or(ClientsAs::Threads),
+        ring_bytes: ring,
+    }))
 }
 
 /// The reference server as a child process of this run.
@@ -360,16 +485,23 @@ impl EmbeddedServer {
             .context("cannot find the wirebench executable to start the embedded server")?;
         let mut cmd = Command::new(exe);
         cmd.arg("serve")
-            .args([
-                "--arch",
-                &arch.to_string(),
-                "--listen",
-                &listen.to_string(),
-                "--cpus",
-                &cpus.to_string(),
-            ])
+            .args(["--cpus", &cpus.to_string()])
             .args(["--exit-with-parent", &std::process::id().to_string()]);
-        if spec.mode == Mode::Rr {
+        match arch {
+            Some(arch) => {
+                cmd.args(["--arch", &arch.to_string(), "--listen", &listen.to_string()]);
+            }
+            None => {
+                cmd.args(["--transport", "shm"]);
+                // The default socket carries the server's PID.
+                if !listen.to_string().contains("<server-pid>") {
+                    cmd.args(["--listen", &listen.to_string()]);
+                }
+            }
+        }
+        if spec.transport == TransportKind::Shm {
+            // Sessions state their mode and sizes when they open.
+        } else if spec.mode == Mode::Rr {
             cmd.args(["--mode", "rr", "--size", &spec.size_bytes.to_string()]);
             cmd.args(["--response-size", &spec.response_size_bytes.to_string()]);
         } else {
@@ -642,7 +774,31 @@ impl Session {
                 signal: self.signal.clone(),
                 server: self.server.as_mut(),
             };
-            engine::run_load(Arc::new(client), &cfg, &mut obs)
+            match (&spec.shm, &self.endpoint) {
+                (None, _) => engine::run_load(Arc::new(client), &cfg, &mut obs),
+                (Some(shm), Endpoint::Unix(path)) => {
+                    let client = ShmClient::new(
+                        path.clone(),
+                        shm.channel,
+                        spec.mode,
+                        spec.size_bytes,
+                        shm.ring_bytes,
+                        shm.wait,
+                        spec.verify,
+                    );
+                    match shm.clients_as {
+                        ClientsAs::Threads => {
+                            engine::run_load_blocking(Arc::new(client), &cfg, &mut obs)
+                        }
+                        ClientsAs::Processes => {
+                            remote::run_load_processes(&cfg, &mut obs, &mut |worker| {
+                                start_client_process(worker, &cfg, &client)
+                            })
+                        }
+                    }
+                }
+                (Some(_), Endpoint::Tcp(_)) => unreachable!("validated: shm endpoints are Unix"),
+            }
         };
         let mut end = outcome.end.clone();
         if let (EndState::Failed(r), Some(s)) = (&end, self.server.as_mut())
@@ -667,6 +823,43 @@ impl Session {
     }
 }
 
+/// Starts the process of client `worker` (`wirebench shm-worker`) and
+/// gives it its order.
+fn start_client_process(
+    worker: usize,
+    cfg: &LoadConfig,
+    client: &ShmClient,
+) -> std::io::Result<Child> {
+    let exe = std::env::current_exe()?;
+    let mut child = Command::new(exe)
+        .args([
+            "shm-worker",
+            "--exit-with-parent",
+            &std::process::id().to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        // Its own process group: Ctrl-C reaches this process only, which
+        // then ends the clients after saving what they measured.
+        .process_group(0)
+        .spawn()?;
+    let order = remote::WorkerOrder {
+        worker,
+        cfg: cfg.clone(),
+        transport: client.clone(),
+    };
+    let mut line = serde_json::to_vec(&order).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    let stdin = child.stdin.as_mut().expect("piped");
+    if let Err(e) = stdin.write_all(&line).and_then(|_| stdin.flush()) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e);
+    }
+    Ok(child)
+}
+
 /// Exit status of a complete run whose objectives were not all met.
 pub(super) const EXIT_SLO_MISSED: u8 = 3;
 
@@ -682,7 +875,18 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let command_line: Vec<String> = std::env::args().collect();
     let label = match &spec.target {
-        TargetSpec::Embedded { arch, .. } => format!("{}-{arch}", spec.mode),
+        TargetSpec::Embedded { .. } if spec.shm.is_some() => {
+            let shm = spec.shm.as_ref().expect("checked");
+            match shm.channel {
+                Channel::Shm => format!("shm-{}-{}", spec.mode, shm.wait),
+                c => format!("shm-{}-{c}", spec.mode),
+            }
+        }
+        TargetSpec::Embedded { arch, .. } => format!(
+            "{}-{}",
+            spec.mode,
+            arch.map_or(String::new(), |a| a.to_string())
+        ),
         TargetSpec::External { .. } => format!("{}-external", spec.mode),
     };
     let mut session = Session::open(&spec)?;
@@ -731,6 +935,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         if text {
             ui::summary::print(&mut out, &result, &dir.join("run.json"))?;
             ui::summary::print_slos(&mut out, &slos, &result.slos)?;
+        } else if a.format == "csv" {
+            writeln!(out, "{}", csv_line(&result))?;
         } else if a.repeat == 1 {
             serde_json::to_writer_pretty(&mut out, &result)?;
             writeln!(out)?;
@@ -742,7 +948,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             break;
         }
     }
-    if a.repeat > 1 {
+    if a.repeat > 1 && a.format != "csv" {
         let agg = Repetitions::of(&results);
         if text {
             ui::summary::print_repetitions(&mut out, &agg)?;
@@ -774,6 +980,40 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         }
     })
+}
+
+/// One line in the IPC report's CSV shape: sessions, mt|mp, mode, size,
+/// operations, elapsed s, messages/s (a round trip is two), GB/s (GiB of
+/// messages/s x size, as the report computes it), then p50 and p99 in us
+/// (empty when the mode has no latency).
+fn csv_line(r: &RunResult) -> String {
+    let s = &r.summary;
+    let spec = &r.spec;
+    let clients = match spec.shm.as_ref().map(|x| x.clients_as) {
+        Some(ClientsAs::Processes) => "mp",
+        _ => "mt",
+    };
+    let per_op = if spec.mode.has_response() { 2.0 } else { 1.0 };
+    let msgs_per_s = s.ops_per_s * per_op;
+    let gib_per_s = msgs_per_s * spec.size_bytes as f64 / (1u64 << 30) as f64;
+    let (p50, p99) = if s.latency.count > 0 {
+        (
+            format!("{:.3}", s.latency.p50_ns as f64 / 1e3),
+            format!("{:.3}", s.latency.p99_ns as f64 / 1e3),
+        )
+    } else {
+        (String::new(), String::new())
+    };
+    format!(
+        "{},{clients},{},{},{},{:.6},{:.1},{:.3},{p50},{p99}",
+        spec.connections(),
+        spec.mode,
+        spec.size_bytes,
+        s.ops,
+        s.measured_ns as f64 / 1e9,
+        msgs_per_s,
+        gib_per_s,
+    )
 }
 
 /// The spread of each headline metric over repeated runs.
@@ -864,7 +1104,12 @@ fn build_result(
         server_peak_rss_bytes: None,
         client_core_max_busy_pct: max_busy,
         // Polling cores are always 100% busy: that says nothing of saturation.
-        client_bound: max_busy > 90.0 && !spec.poll,
+        client_bound: max_busy > 90.0
+            && !spec.poll
+            && spec
+                .shm
+                .as_ref()
+                .is_none_or(|x| x.wait == Wait::Futex || x.channel != Channel::Shm),
         max_steal_pct: out
             .intervals
             .iter()

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use wirebench_core::spec::{Arch, Endpoint};
+use wirebench_core::spec::{Arch, Endpoint, TransportKind};
 use wirebench_core::topo::{CpuList, Topology};
 use wirebench_transports::msgr::server::faults::Faults;
 use wirebench_transports::msgr::server::{self, ConnConfig, ServerConfig};
@@ -18,12 +18,17 @@ use wirebench_transports::sys;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
+    /// msgr (framed messenger over TCP or a Unix socket) or shm (shared-memory sessions, opened
+    /// over a Unix socket; each client states its mode, size and wait strategy).
+    #[arg(long, default_value = "msgr")]
+    transport: TransportKind,
     /// Server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing thread pool).
     #[arg(long, default_value = "reactor")]
     arch: Arch,
-    /// Where to listen: tcp://HOST:PORT or unix:PATH. Loopback unless told otherwise.
-    #[arg(long, default_value = "tcp://127.0.0.1:7470", value_parser = args::endpoint)]
-    listen: Endpoint,
+    /// Where to listen: tcp://HOST:PORT or unix:PATH. Loopback unless told otherwise. Default:
+    /// tcp://127.0.0.1:7470 (msgr), unix:$TMPDIR/wirebench-shm-PID.sock (shm).
+    #[arg(long, value_parser = args::endpoint)]
+    listen: Option<Endpoint>,
     /// CPUs to run on (e.g. 0-3,8): one reactor per CPU, or that many pool threads. Default: every usable CPU.
     #[arg(long, value_parser = args::cpu_list)]
     cpus: Option<CpuList>,
@@ -81,6 +86,13 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let topo = Topology::read();
     let cpus = a.cpus.clone().unwrap_or_else(|| topo.usable());
     args::check_cpus("--cpus", &cpus, &topo)?;
+    if a.transport == TransportKind::Shm {
+        return serve_shm(a, cpus);
+    }
+    let listen = a
+        .listen
+        .clone()
+        .unwrap_or_else(|| Endpoint::Tcp("127.0.0.1:7470".into()));
     if a.poll && a.arch == Arch::Pool {
         usage!("--poll: the pool server has no poll mode; use --arch reactor, or drop --poll");
     }
@@ -134,7 +146,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     sys::pin_process_threads(cpus.cpus())?;
     let cfg = ServerConfig {
         arch: a.arch,
-        listen: a.listen.clone(),
+        listen,
         cpus: cpus.cpus().to_vec(),
         poll: a.poll,
         conn: ConnConfig {
@@ -156,14 +168,76 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     });
     writeln!(out, "{event}")?;
     out.flush()?;
-    eprintln!(
-        "wirebench serve: {} {} on {}, CPUs {}{}; Ctrl-C to stop",
-        a.arch,
-        if raw.is_some() { "rr" } else { "msgr" },
-        srv.endpoint,
-        cpus,
-        if a.poll { ", busy-polling" } else { "" }
+    if a.exit_with_parent.is_none() {
+        eprintln!(
+            "wirebench serve: {} {} on {}, CPUs {}{}; Ctrl-C to stop",
+            a.arch,
+            if raw.is_some() { "rr" } else { "msgr" },
+            srv.endpoint,
+            cpus,
+            if a.poll { ", busy-polling" } else { "" }
+        );
+    }
+    let signal = sys::wait_for_termination()?;
+    let stats = srv.shutdown();
+    let _ = writeln!(
+        out,
+        "{}",
+        json!({ "event": "stopped", "signal": signal, "stats": stats })
     );
+    let _ = out.flush();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --transport shm`: sessions over shared memory (or the descriptor
+/// channels of `--channel`), one pinned thread each.
+fn serve_shm(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
+    use wirebench_transports::shm::server::{self as shm_server, ShmServerConfig};
+    let msgr_only = [
+        ("--arch", a.arch != Arch::Reactor),
+        ("--poll", a.poll),
+        ("--mode", a.mode != "msgr"),
+        ("--size", a.size.is_some()),
+        ("--response-size", a.response_size.is_some()),
+        ("--delay", a.delay.is_some()),
+        ("--stall", a.stall.is_some()),
+        ("--service", a.service.is_some()),
+    ];
+    if let Some((flag, _)) = msgr_only.iter().find(|(_, set)| *set) {
+        usage!("{flag} applies to --transport msgr only");
+    }
+    let socket = match &a.listen {
+        None => wirebench_transports::shm::default_socket_path(std::process::id()),
+        Some(Endpoint::Unix(p)) => p.clone(),
+        Some(Endpoint::Tcp(_)) => {
+            usage!("--listen: a shm server listens on a Unix socket: --listen unix:PATH")
+        }
+    };
+    sys::block_termination_signals()?;
+    if let Some(parent) = a.exit_with_parent {
+        sys::terminate_with_parent(parent)?;
+    }
+    sys::pin_process_threads(cpus.cpus())?;
+    let srv = shm_server::start(&ShmServerConfig {
+        socket: socket.clone(),
+        cpus: cpus.cpus().to_vec(),
+    })?;
+    let endpoint = Endpoint::Unix(socket);
+    let mut out = std::io::stdout().lock();
+    let event = json!({
+        "event": "listening",
+        "endpoint": endpoint.to_string(),
+        "transport": "shm",
+        "cpus": cpus.to_string(),
+        "pid": std::process::id(),
+    });
+    writeln!(out, "{event}")?;
+    out.flush()?;
+    if a.exit_with_parent.is_none() {
+        eprintln!(
+            "wirebench serve: shm sessions on {endpoint}, CPUs {cpus} (a pinned thread per session); Ctrl-C to stop"
+        );
+    }
     let signal = sys::wait_for_termination()?;
     let stats = srv.shutdown();
     let _ = writeln!(

@@ -17,7 +17,7 @@ pub fn headline(
     server_pid: Option<u32>,
 ) -> String {
     let sizes = match spec.mode {
-        Mode::Echo | Mode::Rr => format!(
+        Mode::Echo | Mode::Rr | Mode::Sync | Mode::Async => format!(
             "{} -> {}",
             format_size(spec.size_bytes),
             format_size(spec.response_size_bytes)
@@ -32,7 +32,8 @@ pub fn headline(
         TargetSpec::Embedded {
             arch, cpus, poll, ..
         } => format!(
-            "embedded {arch} server{} (pid {}) on CPUs {cpus}",
+            "embedded {} server{} (pid {}) on CPUs {cpus}",
+            arch.map_or(spec.transport.to_string(), |a| a.to_string()),
             if *poll { ", busy-polling" } else { "" },
             server_pid.unwrap_or(0)
         ),
@@ -45,8 +46,18 @@ pub fn headline(
         ),
         None => format!("depth {}", spec.depth),
     };
+    let transport = match &spec.shm {
+        Some(shm) => format!(
+            "shm over {}, {} wait, clients as {}, rings of {},",
+            shm.channel,
+            shm.wait,
+            shm.clients_as,
+            format_size(shm.ring_bytes)
+        ),
+        None => spec.transport.to_string(),
+    };
     let mut s = format!(
-        "wirebench run: msgr {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients on CPUs {}{}",
+        "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients on CPUs {}{}",
         spec.mode,
         spec.clients,
         spec.conns_per_client,
@@ -124,7 +135,7 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         m => {
             let what = match (m, open) {
                 (_, true) => "from the intended send",
-                (Mode::Oneway, false) => "send call",
+                (Mode::Oneway | Mode::Nores, false) => "send call",
                 _ => "round trip",
             };
             latency_line(out, &format!("latency ({what}):"), &s.latency)?;

@@ -1,0 +1,88 @@
+//! The shm transport's helper commands: `clean` (leftovers of dead
+//! processes) and the hidden `shm-worker` (one client process of a run with
+//! `--clients-as processes`).
+
+use clap::Args;
+use std::io::BufRead;
+use std::process::ExitCode;
+use std::sync::Arc;
+use wirebench_load::remote::{self, WorkerOrder};
+use wirebench_transports::shm::{cleanup, client::ShmClient};
+use wirebench_transports::sys;
+
+#[derive(Args, Debug)]
+pub struct CleanArgs {
+    /// Only list what would be removed.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Removes `wirebench-shm-<pid>*` files of processes that no longer run, in
+/// the temporary directory and /dev/shm; lists what it removed and what it
+/// left to running processes.
+pub fn clean(a: CleanArgs) -> anyhow::Result<ExitCode> {
+    let places = cleanup::places();
+    if a.dry_run {
+        let found = cleanup::scan(&places);
+        for (p, pid) in &found.kept {
+            println!("in use by running pid {pid}: {}", p.display());
+        }
+        for p in &found.removed {
+            println!("would remove: {}", p.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let done = cleanup::clean(&places);
+    for p in &done.removed {
+        println!("removed: {}", p.display());
+    }
+    for (p, pid) in &done.kept {
+        println!("left (pid {pid} is running): {}", p.display());
+    }
+    for (p, e) in &done.failed {
+        eprintln!("cannot remove {}: {e}", p.display());
+    }
+    if done.removed.is_empty() && done.failed.is_empty() {
+        println!(
+            "nothing to clean in {}",
+            places
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(if done.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[derive(Args, Debug)]
+pub struct ShmWorkerArgs {
+    /// Exit when this process (the run) dies.
+    #[arg(long)]
+    exit_with_parent: Option<u32>,
+}
+
+/// One client process: its order on the first stdin line, then the
+/// protocol of `wirebench_load::remote`.
+pub fn shm_worker(a: ShmWorkerArgs) -> anyhow::Result<ExitCode> {
+    if let Some(parent) = a.exit_with_parent {
+        sys::terminate_with_parent(parent)?;
+    }
+    let mut input = std::io::BufReader::new(std::io::stdin());
+    let mut first = String::new();
+    input.read_line(&mut first)?;
+    let order: WorkerOrder<ShmClient> = serde_json::from_str(&first)
+        .map_err(|e| anyhow::anyhow!("shm-worker: bad order on stdin: {e}"))?;
+    remote::serve_worker(
+        Arc::new(order.transport),
+        order.cfg,
+        order.worker,
+        input,
+        std::io::stdout().lock(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
