@@ -2,6 +2,7 @@
 //! validation step that turns raw flags into a checked spec.
 
 mod args;
+pub mod ipc_compare;
 pub mod run;
 pub mod search;
 pub mod serve;
@@ -25,6 +26,8 @@ enum Command {
     Search(Box<search::SearchArgs>),
     /// Run a reference server on its own.
     Serve(Box<serve::ServeArgs>),
+    /// The same shm workload over shared memory (each wait strategy), a Unix socket, TCP loopback and a pipe, side by side.
+    IpcCompare(Box<ipc_compare::IpcCompareArgs>),
     /// Remove wirebench-shm-PID files of processes that no longer run (temporary directory, /dev/shm).
     Clean(shm::CleanArgs),
     /// One client process of a shm run with --clients-as processes (started by `run`).
@@ -39,6 +42,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Search(a) => search::search(*a),
         Command::Serve(a) => serve::serve(*a),
         Command::Clean(a) => shm::clean(a),
+        Command::IpcCompare(a) => ipc_compare::ipc_compare(*a),
         Command::ShmWorker(a) => shm::shm_worker(a),
     }
 }

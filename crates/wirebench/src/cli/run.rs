@@ -40,8 +40,8 @@ use wirebench_transports::sys;
 pub struct RunArgs {
     /// Transport: msgr (framed messenger over TCP or Unix sockets) or shm (shared-memory rings;
     /// see --wait, --clients-as, --channel).
-    #[arg(long, default_value = "msgr")]
-    transport: TransportKind,
+    #[arg(long)]
+    pub(super) transport: Option<TransportKind>,
     /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
     #[arg(long)]
     arch: Option<Arch>,
@@ -61,15 +61,15 @@ pub struct RunArgs {
     /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
     /// kernel), adaptive (spin ~50 us, then sleep). Default: adaptive.
     #[arg(long)]
-    wait: Option<Wait>,
+    pub(super) wait: Option<Wait>,
     /// shm: clients as threads of this process (the IPC report's mt) or one process per
     /// session (mp). Default: threads.
     #[arg(long)]
-    clients_as: Option<ClientsAs>,
+    pub(super) clients_as: Option<ClientsAs>,
     /// shm: what carries the sessions: shm (shared memory), or for comparison pipe, unix
     /// (socket pair) or tcp (loopback), with the same records and server. Default: shm.
     #[arg(long)]
-    channel: Option<Channel>,
+    pub(super) channel: Option<Channel>,
     /// shm: bytes of each ring (requests, responses), a power of two. Default: 1MiB, or room
     /// for four messages.
     #[arg(long, value_parser = args::size)]
@@ -126,7 +126,7 @@ pub struct RunArgs {
     /// Run the same spec N times (against one server); each metric is then reported as mean with
     /// a 95% confidence interval, min and max.
     #[arg(long, default_value_t = 1)]
-    repeat: usize,
+    pub(super) repeat: usize,
     /// Service-level objectives to check (repeatable, or comma-separated): p99<1ms, mean<200us,
     /// max<50ms, ops>=10k/s, errors<1%. A complete run that misses one exits with status 3.
     #[arg(long)]
@@ -169,13 +169,14 @@ const MAX_RATE_PER_CONN: f64 = 10e6;
 /// Checks the flags against each other and the machine; returns the spec and
 /// how the placement was chosen.
 pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)> {
-    let modes = Mode::of(a.transport);
+    let transport = a.transport.unwrap_or(TransportKind::Msgr);
+    let modes = Mode::of(transport);
     let mode = a.mode.unwrap_or(modes[0]);
     if !modes.contains(&mode) {
         let names: Vec<String> = modes.iter().map(|m| m.to_string()).collect();
         usage!(
             "--mode {mode}: not a mode of --transport {}; use one of {}",
-            a.transport,
+            transport,
             names.join(", ")
         );
     }
@@ -242,7 +243,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
     if max_frame == 0 || max_frame > u32::MAX as u64 {
         usage!("--max-frame {max_frame}: must be between 1 byte and 4GiB-1");
     }
-    if a.transport == TransportKind::Msgr
+    if transport == TransportKind::Msgr
         && a.target.is_none()
         && mode != Mode::Rr
         && (a.size > max_frame || response_size > max_frame)
@@ -341,10 +342,10 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
             endpoint: endpoint.clone(),
         },
         None => TargetSpec::Embedded {
-            arch: (a.transport == TransportKind::Msgr).then_some(arch),
+            arch: (transport == TransportKind::Msgr).then_some(arch),
             cpus: server_cpus.clone().expect("embedded server has CPUs"),
             poll: a.poll,
-            listen: a.listen.clone().unwrap_or_else(|| match a.transport {
+            listen: a.listen.clone().unwrap_or_else(|| match transport {
                 TransportKind::Msgr => Endpoint::Tcp("127.0.0.1:0".into()),
                 TransportKind::Shm => Endpoint::Unix(
                     wirebench_transports::shm::default_socket_path(0)
@@ -354,7 +355,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         },
     };
     let spec = RunSpec {
-        transport: a.transport,
+        transport,
         target,
         mode: mode,
         size_bytes: a.size,
@@ -398,7 +399,7 @@ fn validate_shm(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<ShmSpec>> {
         ("--channel", a.channel.is_some()),
         ("--ring-size", a.ring_size.is_some()),
     ];
-    if a.transport != TransportKind::Shm {
+    if a.transport != Some(TransportKind::Shm) {
         if let Some((flag, _)) = shm_flags.iter().find(|(_, set)| *set) {
             usage!("{flag} applies to --transport shm only");
         }
@@ -986,7 +987,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
 /// operations, elapsed s, messages/s (a round trip is two), GB/s (GiB of
 /// messages/s x size, as the report computes it), then p50 and p99 in us
 /// (empty when the mode has no latency).
-fn csv_line(r: &RunResult) -> String {
+pub(super) fn csv_line(r: &RunResult) -> String {
     let s = &r.summary;
     let spec = &r.spec;
     let clients = match spec.shm.as_ref().map(|x| x.clients_as) {
