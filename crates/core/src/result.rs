@@ -195,7 +195,7 @@ pub(crate) mod tests {
             spec: RunSpec {
                 transport: TransportKind::Msgr,
                 target: TargetSpec::Embedded {
-                    arch: Arch::Reactor,
+                    arch: Some(Arch::Reactor),
                     cpus: CpuList::parse("1").unwrap(),
                     poll: false,
                     listen: "tcp://127.0.0.1:0".parse().unwrap(),
