@@ -357,7 +357,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
     let spec = RunSpec {
         transport,
         target,
-        mode: mode,
+        mode,
         size_bytes: a.size,
         response_size_bytes: if mode.has_response() {
             response_size
