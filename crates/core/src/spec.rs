@@ -297,14 +297,27 @@ mod tests {
 
     #[test]
     fn enums_round_trip_as_text() {
-        for m in [Mode::Echo, Mode::Oneway, Mode::Stream, Mode::Rr] {
-            assert_eq!(m.to_string().parse::<Mode>(), Ok(m));
+        for t in [TransportKind::Msgr, TransportKind::Shm] {
+            for &m in Mode::of(t) {
+                assert_eq!(m.to_string().parse::<Mode>(), Ok(m));
+            }
+        }
+        for w in [Wait::Spin, Wait::Futex, Wait::Adaptive] {
+            assert_eq!(w.to_string().parse::<Wait>(), Ok(w));
+        }
+        for c in [Channel::Shm, Channel::Unix, Channel::Tcp, Channel::Pipe] {
+            assert_eq!(c.to_string().parse::<Channel>(), Ok(c));
         }
         assert!(
-            "nores"
+            "mt".parse::<ClientsAs>()
+                .unwrap_err()
+                .contains("threads, processes")
+        );
+        assert!(
+            "sink"
                 .parse::<Mode>()
                 .unwrap_err()
-                .contains("echo, oneway, stream, rr")
+                .contains("echo, oneway, stream, rr, sync, async, nores")
         );
     }
 }

@@ -270,7 +270,7 @@ fn request_response_sync(
         };
         w.rec.sent(1, bytes as u64);
         w.rec.received(r.ops as u64, r.bytes as u64);
-        let counted = ctx.quota.take(r.ops, now);
+        let counted = ctx.quota.take(r.ops, w.measuring());
         record_responses(&mut w.rec, &done[..counted.min(done.len())], sh.ns(now));
         w.rec.completed(counted as u64);
         drop(w);
@@ -377,7 +377,7 @@ fn request_response_async<'s>(
             return Ok(());
         };
         w.rec.received(r.ops as u64, r.bytes as u64);
-        let counted = ctx.quota.take(r.ops, now);
+        let counted = ctx.quota.take(r.ops, w.measuring());
         record_responses(&mut w.rec, &done[..counted.min(done.len())], sh.ns(now));
         w.rec.completed(counted as u64);
         drop(w);
@@ -456,7 +456,7 @@ fn send_only(mut tx: impl BlockingTx, mut ctx: ConnCtx, sh: &Shared) -> io::Resu
                 return Ok(());
             };
             w.rec.sent(n as u64, bytes as u64);
-            let counted = ctx.quota.take(n, t0);
+            let counted = ctx.quota.take(n, w.measuring());
             w.rec.completed(counted as u64);
             record_responses(&mut w.rec, &stamps[off..off + counted], sh.ns(t1));
             off += n;
@@ -480,7 +480,8 @@ fn receive_only(mut rx: impl BlockingRx, mut ctx: ConnCtx, sh: &Shared) -> io::R
             return Ok(());
         };
         w.rec.received(r.ops as u64, r.bytes as u64);
-        w.rec.completed(ctx.quota.take(r.ops, now) as u64);
+        let counted = ctx.quota.take(r.ops, w.measuring());
+        w.rec.completed(counted as u64);
         drop(w);
         if ctx.quota.reached() {
             return Ok(());

@@ -700,6 +700,11 @@ impl WorkerRec {
         }
     }
 
+    /// Whether what is recorded now goes to the measured phase.
+    pub(crate) fn measuring(&self) -> bool {
+        self.sched.phase(self.index) == Phase::Measure
+    }
+
     /// Ends the interval under way now (count reached, stop, error).
     pub(crate) fn finish_now(&mut self, now: Instant) {
         self.advance(now);
@@ -806,11 +811,14 @@ pub(crate) struct Quota {
 }
 
 impl Quota {
-    /// How many of `ops` operations completed at `now` count (those beyond
-    /// the share, in flight when it was reached, do not); marks them done.
-    pub(crate) fn take(&mut self, ops: usize, now: Instant) -> usize {
+    /// How many of `ops` operations count (those beyond the share, in
+    /// flight when it was reached, do not); marks them done. `measuring`:
+    /// whether the recorder they go to is in the measured phase (the
+    /// recorder, not the clock, decides: another thread may have ended the
+    /// warm-up between the operation's timestamp and its recording).
+    pub(crate) fn take(&mut self, ops: usize, measuring: bool) -> usize {
         match self.limit {
-            Some(limit) if now >= self.measure_start => {
+            Some(limit) if measuring => {
                 let n = (ops as u64).min(limit - self.done);
                 self.done += n;
                 n as usize
@@ -939,9 +947,10 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 let Some(mut w) = recorder_at(&ctx.rec, now) else {
                     return Ok(());
                 };
+                let measuring = w.measuring();
                 let rec = &mut w.rec;
                 rec.received(r.ops as u64, r.bytes as u64);
-                let counted = ctx.quota.take(r.ops, now);
+                let counted = ctx.quota.take(r.ops, measuring);
                 let mut runs = shared.runs.borrow_mut();
                 let mut left = r.ops;
                 let mut to_count = counted;
@@ -1016,9 +1025,10 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 let Some(mut w) = recorder_at(&ctx.rec, t0) else {
                     return Ok(());
                 };
+                let measuring = w.measuring();
                 let rec = &mut w.rec;
                 rec.sent(n as u64, bytes as u64);
-                rec.completed(ctx.quota.take(n, t0) as u64);
+                rec.completed(ctx.quota.take(n, measuring) as u64);
                 // One-way: the operation is done when handed to the kernel.
                 let service = t1.saturating_duration_since(t0).as_nanos() as u64;
                 for &intended in &due {
@@ -1041,7 +1051,8 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                     return Ok(());
                 };
                 w.rec.received(r.ops as u64, r.bytes as u64);
-                w.rec.completed(ctx.quota.take(r.ops, now) as u64);
+                let counted = ctx.quota.take(r.ops, w.measuring());
+                w.rec.completed(counted as u64);
                 if ctx.quota.reached() {
                     return Ok(());
                 }

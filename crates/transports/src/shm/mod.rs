@@ -170,6 +170,53 @@ mod tests {
         assert!(!path.exists(), "the socket file is left behind");
     }
 
+    fn rss_bytes() -> u64 {
+        let s = std::fs::read_to_string("/proc/self/status").unwrap();
+        let kb: u64 = s
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap();
+        kb * 1024
+    }
+
+    #[test]
+    fn a_slow_reader_holds_the_writer_back_and_memory_stays_flat() {
+        use wirebench_load::transport::{BlockingConn, BlockingRx, BlockingTransport};
+        let path = socket("slow");
+        let srv = server::start(&ShmServerConfig {
+            socket: path.clone(),
+            cpus: vec![],
+        })
+        .unwrap();
+        let size = 1u64 << 20;
+        let ring = super::default_ring(size).unwrap();
+        let c = ShmClient::new(path, Channel::Shm, Mode::Stream, size, ring, Wait::Futex, false);
+        let (_tx, mut rx) = c.connect(0, 0).unwrap().split();
+        let before = rss_bytes();
+        let (mut msgs, mut bytes) = (0u64, 0u64);
+        let mut done = Vec::new();
+        while bytes < 4 << 30 {
+            let r = rx.recv(&mut done).unwrap();
+            msgs += r.ops as u64;
+            bytes += r.bytes as u64;
+            // The reader is slowed on purpose: the writer must wait for it.
+            if r.ops > 0 && msgs % 64 < r.ops as u64 {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+        let grown = rss_bytes().saturating_sub(before);
+        assert!(grown < 64 << 20, "RSS grew by {grown} bytes");
+        let stats = srv.shutdown();
+        // The writer never ran further ahead than the ring holds.
+        let in_ring = ring / super::ring::Rec::stride(size);
+        assert!(
+            stats.frames_out <= msgs + in_ring,
+            "written {}, read {msgs}, the ring holds {in_ring}",
+            stats.frames_out
+        );
+    }
+
     #[test]
     fn a_message_larger_than_the_ring_is_refused() {
         let path = socket("big");

@@ -102,3 +102,55 @@ fn serve_refuses_bad_flags_too() {
     ];
     expect_usage_errors(&["serve"], cases);
 }
+
+#[test]
+fn bad_shm_flags_exit_2_and_name_the_flag() {
+    let _g = shared();
+    let dir = TempDir::new("badshm");
+    let cases: &[(&[&str], &str)] = &[
+        (&["--mode", "echo"], "--mode"),
+        (&["--mode", "sink"], "--mode"),
+        (&["--mode", "sync", "--depth", "4"], "--depth"),
+        (&["--mode", "sync", "--rate", "1000"], "--rate"),
+        (&["--size", "0"], "--size"),
+        (&["--size", "512MiB"], "--size"),
+        (&["--ring-size", "1000"], "--ring-size"),
+        (&["--ring-size", "4KiB", "--size", "8KiB"], "--ring-size"),
+        (&["--channel", "pipe", "--ring-size", "1MiB"], "--ring-size"),
+        (&["--channel", "pipe", "--wait", "spin"], "--wait"),
+        (&["--channel", "pipe", "--size", "100MiB"], "--size"),
+        (&["--channel", "fifo"], "--channel"),
+        (&["--wait", "sleep"], "--wait"),
+        (&["--clients-as", "mt"], "--clients-as"),
+        (&["--sessions", "0"], "--clients"),
+        (&["--count", "0"], "--count"),
+        (&["--count", "many"], "--count"),
+        (&["--arch", "pool"], "--arch"),
+        (&["--poll"], "--poll"),
+        (&["--response-size", "10"], "--response-size"),
+        (&["--target", "tcp://127.0.0.1:1"], "--target"),
+    ];
+    expect_usage_errors(
+        &["run", "--results", dir.str(), "--transport", "shm"],
+        cases,
+    );
+    // shm flags without --transport shm.
+    let msgr: &[(&[&str], &str)] = &[
+        (&["--wait", "spin"], "--wait"),
+        (&["--clients-as", "processes"], "--clients-as"),
+        (&["--channel", "pipe"], "--channel"),
+        (&["--ring-size", "1MiB"], "--ring-size"),
+    ];
+    expect_usage_errors(&["run", "--results", dir.str()], msgr);
+    let compare: &[(&[&str], &str)] = &[
+        (&["--channel", "tcp"], "--channel"),
+        (&["--wait", "spin"], "--wait"),
+        (&["--rounds", "0"], "--rounds"),
+        (&["--transport", "shm"], "--transport"),
+    ];
+    expect_usage_errors(&["ipc-compare", "--results", dir.str()], compare);
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "a refused run left results"
+    );
+}

@@ -8,3 +8,4 @@ mod helpers;
 mod modes;
 mod openloop;
 mod results;
+mod shm;
