@@ -109,13 +109,15 @@ impl BlockingTransport for ShmClient {
             Channel::Shm => {
                 let mut fds = expect_fds(fds, 1)?;
                 let shm = Shm::attach(fds.remove(0), h.ring)?;
+                // Spinning sides never sleep: no wake-up to check for.
+                let notify = h.wait != Wait::Spin;
                 let tx = Tx::Ring {
-                    p: ring::Producer::new(shm.clone(), ring::REQUESTS),
+                    p: ring::Producer::new(shm.clone(), ring::REQUESTS, notify),
                     waiter,
                     peer: peer.clone(),
                 };
                 let rx = Rx::Ring {
-                    c: ring::Consumer::new(shm, ring::RESPONSES),
+                    c: ring::Consumer::new(shm, ring::RESPONSES, notify),
                     waiter,
                     peer: peer.clone(),
                     scratch: vec![0; max],

@@ -191,7 +191,15 @@ mod tests {
         .unwrap();
         let size = 1u64 << 20;
         let ring = super::default_ring(size).unwrap();
-        let c = ShmClient::new(path, Channel::Shm, Mode::Stream, size, ring, Wait::Futex, false);
+        let c = ShmClient::new(
+            path,
+            Channel::Shm,
+            Mode::Stream,
+            size,
+            ring,
+            Wait::Futex,
+            false,
+        );
         let (_tx, mut rx) = c.connect(0, 0).unwrap().split();
         let before = rss_bytes();
         let (mut msgs, mut bytes) = (0u64, 0u64);

@@ -160,10 +160,14 @@ pub struct Producer {
     head: u64,
     cached_tail: u64,
     published: u64,
+    /// Whether the consumer may sleep (not `--wait spin`): then every
+    /// publication checks for a sleeper, behind a full fence.
+    notify: bool,
 }
 
 impl Producer {
-    pub fn new(shm: Arc<Shm>, ring: usize) -> Producer {
+    /// The producer of ring `ring`; `notify`: the consumer may sleep.
+    pub fn new(shm: Arc<Shm>, ring: usize, notify: bool) -> Producer {
         let head = shm.ctl(ring).head.0.load(Ordering::Acquire);
         let cached_tail = shm.ctl(ring).tail.0.load(Ordering::Acquire);
         Producer {
@@ -172,6 +176,7 @@ impl Producer {
             head,
             cached_tail,
             published: head,
+            notify,
         }
     }
 
@@ -211,7 +216,9 @@ impl Producer {
             let ctl = self.shm.ctl(self.ring);
             ctl.head.0.store(self.head, Ordering::Release);
             self.published = self.head;
-            ctl.data.0.notify();
+            if self.notify {
+                ctl.data.0.notify();
+            }
         }
     }
 
@@ -241,10 +248,13 @@ pub struct Consumer {
     tail: u64,
     cached_head: u64,
     published: u64,
+    /// Whether the producer may sleep waiting for room.
+    notify: bool,
 }
 
 impl Consumer {
-    pub fn new(shm: Arc<Shm>, ring: usize) -> Consumer {
+    /// The consumer of ring `ring`; `notify`: the producer may sleep.
+    pub fn new(shm: Arc<Shm>, ring: usize, notify: bool) -> Consumer {
         let tail = shm.ctl(ring).tail.0.load(Ordering::Acquire);
         Consumer {
             shm,
@@ -252,6 +262,7 @@ impl Consumer {
             tail,
             cached_head: tail,
             published: tail,
+            notify,
         }
     }
 
@@ -304,7 +315,9 @@ impl Consumer {
             let ctl = self.shm.ctl(self.ring);
             ctl.tail.0.store(self.tail, Ordering::Release);
             self.published = self.tail;
-            ctl.space.0.notify();
+            if self.notify {
+                ctl.space.0.notify();
+            }
         }
     }
 
@@ -333,8 +346,8 @@ mod tests {
     #[test]
     fn records_wrap_and_keep_their_bytes() {
         let shm = Shm::create("wirebench-test-ring", 4096).unwrap();
-        let mut p = Producer::new(shm.clone(), REQUESTS);
-        let mut c = Consumer::new(shm.clone(), REQUESTS);
+        let mut p = Producer::new(shm.clone(), REQUESTS, true);
+        let mut c = Consumer::new(shm.clone(), REQUESTS, true);
         let mut buf = vec![0u8; 1000];
         for seq in 0..200u64 {
             let len = (seq * 37 % 1000) as usize + 1;
@@ -360,7 +373,7 @@ mod tests {
     #[test]
     fn a_full_ring_refuses_and_the_writer_waits_for_room() {
         let shm = Shm::create("wirebench-test-ring", 4096).unwrap();
-        let mut p = Producer::new(shm.clone(), RESPONSES);
+        let mut p = Producer::new(shm.clone(), RESPONSES, true);
         let payload = [7u8; 1000];
         let rec = Rec {
             len: 1000,
@@ -376,7 +389,7 @@ mod tests {
         assert!(!p.wait_room(&waiter, 1000, Duration::from_millis(20)));
         let shm2 = shm.clone();
         let reader = std::thread::spawn(move || {
-            let mut c = Consumer::new(shm2, RESPONSES);
+            let mut c = Consumer::new(shm2, RESPONSES, true);
             let w = Waiter { wait: Wait::Futex };
             let mut buf = [0u8; 1000];
             let mut got = 0;

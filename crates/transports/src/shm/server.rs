@@ -5,7 +5,7 @@
 
 use super::chan::{Peer, Rx, SLICE, Tx};
 use super::ring::{self, KIND_DATA, KIND_REQUEST, KIND_RESPONSE, Producer, Rec, Shm};
-use super::wake::Waiter;
+use super::wake::{Wait, Waiter};
 use super::{Hello, PREFIX, PROTOCOL_VERSION, Welcome, check_ring};
 use crate::sys::{self, fdpass};
 use std::io::{self, BufRead, BufReader, Read};
@@ -197,14 +197,15 @@ fn make_channel(h: &Hello, k: u64, peer: &Arc<Peer>) -> io::Result<NewChannel> {
     let max = h.size as usize;
     Ok(match h.channel {
         Channel::Shm => {
+            let notify = h.wait != Wait::Spin;
             let shm = Shm::create(&format!("{PREFIX}{}-{k}", std::process::id()), h.ring)?;
             let tx = Tx::Ring {
-                p: Producer::new(shm.clone(), ring::RESPONSES),
+                p: Producer::new(shm.clone(), ring::RESPONSES, notify),
                 waiter,
                 peer: peer.clone(),
             };
             let rx = Rx::Ring {
-                c: ring::Consumer::new(shm.clone(), ring::REQUESTS),
+                c: ring::Consumer::new(shm.clone(), ring::REQUESTS, notify),
                 waiter,
                 peer: peer.clone(),
                 scratch: vec![0; max],

@@ -226,7 +226,14 @@ fn ipc_compare_puts_every_channel_side_by_side() {
         .collect();
     assert_eq!(
         names,
-        ["shm-spin", "shm-adaptive", "shm-futex", "unix", "tcp", "pipe"]
+        [
+            "shm-spin",
+            "shm-adaptive",
+            "shm-futex",
+            "unix",
+            "tcp",
+            "pipe"
+        ]
     );
     for r in rows.as_array().unwrap() {
         assert!(r["ops_per_s"].as_f64().unwrap() > 0.0, "{r}");
@@ -369,5 +376,8 @@ fn clean_never_touches_a_running_servers_files() {
     );
     s.signal(nix::sys::signal::Signal::SIGTERM);
     assert!(s.wait(Duration::from_secs(20)).success());
-    assert!(!path.exists(), "the server removes its socket when it stops");
+    assert!(
+        !path.exists(),
+        "the server removes its socket when it stops"
+    );
 }
