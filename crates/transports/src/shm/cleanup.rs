@@ -28,6 +28,18 @@ fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// Removes `path` (a file of ours) if its owner no longer runs: what the
+/// survivor of a session does when its peer died. Returns the owner's PID
+/// when it removed the file.
+pub fn remove_if_owner_gone(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_str()?;
+    let pid = owner(name)?;
+    if alive(pid) || !path.exists() {
+        return None;
+    }
+    std::fs::remove_file(path).ok().map(|_| pid)
+}
+
 /// What a clean found: removed files, and files left because their owner runs.
 #[derive(Debug, Default)]
 pub struct Cleaned {

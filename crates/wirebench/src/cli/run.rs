@@ -821,6 +821,16 @@ impl Session {
                 r.server = Some(report);
             }
         }
+        // A shm server that died without removing its control socket (SIGKILL):
+        // the survivor removes it.
+        if let Endpoint::Unix(path) = &self.endpoint
+            && let Some(pid) = wirebench_transports::shm::cleanup::remove_if_owner_gone(path)
+        {
+            eprintln!(
+                "removed {}, left by the server (pid {pid}) that died",
+                path.display()
+            );
+        }
     }
 }
 

@@ -321,7 +321,7 @@ fn a_killed_client_process_fails_the_run_and_keeps_the_result() {
 }
 
 #[test]
-fn a_killed_server_is_reported_and_clean_removes_its_leftovers() {
+fn a_killed_server_is_reported_and_the_survivor_removes_its_socket() {
     let _g = shared();
     let dir = TempDir::new("shm-kill-server");
     let (mut p, server) = long_run(&dir, &[]);
@@ -337,16 +337,75 @@ fn a_killed_server_is_reported_and_clean_removes_its_leftovers() {
     assert_eq!(st.code(), Some(1), "{err}");
     assert!(err.contains("embedded server"), "{err}");
     assert!(only_run_dir(&dir).join("run.json").exists());
-    // SIGKILL left the socket file; clean removes it and says so.
-    assert!(sock[0].exists());
+    // SIGKILL gave the server no chance to remove its socket: the run did.
+    assert!(!sock[0].exists(), "{err}");
+    assert!(err.contains("left by the server"), "{err}");
+}
+
+#[test]
+fn clean_removes_the_leftovers_of_dead_processes_only() {
+    let _g = shared();
+    // A server killed with SIGKILL, with nobody to clean up after it.
+    let mut s = Proc::spawn(&["serve", "--transport", "shm", "--cpus", "0"]);
+    let first = s
+        .stdout
+        .recv_timeout(Duration::from_secs(20))
+        .expect("listening");
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let leftover = PathBuf::from(
+        v["endpoint"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("unix:")
+            .unwrap(),
+    );
+    s.signal(nix::sys::signal::Signal::SIGKILL);
+    s.wait(Duration::from_secs(20));
+    assert!(leftover.exists(), "SIGKILL leaves the socket");
+    let mine = std::env::temp_dir().join(format!("wirebench-shm-{}.sock", std::process::id()));
+    std::fs::write(&mine, b"").unwrap();
+    let mut d = Proc::spawn(&["clean", "--dry-run"]);
+    assert!(d.wait(Duration::from_secs(30)).success());
+    let out = d.stdout_all();
+    assert!(
+        out.contains(&format!("would remove: {}", leftover.display())),
+        "{out}"
+    );
+    assert!(leftover.exists(), "--dry-run removed a file");
     let mut c = Proc::spawn(&["clean"]);
     assert!(c.wait(Duration::from_secs(30)).success());
     let out = c.stdout_all();
     assert!(
-        out.contains(&format!("removed: {}", sock[0].display())),
+        out.contains(&format!("removed: {}", leftover.display())),
         "{out}"
     );
-    assert!(!sock[0].exists());
+    assert!(!leftover.exists());
+    assert!(mine.exists(), "clean removed a running process's file");
+    assert!(
+        out.contains(&format!("left (pid {} is running)", std::process::id())),
+        "{out}"
+    );
+    std::fs::remove_file(&mine).unwrap();
+}
+
+#[test]
+fn sigint_saves_the_partial_result_and_leaves_nothing() {
+    let _g = shared();
+    let dir = TempDir::new("shm-sigint");
+    let (mut p, server) = long_run(&dir, &["--clients-as", "processes", "--sessions", "2"]);
+    let mut pids = children_of(p.pid);
+    p.signal(nix::sys::signal::Signal::SIGINT);
+    let st = p.wait(Duration::from_secs(30));
+    assert_eq!(st.code(), Some(130), "{}", p.stderr_all());
+    let r: wirebench_core::result::RunResult = serde_json::from_str(
+        &std::fs::read_to_string(only_run_dir(&dir).join("run.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r.status.state, RunState::Interrupted);
+    assert!(r.summary.ops > 0);
+    pids.push(server);
+    wait_gone(&pids, Duration::from_secs(10));
+    assert!(files_of(server).is_empty());
 }
 
 #[test]
@@ -366,6 +425,27 @@ fn clean_never_touches_a_running_servers_files() {
             .unwrap(),
     );
     assert!(path.exists());
+    // A run against it as an external target.
+    let dir = TempDir::new("shm-external");
+    let target = format!("unix:{}", path.display());
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--transport",
+            "shm",
+            "--target",
+            &target,
+            "--mode",
+            "async",
+            "--count",
+            "10000",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(r.summary.ops, 10000);
+    assert!(r.server.is_none(), "an external server has no report");
     let mut c = Proc::spawn(&["clean"]);
     assert!(c.wait(Duration::from_secs(30)).success());
     let out = c.stdout_all();
