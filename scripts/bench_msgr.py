@@ -22,14 +22,14 @@ missing and running as root). Builds wirebench in release mode once.
 import argparse
 import json
 import os
-import platform
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from benchlib import machine_line, report, usable_cpus
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WB = os.path.join(ROOT, "target", "release", "wirebench")
@@ -49,13 +49,6 @@ def need(tool, package):
     subprocess.run(["apt-get", "update", "-qq"], check=True)
     subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True,
                    env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-
-
-def usable_cpus():
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        sys.exit("this benchmark needs two CPUs (client and server on different cores)")
-    return cpus[0], cpus[1]
 
 
 class Background:
@@ -168,15 +161,9 @@ def main():
     finally:
         shutil.rmtree(results, ignore_errors=True)
 
-    med = {k: statistics.median(v) for k, v in figures.items()}
-    spread = {k: (min(v), max(v)) for k, v in figures.items()}
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
-    lines = [
-        f"Machine: {os.cpu_count()} CPUs ({cpu}), kernel {platform.release()}; client on CPU {client}, server on CPU {server}.",
+    header = [
+        machine_line(client, server),
         f"{a.rounds} interleaved rounds of {t} s per measurement; median [min .. max].",
-        "",
-        "| measurement | median | min .. max |",
-        "| --- | --- | --- |",
     ]
     labels = {
         "sockperf_p50_us": ("sockperf ping-pong 64 B p50 (us, full RTT)", "{:.1f}"),
@@ -187,28 +174,19 @@ def main():
         "iperf3_gbs": ("iperf3 1 stream, server sending (GB/s)", "{:.2f}"),
         "stream_gbs": ("wirebench stream 64 KiB (GB/s)", "{:.2f}"),
     }
-    for k, (label, fmt) in labels.items():
-        lo, hi = spread[k]
-        lines.append(f"| {label} | {fmt.format(med[k])} | {fmt.format(lo)} .. {fmt.format(hi)} |")
+    per_round = lambda a, b: [x / y for x, y in zip(figures[a], figures[b])]
     ratios = [
-        ("wirebench echo p50 / sockperf p50", med["wb_p50_us"] / med["sockperf_p50_us"], "<= 1.2"),
-        ("wirebench --poll p50 / sockperf p50", med["wb_poll_p50_us"] / med["sockperf_p50_us"], "<= 0.5"),
-        ("pool ops/s / reactor ops/s (4 KiB, depth 64)", med["pool_ops"] / med["reactor_ops"], "(comparison)"),
-        ("wirebench stream / iperf3", med["stream_gbs"] / med["iperf3_gbs"], ">= 0.8"),
+        ("wirebench echo p50 / sockperf p50", per_round("wb_p50_us", "sockperf_p50_us"), "<= 1.2"),
+        ("wirebench --poll p50 / sockperf p50", per_round("wb_poll_p50_us", "sockperf_p50_us"), "<= 0.5"),
+        ("pool ops/s / reactor ops/s (4 KiB, depth 64)", per_round("pool_ops", "reactor_ops"), "(comparison)"),
+        ("wirebench stream / iperf3", per_round("stream_gbs", "iperf3_gbs"), ">= 0.8"),
     ]
-    lines += ["", "| ratio | value | target | met |", "| --- | --- | --- | --- |"]
-    for label, v, target in ratios:
-        met = ""
-        if target.startswith("<="):
-            met = "yes" if v <= float(target[2:]) else "NO"
-        elif target.startswith(">="):
-            met = "yes" if v >= float(target[2:]) else "NO"
-        lines.append(f"| {label} | {v:.2f} | {target} | {met} |")
-    report = "\n".join(lines)
-    print(report)
+    lines = report(header, figures, labels, ratios)
+    text = "\n".join(lines)
+    print(text)
     if a.out:
         with open(a.out, "w") as f:
-            f.write(report + "\n")
+            f.write(text + "\n")
 
 
 if __name__ == "__main__":

@@ -28,23 +28,16 @@ in release mode once.
 import argparse
 import json
 import os
-import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
+from benchlib import machine_line, report, usable_cpus
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WB = os.path.join(ROOT, "target", "release", "wirebench")
 FLOOR = os.path.join(ROOT, "target", "release", "examples", "shm_floor")
-
-
-def usable_cpus():
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        sys.exit("this benchmark needs two CPUs (client and server on different cores)")
-    return cpus[0], cpus[1]
 
 
 def floor(what, client, server):
@@ -100,15 +93,9 @@ def main():
     finally:
         shutil.rmtree(results, ignore_errors=True)
 
-    med = {k: statistics.median(v) for k, v in fig.items()}
-    spread = {k: (min(v), max(v)) for k, v in fig.items()}
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
-    lines = [
-        f"Machine: {os.cpu_count()} CPUs ({cpu}), kernel {platform.release()}; client on CPU {client}, server on CPU {server}.",
+    header = [
+        machine_line(client, server),
         f"{a.rounds} interleaved rounds of {t} s per wirebench measurement (after 1 s of warm-up); median [min .. max].",
-        "",
-        "| measurement | median | min .. max |",
-        "| --- | --- | --- |",
     ]
     labels = {
         "floor_rtt_ns": ("floor: cache-line ping-pong round trip (ns)", "{:.0f}"),
@@ -120,32 +107,20 @@ def main():
         "memcpy_gbs": ("memcpy 64 KiB, one thread (GB/s)", "{:.2f}"),
         "stream_1k_msgs": ("shm stream 1 KiB --wait spin (messages/s)", "{:,.0f}"),
     }
-    for k, (label, fmt) in labels.items():
-        lo, hi = spread[k]
-        lines.append(f"| {label} | {fmt.format(med[k])} | {fmt.format(lo)} .. {fmt.format(hi)} |")
     ratios = [
-        ("shm spin p50 / floor round trip (per round)", "r_p50_floor", "<= 3"),
-        ("shm spin messages/s / Unix socket messages/s (per round)", "r_spin_unix", ">= 10"),
-        ("shm stream 64 KiB / rtrb (per round)", "r_stream_rtrb", ">= 0.7"),
+        ("shm spin p50 / floor round trip (per round)", fig["r_p50_floor"], "<= 3"),
+        ("shm spin messages/s / Unix socket messages/s (per round)", fig["r_spin_unix"], ">= 10"),
+        ("shm stream 64 KiB / rtrb (per round)", fig["r_stream_rtrb"], ">= 0.7"),
+        ("rtrb / memcpy 64 KiB (per round)", [r / m for r, m in zip(fig["rtrb_gbs"], fig["memcpy_gbs"])], "(floor)"),
+        ("shm stream / memcpy 64 KiB (per round)", [s / m for s, m in zip(fig["stream_gbs"], fig["memcpy_gbs"])],
+         "(comparison)"),
     ]
-    lines += ["", "| ratio | median | min .. max | target | met |", "| --- | --- | --- | --- | --- |"]
-    for label, k, target in ratios:
-        v = med[k]
-        lo, hi = spread[k]
-        met = "yes" if (v <= float(target[2:]) if target.startswith("<=") else v >= float(target[2:])) else "NO"
-        lines.append(f"| {label} | {v:.2f} | {lo:.2f} .. {hi:.2f} | {target} | {met} |")
-    lines += [
-        "",
-        "| against memcpy 64 KiB | median |",
-        "| --- | --- |",
-        f"| rtrb / memcpy | {med['rtrb_gbs'] / med['memcpy_gbs']:.2f} |",
-        f"| shm stream / memcpy | {med['stream_gbs'] / med['memcpy_gbs']:.2f} |",
-    ]
-    report = "\n".join(lines)
-    print(report)
+    lines = report(header, fig, labels, ratios)
+    text = "\n".join(lines)
+    print(text)
     if a.out:
         with open(a.out, "w") as f:
-            f.write(report + "\n")
+            f.write(text + "\n")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@
 use crate::engine::{Msg, Pacer, Quota, WorkerLink, WorkerRec, ns_between, sleep_until};
 use crate::os;
 use crate::recorder::Recorder;
-use crate::transport::{BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Pattern, Stamp};
+use crate::transport::{
+    BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Pattern, Received, Stamp,
+};
 use linux_futex::{AsFutex, Private};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -109,14 +111,7 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
     };
     sleep_until(sched.load_start);
     let shared = Shared {
-        rec: Mutex::new(WorkerRec {
-            rec: Recorder::default(),
-            sched,
-            index: 0,
-            finished: false,
-            worker: id,
-            msgs: msgs.clone(),
-        }),
+        rec: Mutex::new(WorkerRec::new(id, sched, msgs.clone())),
         over: AtomicBool::new(false),
         error: Mutex::new(None),
         remaining: AtomicUsize::new(conns.len()),
@@ -218,6 +213,47 @@ fn drive<'s, C: BlockingConn>(
     }
 }
 
+/// Waits for at least one message; None once the run is over.
+fn recv_some(
+    rx: &mut impl BlockingRx,
+    done: &mut Vec<Stamp>,
+    sh: &Shared,
+) -> io::Result<Option<Received>> {
+    loop {
+        done.clear();
+        let r = sh.after_end(rx.recv(done))?;
+        if r.ops > 0 {
+            return Ok(Some(r));
+        }
+        if sh.over() {
+            return Ok(None);
+        }
+    }
+}
+
+/// Records messages received at `now`: counts, and the latency of each
+/// response in `done` that counts. False once nothing more is recorded.
+fn record_received(
+    sh: &Shared,
+    quota: &mut Quota,
+    r: Received,
+    done: &[Stamp],
+    now: Instant,
+    sent: Option<usize>,
+) -> bool {
+    let Some(mut w) = sh.rec_at(now) else {
+        return false;
+    };
+    if let Some(bytes) = sent {
+        w.rec.sent(1, bytes as u64);
+    }
+    w.rec.received(r.ops as u64, r.bytes as u64);
+    let counted = quota.take(r.ops, w.measuring());
+    record_responses(&mut w.rec, &done[..counted.min(done.len())], sh.ns(now));
+    w.rec.completed(counted as u64);
+    true
+}
+
 /// Records the responses of `done` counted at `now`.
 fn record_responses(rec: &mut Recorder, done: &[Stamp], now_ns: u64) {
     for s in done {
@@ -254,26 +290,13 @@ fn request_response_sync(
         if n == 0 {
             continue;
         }
-        let r = loop {
-            done.clear();
-            let r = sh.after_end(rx.recv(&mut done))?;
-            if r.ops > 0 {
-                break r;
-            }
-            if sh.over() {
-                return Ok(());
-            }
-        };
-        let now = Instant::now();
-        let Some(mut w) = sh.rec_at(now) else {
+        let Some(r) = recv_some(&mut rx, &mut done, sh)? else {
             return Ok(());
         };
-        w.rec.sent(1, bytes as u64);
-        w.rec.received(r.ops as u64, r.bytes as u64);
-        let counted = ctx.quota.take(r.ops, w.measuring());
-        record_responses(&mut w.rec, &done[..counted.min(done.len())], sh.ns(now));
-        w.rec.completed(counted as u64);
-        drop(w);
+        let now = Instant::now();
+        if !record_received(sh, &mut ctx.quota, r, &done, now, Some(bytes)) {
+            return Ok(());
+        }
         if ctx.quota.reached() {
             return Ok(());
         }
@@ -364,23 +387,12 @@ fn request_response_async<'s>(
     let _end = EndSender(conn_over);
     let mut done = Vec::with_capacity(1024);
     loop {
-        done.clear();
-        let r = sh.after_end(rx.recv(&mut done))?;
-        if r.ops == 0 {
-            if sh.over() {
-                return Ok(());
-            }
-            continue;
-        }
-        let now = Instant::now();
-        let Some(mut w) = sh.rec_at(now) else {
+        let Some(r) = recv_some(&mut rx, &mut done, sh)? else {
             return Ok(());
         };
-        w.rec.received(r.ops as u64, r.bytes as u64);
-        let counted = ctx.quota.take(r.ops, w.measuring());
-        record_responses(&mut w.rec, &done[..counted.min(done.len())], sh.ns(now));
-        w.rec.completed(counted as u64);
-        drop(w);
+        if !record_received(sh, &mut ctx.quota, r, &done, Instant::now(), None) {
+            return Ok(());
+        }
         let prev = credits.fetch_add(r.ops as u32, Ordering::AcqRel);
         if prev == 0 && !spin {
             AsFutex::<Private>::as_futex(&*credits).wake(1);
@@ -468,21 +480,12 @@ fn send_only(mut tx: impl BlockingTx, mut ctx: ConnCtx, sh: &Shared) -> io::Resu
 fn receive_only(mut rx: impl BlockingRx, mut ctx: ConnCtx, sh: &Shared) -> io::Result<()> {
     let mut done = Vec::new();
     loop {
-        let r = sh.after_end(rx.recv(&mut done))?;
-        if r.ops == 0 {
-            if sh.over() {
-                return Ok(());
-            }
-            continue;
-        }
-        let now = Instant::now();
-        let Some(mut w) = sh.rec_at(now) else {
+        let Some(r) = recv_some(&mut rx, &mut done, sh)? else {
             return Ok(());
         };
-        w.rec.received(r.ops as u64, r.bytes as u64);
-        let counted = ctx.quota.take(r.ops, w.measuring());
-        w.rec.completed(counted as u64);
-        drop(w);
+        if !record_received(sh, &mut ctx.quota, r, &done, Instant::now(), None) {
+            return Ok(());
+        }
         if ctx.quota.reached() {
             return Ok(());
         }

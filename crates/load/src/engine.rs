@@ -220,11 +220,17 @@ pub fn run_load<T: Transport>(
 ) -> LoadOutcome {
     coordinate(cfg, observer, &mut |l: WorkerLink| {
         let t = transport.clone();
-        std::thread::Builder::new()
-            .name(format!("wb-client-{}", l.id))
-            .spawn(move || worker_main(l.id, t, l.cfg, l.msgs, l.start, l.stop))
-            .expect("spawning a worker thread")
+        worker_thread(l.id, move || {
+            worker_main(l.id, t, l.cfg, l.msgs, l.start, l.stop)
+        })
     })
+}
+
+fn worker_thread(id: usize, f: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new()
+        .name(format!("wb-client-{id}"))
+        .spawn(f)
+        .expect("spawning a worker thread")
 }
 
 /// Like [`run_load`], for a transport whose calls block: each connection
@@ -236,10 +242,7 @@ pub fn run_load_blocking<T: BlockingTransport>(
 ) -> LoadOutcome {
     coordinate(cfg, observer, &mut |l: WorkerLink| {
         let t = transport.clone();
-        std::thread::Builder::new()
-            .name(format!("wb-client-{}", l.id))
-            .spawn(move || crate::blocking::worker_main(t, l))
-            .expect("spawning a worker thread")
+        worker_thread(l.id, move || crate::blocking::worker_main(t, l))
     })
 }
 
@@ -581,14 +584,7 @@ fn worker_main<T: Transport>(
             });
         }
 
-        let rec = Rc::new(RefCell::new(WorkerRec {
-            rec: Recorder::default(),
-            sched,
-            index: 0,
-            finished: false,
-            worker: id,
-            msgs: msgs.clone(),
-        }));
+        let rec = Rc::new(RefCell::new(WorkerRec::new(id, sched, msgs.clone())));
         let errors = Rc::new(ErrorSlot::default());
         let remaining = Rc::new(Cell::new(conns.len()));
         let all_done = Rc::new(Notify::new());
@@ -676,6 +672,17 @@ pub(crate) struct WorkerRec {
 }
 
 impl WorkerRec {
+    pub(crate) fn new(worker: usize, sched: Schedule, msgs: mpsc::Sender<Msg>) -> WorkerRec {
+        WorkerRec {
+            rec: Recorder::default(),
+            sched,
+            index: 0,
+            finished: false,
+            worker,
+            msgs,
+        }
+    }
+
     pub(crate) fn next_boundary(&self) -> Instant {
         self.sched.boundary(self.index + 1)
     }

@@ -102,6 +102,21 @@ impl Tx {
     }
 }
 
+/// Both directions over one connected socket (Unix or TCP), its reads
+/// returning within a slice.
+pub fn socket_channel(sock: std::os::fd::OwnedFd, max_len: usize) -> io::Result<(Tx, Rx)> {
+    let w = sock.try_clone()?;
+    // SO_RCVTIMEO works on any socket: set it through a UnixStream view.
+    let view = UnixStream::from(sock);
+    view.set_read_timeout(Some(SLICE))?;
+    let tx = Tx::Fd {
+        w: w.into(),
+        buf: Vec::new(),
+    };
+    let rx = Rx::fd(std::os::fd::OwnedFd::from(view).into(), false, max_len);
+    Ok((tx, rx))
+}
+
 pub enum Rx {
     Ring {
         c: Consumer,

@@ -3,7 +3,7 @@
 //! stamps; the server echoes them, so the receiving thread times each
 //! response on its own.
 
-use super::chan::{Peer, Rx, SLICE, Tx};
+use super::chan::{Peer, Rx, Tx, socket_channel};
 use super::ring::{self, KIND_DATA, KIND_REQUEST, KIND_RESPONSE, Rec, Shm};
 use super::wake::Waiter;
 use super::{Hello, PROTOCOL_VERSION, Welcome};
@@ -136,17 +136,7 @@ impl BlockingTransport for ShmClient {
             }
             Channel::Unix | Channel::Tcp => {
                 let mut fds = expect_fds(fds, 1)?;
-                let sock = fds.remove(0);
-                let w = sock.try_clone()?;
-                // SO_RCVTIMEO works on any socket type: set it through a
-                // UnixStream view of the descriptor.
-                let view = UnixStream::from(sock);
-                view.set_read_timeout(Some(SLICE))?;
-                let tx = Tx::Fd {
-                    w: w.into(),
-                    buf: Vec::new(),
-                };
-                (tx, Rx::fd(OwnedFd::from(view).into(), false, max))
+                socket_channel(fds.remove(0), max)?
             }
         };
         Ok(ShmConn {

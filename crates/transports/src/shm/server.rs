@@ -3,7 +3,7 @@
 //! the server's CPUs (round-robin), which echoes (sync, async), drains
 //! (nores) or writes (stream) until its peer goes or the server stops.
 
-use super::chan::{Peer, Rx, SLICE, Tx};
+use super::chan::{Peer, Rx, Tx, socket_channel};
 use super::ring::{self, KIND_DATA, KIND_REQUEST, KIND_RESPONSE, Producer, Rec, Shm};
 use super::wake::{Wait, Waiter};
 use super::{Hello, PREFIX, PROTOCOL_VERSION, Welcome, check_ring};
@@ -224,13 +224,7 @@ fn make_channel(h: &Hello, k: u64, peer: &Arc<Peer>) -> io::Result<NewChannel> {
         }
         Channel::Unix => {
             let (mine, theirs) = UnixStream::pair()?;
-            mine.set_read_timeout(Some(SLICE))?;
-            let w = mine.try_clone()?;
-            let tx = Tx::Fd {
-                w: OwnedFd::from(w).into(),
-                buf: Vec::new(),
-            };
-            let rx = Rx::fd(OwnedFd::from(mine).into(), false, max);
+            let (tx, rx) = socket_channel(mine.into(), max)?;
             (tx, rx, vec![theirs.into()], None)
         }
         Channel::Tcp => {
@@ -240,13 +234,7 @@ fn make_channel(h: &Hello, k: u64, peer: &Arc<Peer>) -> io::Result<NewChannel> {
             for s in [&mine, &theirs] {
                 s.set_nodelay(true)?;
             }
-            mine.set_read_timeout(Some(SLICE))?;
-            let w = mine.try_clone()?;
-            let tx = Tx::Fd {
-                w: OwnedFd::from(w).into(),
-                buf: Vec::new(),
-            };
-            let rx = Rx::fd(OwnedFd::from(mine).into(), false, max);
+            let (tx, rx) = socket_channel(mine.into(), max)?;
             (tx, rx, vec![theirs.into()], None)
         }
     })

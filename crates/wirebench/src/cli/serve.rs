@@ -178,15 +178,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
             if a.poll { ", busy-polling" } else { "" }
         );
     }
-    let signal = sys::wait_for_termination()?;
-    let stats = srv.shutdown();
-    let _ = writeln!(
-        out,
-        "{}",
-        json!({ "event": "stopped", "signal": signal, "stats": stats })
-    );
-    let _ = out.flush();
-    Ok(ExitCode::SUCCESS)
+    wait_and_stop(&mut out, || srv.shutdown())
 }
 
 /// `serve --transport shm`: sessions over shared memory (or the descriptor
@@ -238,8 +230,17 @@ fn serve_shm(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
             "wirebench serve: shm sessions on {endpoint}, CPUs {cpus} (a pinned thread per session); Ctrl-C to stop"
         );
     }
+    wait_and_stop(&mut out, || srv.shutdown())
+}
+
+/// Waits for SIGINT or SIGTERM, stops the server, and prints its `stopped`
+/// event with its counters.
+fn wait_and_stop(
+    out: &mut impl Write,
+    shutdown: impl FnOnce() -> wirebench_core::result::ServerStats,
+) -> anyhow::Result<ExitCode> {
     let signal = sys::wait_for_termination()?;
-    let stats = srv.shutdown();
+    let stats = shutdown();
     let _ = writeln!(
         out,
         "{}",

@@ -24,6 +24,19 @@ fn files_of(pid: u32) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A `wirebench serve --transport shm` and its control socket.
+fn shm_server() -> (Proc, PathBuf) {
+    let s = Proc::spawn(&["serve", "--transport", "shm", "--cpus", "0"]);
+    let first = s
+        .stdout
+        .recv_timeout(Duration::from_secs(20))
+        .expect("listening");
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let endpoint = v["endpoint"].as_str().unwrap();
+    let path = PathBuf::from(endpoint.strip_prefix("unix:").unwrap());
+    (s, path)
+}
+
 /// Children of `pid` (from /proc).
 fn children_of(pid: u32) -> Vec<u32> {
     std::fs::read_dir("/proc")
@@ -346,19 +359,7 @@ fn a_killed_server_is_reported_and_the_survivor_removes_its_socket() {
 fn clean_removes_the_leftovers_of_dead_processes_only() {
     let _g = shared();
     // A server killed with SIGKILL, with nobody to clean up after it.
-    let mut s = Proc::spawn(&["serve", "--transport", "shm", "--cpus", "0"]);
-    let first = s
-        .stdout
-        .recv_timeout(Duration::from_secs(20))
-        .expect("listening");
-    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
-    let leftover = PathBuf::from(
-        v["endpoint"]
-            .as_str()
-            .unwrap()
-            .strip_prefix("unix:")
-            .unwrap(),
-    );
+    let (mut s, leftover) = shm_server();
     s.signal(nix::sys::signal::Signal::SIGKILL);
     s.wait(Duration::from_secs(20));
     assert!(leftover.exists(), "SIGKILL leaves the socket");
@@ -411,19 +412,7 @@ fn sigint_saves_the_partial_result_and_leaves_nothing() {
 #[test]
 fn clean_never_touches_a_running_servers_files() {
     let _g = shared();
-    let mut s = Proc::spawn(&["serve", "--transport", "shm", "--cpus", "0"]);
-    let first = s
-        .stdout
-        .recv_timeout(Duration::from_secs(20))
-        .expect("listening");
-    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
-    let path = PathBuf::from(
-        v["endpoint"]
-            .as_str()
-            .unwrap()
-            .strip_prefix("unix:")
-            .unwrap(),
-    );
+    let (mut s, path) = shm_server();
     assert!(path.exists());
     // A run against it as an external target.
     let dir = TempDir::new("shm-external");
