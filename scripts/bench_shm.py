@@ -7,16 +7,19 @@ Runs, interleaved and repeated (round 1: every measurement, round 2: every
 measurement, ...), with the client on one CPU and the server on another:
 
   1. floor: two pinned threads ping-ponging a cache line (round trip)
-  2. wirebench shm sync 64 B, --wait spin: p50 round trip and messages/s
+  2. wirebench's rings alone: two pinned threads of one process doing the
+     same round trips through a request ring and a response ring
+     (diagnosis: the ring's own cost, without the engine and processes)
+  3. wirebench shm sync 64 B, --wait spin: p50 round trip and messages/s
                                            (target: p50 <= 3 x the floor)
-  3. wirebench shm sync 64 B over a Unix socket pair: messages/s
+  4. wirebench shm sync 64 B over a Unix socket pair: messages/s
                                            (target: shm spin >= 10 x)
-  4. floor: rtrb (an in-process SPSC ring), 64 KiB chunks, the reader
+  5. floor: rtrb (an in-process SPSC ring), 64 KiB chunks, the reader
      copying each chunk out: GB/s
-  5. wirebench shm stream 64 KiB, the client reading every byte: GB/s
+  6. wirebench shm stream 64 KiB, the client reading every byte: GB/s
                                            (target: >= 0.7 x rtrb)
-  6. memcpy 64 KiB, one thread: GB/s       (both streams against it)
-  7. wirebench shm stream 1 KiB: messages/s
+  7. memcpy 64 KiB, one thread: GB/s       (both streams against it)
+  8. wirebench shm stream 1 KiB: messages/s
 
 Ratios are computed per round (floor and measurement taken back to back:
 the floor of this VM moves between 0.06 and 0.6 us as the host places its
@@ -65,7 +68,7 @@ def main():
                    cwd=ROOT, check=True)
     client, server = usable_cpus()
     results = tempfile.mkdtemp(prefix="wb-bench-shm-")
-    keys = ["floor_rtt_ns", "spin_p50_ns", "spin_msgs", "unix_msgs", "rtrb_gbs", "stream_gbs", "memcpy_gbs",
+    keys = ["floor_rtt_ns", "ring_rtt_ns", "spin_p50_ns", "spin_msgs", "unix_msgs", "rtrb_gbs", "stream_gbs", "memcpy_gbs",
             "stream_1k_msgs", "r_p50_floor", "r_spin_unix", "r_stream_rtrb"]
     fig = {k: [] for k in keys}
     t = a.duration
@@ -75,6 +78,7 @@ def main():
             fl = floor("pingpong", client, server)["pingpong_rtt_ns"]
             s = wirebench(results, client, server, t, "--mode", "sync", "--size", "64", "--wait", "spin")
             fig["floor_rtt_ns"].append(fl)
+            fig["ring_rtt_ns"].append(floor("ring", client, server)["ring_rtt_ns"])
             fig["spin_p50_ns"].append(s["latency"]["p50_ns"])
             fig["spin_msgs"].append(2 * s["ops_per_s"])
             fig["r_p50_floor"].append(s["latency"]["p50_ns"] / fl)
@@ -99,6 +103,7 @@ def main():
     ]
     labels = {
         "floor_rtt_ns": ("floor: cache-line ping-pong round trip (ns)", "{:.0f}"),
+        "ring_rtt_ns": ("wirebench's rings alone, two threads in one process, round trip (ns)", "{:.0f}"),
         "spin_p50_ns": ("shm sync 64 B --wait spin, p50 round trip (ns)", "{:.0f}"),
         "spin_msgs": ("shm sync 64 B --wait spin (messages/s, a round trip is 2)", "{:,.0f}"),
         "unix_msgs": ("same over a Unix socket pair (messages/s)", "{:,.0f}"),
@@ -109,6 +114,8 @@ def main():
     }
     ratios = [
         ("shm spin p50 / floor round trip (per round)", fig["r_p50_floor"], "<= 3"),
+        ("rings alone / floor round trip (per round)", [r / f for r, f in zip(fig["ring_rtt_ns"], fig["floor_rtt_ns"])],
+         "(diagnosis)"),
         ("shm spin messages/s / Unix socket messages/s (per round)", fig["r_spin_unix"], ">= 10"),
         ("shm stream 64 KiB / rtrb (per round)", fig["r_stream_rtrb"], ">= 0.7"),
         ("rtrb / memcpy 64 KiB (per round)", [r / m for r, m in zip(fig["rtrb_gbs"], fig["memcpy_gbs"])], "(floor)"),

@@ -406,9 +406,11 @@ fn request_response_async<'s>(
 /// Waits up to a step for credits to come back.
 fn wait_credits(credits: &AtomicU32, spin: bool) {
     if spin {
+        // Yield between checks: the receiver that returns the credits may
+        // share this CPU.
         let until = Instant::now() + STEP;
         while credits.load(Ordering::Acquire) == 0 && Instant::now() < until {
-            std::hint::spin_loop();
+            std::thread::yield_now();
         }
     } else {
         let _ = AsFutex::<Private>::as_futex(credits).wait_for(0, STEP);

@@ -52,6 +52,57 @@ fn pingpong(a: usize, b: usize, rounds: u64) -> f64 {
     ns
 }
 
+/// A round trip through two wirebench rings (request, response) between
+/// two pinned threads, spinning: the ring's own cost, without the engine.
+fn ring_pingpong(a: usize, b: usize, rounds: u64) -> f64 {
+    use wirebench_transports::shm::ring::{Consumer, Producer, REQUESTS, RESPONSES, Rec, Shm};
+    let shm = Shm::create("wirebench-shm-floor", 1 << 20).expect("memfd");
+    let s2 = shm.clone();
+    let peer = std::thread::spawn(move || {
+        pin_current_thread(&[b]).expect("pin");
+        let mut rx = Consumer::new(s2.clone(), REQUESTS, false);
+        let mut tx = Producer::new(s2, RESPONSES, false);
+        let mut buf = [0u8; 64];
+        for _ in 0..rounds {
+            let rec = loop {
+                if let Some(r) = rx.peek().unwrap() {
+                    break r;
+                }
+                std::hint::spin_loop();
+            };
+            rx.take(&rec, &mut buf);
+            rx.release();
+            assert!(tx.try_write(&rec, &buf));
+            tx.publish();
+        }
+    });
+    pin_current_thread(&[a]).expect("pin");
+    let mut tx = Producer::new(shm.clone(), REQUESTS, false);
+    let mut rx = Consumer::new(shm, RESPONSES, false);
+    let mut buf = [0u8; 64];
+    let t = Instant::now();
+    for i in 0..rounds {
+        let rec = Rec {
+            len: 64,
+            seq: i,
+            ..Rec::default()
+        };
+        assert!(tx.try_write(&rec, &buf));
+        tx.publish();
+        let got = loop {
+            if let Some(r) = rx.peek().unwrap() {
+                break r;
+            }
+            std::hint::spin_loop();
+        };
+        rx.take(&got, &mut buf);
+        rx.release();
+    }
+    let ns = t.elapsed().as_nanos() as f64 / rounds as f64;
+    peer.join().unwrap();
+    ns
+}
+
 fn rtrb_stream(a: usize, b: usize, total: usize) -> f64 {
     let (mut p, mut c) = rtrb::RingBuffer::<u8>::new(1 << 20);
     let writer = std::thread::spawn(move || {
@@ -126,6 +177,10 @@ fn main() {
         let pp = median((0..5).map(|_| pingpong(a, b, 300_000)).collect());
         out.push(format!("\"pingpong_rtt_ns\": {pp:.1}"));
     }
+    if matches!(what, "ring" | "all") {
+        let r = median((0..5).map(|_| ring_pingpong(a, b, 300_000)).collect());
+        out.push(format!("\"ring_rtt_ns\": {r:.1}"));
+    }
     if matches!(what, "rtrb" | "all") {
         let rt = median((0..5).map(|_| rtrb_stream(a, b, 1 << 30)).collect());
         out.push(format!("\"rtrb_stream_gbps\": {rt:.2}"));
@@ -139,7 +194,7 @@ fn main() {
         out.push(format!("\"memcpy_gbps\": {mc:.2}"));
     }
     if out.is_empty() {
-        eprintln!("usage: shm_floor [pingpong|rtrb|memcpy|all] [CPU_A CPU_B]");
+        eprintln!("usage: shm_floor [pingpong|ring|rtrb|memcpy|all] [CPU_A CPU_B]");
         std::process::exit(2);
     }
     println!("{{{}, \"cpus\": [{a}, {b}]}}", out.join(", "));

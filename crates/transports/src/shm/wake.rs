@@ -36,6 +36,10 @@ impl WakeWord {
 /// Spin this long before sleeping in `adaptive` mode: about two wake-ups.
 pub const ADAPTIVE_SPIN: Duration = Duration::from_micros(50);
 
+/// A spin longer than this yields the CPU between checks (a syscall that
+/// returns at once when no other thread waits for this CPU).
+pub const YIELD_AFTER: Duration = Duration::from_micros(20);
+
 #[derive(Debug, Clone, Copy)]
 pub struct Waiter {
     pub wait: Wait,
@@ -55,17 +59,22 @@ impl Waiter {
             Wait::Adaptive => start + ADAPTIVE_SPIN.min(timeout),
         };
         let mut i: u32 = 0;
-        loop {
+        while spin_until > start {
             if ready() {
                 return true;
             }
             std::hint::spin_loop();
             i = i.wrapping_add(1);
-            if i.is_multiple_of(128) && Instant::now() >= spin_until {
-                break;
-            }
-            if spin_until == start {
-                break;
+            if i.is_multiple_of(128) {
+                let now = Instant::now();
+                if now >= spin_until {
+                    break;
+                }
+                // A long spin may be keeping a thread of the same CPU (the
+                // other half of an async client) from running: let it.
+                if now >= start + YIELD_AFTER {
+                    std::thread::yield_now();
+                }
             }
         }
         if self.wait == Wait::Spin {
