@@ -59,21 +59,23 @@ impl Waiter {
             Wait::Adaptive => start + ADAPTIVE_SPIN.min(timeout),
         };
         let mut i: u32 = 0;
-        while spin_until > start {
-            if ready() {
-                return true;
-            }
-            std::hint::spin_loop();
-            i = i.wrapping_add(1);
-            if i.is_multiple_of(128) {
-                let now = Instant::now();
-                if now >= spin_until {
-                    break;
+        if spin_until > start {
+            loop {
+                if ready() {
+                    return true;
                 }
-                // A long spin may be keeping a thread of the same CPU (the
-                // other half of an async client) from running: let it.
-                if now >= start + YIELD_AFTER {
-                    std::thread::yield_now();
+                std::hint::spin_loop();
+                i = i.wrapping_add(1);
+                if i.is_multiple_of(128) {
+                    let now = Instant::now();
+                    if now >= spin_until {
+                        break;
+                    }
+                    // A long spin may be keeping a thread of the same CPU (the
+                    // other half of an async client) from running: let it.
+                    if now >= start + YIELD_AFTER {
+                        std::thread::yield_now();
+                    }
                 }
             }
         }
