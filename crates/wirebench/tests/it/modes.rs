@@ -157,9 +157,12 @@ fn issue_3_memory_stays_bounded_whatever_depth_x_size() {
 fn contention_for_a_cpu_shows_as_run_queue_wait() {
     let _g = exclusive();
     let dir = TempDir::new("runq");
-    // Three busy clients pinned to one CPU wait for it in turn.
+    // Three busy-polling clients pinned to one CPU are always runnable:
+    // they wait for it in turn (without --poll they would mostly sleep,
+    // waiting for the server, and contend only by chance).
     let cpu = wirebench_core::topo::Topology::read().usable().cpus()[0].to_string();
     let args = [
+        "--poll",
         "--clients",
         "3",
         "--client-cpus",
