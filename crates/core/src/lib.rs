@@ -12,6 +12,7 @@
 pub mod env;
 pub mod hist;
 pub mod hlog;
+pub mod placement;
 pub mod result;
 pub mod slo;
 pub mod spec;

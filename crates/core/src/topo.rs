@@ -155,7 +155,20 @@ impl Topology {
     /// Reads the topology of this machine. Missing files (containers often
     /// hide some) give zeros rather than an error.
     pub fn read() -> Topology {
-        let online = read_trim("/sys/devices/system/cpu/online")
+        let allowed = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .and_then(|v| CpuList::parse(v).ok())
+            });
+        Topology::read_from(Path::new("/sys"), allowed)
+    }
+
+    /// Reads a topology from a /sys tree at `sys` (the machine's, or a
+    /// fixture's); `allowed`: the affinity mask (None: every online CPU).
+    pub fn read_from(sys: &Path, allowed: Option<CpuList>) -> Topology {
+        let online = read_trim(sys.join("devices/system/cpu/online"))
             .and_then(|s| CpuList::parse(&s).ok())
             .or_else(|| {
                 CpuList::from_cpus(
@@ -164,16 +177,9 @@ impl Topology {
                 .ok()
             })
             .expect("at least one CPU");
-        let allowed = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .and_then(|v| CpuList::parse(v).ok())
-            })
-            .unwrap_or_else(|| online.clone());
+        let allowed = allowed.unwrap_or_else(|| online.clone());
         let mut node_of = std::collections::HashMap::new();
-        if let Ok(dir) = std::fs::read_dir("/sys/devices/system/node") {
+        if let Ok(dir) = std::fs::read_dir(sys.join("devices/system/node")) {
             for entry in dir.flatten() {
                 let name = entry.file_name().to_string_lossy().to_string();
                 if let Some(n) = name
@@ -192,9 +198,9 @@ impl Topology {
             .cpus()
             .iter()
             .map(|&id| {
-                let base = format!("/sys/devices/system/cpu/cpu{id}/topology");
+                let base = sys.join(format!("devices/system/cpu/cpu{id}/topology"));
                 let num = |f: &str| {
-                    read_trim(format!("{base}/{f}"))
+                    read_trim(base.join(f))
                         .and_then(|s| s.parse().ok())
                         .unwrap_or(0)
                 };
@@ -203,7 +209,7 @@ impl Topology {
                     socket: num("physical_package_id"),
                     core: num("core_id"),
                     node: node_of.get(&id).copied().unwrap_or(0),
-                    siblings: read_trim(format!("{base}/thread_siblings_list"))
+                    siblings: read_trim(base.join("thread_siblings_list"))
                         .unwrap_or_else(|| id.to_string()),
                 }
             })
@@ -232,6 +238,78 @@ impl Topology {
         s.sort_unstable();
         s.dedup();
         s.len().max(1)
+    }
+}
+
+/// Fake /sys trees for tests (and for `wirebench topo --sys`): machines of
+/// any shape, written to a directory.
+#[doc(hidden)]
+pub mod fixture {
+    use super::CpuList;
+    use std::path::{Path, PathBuf};
+
+    /// How logical CPU ids are numbered.
+    #[derive(Debug, Clone, Copy)]
+    pub enum Numbering {
+        /// Linux's usual order: every core's first thread, socket by socket,
+        /// then every core's second thread (the report's machine: siblings
+        /// 0/56).
+        ThreadMajor,
+    }
+
+    /// Writes the /sys files wirebench reads for a machine of `sockets` x
+    /// `cores` x `threads`, one NUMA node per socket.
+    pub fn write(root: &Path, sockets: usize, cores: usize, threads: usize, _n: Numbering) {
+        let total = sockets * cores * threads;
+        let id = |t: usize, s: usize, c: usize| t * sockets * cores + s * cores + c;
+        let put = |rel: String, text: String| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().expect("a parent")).expect("fixture dir");
+            std::fs::write(p, text + "\n").expect("fixture file");
+        };
+        put(
+            "devices/system/cpu/online".into(),
+            format!("0-{}", total - 1),
+        );
+        for s in 0..sockets {
+            let mut node = Vec::new();
+            for c in 0..cores {
+                let sibs: Vec<usize> = (0..threads).map(|t| id(t, s, c)).collect();
+                let sib_text = CpuList::from_cpus(sibs.clone()).expect("cpus").to_string();
+                for &cpu in &sibs {
+                    let base = format!("devices/system/cpu/cpu{cpu}/topology");
+                    put(format!("{base}/physical_package_id"), s.to_string());
+                    put(format!("{base}/core_id"), c.to_string());
+                    put(format!("{base}/thread_siblings_list"), sib_text.clone());
+                }
+                node.extend(sibs);
+            }
+            let list = CpuList::from_cpus(node).expect("cpus").to_string();
+            put(format!("devices/system/node/node{s}/cpulist"), list);
+        }
+    }
+
+    /// A temporary directory, removed when dropped.
+    pub struct TempSys(PathBuf);
+
+    impl TempSys {
+        pub fn new(tag: &str) -> TempSys {
+            static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let p = std::env::temp_dir().join(format!("wb-sys-{tag}-{}-{n}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).expect("temp dir");
+            TempSys(p)
+        }
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempSys {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 
