@@ -36,6 +36,9 @@ pub struct Placement {
     pub server_cpus: Option<CpuList>,
     /// How the placement was chosen, and any fallback taken.
     pub notes: Vec<String>,
+    /// The sweep's placement policy (balanced, separated, explicit), if one chose the cpusets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
 }
 
 /// Busy share of one CPU over an interval.
@@ -221,6 +224,7 @@ pub(crate) mod tests {
                 client_cpus: CpuList::parse("0").unwrap(),
                 server_cpus: Some(CpuList::parse("1").unwrap()),
                 notes: vec![],
+                policy: None,
             },
             status: RunStatus {
                 state: RunState::Complete,

@@ -7,6 +7,9 @@ pub mod run;
 pub mod search;
 pub mod serve;
 pub mod shm;
+pub mod sweep;
+pub mod table;
+pub mod topo;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -28,6 +31,12 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     /// The same shm workload over shared memory (each wait strategy), a Unix socket, TCP loopback and a pipe, side by side.
     IpcCompare(Box<ipc_compare::IpcCompareArgs>),
+    /// Run an experiment from a TOML spec: a matrix of runs, placements, instances, repetitions.
+    Sweep(Box<sweep::SweepArgs>),
+    /// A sweep's summary (or any directory of runs) as a Markdown or CSV table.
+    Table(table::TableArgs),
+    /// The machine's topology and the server/client cpusets of each placement policy per client count.
+    Topo(topo::TopoArgs),
     /// Remove wirebench-shm-PID files of processes that no longer run (temporary directory, /dev/shm).
     Clean(shm::CleanArgs),
     /// One client process of a shm run with --clients-as processes (started by `run`).
@@ -42,6 +51,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Search(a) => search::search(*a),
         Command::Serve(a) => serve::serve(*a),
         Command::Clean(a) => shm::clean(a),
+        Command::Topo(a) => topo::topo(a),
+        Command::Sweep(a) => sweep::sweep(*a),
+        Command::Table(a) => table::table(a),
         Command::IpcCompare(a) => ipc_compare::ipc_compare(*a),
         Command::ShmWorker(a) => shm::shm_worker(a),
     }

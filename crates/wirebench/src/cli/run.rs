@@ -144,6 +144,15 @@ pub struct RunArgs {
     /// p50 us, p99 us. A round trip counts as two messages, as in the report.
     #[arg(long, default_value = "text", value_parser = ["text", "json", "csv"])]
     pub(super) format: String,
+    /// The placement policy that chose --server-cpus and --client-cpus (set by `sweep`).
+    #[arg(long, hide = true)]
+    placement_policy: Option<String>,
+    /// A note on the placement (set by `sweep`, repeatable).
+    #[arg(long, hide = true)]
+    placement_note: Vec<String>,
+    /// Stop (as on SIGTERM, saving the partial result) when this process dies (set by `sweep`).
+    #[arg(long, hide = true)]
+    exit_with_parent: Option<u32>,
 }
 
 impl RunArgs {
@@ -385,7 +394,13 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         Placement {
             client_cpus,
             server_cpus,
-            notes,
+            notes: a
+                .placement_note
+                .iter()
+                .cloned()
+                .chain(notes)
+                .collect(),
+            policy: a.placement_policy.clone(),
         },
     ))
 }
@@ -900,6 +915,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ),
         TargetSpec::External { .. } => format!("{}-external", spec.mode),
     };
+    if let Some(parent) = a.exit_with_parent {
+        // SIGTERM when the parent dies: taken like a Ctrl-C, the partial
+        // result saved (the signal thread is set up by Session::open).
+        sys::terminate_with_parent(parent)?;
+    }
     let mut session = Session::open(&spec)?;
     let text = a.format == "text";
     if text {
