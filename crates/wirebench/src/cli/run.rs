@@ -394,12 +394,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         Placement {
             client_cpus,
             server_cpus,
-            notes: a
-                .placement_note
-                .iter()
-                .cloned()
-                .chain(notes)
-                .collect(),
+            notes: a.placement_note.iter().cloned().chain(notes).collect(),
             policy: a.placement_policy.clone(),
         },
     ))

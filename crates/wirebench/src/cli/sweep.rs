@@ -51,7 +51,14 @@ struct RunFlags {
     run: RunArgs,
 }
 
-const TOP_KEYS: [&str; 6] = ["name", "repetitions", "cpusets", "cpusets_entry", "base", "matrix"];
+const TOP_KEYS: [&str; 6] = [
+    "name",
+    "repetitions",
+    "cpusets",
+    "cpusets_entry",
+    "base",
+    "matrix",
+];
 /// Keys of the sweep itself (not flags of `run`).
 const SWEEP_KEYS: [&str; 2] = ["placement", "instances"];
 /// Flags of `run` a sweep sets itself.
@@ -261,7 +268,10 @@ fn read_spec(file: &Path) -> anyhow::Result<Spec> {
                 let hint = if RESERVED.contains(&k.as_str()) {
                     "the sweep sets it itself".to_string()
                 } else {
-                    format!("did you mean '{}'?", closest(k, valid.iter().map(|s| s.as_str())))
+                    format!(
+                        "did you mean '{}'?",
+                        closest(k, valid.iter().map(|s| s.as_str()))
+                    )
                 };
                 usage!("{f}: [{name}] unknown key '{k}' ({hint})");
             }
@@ -368,8 +378,7 @@ fn plan(spec: &Spec, topo: &Topology, check: bool) -> anyhow::Result<Vec<Planned
                     closest(other, ["balanced", "separated", "explicit"])
                 ),
             };
-            if policy.is_some() && (get("server_cpus").is_some() || get("client_cpus").is_some())
-            {
+            if policy.is_some() && (get("server_cpus").is_some() || get("client_cpus").is_some()) {
                 usage!("placement chooses the cpusets: drop server_cpus and client_cpus");
             }
             let placed = match &policy {
@@ -395,8 +404,14 @@ fn plan(spec: &Spec, topo: &Topology, check: bool) -> anyhow::Result<Vec<Planned
                 }
                 args.extend(["--clients".into(), (clients / instances).to_string()]);
                 if let Some(pl) = &placed {
-                    args.extend(["--server-cpus".into(), split(&pl.server, instances, i).to_string()]);
-                    args.extend(["--client-cpus".into(), split(&pl.client, instances, i).to_string()]);
+                    args.extend([
+                        "--server-cpus".into(),
+                        split(&pl.server, instances, i).to_string(),
+                    ]);
+                    args.extend([
+                        "--client-cpus".into(),
+                        split(&pl.client, instances, i).to_string(),
+                    ]);
                     args.extend(["--placement-policy".into(), pl.policy.clone()]);
                     for n in &pl.notes {
                         args.extend(["--placement-note".into(), n.clone()]);
@@ -405,7 +420,8 @@ fn plan(spec: &Spec, topo: &Topology, check: bool) -> anyhow::Result<Vec<Planned
                     let usable = topo.usable();
                     let mid = usable.len() / 2;
                     let c = CpuList::from_cpus(usable.cpus()[..mid.max(1)].to_vec())?;
-                    let s = CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())?;
+                    let s =
+                        CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())?;
                     args.extend(["--server-cpus".into(), split(&s, instances, i).to_string()]);
                     args.extend(["--client-cpus".into(), split(&c, instances, i).to_string()]);
                 }
@@ -502,17 +518,29 @@ fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
 /// Scaling efficiency: each K-instance entry against the one-instance
 /// entry of the same point and repetition.
 fn scaling(index: &mut Index) {
-    let base: Vec<(Vec<(String, String)>, usize, f64)> = index
+    /// A point without its `instances`, a repetition, and its ops/s.
+    type One = (Vec<(String, String)>, usize, f64);
+    let base: Vec<One> = index
         .runs
         .iter()
         .filter(|e| e.instances == 1 && e.status == "complete")
         .filter_map(|e| {
-            let p: Vec<_> = e.point.iter().filter(|(k, _)| k != "instances").cloned().collect();
+            let p: Vec<_> = e
+                .point
+                .iter()
+                .filter(|(k, _)| k != "instances")
+                .cloned()
+                .collect();
             Some((p, e.rep, e.aggregate.as_ref()?.ops_per_s))
         })
         .collect();
     for e in index.runs.iter_mut().filter(|e| e.instances > 1) {
-        let p: Vec<_> = e.point.iter().filter(|(k, _)| k != "instances").cloned().collect();
+        let p: Vec<_> = e
+            .point
+            .iter()
+            .filter(|(k, _)| k != "instances")
+            .cloned()
+            .collect();
         e.scaling_vs_one_instance = base
             .iter()
             .find(|(bp, rep, _)| *bp == p && *rep == e.rep)
@@ -541,18 +569,36 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             dir.display()
         );
         for (i, r) in runs.iter().enumerate() {
-            println!("[{}/{}] {}", i + 1, runs.len(), if r.key.is_empty() { "(base)" } else { &r.key });
+            println!(
+                "[{}/{}] {}",
+                i + 1,
+                runs.len(),
+                if r.key.is_empty() { "(base)" } else { &r.key }
+            );
             if let Some(p) = &r.placement {
-                println!("    placement {}: server {}, client {}", p.policy, p.server, p.client);
+                println!(
+                    "    placement {}: server {}, client {}",
+                    p.policy, p.server, p.client
+                );
                 for n in &p.notes {
                     println!("    note: {n}");
                 }
             }
             for (i, args) in r.args.iter().enumerate() {
-                let who = if r.instances > 1 { format!("instance {}: ", i + 1) } else { String::new() };
+                let who = if r.instances > 1 {
+                    format!("instance {}: ", i + 1)
+                } else {
+                    String::new()
+                };
                 let shown: Vec<String> = args
                     .iter()
-                    .map(|a| if a.contains(' ') { format!("'{a}'") } else { a.clone() })
+                    .map(|a| {
+                        if a.contains(' ') {
+                            format!("'{a}'")
+                        } else {
+                            a.clone()
+                        }
+                    })
                     .collect();
                 println!("    {who}wirebench run {}", shown.join(" "));
             }
@@ -594,7 +640,10 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         .filter(|e| e.status == "complete")
         .map(|e| e.key.clone())
         .collect();
-    let todo: Vec<&PlannedRun> = runs.iter().filter(|r| !done_keys.contains(&r.key)).collect();
+    let todo: Vec<&PlannedRun> = runs
+        .iter()
+        .filter(|r| !done_keys.contains(&r.key))
+        .collect();
     if todo.len() < runs.len() {
         eprintln!(
             "sweep {}: resuming: {} of {} run(s) complete already",
@@ -648,7 +697,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         fmt_secs(began.elapsed()),
         index_path(&dir).display()
     );
-    for e in index.runs.iter().filter(|e| e.scaling_vs_one_instance.is_some()) {
+    for e in index
+        .runs
+        .iter()
+        .filter(|e| e.scaling_vs_one_instance.is_some())
+    {
         eprintln!(
             "  scaling efficiency {}: {:.2} (ops/s of {} instances / one instance on all the cores)",
             e.key,
@@ -660,7 +713,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         eprintln!("interrupted: continue with --resume");
         return Ok(ExitCode::from(130));
     }
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Runs one planned run (its instances at once) and reads their results.
@@ -772,21 +829,39 @@ mod tests {
     #[test]
     fn the_matrix_expands_into_every_combination() {
         let m = vec![
-            ("clients".to_string(), vec!["1".to_string(), "2".to_string()]),
+            (
+                "clients".to_string(),
+                vec!["1".to_string(), "2".to_string()],
+            ),
             ("arch".to_string(), vec!["reactor".into(), "pool".into()]),
-            ("placement".to_string(), vec!["balanced".into(), "separated".into()]),
+            (
+                "placement".to_string(),
+                vec!["balanced".into(), "separated".into()],
+            ),
         ];
         let pts = expand(&m);
         assert_eq!(pts.len(), 8);
-        assert_eq!(point_text(&pts[0]), "clients=1 arch=reactor placement=balanced");
-        assert_eq!(point_text(&pts[7]), "clients=2 arch=pool placement=separated");
+        assert_eq!(
+            point_text(&pts[0]),
+            "clients=1 arch=reactor placement=balanced"
+        );
+        assert_eq!(
+            point_text(&pts[7]),
+            "clients=2 arch=pool placement=separated"
+        );
         assert_eq!(expand(&[]).len(), 1);
     }
 
     #[test]
     fn unknown_keys_get_the_closest_valid_one() {
-        assert_eq!(closest("clinets", run_keys().iter().map(|s| s.as_str())), "clients");
-        assert_eq!(closest("conns_per_clent", run_keys().iter().map(|s| s.as_str())), "conns_per_client");
+        assert_eq!(
+            closest("clinets", run_keys().iter().map(|s| s.as_str())),
+            "clients"
+        );
+        assert_eq!(
+            closest("conns_per_clent", run_keys().iter().map(|s| s.as_str())),
+            "conns_per_client"
+        );
         assert_eq!(closest("repetitons", TOP_KEYS), "repetitions");
         assert_eq!(distance("kitten", "sitting"), 3);
     }

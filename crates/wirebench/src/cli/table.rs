@@ -49,7 +49,10 @@ fn from_entry(e: &Entry) -> Row {
             .collect(),
         status: e.status.clone(),
         ops_per_s: a.map_or(0.0, |a| a.ops_per_s),
-        placement: e.placement.as_ref().map_or("-".into(), |p| p.policy.clone()),
+        placement: e
+            .placement
+            .as_ref()
+            .map_or("-".into(), |p| p.policy.clone()),
         clients: a.map_or(0, |a| a.clients),
         connect_s: a.map_or(0.0, |a| a.connect_time_s),
         latency_ms: a.map_or(0.0, |a| a.latency.mean_ns / 1e6),
@@ -110,7 +113,10 @@ pub fn table(a: TableArgs) -> anyhow::Result<ExitCode> {
         None => runs_under(&a.dir)?.iter().map(from_run).collect(),
     };
     if rows.is_empty() {
-        usage!("{}: no sweep.json and no run directories in it", a.dir.display());
+        usage!(
+            "{}: no sweep.json and no run directories in it",
+            a.dir.display()
+        );
     }
     let var_names: Vec<String> = {
         let mut v: Vec<String> = Vec::new();

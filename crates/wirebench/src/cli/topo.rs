@@ -105,7 +105,11 @@ pub fn topo(a: TopoArgs) -> anyhow::Result<ExitCode> {
     )?;
     for p in &policies {
         writeln!(out, "\n{}:", p.name())?;
-        writeln!(out, "  {:>7}  {:<28} {:<28} notes", "clients", "server", "client")?;
+        writeln!(
+            out,
+            "  {:>7}  {:<28} {:<28} notes",
+            "clients", "server", "client"
+        )?;
         for &n in &counts {
             let pl = placement::place(p, n, &t).map_err(anyhow::Error::msg)?;
             writeln!(

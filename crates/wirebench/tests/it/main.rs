@@ -9,3 +9,4 @@ mod modes;
 mod openloop;
 mod results;
 mod shm;
+mod sweep;

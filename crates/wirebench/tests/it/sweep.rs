@@ -1,0 +1,266 @@
+//! Experiments: `topo` on the report's machine (a fixture /sys tree), a bad
+//! spec, a small real sweep producing the table, and resuming a sweep
+//! killed mid-run.
+
+use crate::helpers::*;
+use std::time::{Duration, Instant};
+use wirebench_core::topo::fixture;
+
+fn write_spec(dir: &TempDir, name: &str, text: &str) -> String {
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn sweep_json(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn topo_gives_the_reports_cpusets_on_its_machine() {
+    let _g = shared();
+    let sys = fixture::TempSys::new("it-report");
+    fixture::write(sys.path(), 2, 28, 2, fixture::Numbering::ThreadMajor);
+    let mut p = Proc::spawn(&[
+        "topo",
+        "--sys",
+        sys.path().to_str().unwrap(),
+        "--counts",
+        "2,8,28",
+        "--format",
+        "json",
+    ]);
+    assert!(p.wait(Duration::from_secs(30)).success());
+    let v: serde_json::Value = serde_json::from_str(&p.stdout_all()).unwrap();
+    assert_eq!(v["balanced"]["server"]["2"], "0,56");
+    assert_eq!(v["balanced"]["client"]["8"], "2-3,30-31,58-59,86-87");
+    assert_eq!(v["separated"]["server"]["28"], "0-27");
+    assert_eq!(v["separated"]["client"]["28"], "28-55");
+    let mut t = Proc::spawn(&["topo", "--sys", sys.path().to_str().unwrap()]);
+    assert!(t.wait(Duration::from_secs(30)).success());
+    let text = t.stdout_all();
+    assert!(
+        text.contains("2 socket(s), 2 NUMA node(s), 56 physical cores, 2 thread(s) per core"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_bad_spec_names_the_key_and_the_closest_valid_one() {
+    let _g = shared();
+    let dir = TempDir::new("badspec");
+    let results = dir.path().join("results");
+    let cases = [
+        (
+            "name = \"x\"\nrepetitons = 2\n",
+            "'repetitons' (did you mean 'repetitions'?)",
+        ),
+        (
+            "name = \"x\"\n[base]\nclinets = 2\n",
+            "'clinets' (did you mean 'clients'?)",
+        ),
+        (
+            "name = \"x\"\n[matrix]\nconns_per_clent = [1]\n",
+            "did you mean 'conns_per_client'?",
+        ),
+        ("name = \"x\"\n[matrix]\nclients = 2\n", "a list of values"),
+        (
+            "name = \"x\"\n[matrix]\nplacement = [\"balance\"]\n",
+            "did you mean 'balanced'?",
+        ),
+        ("name = \"x\"\n[base]\ndepth = 0\n", "--depth"),
+        (
+            "name = \"x\"\n[base]\nresults = \"/tmp\"\n",
+            "the sweep sets it itself",
+        ),
+        ("[base]\ndepth = 1\n", "needs a name"),
+        (
+            "name = \"x\"\n[base]\nclients = 3\n[matrix]\ninstances = [2]\n",
+            "divide evenly",
+        ),
+        (
+            "name = \"x\"\n[matrix]\nplacement = [\"explicit\"]\n",
+            "cpusets",
+        ),
+        ("name = \"x\"\nrepetitions = [\n", "not TOML"),
+    ];
+    for (text, expect) in cases {
+        let spec = write_spec(&dir, "bad.toml", text);
+        let mut p = Proc::spawn(&["sweep", &spec, "--results", results.to_str().unwrap()]);
+        let st = p.wait(Duration::from_secs(30));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(2), "{text}: {err}");
+        assert!(
+            err.contains(expect),
+            "{text}: expected '{expect}' in: {err}"
+        );
+    }
+    assert!(!results.exists(), "a refused spec left results");
+}
+
+#[test]
+fn a_small_sweep_on_loopback_produces_the_table() {
+    let _g = shared();
+    let dir = TempDir::new("sweep");
+    let results = dir.path().join("results");
+    let spec = write_spec(
+        &dir,
+        "small.toml",
+        r#"
+name = "small"
+[base]
+duration = "2s"
+warmup = "200ms"
+[matrix]
+arch = ["reactor", "pool"]
+clients = [1, 2]
+placement = ["balanced", "separated"]
+"#,
+    );
+    let mut p = Proc::spawn(&["sweep", &spec, "--results", results.to_str().unwrap()]);
+    let st = p.wait(Duration::from_secs(300));
+    let err = p.stderr_all();
+    assert!(st.success(), "{err}");
+    assert!(err.contains("sweep [") && err.contains("ETA"), "{err}");
+    let exp = results.join("small");
+    let ix = sweep_json(&exp);
+    let runs = ix["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 8);
+    for r in runs {
+        assert_eq!(r["status"], "complete", "{r}");
+        let id = r["run_ids"][0].as_str().unwrap();
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(exp.join(id).join("run.json")).unwrap())
+                .unwrap();
+        // The run records the policy that placed it, and its cpusets.
+        assert_eq!(run["placement"]["policy"], r["placement"]["policy"]);
+        assert_eq!(
+            run["placement"]["server_cpus"], r["placement"]["server"],
+            "{r}"
+        );
+        assert!(r["aggregate"]["ops_per_s"].as_f64().unwrap() > 0.0);
+    }
+    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
+    assert!(t.wait(Duration::from_secs(30)).success());
+    let md = t.stdout_all();
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines.len(), 10, "{md}");
+    for col in [
+        "IOPS (k)",
+        "placement",
+        "clients",
+        "connect time (s)",
+        "latency (ms)",
+        "messages received",
+        "messaging time (s)",
+        "out throughput (MB/s)",
+        "smp",
+        "p99 (ms)",
+        "CPU (us/op)",
+    ] {
+        assert!(lines[0].contains(col), "no column {col}: {}", lines[0]);
+    }
+    assert_eq!(md.matches("| complete |").count(), 8, "{md}");
+    let mut c = Proc::spawn(&["table", exp.to_str().unwrap(), "--format", "csv"]);
+    assert!(c.wait(Duration::from_secs(30)).success());
+    let csv = c.stdout_all();
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("reactor,"), "{csv}");
+}
+
+#[test]
+fn a_sweep_killed_mid_run_resumes_where_it_stopped() {
+    let _g = shared();
+    let dir = TempDir::new("resume");
+    let results = dir.path().join("results");
+    let spec = write_spec(
+        &dir,
+        "resume.toml",
+        r#"
+name = "resume"
+[base]
+duration = "1s"
+warmup = "0s"
+[matrix]
+arch = ["reactor", "pool"]
+depth = [1, 2]
+"#,
+    );
+    let exp = results.join("resume");
+    let mut p = Proc::spawn(&["sweep", &spec, "--results", results.to_str().unwrap()]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let done = exp.join("sweep.json").exists()
+            && sweep_json(&exp)["runs"].as_array().unwrap().len() >= 1;
+        if done {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no run completed in 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    p.signal(nix::sys::signal::Signal::SIGKILL);
+    p.wait(Duration::from_secs(10));
+    let before = sweep_json(&exp)["runs"].as_array().unwrap().len();
+    assert!(before < 4, "the sweep finished before it was killed");
+    // Without --resume, an existing experiment is never overwritten.
+    let mut again = Proc::spawn(&["sweep", &spec, "--results", results.to_str().unwrap()]);
+    assert_eq!(again.wait(Duration::from_secs(30)).code(), Some(2));
+    assert!(again.stderr_all().contains("--resume"));
+    let mut r = Proc::spawn(&[
+        "sweep",
+        &spec,
+        "--results",
+        results.to_str().unwrap(),
+        "--resume",
+    ]);
+    let st = r.wait(Duration::from_secs(120));
+    let err = r.stderr_all();
+    assert!(st.success(), "{err}");
+    assert!(
+        err.contains(&format!("resuming: {before} of 4 run(s) complete already")),
+        "{err}"
+    );
+    let runs = sweep_json(&exp)["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 4);
+    assert!(runs.iter().all(|r| r["status"] == "complete"));
+    let mut keys: Vec<&str> = runs.iter().map(|r| r["key"].as_str().unwrap()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 4, "a run was done twice: {keys:?}");
+}
+
+#[test]
+fn a_dry_run_plans_for_another_machine() {
+    let _g = shared();
+    let dir = TempDir::new("dry");
+    let sys = fixture::TempSys::new("it-dry");
+    fixture::write(sys.path(), 2, 28, 2, fixture::Numbering::ThreadMajor);
+    let spec = write_spec(
+        &dir,
+        "dry.toml",
+        "name = \"dry\"\n[matrix]\nclients = [4]\nplacement = [\"balanced\"]\ninstances = [1, 2]\n",
+    );
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        &spec,
+        "--dry-run",
+        "--sys",
+        sys.path().to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert!(p.wait(Duration::from_secs(30)).success());
+    let out = p.stdout_all();
+    assert!(
+        out.contains("placement balanced: server 0,28,56,84, client 1,29,57,85"),
+        "{out}"
+    );
+    // Two instances share the cpusets: each gets half.
+    assert!(
+        out.contains("instance 1: wirebench run") && out.contains("--server-cpus 0,28 "),
+        "{out}"
+    );
+    assert!(out.contains("--server-cpus 56,84 "), "{out}");
+    assert!(!results.exists(), "a dry run wrote results");
+}
