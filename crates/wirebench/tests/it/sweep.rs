@@ -191,7 +191,7 @@ depth = [1, 2]
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let done = exp.join("sweep.json").exists()
-            && sweep_json(&exp)["runs"].as_array().unwrap().len() >= 1;
+            && !sweep_json(&exp)["runs"].as_array().unwrap().is_empty();
         if done {
             break;
         }
