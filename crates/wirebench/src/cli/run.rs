@@ -678,6 +678,22 @@ impl Observer for RunObserver<'_> {
     }
 }
 
+/// Takes over SIGINT and SIGTERM: they are blocked in every thread and
+/// taken by one waiting thread, which records the first one's name.
+pub(super) fn watch_signals() -> anyhow::Result<Arc<OnceLock<&'static str>>> {
+    sys::block_termination_signals()?;
+    let signal: Arc<OnceLock<&'static str>> = Arc::new(OnceLock::new());
+    let s2 = signal.clone();
+    std::thread::Builder::new()
+        .name("wb-signals".into())
+        .spawn(move || {
+            if let Ok(s) = sys::wait_for_termination() {
+                let _ = s2.set(s);
+            }
+        })?;
+    Ok(signal)
+}
+
 /// What runs share once started: the signal watcher and the embedded server.
 pub(super) struct Session {
     signal: Arc<OnceLock<&'static str>>,
@@ -694,20 +710,8 @@ impl Session {
                 "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
             );
         }
-        // SIGINT/SIGTERM are blocked in every thread and taken by one waiting
-        // thread, which asks the engine to stop; the partial result is then saved.
-        sys::block_termination_signals()?;
-        let signal: Arc<OnceLock<&'static str>> = Arc::new(OnceLock::new());
-        {
-            let signal = signal.clone();
-            std::thread::Builder::new()
-                .name("wb-signals".into())
-                .spawn(move || {
-                    if let Ok(s) = sys::wait_for_termination() {
-                        let _ = signal.set(s);
-                    }
-                })?;
-        }
+        // The engine is asked to stop on a signal; the partial result is then saved.
+        let signal = watch_signals()?;
         let server = match &spec.target {
             TargetSpec::Embedded { .. } => Some(EmbeddedServer::start(spec)?),
             TargetSpec::External { .. } => None,

@@ -16,7 +16,7 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use wirebench_core::hist::{self, LatencySummary};
 use wirebench_core::placement::{self, ExplicitTable, Planned, Policy};
@@ -515,6 +515,14 @@ fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
     })
 }
 
+fn without_instances(e: &Entry) -> Vec<(String, String)> {
+    e.point
+        .iter()
+        .filter(|(k, _)| k != "instances")
+        .cloned()
+        .collect()
+}
+
 /// Scaling efficiency: each K-instance entry against the one-instance
 /// entry of the same point and repetition.
 fn scaling(index: &mut Index) {
@@ -524,23 +532,10 @@ fn scaling(index: &mut Index) {
         .runs
         .iter()
         .filter(|e| e.instances == 1 && e.status == "complete")
-        .filter_map(|e| {
-            let p: Vec<_> = e
-                .point
-                .iter()
-                .filter(|(k, _)| k != "instances")
-                .cloned()
-                .collect();
-            Some((p, e.rep, e.aggregate.as_ref()?.ops_per_s))
-        })
+        .filter_map(|e| Some((without_instances(e), e.rep, e.aggregate.as_ref()?.ops_per_s)))
         .collect();
     for e in index.runs.iter_mut().filter(|e| e.instances > 1) {
-        let p: Vec<_> = e
-            .point
-            .iter()
-            .filter(|(k, _)| k != "instances")
-            .cloned()
-            .collect();
+        let p = without_instances(e);
         e.scaling_vs_one_instance = base
             .iter()
             .find(|(bp, rep, _)| *bp == p && *rep == e.rep)
@@ -622,18 +617,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     // Ctrl-C and SIGTERM: the run under way is stopped (its partial result
     // saved), the index written, and the sweep ends; --resume continues it.
-    sys::block_termination_signals()?;
-    let signal: Arc<OnceLock<&'static str>> = Arc::new(OnceLock::new());
-    {
-        let signal = signal.clone();
-        std::thread::Builder::new()
-            .name("wb-signals".into())
-            .spawn(move || {
-                if let Ok(s) = sys::wait_for_termination() {
-                    let _ = signal.set(s);
-                }
-            })?;
-    }
+    let signal = run::watch_signals()?;
     let done_keys: Vec<String> = index
         .runs
         .iter()
