@@ -62,7 +62,7 @@ const TOP_KEYS: [&str; 6] = [
 /// Keys of the sweep itself (not flags of `run`).
 const SWEEP_KEYS: [&str; 2] = ["placement", "instances"];
 /// Flags of `run` a sweep sets itself.
-const RESERVED: [&str; 8] = [
+const RESERVED: [&str; 7] = [
     "results",
     "format",
     "repeat",
@@ -70,7 +70,6 @@ const RESERVED: [&str; 8] = [
     "placement_policy",
     "placement_note",
     "exit_with_parent",
-    "sessions",
 ];
 
 /// Levenshtein distance, for "did you mean".
@@ -264,6 +263,12 @@ fn read_spec(file: &Path) -> anyhow::Result<Spec> {
         };
         let mut out = Vec::new();
         for (k, v) in t {
+            // `run --sessions` is `--clients` by another name (shm's word).
+            let k = &if k == "sessions" {
+                "clients".to_string()
+            } else {
+                k.clone()
+            };
             if !valid.iter().any(|x| x == k) {
                 let hint = if RESERVED.contains(&k.as_str()) {
                     "the sweep sets it itself".to_string()
