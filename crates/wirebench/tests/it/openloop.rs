@@ -171,7 +171,10 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
     );
     assert!(v["steps"].as_array().unwrap().len() >= 4);
 
-    // A follow-up run at that rate meets the objective (exit 0, not 3).
+    // Follow-up runs at that rate meet the objective (exit 0, not 3). At
+    // ~90% of capacity one host throttle (up to ~300 ms here) leaves a
+    // backlog that takes seconds to drain, so one run is not trusted: two
+    // of at most three must pass.
     let rate = format!("{best:.0}");
     let args = [
         "--target",
@@ -185,9 +188,19 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
         "--duration",
         "2s",
     ];
-    let (st, r, err) = run_json(&dir, &args);
-    assert!(st.success(), "follow-up at {rate}/s: {:?}\n{err}", r.slos);
-    assert!(r.slos.iter().all(|s| s.pass));
+    let mut passed = 0;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (st, r, _) = run_json(&dir, &args);
+        if st.success() && r.slos.iter().all(|s| s.pass) {
+            passed += 1;
+        }
+        seen.push((st.code(), r.slos, r.summary.max_steal_pct));
+        if passed == 2 {
+            break;
+        }
+    }
+    assert_eq!(passed, 2, "follow-ups at {rate}/s: {seen:?}");
     srv.stop();
 }
 
