@@ -181,11 +181,34 @@ pub struct RunResult {
     pub warnings: Vec<String>,
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
+/// Results for tests (of this crate and of those that read results).
+#[doc(hidden)]
+pub mod fixture {
     use super::*;
     use crate::hist;
     use crate::spec::*;
+
+    /// A measured second: `ops_per_s` operations, latency `lat_ns` for all.
+    pub fn interval(k: u64, ops_per_s: f64, lat_ns: u64) -> Interval {
+        let mut h = hist::new_hist();
+        h.saturating_record_n(lat_ns.max(1), ops_per_s as u64);
+        Interval {
+            start_ns: k * 1_000_000_000,
+            end_ns: (k + 1) * 1_000_000_000,
+            phase: Phase::Measure,
+            ops: ops_per_s as u64,
+            bytes_out: 0,
+            bytes_in: 0,
+            errors: 0,
+            ops_per_s,
+            sent: ops_per_s as u64,
+            latency: hist::LatencySummary::of(&h),
+            service_latency: hist::LatencySummary::of(&h),
+            latency_hist: hist::encode(&h),
+            client_cores: vec![],
+            server_cores: vec![],
+        }
+    }
 
     pub fn sample() -> RunResult {
         let mut h = hist::new_hist();
@@ -243,6 +266,13 @@ pub(crate) mod tests {
             warnings: vec![],
         }
     }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::hist;
+    pub use fixture::sample;
 
     #[test]
     fn json_round_trip() {

@@ -2,6 +2,7 @@
 //! validation step that turns raw flags into a checked spec.
 
 mod args;
+pub mod compare;
 pub mod ipc_compare;
 pub mod run;
 pub mod search;
@@ -35,6 +36,8 @@ enum Command {
     Sweep(Box<sweep::SweepArgs>),
     /// A sweep's summary (or any directory of runs) as a Markdown or CSV table.
     Table(table::TableArgs),
+    /// Compare runs (or sets of repetitions) with the first: ratios, and verdicts only beyond the noise.
+    Compare(compare::CompareArgs),
     /// The machine's topology and the server/client cpusets of each placement policy per client count.
     Topo(topo::TopoArgs),
     /// Remove wirebench-shm-PID files of processes that no longer run (temporary directory, /dev/shm).
@@ -52,6 +55,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(a) => serve::serve(*a),
         Command::Clean(a) => shm::clean(a),
         Command::Topo(a) => topo::topo(a),
+        Command::Compare(a) => compare::compare(a),
         Command::Sweep(a) => sweep::sweep(*a),
         Command::Table(a) => table::table(a),
         Command::IpcCompare(a) => ipc_compare::ipc_compare(*a),

@@ -1,0 +1,407 @@
+//! Comparing variants (each one run, or several repetitions of one spec):
+//! per metric, each variant's mean with its 95% confidence interval, its
+//! ratio to the first variant, and a verdict that says "faster" or
+//! "slower" only when Welch's t-test finds the difference larger than the
+//! noise (at 95%); otherwise "same within noise".
+//!
+//! The noise of a variant comes from its repetitions when it has two or
+//! more; a single run's noise comes from its measured per-second values
+//! (throughput, latency), which the table says.
+
+use wirebench_core::result::{Interval, Phase, RunResult, Summary};
+use wirebench_core::stats::{Spread, t975};
+
+/// A variant: a label and its runs (repetitions).
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub label: String,
+    pub runs: Vec<RunResult>,
+}
+
+/// Which way is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+pub struct Metric {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub better: Better,
+    /// Words for a significant difference: (better, worse).
+    pub words: (&'static str, &'static str),
+    pub of_run: fn(&Summary) -> f64,
+    /// The same quantity for one measured second (None: no per-second value).
+    pub of_interval: Option<fn(&Interval) -> f64>,
+}
+
+pub const METRICS: [Metric; 7] = [
+    Metric {
+        name: "ops/s",
+        unit: "/s",
+        better: Better::Higher,
+        words: ("faster", "slower"),
+        of_run: |s| s.ops_per_s,
+        of_interval: Some(|i| i.ops_per_s),
+    },
+    Metric {
+        name: "MB/s in",
+        unit: "MB/s",
+        better: Better::Higher,
+        words: ("faster", "slower"),
+        of_run: |s| s.mb_per_s_in,
+        of_interval: Some(|i| i.bytes_in as f64 / 1e6 / secs(i)),
+    },
+    Metric {
+        name: "latency mean",
+        unit: "ns",
+        better: Better::Lower,
+        words: ("faster", "slower"),
+        of_run: |s| s.latency.mean_ns,
+        of_interval: Some(|i| i.latency.mean_ns),
+    },
+    Metric {
+        name: "latency p50",
+        unit: "ns",
+        better: Better::Lower,
+        words: ("faster", "slower"),
+        of_run: |s| s.latency.p50_ns as f64,
+        of_interval: Some(|i| i.latency.p50_ns as f64),
+    },
+    Metric {
+        name: "latency p99",
+        unit: "ns",
+        better: Better::Lower,
+        words: ("faster", "slower"),
+        of_run: |s| s.latency.p99_ns as f64,
+        of_interval: Some(|i| i.latency.p99_ns as f64),
+    },
+    Metric {
+        name: "latency p99.9",
+        unit: "ns",
+        better: Better::Lower,
+        words: ("faster", "slower"),
+        of_run: |s| s.latency.p999_ns as f64,
+        of_interval: Some(|i| i.latency.p999_ns as f64),
+    },
+    Metric {
+        name: "client CPU per op",
+        unit: "us",
+        better: Better::Lower,
+        words: ("cheaper", "costlier"),
+        of_run: |s| s.client_cpu_us_per_op,
+        of_interval: None,
+    },
+];
+
+fn secs(i: &Interval) -> f64 {
+    (i.end_ns.saturating_sub(i.start_ns) as f64 / 1e9).max(1e-9)
+}
+
+/// Where a variant's noise estimate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Noise {
+    Repetitions,
+    Seconds,
+    /// One value: no estimate.
+    None,
+}
+
+/// A variant's figures for one metric.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub spread: Spread,
+    pub noise: Noise,
+    samples: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Better,
+    Worse,
+    Same,
+    /// One of the two has no noise estimate.
+    Unknown,
+    /// The metric has no value (e.g. no latency in stream mode).
+    Absent,
+}
+
+#[derive(Clone)]
+pub struct Row {
+    pub metric: &'static Metric,
+    /// One per variant (None when the variant has no value).
+    pub cells: Vec<Option<Cell>>,
+    /// For each variant after the first: ratio to the first, verdict.
+    pub against_first: Vec<(Option<f64>, Verdict)>,
+}
+
+fn cell(runs: &[RunResult], m: &Metric) -> Option<Cell> {
+    let has = |r: &RunResult| !(m.unit == "ns" && r.summary.latency.count == 0);
+    let runs: Vec<&RunResult> = runs.iter().filter(|r| has(r)).collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let (samples, noise) = if runs.len() >= 2 {
+        (
+            runs.iter().map(|r| (m.of_run)(&r.summary)).collect(),
+            Noise::Repetitions,
+        )
+    } else {
+        let per_second: Vec<f64> = match m.of_interval {
+            Some(f) => runs[0]
+                .intervals
+                .iter()
+                .filter(|i| i.phase == Phase::Measure && secs(i) >= 0.9 && i.ops > 0)
+                .map(f)
+                .collect(),
+            None => vec![],
+        };
+        if per_second.len() >= 2 {
+            (per_second, Noise::Seconds)
+        } else {
+            (vec![(m.of_run)(&runs[0].summary)], Noise::None)
+        }
+    };
+    // The headline value of a single run is its summary (an exact merge),
+    // not the mean of its seconds; the seconds give the noise only.
+    let mut spread = Spread::of(&samples)?;
+    if noise != Noise::Repetitions {
+        spread.mean = (m.of_run)(&runs[0].summary);
+    }
+    Some(Cell {
+        spread,
+        noise,
+        samples,
+    })
+}
+
+/// Welch's t-test at 95%: whether the two samples' means differ by more
+/// than their noise.
+pub fn differ(a: &[f64], b: &[f64]) -> Option<bool> {
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+    let var =
+        |x: &[f64], m: f64| x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (x.len() - 1) as f64;
+    let (ma, mb) = (mean(a), mean(b));
+    let (va, vb) = (var(a, ma) / na, var(b, mb) / nb);
+    if va + vb == 0.0 {
+        return Some(ma != mb);
+    }
+    let t = (mb - ma) / (va + vb).sqrt();
+    let df = (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0));
+    Some(t.abs() > t975(df.floor().max(1.0) as usize))
+}
+
+/// Every metric for every variant, against the first.
+pub fn compare(variants: &[Variant]) -> Vec<Row> {
+    METRICS
+        .iter()
+        .map(|m| {
+            let cells: Vec<Option<Cell>> = variants.iter().map(|v| cell(&v.runs, m)).collect();
+            let against_first = cells
+                .iter()
+                .skip(1)
+                .map(|c| match (&cells[0], c) {
+                    (Some(a), Some(b)) => {
+                        let ratio = (a.spread.mean != 0.0).then(|| b.spread.mean / a.spread.mean);
+                        let verdict = match differ(&a.samples, &b.samples) {
+                            None => Verdict::Unknown,
+                            Some(false) => Verdict::Same,
+                            Some(true) => {
+                                let up = b.spread.mean > a.spread.mean;
+                                if up == (m.better == Better::Higher) {
+                                    Verdict::Better
+                                } else {
+                                    Verdict::Worse
+                                }
+                            }
+                        };
+                        (ratio, verdict)
+                    }
+                    _ => (None, Verdict::Absent),
+                })
+                .collect();
+            Row {
+                metric: m,
+                cells,
+                against_first,
+            }
+        })
+        .collect()
+}
+
+fn value(x: f64, unit: &str) -> String {
+    match unit {
+        "ns" => wirebench_core::units::format_ns(x),
+        "/s" => wirebench_core::units::format_rate(x),
+        _ => format!("{x:.3}"),
+    }
+}
+
+fn cell_text(c: &Option<Cell>, unit: &str) -> String {
+    match c {
+        None => "-".into(),
+        Some(c) => {
+            let s = &c.spread;
+            let unit_s = if unit == "MB/s" || unit == "us" {
+                format!(" {unit}")
+            } else {
+                String::new()
+            };
+            match c.noise {
+                Noise::None => format!("{}{unit_s}", value(s.mean, unit)),
+                Noise::Repetitions => format!(
+                    "{} ± {}{unit_s} (n={})",
+                    value(s.mean, unit),
+                    value(s.ci95, unit),
+                    s.n
+                ),
+                Noise::Seconds => format!(
+                    "{} ± {}{unit_s} ({} s)",
+                    value(s.mean, unit),
+                    value(s.ci95, unit),
+                    s.n
+                ),
+            }
+        }
+    }
+}
+
+/// The comparison as a Markdown table (also what the terminal shows).
+pub fn markdown(variants: &[Variant], rows: &[Row]) -> String {
+    let mut out = String::new();
+    for (i, v) in variants.iter().enumerate() {
+        let what = if i == 0 { " (the reference)" } else { "" };
+        out.push_str(&format!(
+            "- {}: {}{what}, {} run(s)\n",
+            (b'A' + i as u8) as char,
+            v.label,
+            v.runs.len()
+        ));
+    }
+    out.push('\n');
+    let mut head = vec!["metric".to_string(), "A".to_string()];
+    for i in 1..variants.len() {
+        let l = (b'A' + i as u8) as char;
+        head.extend([l.to_string(), format!("{l}/A"), format!("{l} vs A")]);
+    }
+    out.push_str(&format!("| {} |\n", head.join(" | ")));
+    out.push_str(&format!("|{}\n", " --- |".repeat(head.len())));
+    for r in rows {
+        let m = r.metric;
+        let mut cells = vec![m.name.to_string(), cell_text(&r.cells[0], m.unit)];
+        for (i, (ratio, verdict)) in r.against_first.iter().enumerate() {
+            cells.push(cell_text(&r.cells[i + 1], m.unit));
+            cells.push(ratio.map_or("-".into(), |x| format!("{x:.3}")));
+            cells.push(
+                match verdict {
+                    Verdict::Better => m.words.0,
+                    Verdict::Worse => m.words.1,
+                    Verdict::Same => "same within noise",
+                    Verdict::Unknown => "no noise estimate",
+                    Verdict::Absent => "-",
+                }
+                .to_string(),
+            );
+        }
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out.push_str(
+        "\n± is the 95% confidence interval of the mean: over repetitions (n=), or over the measured seconds of a single run (s). A verdict other than \"same within noise\" means Welch's t-test found the difference larger than that noise.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wirebench_core::result::fixture::{interval, sample};
+
+    /// A run whose ops/s and p99 are given (summary and every second).
+    fn run(ops: &[f64], p99: u64) -> RunResult {
+        let mut r = sample();
+        r.intervals = ops
+            .iter()
+            .enumerate()
+            .map(|(k, &o)| {
+                let mut i = interval(k as u64, o, 500);
+                i.latency.p99_ns = p99;
+                i
+            })
+            .collect();
+        r.summary.ops_per_s = ops.iter().sum::<f64>() / ops.len() as f64;
+        r.summary.latency.p99_ns = p99;
+        r
+    }
+
+    fn variant(label: &str, runs: Vec<RunResult>) -> Variant {
+        Variant {
+            label: label.into(),
+            runs,
+        }
+    }
+
+    #[test]
+    fn ratios_and_verdicts_follow_the_noise() {
+        // Repetitions: A around 100k, B around 120k (clearly faster), C
+        // around 101k with the same spread (same within noise).
+        let reps = |vals: &[f64]| vals.iter().map(|&v| run(&[v, v], 1000)).collect::<Vec<_>>();
+        let a = variant("a", reps(&[99e3, 100e3, 101e3, 100e3]));
+        let b = variant("b", reps(&[119e3, 120e3, 121e3, 120e3]));
+        let c = variant("c", reps(&[98e3, 102e3, 100e3, 104e3]));
+        let rows = compare(&[a.clone(), b, c]);
+        let ops = &rows[0];
+        assert_eq!(ops.metric.name, "ops/s");
+        let (ratio_b, v_b) = ops.against_first[0];
+        assert!((ratio_b.unwrap() - 1.2).abs() < 1e-9);
+        assert_eq!(v_b, Verdict::Better);
+        assert_eq!(ops.against_first[1].1, Verdict::Same);
+        assert_eq!(ops.cells[0].as_ref().unwrap().noise, Noise::Repetitions);
+        // p99 identical everywhere: the same.
+        let p99 = rows
+            .iter()
+            .find(|r| r.metric.name == "latency p99")
+            .unwrap();
+        assert_eq!(p99.against_first[0], (Some(1.0), Verdict::Same));
+    }
+
+    #[test]
+    fn a_single_run_uses_its_seconds_and_lower_latency_is_faster() {
+        let a = variant("a", vec![run(&[100e3, 102e3, 98e3, 101e3, 99e3], 2000)]);
+        let mut b_run = run(&[100e3, 103e3, 97e3, 101e3, 99e3], 1000);
+        for i in &mut b_run.intervals {
+            i.latency.p99_ns = 1000 + (i.start_ns / 1_000_000_000) * 10;
+        }
+        let b = variant("b", vec![b_run]);
+        let rows = compare(&[a, b]);
+        assert_eq!(rows[0].against_first[0].1, Verdict::Same, "ops/s");
+        assert_eq!(rows[0].cells[0].as_ref().unwrap().noise, Noise::Seconds);
+        let p99 = rows
+            .iter()
+            .find(|r| r.metric.name == "latency p99")
+            .unwrap();
+        // A's p99 is 2000 every second, B's about 1020: B is faster.
+        assert_eq!(p99.against_first[0].1, Verdict::Better);
+        let cpu = rows
+            .iter()
+            .find(|r| r.metric.name == "client CPU per op")
+            .unwrap();
+        assert_eq!(cpu.against_first[0].1, Verdict::Unknown);
+        let md = markdown(&[variant("a", vec![]), variant("b", vec![])], &rows);
+        assert!(md.contains("| latency p99 |"), "{md}");
+        assert!(md.contains("| faster |"), "{md}");
+        assert!(md.contains("same within noise"), "{md}");
+    }
+
+    #[test]
+    fn welch_needs_two_samples_each() {
+        assert_eq!(differ(&[1.0], &[2.0, 3.0]), None);
+        assert_eq!(differ(&[1.0, 1.0], &[1.0, 1.0]), Some(false));
+        assert_eq!(differ(&[1.0, 1.0], &[2.0, 2.0]), Some(true));
+        assert_eq!(differ(&[1.0, 3.0], &[2.0, 4.0]), Some(false));
+    }
+}

@@ -1,0 +1,216 @@
+//! Hints: what the data suggest, each with its evidence. They point where
+//! to look; they prove nothing.
+
+use wirebench_core::result::{CoreBusy, Phase, RunResult};
+use wirebench_core::units::{format_ns, format_rate};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// A client core above 90% busy: the client may be the limit.
+    ClientBound,
+    /// One server core saturated while another idles.
+    Imbalance,
+    /// Throughput falls as clients grow past a peak.
+    Contention,
+    /// p99 far above p50.
+    Tail,
+}
+
+#[derive(Debug, Clone)]
+pub struct Hint {
+    pub kind: Kind,
+    /// The run it is about (None: about a set of runs).
+    pub run_id: Option<String>,
+    pub text: String,
+    pub evidence: String,
+}
+
+/// Mean busy % of each core over the measured seconds.
+fn mean_busy(r: &RunResult, server: bool) -> Vec<(usize, f64)> {
+    let mut acc: std::collections::BTreeMap<usize, (f64, usize)> = Default::default();
+    for iv in r.intervals.iter().filter(|i| i.phase == Phase::Measure) {
+        let cores: &Vec<CoreBusy> = if server {
+            &iv.server_cores
+        } else {
+            &iv.client_cores
+        };
+        for c in cores {
+            let e = acc.entry(c.cpu).or_default();
+            e.0 += c.busy_pct;
+            e.1 += 1;
+        }
+    }
+    acc.into_iter()
+        .map(|(cpu, (sum, n))| (cpu, sum / n as f64))
+        .collect()
+}
+
+/// Hints about one run.
+pub fn of_run(r: &RunResult) -> Vec<Hint> {
+    let mut out = Vec::new();
+    let id = Some(r.run_id.clone());
+    let client = mean_busy(r, false);
+    let hot: Vec<String> = client
+        .iter()
+        .filter(|(_, b)| *b > 90.0)
+        .map(|(c, b)| format!("CPU {c} {b:.0}% busy"))
+        .collect();
+    if !hot.is_empty() && !r.spec.poll {
+        out.push(Hint {
+            kind: Kind::ClientBound,
+            run_id: id.clone(),
+            text: "the result is likely client-bound: a faster server would not show".into(),
+            evidence: format!("client cores over the measured seconds: {}", hot.join(", ")),
+        });
+    }
+    let server = mean_busy(r, true);
+    if server.len() >= 2 && !r.spec.poll {
+        let (hi_cpu, hi) = server
+            .iter()
+            .copied()
+            .fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+        let (lo_cpu, lo) = server
+            .iter()
+            .copied()
+            .fold((0, f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
+        if hi > 90.0 && lo < 50.0 {
+            out.push(Hint {
+                kind: Kind::Imbalance,
+                run_id: id.clone(),
+                text: "one server core is saturated while another idles: the load is not spread"
+                    .into(),
+                evidence: format!("server CPU {hi_cpu} {hi:.0}% busy, CPU {lo_cpu} {lo:.0}%"),
+            });
+        }
+    }
+    let l = &r.summary.latency;
+    if l.count > 0 && l.p50_ns > 0 && l.p99_ns >= 10 * l.p50_ns {
+        let mut worst: Vec<(usize, u64, f64)> = r
+            .intervals
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.phase == Phase::Measure && i.latency.count > 0)
+            .map(|(k, i)| (k, i.latency.p99_ns, i.start_ns as f64 / 1e9))
+            .collect();
+        worst.sort_by(|a, b| b.1.cmp(&a.1));
+        let named: Vec<String> = worst
+            .iter()
+            .take(3)
+            .map(|(_, p99, t)| format!("{t:.0}-{:.0} s: p99 {}", t + 1.0, format_ns(*p99 as f64)))
+            .collect();
+        out.push(Hint {
+            kind: Kind::Tail,
+            run_id: id,
+            text: format!(
+                "p99 is {:.0} times p50: a tail, not the typical operation, sets the percentile",
+                l.p99_ns as f64 / l.p50_ns as f64
+            ),
+            evidence: format!(
+                "p50 {}, p99 {}; the worst seconds: {}",
+                format_ns(l.p50_ns as f64),
+                format_ns(l.p99_ns as f64),
+                named.join("; ")
+            ),
+        });
+    }
+    out
+}
+
+/// Hints about a set of runs (an experiment): contention past a peak.
+pub fn of_set(runs: &[RunResult]) -> Vec<Hint> {
+    let mut by_clients: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
+    for r in runs.iter().filter(|r| r.summary.ops_per_s > 0.0) {
+        by_clients
+            .entry(r.spec.clients * r.spec.conns_per_client)
+            .or_default()
+            .push(r.summary.ops_per_s);
+    }
+    let points: Vec<(usize, f64)> = by_clients
+        .into_iter()
+        .map(|(c, v)| (c, v.iter().copied().fold(f64::MIN, f64::max)))
+        .collect();
+    if points.len() < 3 {
+        return vec![];
+    }
+    let (peak_c, peak) = points
+        .iter()
+        .copied()
+        .fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+    let after: Vec<&(usize, f64)> = points.iter().filter(|(c, _)| *c > peak_c).collect();
+    match after.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
+        Some((c, v)) if *v < 0.9 * peak => vec![Hint {
+            kind: Kind::Contention,
+            run_id: None,
+            text: format!("throughput peaks at {peak_c} connections and falls beyond: contention"),
+            evidence: format!(
+                "{} ops/s at {peak_c}, {} ops/s at {c} ({:.0}% less)",
+                format_rate(peak),
+                format_rate(*v),
+                100.0 * (1.0 - v / peak)
+            ),
+        }],
+        _ => vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wirebench_core::result::fixture::{interval, sample};
+
+    fn busy(cpu: usize, pct: f64) -> CoreBusy {
+        CoreBusy {
+            cpu,
+            busy_pct: pct,
+            steal_pct: 0.0,
+        }
+    }
+
+    #[test]
+    fn each_hint_fires_on_data_built_for_it_and_not_otherwise() {
+        let mut r = sample();
+        r.intervals = (0..4).map(|k| interval(k, 1000.0, 100_000)).collect();
+        for iv in &mut r.intervals {
+            iv.client_cores = vec![busy(0, 97.0)];
+            iv.server_cores = vec![busy(1, 99.0), busy(2, 10.0)];
+        }
+        r.intervals[2].latency.p99_ns = 9_000_000;
+        r.summary.latency.p50_ns = 100_000;
+        r.summary.latency.p99_ns = 5_000_000;
+        let h = of_run(&r);
+        let kinds: Vec<Kind> = h.iter().map(|x| x.kind.clone()).collect();
+        assert_eq!(kinds, vec![Kind::ClientBound, Kind::Imbalance, Kind::Tail]);
+        assert!(h[0].evidence.contains("CPU 0 97% busy"), "{:?}", h[0]);
+        assert!(h[1].evidence.contains("CPU 1 99%") && h[1].evidence.contains("CPU 2 10%"));
+        assert!(h[2].evidence.contains("2-3 s: p99 9.00ms"), "{:?}", h[2]);
+
+        let mut quiet = sample();
+        quiet.intervals = (0..4).map(|k| interval(k, 1000.0, 100_000)).collect();
+        for iv in &mut quiet.intervals {
+            iv.client_cores = vec![busy(0, 40.0)];
+            iv.server_cores = vec![busy(1, 60.0), busy(2, 55.0)];
+        }
+        quiet.summary.latency.p50_ns = 100_000;
+        quiet.summary.latency.p99_ns = 300_000;
+        assert!(of_run(&quiet).is_empty());
+
+        let with = |clients: usize, ops: f64| {
+            let mut r = sample();
+            r.spec.clients = clients;
+            r.summary.ops_per_s = ops;
+            r
+        };
+        let set = [
+            with(1, 100.0),
+            with(2, 190.0),
+            with(4, 250.0),
+            with(8, 180.0),
+        ];
+        let h = of_set(&set);
+        assert_eq!(h.len(), 1);
+        assert!(h[0].text.contains("peaks at 4"), "{:?}", h[0]);
+        assert!(h[0].evidence.contains("28% less"), "{:?}", h[0]);
+        let rising = [with(1, 100.0), with(2, 190.0), with(4, 250.0)];
+        assert!(of_set(&rising).is_empty());
+    }
+}

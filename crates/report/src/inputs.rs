@@ -1,0 +1,39 @@
+//! Finding runs: a `run.json`, a run directory, or a directory of run
+//! directories (an experiment, or the repetitions of one variant).
+
+use std::path::{Path, PathBuf};
+use wirebench_core::result::RunResult;
+use wirebench_core::store;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{0}: no run.json there, and no run directories in it")]
+    NoRuns(PathBuf),
+    #[error("{path}: {why}")]
+    Bad { path: PathBuf, why: String },
+}
+
+/// The runs at `path`, in the order of their directories' names (run ids
+/// start with their start time).
+pub fn runs_at(path: &Path) -> Result<Vec<RunResult>, InputError> {
+    let bad = |why: String| InputError::Bad {
+        path: path.to_path_buf(),
+        why,
+    };
+    if path.is_file() || path.join("run.json").is_file() {
+        return Ok(vec![store::load(path).map_err(|e| bad(e.to_string()))?]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| bad(e.to_string()))?;
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    if dirs.is_empty() {
+        return Err(InputError::NoRuns(path.to_path_buf()));
+    }
+    dirs.iter()
+        .map(|d| store::load(d).map_err(|e| bad(e.to_string())))
+        .collect()
+}

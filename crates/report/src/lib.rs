@@ -1,0 +1,8 @@
+//! wirebench-report: what wirebench says about results already on disk. It
+//! reads `run.json` files (and sweep indexes), never a live run:
+//! [`inputs`] finds runs, [`compare`] puts variants side by side with their
+//! noise, [`hints`] points at what the data suggest, with the evidence.
+
+pub mod compare;
+pub mod hints;
+pub mod inputs;
