@@ -92,7 +92,7 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
             .filter(|(_, i)| i.phase == Phase::Measure && i.latency.count > 0)
             .map(|(k, i)| (k, i.latency.p99_ns, i.start_ns as f64 / 1e9))
             .collect();
-        worst.sort_by(|a, b| b.1.cmp(&a.1));
+        worst.sort_by_key(|w| std::cmp::Reverse(w.1));
         let named: Vec<String> = worst
             .iter()
             .take(3)
