@@ -6,3 +6,5 @@
 pub mod compare;
 pub mod hints;
 pub mod inputs;
+pub mod plot;
+pub mod report;

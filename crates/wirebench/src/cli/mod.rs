@@ -4,6 +4,7 @@
 mod args;
 pub mod compare;
 pub mod ipc_compare;
+pub mod report;
 pub mod run;
 pub mod search;
 pub mod serve;
@@ -36,6 +37,8 @@ enum Command {
     Sweep(Box<sweep::SweepArgs>),
     /// A sweep's summary (or any directory of runs) as a Markdown or CSV table.
     Table(table::TableArgs),
+    /// A report of runs (an experiment, repetitions, any runs): HTML with plots, and Markdown.
+    Report(report::ReportArgs),
     /// Compare runs (or sets of repetitions) with the first: ratios, and verdicts only beyond the noise.
     Compare(compare::CompareArgs),
     /// The machine's topology and the server/client cpusets of each placement policy per client count.
@@ -56,6 +59,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Clean(a) => shm::clean(a),
         Command::Topo(a) => topo::topo(a),
         Command::Compare(a) => compare::compare(a),
+        Command::Report(a) => report::report(a),
         Command::Sweep(a) => sweep::sweep(*a),
         Command::Table(a) => table::table(a),
         Command::IpcCompare(a) => ipc_compare::ipc_compare(*a),

@@ -1,0 +1,578 @@
+//! A report of runs: the summary and environment tables, the hints, and the
+//! plots of the reports wirebench grew from, as a self-contained HTML page
+//! (inline SVG, no script, nothing fetched) and as Markdown (the tables).
+
+use crate::hints;
+use crate::plot::{self, Axis, Series};
+use std::collections::BTreeMap;
+use wirebench_core::hist;
+use wirebench_core::result::{Phase, RunResult};
+use wirebench_core::units::{format_ns, format_rate};
+
+/// What to plot throughput against, and what makes a line.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub x: String,
+    pub series: Vec<String>,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            x: "clients".into(),
+            series: vec!["placement".into(), "arch".into()],
+        }
+    }
+}
+
+/// The variables a report can plot against or split by.
+pub const VARIABLES: [&str; 10] = [
+    "clients",
+    "connections",
+    "size",
+    "depth",
+    "rate",
+    "placement",
+    "arch",
+    "mode",
+    "transport",
+    "wait",
+];
+
+/// A run's value of a variable (None: it has none).
+pub fn variable(r: &RunResult, name: &str) -> Option<String> {
+    let s = &r.spec;
+    Some(match name {
+        "clients" => s.clients.to_string(),
+        "connections" => (s.clients * s.conns_per_client).to_string(),
+        "size" => s.size_bytes.to_string(),
+        "depth" => s.depth.to_string(),
+        "rate" => s.rate_per_s?.to_string(),
+        "placement" => r.placement.policy.clone()?,
+        "arch" => match &s.target {
+            wirebench_core::spec::TargetSpec::Embedded { arch, .. } => arch.as_ref()?.to_string(),
+            wirebench_core::spec::TargetSpec::External { .. } => "external".into(),
+        },
+        "mode" => s.mode.to_string(),
+        "transport" => s.transport.to_string(),
+        "wait" => s.shm.as_ref()?.wait.to_string(),
+        _ => return None,
+    })
+}
+
+fn series_key(r: &RunResult, l: &Layout) -> String {
+    let parts: Vec<String> = l
+        .series
+        .iter()
+        .filter_map(|v| variable(r, v).map(|x| format!("{v}={x}")))
+        .collect();
+    if parts.is_empty() {
+        "all runs".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn num(s: &str) -> f64 {
+    s.parse().unwrap_or(0.0)
+}
+
+/// Figures: title and SVG.
+pub struct Figure {
+    pub title: String,
+    pub svg: String,
+}
+
+const MAX_PER_RUN: usize = 8;
+
+/// Every figure the runs allow.
+pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
+    // Throughput vs the x variable, one line per series.
+    let mut groups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for r in &ok {
+        if let Some(x) = variable(r, &l.x) {
+            groups
+                .entry(series_key(r, l))
+                .or_default()
+                .push((num(&x), r.summary.ops_per_s));
+        }
+    }
+    let distinct_x = {
+        let mut xs: Vec<u64> = groups.values().flatten().map(|p| p.0.to_bits()).collect();
+        xs.sort_unstable();
+        xs.dedup();
+        xs.len()
+    };
+    if distinct_x >= 2 {
+        let series: Vec<Series> = groups
+            .iter()
+            .map(|(k, pts)| {
+                let mut pts = pts.clone();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Series {
+                    name: k.clone(),
+                    points: pts,
+                }
+            })
+            .collect();
+        let title = format!("Throughput vs {}", l.x);
+        out.push(Figure {
+            svg: plot::lines(
+                &title,
+                Axis {
+                    label: &l.x,
+                    log: false,
+                    fmt: |v| format!("{v:.0}"),
+                },
+                Axis {
+                    label: "ops/s",
+                    log: false,
+                    fmt: format_rate,
+                },
+                &series,
+            ),
+            title,
+        });
+    }
+    // Latency-response: mean and p99 against the throughput achieved.
+    if ok.len() >= 2 && ok.iter().any(|r| r.summary.latency.count > 0) {
+        let mut by: BTreeMap<String, Vec<&RunResult>> = BTreeMap::new();
+        for r in ok.iter().filter(|r| r.summary.latency.count > 0) {
+            by.entry(series_key(r, l)).or_default().push(r);
+        }
+        let mut series = Vec::new();
+        for (k, rs) in by {
+            let mut rs = rs;
+            rs.sort_by(|a, b| a.summary.ops_per_s.total_cmp(&b.summary.ops_per_s));
+            series.push(Series {
+                name: format!("{k} mean"),
+                points: rs
+                    .iter()
+                    .map(|r| (r.summary.ops_per_s, r.summary.latency.mean_ns))
+                    .collect(),
+            });
+            series.push(Series {
+                name: format!("{k} p99"),
+                points: rs
+                    .iter()
+                    .map(|r| (r.summary.ops_per_s, r.summary.latency.p99_ns as f64))
+                    .collect(),
+            });
+        }
+        let title = "Latency-response: latency vs throughput achieved".to_string();
+        out.push(Figure {
+            svg: plot::lines(
+                &title,
+                Axis {
+                    label: "throughput achieved (ops/s)",
+                    log: false,
+                    fmt: format_rate,
+                },
+                Axis {
+                    label: "latency",
+                    log: true,
+                    fmt: format_ns,
+                },
+                &series,
+            ),
+            title,
+        });
+    }
+    // Percentile spectrum per run.
+    let quantiles = [0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999];
+    let spectrum: Vec<Series> = ok
+        .iter()
+        .filter(|r| r.summary.latency.count > 0)
+        .take(MAX_PER_RUN)
+        .filter_map(|r| {
+            let h = hist::decode(&r.latency_hist).ok()?;
+            Some(Series {
+                name: r.run_id.clone(),
+                points: quantiles
+                    .iter()
+                    .map(|&q| (1.0 / (1.0 - q), h.value_at_quantile(q) as f64))
+                    .collect(),
+            })
+        })
+        .collect();
+    if !spectrum.is_empty() {
+        let title = "Latency by percentile".to_string();
+        out.push(Figure {
+            svg: plot::lines(
+                &title,
+                Axis {
+                    label: "percentile",
+                    log: true,
+                    fmt: |v| {
+                        let p = 100.0 * (1.0 - 1.0 / v);
+                        if p < 99.0 {
+                            format!("{p:.0}%")
+                        } else {
+                            format!("{p:.3}%").trim_end_matches('0').to_string()
+                        }
+                    },
+                },
+                Axis {
+                    label: "latency",
+                    log: true,
+                    fmt: format_ns,
+                },
+                &spectrum,
+            ),
+            title,
+        });
+    }
+    // Per-second throughput and p99.
+    let per_second = |f: fn(&wirebench_core::result::Interval) -> f64| -> Vec<Series> {
+        ok.iter()
+            .take(MAX_PER_RUN)
+            .map(|r| Series {
+                name: r.run_id.clone(),
+                points: r
+                    .intervals
+                    .iter()
+                    .filter(|i| i.ops > 0)
+                    .map(|i| (i.end_ns as f64 / 1e9, f(i)))
+                    .collect(),
+            })
+            .filter(|s| s.points.len() >= 2)
+            .collect()
+    };
+    let tput = per_second(|i| i.ops_per_s);
+    if !tput.is_empty() {
+        let title = "Throughput per second".to_string();
+        out.push(Figure {
+            svg: plot::lines(
+                &title,
+                Axis {
+                    label: "time since the load started (s)",
+                    log: false,
+                    fmt: |v| format!("{v:.0}"),
+                },
+                Axis {
+                    label: "ops/s",
+                    log: false,
+                    fmt: format_rate,
+                },
+                &tput,
+            ),
+            title,
+        });
+        let p99 = per_second(|i| i.latency.p99_ns as f64);
+        if p99.iter().any(|s| s.points.iter().any(|p| p.1 > 0.0)) {
+            let title = "p99 latency per second".to_string();
+            out.push(Figure {
+                svg: plot::lines(
+                    &title,
+                    Axis {
+                        label: "time since the load started (s)",
+                        log: false,
+                        fmt: |v| format!("{v:.0}"),
+                    },
+                    Axis {
+                        label: "p99 latency",
+                        log: true,
+                        fmt: format_ns,
+                    },
+                    &p99,
+                ),
+                title,
+            });
+        }
+    }
+    // Per-core CPU over time, client and server cores apart.
+    for r in ok.iter().take(4) {
+        let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
+        let mut add = |who: &str,
+                       pick: fn(
+            &wirebench_core::result::Interval,
+        ) -> &Vec<wirebench_core::result::CoreBusy>| {
+            let mut cores: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+            for iv in &r.intervals {
+                for c in pick(iv) {
+                    cores.entry(c.cpu).or_default().push(c.busy_pct);
+                }
+            }
+            for (cpu, v) in cores {
+                rows.push((format!("{who} {cpu}"), v));
+            }
+        };
+        add("client", |i| &i.client_cores);
+        add("server", |i| &i.server_cores);
+        if !rows.is_empty() {
+            let title = format!("CPU busy % per core over time: {}", r.run_id);
+            out.push(Figure {
+                svg: plot::heatmap(
+                    &title,
+                    "second of the run (white idle, red saturated)",
+                    &rows,
+                ),
+                title,
+            });
+        }
+    }
+    out
+}
+
+fn summary_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let head = vec![
+        "run",
+        "transport",
+        "mode",
+        "size",
+        "clients",
+        "placement",
+        "ops/s",
+        "MB/s in",
+        "p50",
+        "p99",
+        "p99.9",
+        "client CPU us/op",
+        "status",
+    ];
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let s = &r.summary;
+            let lat = |v: u64| {
+                if s.latency.count > 0 {
+                    format_ns(v as f64)
+                } else {
+                    "-".into()
+                }
+            };
+            vec![
+                r.run_id.clone(),
+                r.spec.transport.to_string(),
+                r.spec.mode.to_string(),
+                wirebench_core::units::format_size(r.spec.size_bytes),
+                (r.spec.clients * r.spec.conns_per_client).to_string(),
+                r.placement.policy.clone().unwrap_or_else(|| "-".into()),
+                format!("{:.0}", s.ops_per_s),
+                format!("{:.3}", s.mb_per_s_in),
+                lat(s.latency.p50_ns),
+                lat(s.latency.p99_ns),
+                lat(s.latency.p999_ns),
+                format!("{:.3}", s.client_cpu_us_per_op),
+                format!("{:?}", r.status.state).to_lowercase(),
+            ]
+        })
+        .collect();
+    (head, rows)
+}
+
+fn env_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let head = vec![
+        "run",
+        "host",
+        "kernel",
+        "CPU",
+        "build",
+        "wirebench",
+        "started",
+    ];
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let e = &r.env;
+            vec![
+                r.run_id.clone(),
+                e.hostname.clone(),
+                e.kernel.clone(),
+                e.cpu_model.clone(),
+                e.build_profile.clone(),
+                format!("{} ({})", e.wirebench_version, e.git_revision),
+                r.started_at.clone(),
+            ]
+        })
+        .collect();
+    (head, rows)
+}
+
+fn all_hints(runs: &[RunResult]) -> Vec<hints::Hint> {
+    let mut h: Vec<hints::Hint> = runs.iter().flat_map(hints::of_run).collect();
+    h.extend(hints::of_set(runs));
+    h
+}
+
+fn md_table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = format!(
+        "| {} |\n|{}\n",
+        head.join(" | "),
+        " --- |".repeat(head.len())
+    );
+    for r in rows {
+        s.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    s
+}
+
+/// The report in Markdown: the same tables and hints as the HTML page, and
+/// the list of its figures.
+pub fn markdown(runs: &[RunResult], figures: &[Figure]) -> String {
+    let (sh, sr) = summary_rows(runs);
+    let (eh, er) = env_rows(runs);
+    let mut s = format!(
+        "# wirebench report: {} run(s)\n\n## Summary\n\n{}",
+        runs.len(),
+        md_table(&sh, &sr)
+    );
+    s.push_str("\n## Hints\n\n");
+    let h = all_hints(runs);
+    if h.is_empty() {
+        s.push_str("None: no client-bound run, no server imbalance, no contention, no p99 far above p50.\n");
+    }
+    for x in &h {
+        let about = x
+            .run_id
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        s.push_str(&format!("- {}{about}: {}\n", x.text, x.evidence));
+    }
+    s.push_str(&format!("\n## Environment\n\n{}", md_table(&eh, &er)));
+    s.push_str("\n## Figures (in the HTML report)\n\n");
+    for f in figures {
+        s.push_str(&format!("- {}\n", f.title));
+    }
+    s
+}
+
+fn esc(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn html_table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut s = String::from("<table><thead><tr>");
+    for h in head {
+        s.push_str(&format!("<th>{}</th>", esc(h)));
+    }
+    s.push_str("</tr></thead><tbody>");
+    for r in rows {
+        s.push_str("<tr>");
+        for c in r {
+            s.push_str(&format!("<td>{}</td>", esc(c)));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+/// The report as one self-contained HTML page.
+pub fn html(runs: &[RunResult], figures: &[Figure]) -> String {
+    let (sh, sr) = summary_rows(runs);
+    let (eh, er) = env_rows(runs);
+    let mut s = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>wirebench report</title><style>\
+         body{font-family:'DejaVu Sans',sans-serif;margin:24px;color:#222}\
+         table{border-collapse:collapse;margin:8px 0 24px;font-size:13px}\
+         th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}\
+         td:first-child,th:first-child{text-align:left}figure{margin:16px 0}\
+         figcaption{font-size:13px;color:#555}</style></head><body>\n",
+    );
+    s.push_str(&format!(
+        "<h1>wirebench report: {} run(s)</h1>\n<h2>Summary</h2>\n",
+        runs.len()
+    ));
+    s.push_str(&html_table(&sh, &sr));
+    s.push_str("\n<h2>Hints</h2>\n<ul>");
+    let h = all_hints(runs);
+    if h.is_empty() {
+        s.push_str("<li>None: no client-bound run, no server imbalance, no contention, no p99 far above p50.</li>");
+    }
+    for x in &h {
+        let about = x
+            .run_id
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        s.push_str(&format!(
+            "<li><b>{}</b>{}: {}</li>",
+            esc(&x.text),
+            esc(&about),
+            esc(&x.evidence)
+        ));
+    }
+    s.push_str("</ul>\n<h2>Figures</h2>\n");
+    for (i, f) in figures.iter().enumerate() {
+        s.push_str(&format!(
+            "<figure id=\"fig{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n",
+            i + 1,
+            f.svg,
+            esc(&f.title)
+        ));
+    }
+    s.push_str("<h2>Environment</h2>\n");
+    s.push_str(&html_table(&eh, &er));
+    s.push_str("\n</body></html>\n");
+    s
+}
+
+/// Measured seconds of a run (for callers that check a report's inputs).
+pub fn measured_seconds(r: &RunResult) -> usize {
+    r.intervals
+        .iter()
+        .filter(|i| i.phase == Phase::Measure)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wirebench_core::result::fixture::{interval, sample};
+
+    fn run(id: &str, clients: usize, policy: &str, ops: f64) -> RunResult {
+        let mut r = sample();
+        r.run_id = id.into();
+        r.spec.clients = clients;
+        r.placement.policy = Some(policy.into());
+        r.summary.ops = 10;
+        r.summary.ops_per_s = ops;
+        r.intervals = (0..3).map(|k| interval(k, ops, 50_000)).collect();
+        r
+    }
+
+    #[test]
+    fn a_sweep_gives_every_figure_and_the_tables() {
+        let runs = vec![
+            run("r1", 1, "balanced", 1000.0),
+            run("r2", 2, "balanced", 1800.0),
+            run("r3", 1, "separated", 1200.0),
+            run("r4", 2, "separated", 2100.0),
+        ];
+        let figs = figures(
+            &runs,
+            &Layout {
+                x: "clients".into(),
+                series: vec!["placement".into()],
+            },
+        );
+        let titles: Vec<&str> = figs.iter().map(|f| f.title.as_str()).collect();
+        assert_eq!(titles[0], "Throughput vs clients");
+        assert!(titles.contains(&"Latency-response: latency vs throughput achieved"));
+        assert!(titles.contains(&"Latency by percentile"));
+        assert!(titles.contains(&"Throughput per second"));
+        assert!(
+            figs[0].svg.contains("placement=balanced")
+                && figs[0].svg.contains("placement=separated")
+        );
+        let md = markdown(&runs, &figs);
+        assert!(
+            md.contains("| r4 | msgr | echo | 64B | 2 | separated | 2100 |"),
+            "{md}"
+        );
+        let page = html(&runs, &figs);
+        assert_eq!(page.matches("<svg").count(), figs.len());
+        assert!(!page.contains("<script"), "the page needs no script");
+        assert!(
+            !page.contains("http://")
+                || page.matches("http://").count()
+                    == page.matches("http://www.w3.org/2000/svg").count()
+        );
+    }
+}

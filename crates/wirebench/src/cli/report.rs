@@ -1,0 +1,66 @@
+//! `wirebench report RESULTS... [-o report.html]`: the tables, hints and
+//! plots of the runs found at each path, as a self-contained HTML page and
+//! a Markdown file beside it.
+
+use crate::usage;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use wirebench_report::{inputs, report};
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs: run.json files, run directories, or directories of runs (an experiment).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// The HTML page to write; the Markdown goes beside it (same name, .md).
+    #[arg(short, long, default_value = "report.html")]
+    output: PathBuf,
+    /// What throughput is plotted against: clients, connections, size, depth or rate.
+    #[arg(long, default_value = "clients")]
+    x: String,
+    /// What makes a line (comma-separated): placement, arch, mode, transport, wait, size, depth...
+    #[arg(long, value_delimiter = ',', default_value = "placement,arch")]
+    series: Vec<String>,
+}
+
+pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let numeric = ["clients", "connections", "size", "depth", "rate"];
+    if !numeric.contains(&a.x.as_str()) {
+        usage!("--x {}: one of {}", a.x, numeric.join(", "));
+    }
+    for s in &a.series {
+        if !report::VARIABLES.contains(&s.as_str()) {
+            usage!("--series {s}: one of {}", report::VARIABLES.join(", "));
+        }
+    }
+    if a.output.extension().is_none_or(|e| e != "html") {
+        usage!("-o {}: the page's name must end in .html", a.output.display());
+    }
+    let mut runs = Vec::new();
+    for p in &a.paths {
+        match inputs::runs_at(p) {
+            Ok(r) => runs.extend(r),
+            Err(e) => usage!("{e}"),
+        }
+    }
+    let layout = report::Layout {
+        x: a.x.clone(),
+        series: a.series.clone(),
+    };
+    let figures = report::figures(&runs, &layout);
+    let md_path = a.output.with_extension("md");
+    wirebench_core::store::write_atomic(&a.output, report::html(&runs, &figures).as_bytes())
+        .with_context(|| format!("writing {}", a.output.display()))?;
+    wirebench_core::store::write_atomic(&md_path, report::markdown(&runs, &figures).as_bytes())
+        .with_context(|| format!("writing {}", md_path.display()))?;
+    println!(
+        "report of {} run(s), {} figure(s): {} and {}",
+        runs.len(),
+        figures.len(),
+        a.output.display(),
+        md_path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
