@@ -207,11 +207,8 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                     log: true,
                     fmt: |v| {
                         let p = 100.0 * (1.0 - 1.0 / v);
-                        if p < 99.0 {
-                            format!("{p:.0}%")
-                        } else {
-                            format!("{p:.3}%").trim_end_matches('0').to_string()
-                        }
+                        let digits = format!("{p:.4}");
+                        format!("{}%", digits.trim_end_matches('0').trim_end_matches('.'))
                     },
                 },
                 Axis {

@@ -36,7 +36,10 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if a.output.extension().is_none_or(|e| e != "html") {
-        usage!("-o {}: the page's name must end in .html", a.output.display());
+        usage!(
+            "-o {}: the page's name must end in .html",
+            a.output.display()
+        );
     }
     let mut runs = Vec::new();
     for p in &a.paths {

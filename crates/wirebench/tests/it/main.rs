@@ -7,6 +7,7 @@ mod faults;
 mod helpers;
 mod modes;
 mod openloop;
+mod report;
 mod results;
 mod shm;
 mod sweep;

@@ -1,0 +1,165 @@
+//! Reports and comparisons end to end: real runs, `compare` on them, and the
+//! HTML report opened in headless Chromium (installed by .ci/run).
+
+use crate::helpers::*;
+use std::path::Path;
+use std::time::Duration;
+
+fn run_into(dir: &Path, args: &[&str]) {
+    let mut all = vec![
+        "run",
+        "--results",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--duration",
+        "2s",
+        "--warmup",
+        "200ms",
+    ];
+    all.extend_from_slice(args);
+    let mut p = Proc::spawn(&all);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+}
+
+#[test]
+fn compare_says_same_within_noise_for_twins_and_faster_for_a_real_gain() {
+    let _g = exclusive();
+    let dir = TempDir::new("compare");
+    let (a, b, c) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+    );
+    // A and B: the same spec. C: busy-polling, several times A's ops/s here.
+    for _ in 0..3 {
+        run_into(&a, &[]);
+        run_into(&b, &[]);
+        run_into(&c, &["--poll"]);
+    }
+    let mut p = Proc::spawn(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        c.to_str().unwrap(),
+    ]);
+    assert!(p.wait(Duration::from_secs(30)).success());
+    let out = p.stdout_all();
+    let ops = out
+        .lines()
+        .find(|l| l.starts_with("| ops/s |"))
+        .expect("an ops/s row");
+    let cells: Vec<&str> = ops.split('|').map(str::trim).collect();
+    // | ops/s | A | B | B/A | B vs A | C | C/A | C vs A |
+    assert_eq!(cells[5], "same within noise", "{out}");
+    assert_eq!(cells[8], "faster", "{out}");
+    assert!(cells[7].parse::<f64>().unwrap() > 1.5, "{out}");
+    assert!(cells[2].contains("(n=3)"), "{out}");
+}
+
+#[test]
+fn the_html_report_opens_in_a_browser_with_every_plot() {
+    let _g = shared();
+    let dir = TempDir::new("report");
+    let runs = dir.path().join("runs");
+    run_into(&runs, &["--clients", "1"]);
+    run_into(&runs, &["--clients", "2"]);
+    let page = dir.path().join("report.html");
+    let mut p = Proc::spawn(&[
+        "report",
+        runs.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let md = std::fs::read_to_string(page.with_extension("md")).unwrap();
+    assert!(
+        md.contains("## Summary") && md.contains("## Environment"),
+        "{md}"
+    );
+    let figures = html.matches("<figure").count();
+    // Throughput vs clients, latency-response, percentiles, per-second
+    // throughput and p99, and a CPU heatmap per run.
+    assert_eq!(figures, 7, "figures in the page");
+
+    if std::env::var_os("WIREBENCH_SKIP_BROWSER").is_some() {
+        eprintln!("WIREBENCH_SKIP_BROWSER is set: the page is not opened in a browser");
+        return;
+    }
+    let chromium = "/usr/bin/chromium";
+    assert!(
+        Path::new(chromium).exists(),
+        "Debian's chromium is needed (apt-get install chromium; .ci/run installs it), or set WIREBENCH_SKIP_BROWSER=1"
+    );
+    let profile = TempDir::new("chromium-profile");
+    let shot = std::env::temp_dir().join(format!("wb-report-{}.png", std::process::id()));
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+    ];
+    let url = format!("file://{}", page.display());
+    let dom = std::process::Command::new(chromium)
+        .args(common)
+        .arg(format!("--user-data-dir={}", profile.str()))
+        .args(["--dump-dom", &url])
+        .output()
+        .expect("chromium runs");
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let err = String::from_utf8_lossy(&dom.stderr);
+    assert!(
+        !err.contains("CONSOLE") && !err.contains("Uncaught"),
+        "console messages: {err}"
+    );
+    // Every plot is in the rendered page and draws something.
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let plots: Vec<&str> = dom.split("<figure").skip(1).collect();
+    assert_eq!(plots.len(), 7);
+    for f in plots {
+        assert!(f.contains("<svg"), "a figure without its plot");
+        assert!(
+            f.contains("<polyline") || f.contains("<rect"),
+            "an empty plot: {}",
+            &f[..200.min(f.len())]
+        );
+    }
+    let out = std::process::Command::new(chromium)
+        .args(common)
+        .arg(format!("--user-data-dir={}", profile.str()))
+        .args([
+            "--window-size=1000,3000",
+            &format!("--screenshot={}", shot.display()),
+            &url,
+        ])
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{} bytes",
+        png.len()
+    );
+    let _ = std::fs::remove_file(&shot);
+}
