@@ -398,6 +398,17 @@ mod tests {
     }
 
     #[test]
+    fn the_comparison_table_reads_as_it_did() {
+        let reps =
+            |vals: &[f64], p99: u64| vals.iter().map(|&v| run(&[v, v], p99)).collect::<Vec<_>>();
+        let vs = [
+            variant("base", reps(&[99e3, 100e3, 101e3], 1000)),
+            variant("patched", reps(&[119e3, 120e3, 121e3], 800)),
+        ];
+        insta::assert_snapshot!(markdown(&vs, &compare(&vs)));
+    }
+
+    #[test]
     fn welch_needs_two_samples_each() {
         assert_eq!(differ(&[1.0], &[2.0, 3.0]), None);
         assert_eq!(differ(&[1.0, 1.0], &[1.0, 1.0]), Some(false));

@@ -14,6 +14,8 @@ use wirebench_core::units::{format_ns, format_rate};
 pub struct Layout {
     pub x: String,
     pub series: Vec<String>,
+    /// Run id to a label that names its line instead (compare's variants).
+    pub labels: BTreeMap<String, String>,
 }
 
 impl Default for Layout {
@@ -21,6 +23,7 @@ impl Default for Layout {
         Layout {
             x: "clients".into(),
             series: vec!["placement".into(), "arch".into()],
+            labels: BTreeMap::new(),
         }
     }
 }
@@ -61,6 +64,9 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
 }
 
 fn series_key(r: &RunResult, l: &Layout) -> String {
+    if let Some(label) = l.labels.get(&r.run_id) {
+        return label.clone();
+    }
     let parts: Vec<String> = l
         .series
         .iter()
@@ -75,6 +81,14 @@ fn series_key(r: &RunResult, l: &Layout) -> String {
 
 fn num(s: &str) -> f64 {
     s.parse().unwrap_or(0.0)
+}
+
+/// A run's name in a legend: its label and id, or its id.
+fn run_name(r: &RunResult, l: &Layout) -> String {
+    match l.labels.get(&r.run_id) {
+        Some(label) => format!("{label}: {}", r.run_id),
+        None => r.run_id.clone(),
+    }
 }
 
 /// Figures: title and SVG.
@@ -189,7 +203,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         .filter_map(|r| {
             let h = hist::decode(&r.latency_hist).ok()?;
             Some(Series {
-                name: r.run_id.clone(),
+                name: run_name(r, l),
                 points: quantiles
                     .iter()
                     .map(|&q| (1.0 / (1.0 - q), h.value_at_quantile(q) as f64))
@@ -226,7 +240,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         ok.iter()
             .take(MAX_PER_RUN)
             .map(|r| Series {
-                name: r.run_id.clone(),
+                name: run_name(r, l),
                 points: r
                     .intervals
                     .iter()
@@ -388,6 +402,68 @@ fn env_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
     (head, rows)
 }
 
+/// Throughput and p99 by message (object) size x clients, with the
+/// objectives' pass/fail marks: the S3 report's tables, for any transport.
+/// None unless the runs span two sizes or two client counts.
+fn size_by_clients(runs: &[RunResult]) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
+    let mut sizes: Vec<u64> = ok.iter().map(|r| r.spec.size_bytes).collect();
+    let mut clients: Vec<usize> = ok.iter().map(|r| r.spec.connections()).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    clients.sort_unstable();
+    clients.dedup();
+    if sizes.len() < 2 && clients.len() < 2 {
+        return None;
+    }
+    let mut head = vec!["size".to_string()];
+    head.extend(clients.iter().map(|c| format!("{c} conn(s)")));
+    let rows = sizes
+        .iter()
+        .map(|&size| {
+            let mut row = vec![wirebench_core::units::format_size(size)];
+            for &c in &clients {
+                let here: Vec<&&RunResult> = ok
+                    .iter()
+                    .filter(|r| r.spec.size_bytes == size && r.spec.connections() == c)
+                    .collect();
+                let Some(best) = here
+                    .iter()
+                    .max_by(|a, b| a.summary.ops_per_s.total_cmp(&b.summary.ops_per_s))
+                else {
+                    row.push("-".into());
+                    continue;
+                };
+                let s = &best.summary;
+                let mb = s.mb_per_s_in.max(s.mb_per_s_out);
+                let mut cell = format!("{mb:.1} MB/s");
+                if s.latency.count > 0 {
+                    cell.push_str(&format!(", p99 {}", format_ns(s.latency.p99_ns as f64)));
+                }
+                let slos = &best.slos;
+                if !slos.is_empty() {
+                    let missed: Vec<&str> = slos
+                        .iter()
+                        .filter(|o| !o.pass)
+                        .map(|o| o.slo.as_str())
+                        .collect();
+                    if missed.is_empty() {
+                        cell.push_str(", SLO met");
+                    } else {
+                        cell.push_str(&format!(", SLO missed: {}", missed.join(" ")));
+                    }
+                }
+                if here.len() > 1 {
+                    cell.push_str(&format!(" (best of {})", here.len()));
+                }
+                row.push(cell);
+            }
+            row
+        })
+        .collect();
+    Some((head, rows))
+}
+
 fn all_hints(runs: &[RunResult]) -> Vec<hints::Hint> {
     let mut h: Vec<hints::Hint> = runs.iter().flat_map(hints::of_run).collect();
     h.extend(hints::of_set(runs));
@@ -416,6 +492,13 @@ pub fn markdown(runs: &[RunResult], figures: &[Figure]) -> String {
         runs.len(),
         md_table(&sh, &sr)
     );
+    if let Some((h, r)) = size_by_clients(runs) {
+        let h: Vec<&str> = h.iter().map(String::as_str).collect();
+        s.push_str(&format!(
+            "\n## Throughput and p99 by size and connections\n\n{}",
+            md_table(&h, &r)
+        ));
+    }
     s.push_str("\n## Hints\n\n");
     let h = all_hints(runs);
     if h.is_empty() {
@@ -460,23 +543,69 @@ fn html_table(head: &[&str], rows: &[Vec<String>]) -> String {
     s
 }
 
+/// A page around `body` (self-contained: no script, nothing fetched).
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n{body}</body></html>\n",
+        esc(title)
+    )
+}
+
+const STYLE: &str = "body{font-family:'DejaVu Sans',sans-serif;margin:24px;color:#222}\
+table{border-collapse:collapse;margin:8px 0 24px;font-size:13px}\
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}\
+td:first-child,th:first-child{text-align:left}figure{margin:16px 0}\
+figcaption{font-size:13px;color:#555}";
+
+/// Figures as HTML.
+pub fn figures_html(figures: &[Figure]) -> String {
+    let mut s = String::new();
+    for (i, f) in figures.iter().enumerate() {
+        s.push_str(&format!(
+            "<figure id=\"fig{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n",
+            i + 1,
+            f.svg,
+            esc(&f.title)
+        ));
+    }
+    s
+}
+
+/// A Markdown table (the lines starting with '|') as an HTML table.
+pub fn md_table_to_html(md: &str) -> String {
+    let rows: Vec<Vec<String>> = md
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.contains("| --- |"))
+        .map(|l| {
+            l.trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    let Some((head, body)) = rows.split_first() else {
+        return String::new();
+    };
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    html_table(&head, body)
+}
+
 /// The report as one self-contained HTML page.
 pub fn html(runs: &[RunResult], figures: &[Figure]) -> String {
     let (sh, sr) = summary_rows(runs);
     let (eh, er) = env_rows(runs);
-    let mut s = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>wirebench report</title><style>\
-         body{font-family:'DejaVu Sans',sans-serif;margin:24px;color:#222}\
-         table{border-collapse:collapse;margin:8px 0 24px;font-size:13px}\
-         th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}\
-         td:first-child,th:first-child{text-align:left}figure{margin:16px 0}\
-         figcaption{font-size:13px;color:#555}</style></head><body>\n",
-    );
+    let mut s = String::new();
     s.push_str(&format!(
         "<h1>wirebench report: {} run(s)</h1>\n<h2>Summary</h2>\n",
         runs.len()
     ));
     s.push_str(&html_table(&sh, &sr));
+    if let Some((h, r)) = size_by_clients(runs) {
+        let h: Vec<&str> = h.iter().map(String::as_str).collect();
+        s.push_str("\n<h2>Throughput and p99 by size and connections</h2>\n");
+        s.push_str(&html_table(&h, &r));
+    }
     s.push_str("\n<h2>Hints</h2>\n<ul>");
     let h = all_hints(runs);
     if h.is_empty() {
@@ -496,18 +625,10 @@ pub fn html(runs: &[RunResult], figures: &[Figure]) -> String {
         ));
     }
     s.push_str("</ul>\n<h2>Figures</h2>\n");
-    for (i, f) in figures.iter().enumerate() {
-        s.push_str(&format!(
-            "<figure id=\"fig{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n",
-            i + 1,
-            f.svg,
-            esc(&f.title)
-        ));
-    }
+    s.push_str(&figures_html(figures));
     s.push_str("<h2>Environment</h2>\n");
     s.push_str(&html_table(&eh, &er));
-    s.push_str("\n</body></html>\n");
-    s
+    page("wirebench report", &s)
 }
 
 /// Measured seconds of a run (for callers that check a report's inputs).
@@ -547,6 +668,7 @@ mod tests {
             &Layout {
                 x: "clients".into(),
                 series: vec!["placement".into()],
+                labels: BTreeMap::new(),
             },
         );
         let titles: Vec<&str> = figs.iter().map(|f| f.title.as_str()).collect();
@@ -563,6 +685,13 @@ mod tests {
             md.contains("| r4 | msgr | echo | 64B | 2 | separated | 2100 |"),
             "{md}"
         );
+        assert!(
+            md.contains("## Throughput and p99 by size and connections"),
+            "{md}"
+        );
+        // The summary and hints as they read (the environment is this machine's).
+        let tables = md.split("## Environment").next().unwrap();
+        insta::assert_snapshot!(tables);
         let page = html(&runs, &figs);
         assert_eq!(page.matches("<svg").count(), figs.len());
         assert!(!page.contains("<script"), "the page needs no script");

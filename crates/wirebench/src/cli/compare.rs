@@ -7,7 +7,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_report::{compare, hints, inputs};
+use wirebench_report::{compare, hints, inputs, report};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -15,6 +15,9 @@ pub struct CompareArgs {
     /// directory of runs taken as repetitions of one variant.
     #[arg(required = true, num_args = 2..)]
     variants: Vec<PathBuf>,
+    /// Also write an HTML page: the table, and the plots with the variants overlaid.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
@@ -29,9 +32,44 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             runs,
         });
     }
+    if let Some(o) = &a.output
+        && o.extension().is_none_or(|e| e != "html")
+    {
+        usage!("-o {}: the page's name must end in .html", o.display());
+    }
     let rows = compare::compare(&variants);
+    let md = compare::markdown(&variants, &rows);
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", compare::markdown(&variants, &rows))?;
+    write!(out, "{md}")?;
+    if let Some(o) = &a.output {
+        let mut layout = report::Layout::default();
+        let mut all = Vec::new();
+        for (i, v) in variants.iter().enumerate() {
+            let letter = (b'A' + i as u8) as char;
+            for r in &v.runs {
+                layout
+                    .labels
+                    .insert(r.run_id.clone(), format!("{letter}: {}", v.label));
+                all.push(r.clone());
+            }
+        }
+        let figures = report::figures(&all, &layout);
+        let legend: String = md
+            .lines()
+            .filter(|l| l.starts_with("- "))
+            .map(|l| format!("<li>{}</li>", l.trim_start_matches("- ")))
+            .collect();
+        let body = format!(
+            "<h1>wirebench compare</h1>\n<ul>{legend}</ul>\n{}\n<p>± is the 95% confidence interval of the mean; a verdict other than \"same within noise\" means Welch's t-test found the difference larger than the noise.</p>\n{}",
+            report::md_table_to_html(&md),
+            report::figures_html(&figures)
+        );
+        wirebench_core::store::write_atomic(
+            o,
+            report::page("wirebench compare", &body).as_bytes(),
+        )?;
+        writeln!(out, "\nwritten: {}", o.display())?;
+    }
     let mut any = false;
     for v in &variants {
         for r in &v.runs {

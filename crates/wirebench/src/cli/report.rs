@@ -51,6 +51,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let layout = report::Layout {
         x: a.x.clone(),
         series: a.series.clone(),
+        labels: Default::default(),
     };
     let figures = report::figures(&runs, &layout);
     let md_path = a.output.with_extension("md");
