@@ -101,7 +101,10 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
         "Debian's chromium is needed (apt-get install chromium; .ci/run installs it), or set WIREBENCH_SKIP_BROWSER=1"
     );
     let profile = TempDir::new("chromium-profile");
-    let shot = std::env::temp_dir().join(format!("wb-report-{}.png", std::process::id()));
+    // The screenshot is kept for a person to look at.
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/report-test");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("report.png");
     let common = [
         "--headless",
         "--no-sandbox",
