@@ -164,5 +164,4 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
         "{} bytes",
         png.len()
     );
-    let _ = std::fs::remove_file(&shot);
 }
