@@ -90,8 +90,19 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
         };
         let (xl, yl) = (x.log, y.log);
         let (xf, yf) = (x.fmt, y.fmt);
+        // Tick counts that land on whole decades (log axes) and whole
+        // numbers (an x of counts): plotters places "nice" linear ticks.
+        let whole_x = series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .all(|p| p.0.fract() == 0.0);
+        let ticks = |lo: f64, hi: f64| ((hi - lo).ceil() as usize + 1).clamp(2, 12);
+        let x_ticks = if xl || whole_x { ticks(x0, x1) } else { 10 };
+        let y_ticks = if yl { ticks(y0, y1) } else { 10 };
         let _ = chart
             .configure_mesh()
+            .x_labels(x_ticks)
+            .y_labels(y_ticks)
             .x_desc(x.label)
             .y_desc(y.label)
             .x_label_formatter(&|v| xf(if xl { 10f64.powf(*v) } else { *v }))

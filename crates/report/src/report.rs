@@ -260,7 +260,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                 Axis {
                     label: "time since the load started (s)",
                     log: false,
-                    fmt: |v| format!("{v:.0}"),
+                    fmt: |v| format!("{v:.1}"),
                 },
                 Axis {
                     label: "ops/s",
@@ -280,7 +280,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                     Axis {
                         label: "time since the load started (s)",
                         log: false,
-                        fmt: |v| format!("{v:.0}"),
+                        fmt: |v| format!("{v:.1}"),
                     },
                     Axis {
                         label: "p99 latency",
