@@ -8,3 +8,4 @@ pub mod hints;
 pub mod inputs;
 pub mod plot;
 pub mod report;
+pub mod timeline;

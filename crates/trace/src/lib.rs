@@ -83,7 +83,10 @@ pub fn now() -> u64 {
     #[cfg(not(target_arch = "x86_64"))]
     {
         static START: OnceLock<std::time::Instant> = OnceLock::new();
-        START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+        START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos() as u64
     }
 }
 
@@ -121,12 +124,18 @@ fn register() -> *const Ring {
     let t = std::thread::current();
     let ring = Arc::new(Ring {
         tid: NEXT_TID.fetch_add(1, Ordering::Relaxed),
-        thread_name: t.name().unwrap_or("unnamed").replace(char::is_whitespace, "_"),
+        thread_name: t
+            .name()
+            .unwrap_or("unnamed")
+            .replace(char::is_whitespace, "_"),
         next: AtomicUsize::new(0),
         slots: (0..RING).map(|_| Slot::default()).collect(),
     });
     let p = Arc::as_ptr(&ring);
-    REGISTRY.lock().unwrap_or_else(|e| e.into_inner()).push(ring);
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(ring);
     LOCAL.with(|l| l.set(p));
     p
 }
@@ -244,7 +253,8 @@ pub fn parse(text: &str) -> Result<Trace, String> {
             t.ticks_per_ns = rest.trim().parse().map_err(|_| bad())?;
         } else if let Some(rest) = line.strip_prefix("# thread ") {
             let (id, name) = rest.split_once(' ').unwrap_or((rest, ""));
-            t.threads.push((id.parse().map_err(|_| bad())?, name.to_string()));
+            t.threads
+                .push((id.parse().map_err(|_| bad())?, name.to_string()));
         } else if line.starts_with('#') || line.trim().is_empty() {
             continue;
         } else {
@@ -332,7 +342,11 @@ mod tests {
             .map(|e| e.arg)
             .collect();
         assert_eq!(steps, (0..10).collect::<Vec<_>>());
-        assert!(t.events.iter().any(|e| e.name == "rt main step" && e.arg == 99));
+        assert!(
+            t.events
+                .iter()
+                .any(|e| e.name == "rt main step" && e.arg == 99)
+        );
         assert!(t.events.iter().any(|e| e.name == "rt from C" && e.arg == 5));
         assert!(t.threads.iter().any(|(_, n)| n == "tracer_test"));
         let ticks: Vec<u64> = t

@@ -1,0 +1,308 @@
+//! Timelines: the operations of a trace grouped by shape (the sequence of
+//! their event names), and for the most common shape, per event, the
+//! cumulative and delta times (min, mean, max, standard deviation), laid
+//! out as in the RAMCloud timeline report; and each event's delta CDF.
+//!
+//! Inputs: wirebench-trace files (operations are the events carrying the
+//! same id, from `begin` to `end`), or PerfUtils/RAMCloud TimeTrace text
+//! (`  12.3 ns (+   4.5 ns): message`), where each block of lines
+//! separated by a blank line is one operation.
+
+use std::collections::BTreeMap;
+use wirebench_core::units::format_ns;
+use wirebench_trace::{BEGIN, END, Trace};
+
+/// One operation: its events' names and times (ns from its first event).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    pub events: Vec<(String, f64)>,
+}
+
+/// Operations of wirebench traces, merged by time (the files must come from
+/// one machine: the time-stamp counter is shared by its processes).
+pub fn ops_of_traces(traces: &[Trace]) -> Vec<Op> {
+    let mut by_id: BTreeMap<u64, Vec<(f64, String)>> = BTreeMap::new();
+    for t in traces {
+        for e in &t.events {
+            by_id
+                .entry(e.arg)
+                .or_default()
+                .push((e.ticks as f64 / t.ticks_per_ns, e.name.clone()));
+        }
+    }
+    let mut ops = Vec::new();
+    for (_, mut evs) in by_id {
+        evs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let Some(b) = evs.iter().position(|e| e.1 == BEGIN) else {
+            continue;
+        };
+        let Some(e) = evs.iter().rposition(|e| e.1 == END) else {
+            continue;
+        };
+        if e <= b {
+            continue;
+        }
+        let t0 = evs[b].0;
+        ops.push(Op {
+            events: evs[b..=e]
+                .iter()
+                .map(|(t, n)| (n.clone(), t - t0))
+                .collect(),
+        });
+    }
+    ops
+}
+
+/// Reads TimeTrace text: `  12.3 ns (+   4.5 ns): message` (ns, us or ms).
+pub fn parse_timetrace(text: &str) -> Result<Vec<Op>, String> {
+    let mut ops = Vec::new();
+    let mut cur: Vec<(String, f64)> = Vec::new();
+    let unit = |u: &str| match u {
+        "ns" => Some(1.0),
+        "us" => Some(1e3),
+        "ms" => Some(1e6),
+        _ => None,
+    };
+    for (no, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() {
+            if !cur.is_empty() {
+                ops.push(Op {
+                    events: std::mem::take(&mut cur),
+                });
+            }
+            continue;
+        }
+        let bad = || format!("line {}: '{line}' is not 'T ns (+ D ns): message'", no + 1);
+        let (times, msg) = l.split_once("):").ok_or_else(bad)?;
+        let (cum, _) = times.split_once("(+").ok_or_else(bad)?;
+        let mut parts = cum.split_whitespace();
+        let v: f64 = parts.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
+        let k = unit(parts.next().ok_or_else(bad)?).ok_or_else(bad)?;
+        cur.push((msg.trim().to_string(), v * k));
+    }
+    if !cur.is_empty() {
+        ops.push(Op { events: cur });
+    }
+    if ops.is_empty() {
+        return Err("no events".into());
+    }
+    // Times are cumulative from the block's first line.
+    for op in &mut ops {
+        let t0 = op.events[0].1;
+        for e in &mut op.events {
+            e.1 -= t0;
+        }
+    }
+    Ok(ops)
+}
+
+/// Shapes, most common first: (event names, operations of that shape).
+pub fn shapes(ops: &[Op]) -> Vec<(Vec<String>, Vec<&Op>)> {
+    let mut m: BTreeMap<Vec<String>, Vec<&Op>> = BTreeMap::new();
+    for op in ops {
+        let key: Vec<String> = op.events.iter().map(|e| e.0.clone()).collect();
+        m.entry(key).or_default().push(op);
+    }
+    let mut v: Vec<(Vec<String>, Vec<&Op>)> = m.into_iter().collect();
+    v.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    v
+}
+
+/// min, mean, max, standard deviation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+    pub sd: f64,
+}
+
+fn stat(xs: &[f64]) -> Stat {
+    let n = xs.len().max(1) as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    Stat {
+        min: xs.iter().copied().fold(f64::INFINITY, f64::min),
+        mean,
+        max: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        sd: var.sqrt(),
+    }
+}
+
+/// Per event of one shape: name, cumulative, delta, and the deltas.
+pub struct EventStats {
+    pub name: String,
+    pub cumulative: Stat,
+    pub delta: Stat,
+    pub deltas: Vec<f64>,
+}
+
+pub fn stats(ops: &[&Op]) -> Vec<EventStats> {
+    let Some(first) = ops.first() else {
+        return vec![];
+    };
+    (0..first.events.len())
+        .map(|k| {
+            let cum: Vec<f64> = ops.iter().map(|o| o.events[k].1).collect();
+            let deltas: Vec<f64> = ops
+                .iter()
+                .map(|o| {
+                    if k == 0 {
+                        0.0
+                    } else {
+                        o.events[k].1 - o.events[k - 1].1
+                    }
+                })
+                .collect();
+            EventStats {
+                name: first.events[k].0.clone(),
+                cumulative: stat(&cum),
+                delta: stat(&deltas),
+                deltas,
+            }
+        })
+        .collect()
+}
+
+/// The table in the RAMCloud report's layout.
+pub fn table(events: &[EventStats]) -> String {
+    let f = |x: f64| format!("{:>8}", format_ns(x));
+    let mut s = String::from(
+        "(         Cumulative           )  |               Delta                 |  [ Std. Dev. ] Event\n\
+         (    Min       Mean      Max   )  |    Min       Mean        Max        |  [           ]\n",
+    );
+    for e in events {
+        s.push_str(&format!(
+            "( {} {} {} )  |  {}   {}   {}  |  [ {} ] {}\n",
+            f(e.cumulative.min),
+            f(e.cumulative.mean),
+            f(e.cumulative.max),
+            f(e.delta.min),
+            f(e.delta.mean),
+            f(e.delta.max),
+            f(e.delta.sd),
+            e.name
+        ));
+    }
+    s
+}
+
+/// Each event's delta CDF as an SVG plot (the first event has none).
+pub fn cdfs(events: &[EventStats]) -> Vec<crate::report::Figure> {
+    use crate::plot::{Axis, Series, lines};
+    events
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(k, e)| {
+            let mut d = e.deltas.clone();
+            d.sort_by(|a, b| a.total_cmp(b));
+            let n = d.len() as f64;
+            let points = d
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| (x.max(1.0), (i + 1) as f64 / n))
+                .collect();
+            let title = format!("{k}. {}: time since the previous event", e.name);
+            crate::report::Figure {
+                svg: lines(
+                    &title,
+                    Axis {
+                        label: "delta",
+                        log: true,
+                        fmt: format_ns,
+                    },
+                    Axis {
+                        label: "fraction of operations",
+                        log: false,
+                        fmt: |v| format!("{v:.2}"),
+                    },
+                    &[Series {
+                        name: String::new(),
+                        points,
+                    }],
+                ),
+                title,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wirebench_trace::Event;
+
+    fn trace(events: &[(u64, u64, &str)]) -> Trace {
+        Trace {
+            ticks_per_ns: 2.0,
+            threads: vec![],
+            events: events
+                .iter()
+                .map(|&(ticks, arg, name)| Event {
+                    thread: 1,
+                    ticks,
+                    arg,
+                    name: name.into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn shapes_and_statistics_on_known_deltas() {
+        // Ten operations "begin, parsed (+100 ns), sent (+300 or +500 ns), end (+50 ns)",
+        // and one of another shape. Ticks are 2 per ns.
+        let mut evs = Vec::new();
+        for id in 0..10u64 {
+            let t = id * 100_000;
+            let sent = if id % 2 == 0 { 300 } else { 500 };
+            evs.push((t, id, BEGIN));
+            evs.push((t + 200, id, "parsed"));
+            evs.push((t + 200 + 2 * sent, id, "sent"));
+            evs.push((t + 300 + 2 * sent, id, END));
+        }
+        evs.extend([
+            (5_000_000, 99, BEGIN),
+            (5_000_100, 99, END),
+            (6_000_000, 7777, "orphan"),
+        ]);
+        let ops = ops_of_traces(&[trace(&evs)]);
+        assert_eq!(ops.len(), 11);
+        let sh = shapes(&ops);
+        assert_eq!(sh[0].1.len(), 10);
+        assert_eq!(sh[0].0, vec!["begin", "parsed", "sent", "end"]);
+        let st = stats(&sh[0].1);
+        assert_eq!(st[1].delta.mean, 100.0);
+        assert_eq!(
+            (st[2].delta.min, st[2].delta.mean, st[2].delta.max),
+            (300.0, 400.0, 500.0)
+        );
+        assert_eq!(st[2].delta.sd, 100.0);
+        assert_eq!(st[3].cumulative.mean, 100.0 + 400.0 + 50.0);
+        let t = table(&st);
+        assert!(t.contains("] sent"), "{t}");
+        assert!(t.contains("400ns"), "{t}");
+        assert_eq!(cdfs(&st).len(), 3);
+    }
+
+    #[test]
+    fn timetrace_text_is_read() {
+        let text = "     0.0 ns (+   0.0 ns): Invoking sync() to backups\n\
+                       90.0 ns (+  90.0 ns): Invoking Send RPC\n\
+                      1.5 us (+   1.4 us): Completed sync()\n\
+                    \n\
+                     10.0 ns (+   0.0 ns): Invoking sync() to backups\n\
+                    110.0 ns (+ 100.0 ns): Invoking Send RPC\n\
+                      2.0 us (+   1.9 us): Completed sync()\n";
+        let ops = parse_timetrace(text).unwrap();
+        assert_eq!(ops.len(), 2);
+        let sh = shapes(&ops);
+        assert_eq!(sh.len(), 1);
+        let st = stats(&sh[0].1);
+        assert_eq!(st[1].delta.mean, 95.0);
+        assert_eq!(st[2].cumulative.max, 1990.0);
+        assert!(parse_timetrace("garbage").is_err());
+    }
+}
