@@ -241,6 +241,7 @@ pub mod fixture {
                 client_cpus: CpuList::parse("0").unwrap(),
                 max_frame_bytes: 16 << 20,
                 shm: None,
+                trace_sample: None,
             },
             env: Environment::capture("0.1.0", "deadbeef"),
             placement: Placement {

@@ -250,6 +250,9 @@ pub struct RunSpec {
     /// The shm transport's settings (None for msgr).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm: Option<ShmSpec>,
+    /// Event tracing: one operation in this many traced (None: no trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_sample: Option<u64>,
 }
 
 impl RunSpec {

@@ -22,12 +22,16 @@ pub struct Op {
 /// one machine: the time-stamp counter is shared by its processes).
 pub fn ops_of_traces(traces: &[Trace]) -> Vec<Op> {
     let mut by_id: BTreeMap<u64, Vec<(f64, String)>> = BTreeMap::new();
+    // One rate for all: the counter is the machine's, and each process's
+    // own estimate differs a little, which on absolute tick counts (~1e13)
+    // would shift whole traces by seconds.
+    let rate = traces.first().map_or(1.0, |t| t.ticks_per_ns);
     for t in traces {
         for e in &t.events {
             by_id
                 .entry(e.arg)
                 .or_default()
-                .push((e.ticks as f64 / t.ticks_per_ns, e.name.clone()));
+                .push((e.ticks as f64 / rate, e.name.clone()));
         }
     }
     let mut ops = Vec::new();

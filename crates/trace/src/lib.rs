@@ -119,6 +119,20 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
+static SAMPLE: AtomicU64 = AtomicU64::new(1);
+
+/// Trace one operation in `n` (by id): see [`sampled`].
+pub fn set_sample(n: u64) {
+    SAMPLE.store(n.max(1), Ordering::Relaxed);
+}
+
+/// Whether operation `id` is traced: recording is on and `id` falls on the
+/// sampling rate.
+#[inline(always)]
+pub fn sampled(id: u64) -> bool {
+    ENABLED.load(Ordering::Relaxed) && id.is_multiple_of(SAMPLE.load(Ordering::Relaxed))
+}
+
 #[cold]
 fn register() -> *const Ring {
     let t = std::thread::current();

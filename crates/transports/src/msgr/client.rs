@@ -11,6 +11,7 @@ use std::io;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wirebench_core::spec::{Endpoint, Mode};
 use wirebench_load::{Conn, ConnRx, ConnTx, Pattern, Received, Transport};
+use wirebench_trace as trace;
 
 /// A msgr client for the load engine.
 #[derive(Debug, Clone)]
@@ -105,6 +106,9 @@ impl Transport for MsgrClient {
     }
 
     async fn connect(&self, _worker: usize, _index: usize) -> io::Result<MsgrConn> {
+        // Trace ids: connections in the order this process opened them.
+        static NEXT_CONN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let trace_base = NEXT_CONN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40;
         let s = Stream::connect(&self.endpoint).await.map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -134,6 +138,7 @@ impl Transport for MsgrClient {
         };
         Ok(MsgrConn {
             tx: MsgrTx {
+                trace_base,
                 w,
                 kind: send_kind,
                 size: send_size,
@@ -143,6 +148,7 @@ impl Transport for MsgrClient {
                 buf: Vec::new(),
             },
             rx: MsgrRx {
+                trace_base,
                 r,
                 fb: FrameBuf::with_capacity(if raw {
                     0
@@ -175,6 +181,8 @@ impl Conn for MsgrConn {
 }
 
 pub struct MsgrTx {
+    /// Trace ids: the connection in the high bits, the sequence number below.
+    trace_base: u64,
     w: WriteHalf,
     kind: Kind,
     size: usize,
@@ -213,10 +221,20 @@ impl ConnTx for MsgrTx {
                     if self.verify {
                         frame::fill_pattern(self.seq, &mut f[HEADER_LEN..]);
                     }
+                    if trace::sampled(self.seq) {
+                        trace::record(trace::BEGIN, self.trace_base | self.seq);
+                    }
                     self.seq += 1;
                 }
             }
             self.w.write_all(&self.buf[..total]).await.map_err(lost)?;
+            if trace::enabled() && !self.raw {
+                for seq in self.seq - k as u64..self.seq {
+                    if trace::sampled(seq) {
+                        trace::record("request sent", self.trace_base | seq);
+                    }
+                }
+            }
             left -= k;
         }
         Ok(n * frame)
@@ -224,6 +242,7 @@ impl ConnTx for MsgrTx {
 }
 
 pub struct MsgrRx {
+    trace_base: u64,
     r: ReadHalf,
     fb: FrameBuf,
     kind: Kind,
@@ -296,6 +315,11 @@ impl ConnRx for MsgrRx {
                         "payload of {:?} #{} is corrupt",
                         h.kind, h.seq
                     )));
+                }
+                if trace::sampled(h.seq) {
+                    let id = self.trace_base | h.seq;
+                    trace::record("response received", id);
+                    trace::record(trace::END, id);
                 }
                 self.next_seq += 1;
                 ops += 1;

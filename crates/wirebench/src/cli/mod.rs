@@ -11,6 +11,7 @@ pub mod serve;
 pub mod shm;
 pub mod sweep;
 pub mod table;
+pub mod timeline;
 pub mod topo;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,8 @@ enum Command {
     Table(table::TableArgs),
     /// A report of runs (an experiment, repetitions, any runs): HTML with plots, and Markdown.
     Report(report::ReportArgs),
+    /// Where the time goes: a trace's operations by shape, per-event cumulative and delta statistics, CDFs.
+    Timeline(timeline::TimelineArgs),
     /// Compare runs (or sets of repetitions) with the first: ratios, and verdicts only beyond the noise.
     Compare(compare::CompareArgs),
     /// The machine's topology and the server/client cpusets of each placement policy per client count.
@@ -59,6 +62,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Clean(a) => shm::clean(a),
         Command::Topo(a) => topo::topo(a),
         Command::Compare(a) => compare::compare(a),
+        Command::Timeline(a) => timeline::timeline(a),
         Command::Report(a) => report::report(a),
         Command::Sweep(a) => sweep::sweep(*a),
         Command::Table(a) => table::table(a),

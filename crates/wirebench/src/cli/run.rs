@@ -144,6 +144,14 @@ pub struct RunArgs {
     /// p50 us, p99 us. A round trip counts as two messages, as in the report.
     #[arg(long, default_value = "text", value_parser = ["text", "json", "csv"])]
     pub(super) format: String,
+    /// Record an event timeline of the requests (client: scheduled, sent, response received;
+    /// embedded server: received, parsed, reply queued, reply sent) into trace-client.txt and
+    /// trace-server.txt in the run's directory; read them with `wirebench timeline`. msgr only.
+    #[arg(long)]
+    trace: bool,
+    /// With --trace: trace one request in N (by sequence number).
+    #[arg(long, requires = "trace")]
+    trace_sample: Option<u64>,
     /// The placement policy that chose --server-cpus and --client-cpus (set by `sweep`).
     #[arg(long, hide = true)]
     placement_policy: Option<String>,
@@ -190,6 +198,12 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         );
     }
     let shm = validate_shm(a, mode)?;
+    if a.trace && transport != TransportKind::Msgr {
+        usage!("--trace: the msgr client and servers are instrumented, not {transport}");
+    }
+    if a.trace_sample == Some(0) {
+        usage!("--trace-sample 0: trace one request in N, N at least 1");
+    }
     if !(1..=MAX_CLIENTS).contains(&a.clients) {
         usage!(
             "--clients {}: must be between 1 and {MAX_CLIENTS}",
@@ -388,6 +402,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         client_cpus: client_cpus.clone(),
         max_frame_bytes: max_frame,
         shm,
+        trace_sample: a.trace.then(|| a.trace_sample.unwrap_or(1)),
     };
     Ok((
         spec,
@@ -479,6 +494,8 @@ struct EmbeddedServer {
     pid: u32,
     endpoint: Endpoint,
     lines: mpsc::Receiver<String>,
+    /// Where it writes its trace when it stops (--trace).
+    trace_file: Option<PathBuf>,
 }
 
 impl EmbeddedServer {
@@ -510,6 +527,13 @@ impl EmbeddedServer {
                 }
             }
         }
+        let trace_file = spec.trace_sample.map(|n| {
+            let f = std::env::temp_dir()
+                .join(format!("wirebench-trace-server-{}.txt", std::process::id()));
+            cmd.args(["--trace", &f.display().to_string()])
+                .args(["--trace-sample", &n.to_string()]);
+            f
+        });
         if spec.transport == TransportKind::Shm {
             // Sessions state their mode and sizes when they open.
         } else if spec.mode == Mode::Rr {
@@ -545,6 +569,7 @@ impl EmbeddedServer {
             pid,
             endpoint: listen.clone(),
             lines,
+            trace_file,
         };
         let first = srv.lines.recv_timeout(Duration::from_secs(15));
         let endpoint = first.ok().and_then(|l| {
@@ -699,6 +724,8 @@ pub(super) struct Session {
     signal: Arc<OnceLock<&'static str>>,
     server: Option<EmbeddedServer>,
     pub endpoint: Endpoint,
+    /// The stopped server's trace file (--trace).
+    pub server_trace: Option<PathBuf>,
 }
 
 impl Session {
@@ -725,6 +752,7 @@ impl Session {
             signal,
             server,
             endpoint,
+            server_trace: None,
         })
     }
 
@@ -829,6 +857,7 @@ impl Session {
     /// RSS go into `result`.
     pub(super) fn close(&mut self, result: Option<&mut RunResult>) {
         if let Some(s) = self.server.take() {
+            self.server_trace = s.trace_file.clone();
             let (report, rss) = s.stop();
             if let Some(r) = result {
                 r.summary.server_peak_rss_bytes = rss;
@@ -885,6 +914,26 @@ fn start_client_process(
     Ok(child)
 }
 
+/// Writes the client's trace into the run's directory, and moves the
+/// server's there.
+fn save_traces(dir: &std::path::Path, server: Option<PathBuf>) -> anyhow::Result<()> {
+    let client = dir.join("trace-client.txt");
+    let n =
+        wirebench_trace::dump(&client).with_context(|| format!("writing {}", client.display()))?;
+    eprintln!("trace: {n} client events in {}", client.display());
+    if let Some(f) = server {
+        if f.exists() {
+            let to = dir.join("trace-server.txt");
+            std::fs::copy(&f, &to).with_context(|| format!("writing {}", to.display()))?;
+            let _ = std::fs::remove_file(&f);
+            eprintln!("trace: server events in {}", to.display());
+        } else {
+            eprintln!("trace: the server wrote no trace (it did not stop cleanly)");
+        }
+    }
+    Ok(())
+}
+
 /// Exit status of a complete run whose objectives were not all met.
 pub(super) const EXIT_SLO_MISSED: u8 = 3;
 
@@ -894,6 +943,13 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let slos = a.slos()?;
     if !(1..=1000).contains(&a.repeat) {
         usage!("--repeat {}: must be between 1 and 1000", a.repeat);
+    }
+    if a.repeat > 1 && a.trace {
+        usage!("--trace records one run's timeline: drop it, or --repeat");
+    }
+    if let Some(n) = spec.trace_sample {
+        wirebench_trace::set_sample(n);
+        wirebench_trace::enable();
     }
     if a.repeat > 1 && a.hlog.is_some() {
         usage!("--hlog writes one run's log: drop it, or --repeat");
@@ -956,6 +1012,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         let dir = store::save(&a.results, &result)
             .with_context(|| format!("saving the result under {}", a.results.display()))?;
         store::append_summary_csv(&a.results, &result)?;
+        if spec.trace_sample.is_some() {
+            save_traces(&dir, session.server_trace.take())?;
+        }
         if let Some(path) = &a.hlog {
             let mut buf = Vec::new();
             wirebench_core::hlog::write(&mut buf, &result)?;

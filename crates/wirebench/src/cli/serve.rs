@@ -4,9 +4,11 @@
 
 use super::args;
 use crate::usage;
+use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +62,13 @@ pub struct ServeArgs {
     /// With --service: how many requests are served at once. Default: 1.
     #[arg(long, requires = "service")]
     workers: Option<usize>,
+    /// Record an event timeline of the requests (received, parsed, reply queued, reply sent)
+    /// and write it to FILE when the server stops; read it with `wirebench timeline`. msgr only.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// With --trace: trace one request in N (by sequence number).
+    #[arg(long, requires = "trace", default_value_t = 1)]
+    trace_sample: u64,
     /// Exit when this process (the parent benchmark) dies.
     #[arg(long, hide = true)]
     exit_with_parent: Option<u32>,
@@ -87,7 +96,17 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let cpus = a.cpus.clone().unwrap_or_else(|| topo.usable());
     args::check_cpus("--cpus", &cpus, &topo)?;
     if a.transport == TransportKind::Shm {
+        if a.trace.is_some() {
+            usage!("--trace: the msgr servers are instrumented, not shm");
+        }
         return serve_shm(a, cpus);
+    }
+    if a.trace_sample == 0 {
+        usage!("--trace-sample 0: trace one request in N, N at least 1");
+    }
+    if a.trace.is_some() {
+        wirebench_trace::set_sample(a.trace_sample);
+        wirebench_trace::enable();
     }
     let listen = a
         .listen
@@ -178,7 +197,11 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
             if a.poll { ", busy-polling" } else { "" }
         );
     }
-    wait_and_stop(&mut out, || srv.shutdown())
+    let code = wait_and_stop(&mut out, || srv.shutdown())?;
+    if let Some(f) = &a.trace {
+        wirebench_trace::dump(f).with_context(|| format!("writing --trace {}", f.display()))?;
+    }
+    Ok(code)
 }
 
 /// `serve --transport shm`: sessions over shared memory (or the descriptor

@@ -165,3 +165,80 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
         png.len()
     );
 }
+
+#[test]
+fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
+    let _g = exclusive();
+    let dir = TempDir::new("trace");
+    let (st, r, err) = run_json(&dir, &["--trace", "--duration", "2s", "--warmup", "200ms"]);
+    assert!(st.success(), "{err}");
+    assert_eq!(r.spec.trace_sample, Some(1));
+    let run_dir = only_run_dir(&dir);
+    let (client, server) = (
+        run_dir.join("trace-client.txt"),
+        run_dir.join("trace-server.txt"),
+    );
+    assert!(client.exists() && server.exists(), "{err}");
+    let timeline = |args: &[&str]| {
+        let mut all = vec!["timeline"];
+        all.extend_from_slice(args);
+        let mut p = Proc::spawn(&all);
+        assert!(
+            p.wait(Duration::from_secs(60)).success(),
+            "{}",
+            p.stderr_all()
+        );
+        p.stdout_all()
+    };
+    let out = timeline(&[client.to_str().unwrap()]);
+    // begin, request sent, response received, end: the last event's mean
+    // cumulative time is a round trip, as the run measured it.
+    let row = |out: &str, event: &str| -> Vec<String> {
+        let line = out
+            .lines()
+            .filter(|l| l.ends_with(&format!("] {event}")))
+            .last()
+            .unwrap_or_else(|| panic!("no '{event}' row: {out}"))
+            .to_string();
+        line.split(['(', ')', '|', '[', ']'])
+            .flat_map(|part| {
+                part.split_whitespace()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let cum_mean = &row(&out, "response received")[1];
+    let ns = wirebench_core::units::parse_duration(cum_mean)
+        .unwrap()
+        .as_nanos() as f64;
+    let lat = r.summary.latency.mean_ns;
+    assert!(
+        (ns - lat).abs() < 0.15 * lat,
+        "timeline {ns} ns vs measured mean latency {lat} ns\n{out}"
+    );
+    let out = timeline(&[server.to_str().unwrap()]);
+    for ev in ["request parsed", "reply queued", "reply sent"] {
+        row(&out, ev);
+    }
+    // Client and server merged by time: the server's events fall between
+    // the request's sending and the response's arrival.
+    let out = timeline(&[
+        "--merge",
+        client.to_str().unwrap(),
+        server.to_str().unwrap(),
+    ]);
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.rsplit_once("] ").map(|x| x.1))
+        .filter(|n| !n.is_empty())
+        .collect();
+    let i = |n: &str| {
+        names
+            .iter()
+            .position(|x| *x == n)
+            .unwrap_or_else(|| panic!("{n}: {out}"))
+    };
+    assert!(i("request sent") < i("request parsed"), "{out}");
+    assert!(i("reply sent") < i("response received"), "{out}");
+}

@@ -16,6 +16,7 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wirebench_core::spec::Mode;
 use wirebench_load::os::PreciseTimer;
+use wirebench_trace as trace;
 
 enum End {
     /// The peer broke the protocol: logged and counted as refused.
@@ -175,6 +176,10 @@ async fn echo(
 ) -> Result<(), End> {
     let mut fb = FrameBuf::with_capacity((64 << 10).max(2 * (HEADER_LEN + size)));
     let mut out: Vec<u8> = Vec::with_capacity((64 << 10).max(2 * (HEADER_LEN + resp)));
+    // Trace ids: connections in the order this server accepted them.
+    static NEXT_CONN: AtomicU64 = AtomicU64::new(0);
+    let trace_base = NEXT_CONN.fetch_add(1, Ordering::Relaxed) << 40;
+    let mut traced: Vec<u64> = Vec::new();
     loop {
         let n = fb.fill(r).await?;
         if n == 0 {
@@ -183,14 +188,26 @@ async fn echo(
         bump(&stats.bytes_in, n as u64);
         let mut k = 0u64;
         while let Some((h, payload)) = fb.next_frame(max_frame).map_err(refused)? {
+            let id = trace::sampled(h.seq).then_some(trace_base | h.seq);
+            if let Some(id) = id {
+                trace::record(trace::BEGIN, id);
+            }
             let body = &fb.bytes()[payload];
             check_frame(&h, body, Kind::Request, verify)?;
+            if let Some(id) = id {
+                trace::record("request parsed", id);
+            }
             respond(&mut out, h.seq, body, resp, verify);
+            if let Some(id) = id {
+                trace::record("reply queued", id);
+                traced.push(id);
+            }
             k += 1;
             if out.len() >= WRITE_CHUNK {
                 w.write_all(&out).await?;
                 bump(&stats.bytes_out, out.len() as u64);
                 out.clear();
+                end_traced(&mut traced);
             }
         }
         if k > 0 {
@@ -204,8 +221,18 @@ async fn echo(
             bump(&stats.frames_out, k);
             bump(&stats.bytes_out, out.len() as u64);
             out.clear();
+            end_traced(&mut traced);
         }
     }
+}
+
+/// The traced replies just written: their last events.
+fn end_traced(traced: &mut Vec<u64>) {
+    for &id in traced.iter() {
+        trace::record("reply sent", id);
+        trace::record(trace::END, id);
+    }
+    traced.clear();
 }
 
 /// Builds the response to one request into `out` (appended).
