@@ -196,8 +196,7 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
     let row = |out: &str, event: &str| -> Vec<String> {
         let line = out
             .lines()
-            .filter(|l| l.ends_with(&format!("] {event}")))
-            .last()
+            .rfind(|l| l.ends_with(&format!("] {event}")))
             .unwrap_or_else(|| panic!("no '{event}' row: {out}"))
             .to_string();
         line.split(['(', ')', '|', '[', ']'])
