@@ -4,6 +4,7 @@
 //! noise, [`hints`] points at what the data suggest, with the evidence.
 
 pub mod compare;
+pub mod flame;
 pub mod hints;
 pub mod inputs;
 pub mod plot;

@@ -77,3 +77,21 @@ pub fn wait_readable(
         Err(e) => Err(io::Error::from(e)),
     }
 }
+
+/// Lets the child that `cmd` starts receive SIGINT and SIGTERM: this
+/// process blocks them in every thread (see [`block_termination_signals`])
+/// and a child inherits the mask, so a tool such as perf, which stops on
+/// SIGINT, would otherwise never stop.
+pub fn unblock_termination_signals_in_child(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let set = termination_set();
+    // SAFETY: the closure runs in the child between fork and exec; it only
+    // calls pthread_sigmask (async-signal-safe) on a set built beforehand,
+    // and allocates nothing, even on error.
+    unsafe {
+        cmd.pre_exec(move || {
+            set.thread_unblock()
+                .map_err(|e| io::Error::from_raw_os_error(e as i32))
+        });
+    }
+}

@@ -3,6 +3,7 @@
 
 mod args;
 pub mod compare;
+pub mod flame;
 pub mod ipc_compare;
 pub mod report;
 pub mod run;
@@ -42,6 +43,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Where the time goes: a trace's operations by shape, per-event cumulative and delta statistics, CDFs.
     Timeline(timeline::TimelineArgs),
+    /// A run with its embedded server sampled by perf: a flamegraph (or --diff A B: a differential one).
+    Flame(Box<flame::FlameArgs>),
     /// Compare runs (or sets of repetitions) with the first: ratios, and verdicts only beyond the noise.
     Compare(compare::CompareArgs),
     /// The machine's topology and the server/client cpusets of each placement policy per client count.
@@ -62,6 +65,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Clean(a) => shm::clean(a),
         Command::Topo(a) => topo::topo(a),
         Command::Compare(a) => compare::compare(a),
+        Command::Flame(a) => flame::flame(*a),
         Command::Timeline(a) => timeline::timeline(a),
         Command::Report(a) => report::report(a),
         Command::Sweep(a) => sweep::sweep(*a),
