@@ -484,7 +484,15 @@ fn md_table(head: &[&str], rows: &[Vec<String>]) -> String {
 
 /// The report in Markdown: the same tables and hints as the HTML page, and
 /// the list of its figures.
-pub fn markdown(runs: &[RunResult], figures: &[Figure]) -> String {
+/// A section added after the figures: a timeline of a traced run, say.
+pub struct Section {
+    pub title: String,
+    /// Preformatted text (a table in fixed-width columns).
+    pub text: String,
+    pub figures: Vec<Figure>,
+}
+
+pub fn markdown(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> String {
     let (sh, sr) = summary_rows(runs);
     let (eh, er) = env_rows(runs);
     let mut s = format!(
@@ -511,6 +519,9 @@ pub fn markdown(runs: &[RunResult], figures: &[Figure]) -> String {
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
         s.push_str(&format!("- {}{about}: {}\n", x.text, x.evidence));
+    }
+    for sec in sections {
+        s.push_str(&format!("\n## {}\n\n```text\n{}```\n", sec.title, sec.text));
     }
     s.push_str(&format!("\n## Environment\n\n{}", md_table(&eh, &er)));
     s.push_str("\n## Figures (in the HTML report)\n\n");
@@ -592,7 +603,7 @@ pub fn md_table_to_html(md: &str) -> String {
 }
 
 /// The report as one self-contained HTML page.
-pub fn html(runs: &[RunResult], figures: &[Figure]) -> String {
+pub fn html(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> String {
     let (sh, sr) = summary_rows(runs);
     let (eh, er) = env_rows(runs);
     let mut s = String::new();
@@ -626,6 +637,14 @@ pub fn html(runs: &[RunResult], figures: &[Figure]) -> String {
     }
     s.push_str("</ul>\n<h2>Figures</h2>\n");
     s.push_str(&figures_html(figures));
+    for sec in sections {
+        s.push_str(&format!(
+            "<h2>{}</h2>\n<pre>{}</pre>\n",
+            esc(&sec.title),
+            esc(&sec.text)
+        ));
+        s.push_str(&figures_html(&sec.figures));
+    }
     s.push_str("<h2>Environment</h2>\n");
     s.push_str(&html_table(&eh, &er));
     page("wirebench report", &s)
@@ -680,7 +699,7 @@ mod tests {
             figs[0].svg.contains("placement=balanced")
                 && figs[0].svg.contains("placement=separated")
         );
-        let md = markdown(&runs, &figs);
+        let md = markdown(&runs, &figs, &[]);
         assert!(
             md.contains("| r4 | msgr | echo | 64B | 2 | separated | 2100 |"),
             "{md}"
@@ -692,7 +711,7 @@ mod tests {
         // The summary and hints as they read (the environment is this machine's).
         let tables = md.split("## Environment").next().unwrap();
         insta::assert_snapshot!(tables);
-        let page = html(&runs, &figs);
+        let page = html(&runs, &figs, &[]);
         assert_eq!(page.matches("<svg").count(), figs.len());
         assert!(!page.contains("<script"), "the page needs no script");
         assert!(

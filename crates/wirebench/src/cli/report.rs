@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_report::{inputs, report};
+use wirebench_report::{inputs, report, timeline};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -54,11 +54,18 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         labels: Default::default(),
     };
     let figures = report::figures(&runs, &layout);
+    let sections = timelines(&a.paths);
     let md_path = a.output.with_extension("md");
-    wirebench_core::store::write_atomic(&a.output, report::html(&runs, &figures).as_bytes())
-        .with_context(|| format!("writing {}", a.output.display()))?;
-    wirebench_core::store::write_atomic(&md_path, report::markdown(&runs, &figures).as_bytes())
-        .with_context(|| format!("writing {}", md_path.display()))?;
+    wirebench_core::store::write_atomic(
+        &a.output,
+        report::html(&runs, &figures, &sections).as_bytes(),
+    )
+    .with_context(|| format!("writing {}", a.output.display()))?;
+    wirebench_core::store::write_atomic(
+        &md_path,
+        report::markdown(&runs, &figures, &sections).as_bytes(),
+    )
+    .with_context(|| format!("writing {}", md_path.display()))?;
     println!(
         "report of {} run(s), {} figure(s): {} and {}",
         runs.len(),
@@ -67,4 +74,53 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         md_path.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The timelines of traced runs (trace-*.txt in their directories), as
+/// report sections: the most common shape's table and its CDFs.
+fn timelines(paths: &[PathBuf]) -> Vec<report::Section> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        if p.join("run.json").is_file() {
+            dirs.push(p.clone());
+        } else if let Ok(rd) = std::fs::read_dir(p) {
+            let mut v: Vec<PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|d| d.join("run.json").is_file())
+                .collect();
+            v.sort();
+            dirs.extend(v);
+        }
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        for side in ["client", "server"] {
+            let f = d.join(format!("trace-{side}.txt"));
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            let Ok(t) = wirebench_trace::parse(&text) else {
+                continue;
+            };
+            let ops = timeline::ops_of_traces(&[t]);
+            let shapes = timeline::shapes(&ops);
+            let Some((_, chosen)) = shapes.first() else {
+                continue;
+            };
+            let stats = timeline::stats(chosen);
+            out.push(report::Section {
+                title: format!(
+                    "Timeline of the {side} ({}): {} same-shape operations",
+                    d.file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    chosen.len()
+                ),
+                text: timeline::table(&stats),
+                figures: timeline::cdfs(&stats),
+            });
+        }
+    }
+    out
 }
