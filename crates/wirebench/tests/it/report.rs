@@ -240,6 +240,22 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
     };
     assert!(i("request sent") < i("request parsed"), "{out}");
     assert!(i("reply sent") < i("response received"), "{out}");
+    // The run's report carries both timelines and their CDFs.
+    let page = dir.path().join("traced.html");
+    let mut p = Proc::spawn(&[
+        "report",
+        run_dir.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Timeline of the client") && html.contains("Timeline of the server"));
+    assert!(html.contains("response received: time since the previous event"));
 }
 
 /// Why perf cannot sample here (None: it can).
