@@ -29,10 +29,9 @@ import sys
 import tempfile
 import time
 
-from benchlib import machine_line, report, usable_cpus
+from benchlib import emit, machine_line, report, usable_cpus, wirebench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WB = os.path.join(ROOT, "target", "release", "wirebench")
 
 
 def free_port():
@@ -122,13 +121,6 @@ def iperf3(client, server, secs):
     return json.loads(out)["end"]["sum_received"]["bits_per_second"] / 8 / 1e9  # GB/s
 
 
-def wirebench(results, client, server, secs, *args):
-    cmd = [WB, "run", "--results", results, "--format", "json", "--client-cpus", str(client),
-           "--server-cpus", str(server), "--duration", f"{secs}s", "--warmup", "1s", *args]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
-    return json.loads(p.stdout)["summary"]
 
 
 def main():
@@ -182,11 +174,7 @@ def main():
         ("wirebench stream / iperf3", per_round("stream_gbs", "iperf3_gbs"), ">= 0.8"),
     ]
     lines = report(header, figures, labels, ratios)
-    text = "\n".join(lines)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+    emit(lines, a.out)
 
 
 if __name__ == "__main__":

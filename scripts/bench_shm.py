@@ -36,10 +36,9 @@ import subprocess
 import sys
 import tempfile
 
-from benchlib import machine_line, report, usable_cpus
+from benchlib import emit, machine_line, report, usable_cpus, wirebench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WB = os.path.join(ROOT, "target", "release", "wirebench")
 FLOOR = os.path.join(ROOT, "target", "release", "examples", "shm_floor")
 
 
@@ -48,13 +47,6 @@ def floor(what, client, server):
     return json.loads(out)
 
 
-def wirebench(results, client, server, secs, *args):
-    cmd = [WB, "run", "--transport", "shm", "--results", results, "--format", "json", "--client-cpus", str(client),
-           "--server-cpus", str(server), "--duration", f"{secs}s", "--warmup", "1s", *args]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
-    return json.loads(p.stdout)["summary"]
 
 
 def main():
@@ -76,23 +68,23 @@ def main():
         for r in range(a.rounds):
             print(f"round {r + 1}/{a.rounds}", file=sys.stderr)
             fl = floor("pingpong", client, server)["pingpong_rtt_ns"]
-            s = wirebench(results, client, server, t, "--mode", "sync", "--size", "64", "--wait", "spin")
+            s = wirebench(results, client, server, t, "--transport", "shm", "--mode", "sync", "--size", "64", "--wait", "spin")
             fig["floor_rtt_ns"].append(fl)
             fig["ring_rtt_ns"].append(floor("ring", client, server)["ring_rtt_ns"])
             fig["spin_p50_ns"].append(s["latency"]["p50_ns"])
             fig["spin_msgs"].append(2 * s["ops_per_s"])
             fig["r_p50_floor"].append(s["latency"]["p50_ns"] / fl)
-            u = wirebench(results, client, server, t, "--mode", "sync", "--size", "64", "--channel", "unix")
+            u = wirebench(results, client, server, t, "--transport", "shm", "--mode", "sync", "--size", "64", "--channel", "unix")
             fig["unix_msgs"].append(2 * u["ops_per_s"])
             fig["r_spin_unix"].append(s["ops_per_s"] / u["ops_per_s"])
             rt = floor("rtrb", client, server)["rtrb_stream_gbps"]
-            st = wirebench(results, client, server, t, "--mode", "stream", "--size", "64KiB", "--wait", "spin")
+            st = wirebench(results, client, server, t, "--transport", "shm", "--mode", "stream", "--size", "64KiB", "--wait", "spin")
             gbs = st["mb_per_s_in"] / 1e3
             fig["rtrb_gbs"].append(rt)
             fig["stream_gbs"].append(gbs)
             fig["r_stream_rtrb"].append(gbs / rt)
             fig["memcpy_gbs"].append(floor("memcpy", client, server)["memcpy_gbps"])
-            k = wirebench(results, client, server, t, "--mode", "stream", "--size", "1KiB", "--wait", "spin")
+            k = wirebench(results, client, server, t, "--transport", "shm", "--mode", "stream", "--size", "1KiB", "--wait", "spin")
             fig["stream_1k_msgs"].append(k["ops_per_s"])
     finally:
         shutil.rmtree(results, ignore_errors=True)
@@ -123,11 +115,7 @@ def main():
          "(comparison)"),
     ]
     lines = report(header, fig, labels, ratios)
-    text = "\n".join(lines)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+    emit(lines, a.out)
 
 
 if __name__ == "__main__":

@@ -19,20 +19,12 @@ import subprocess
 import sys
 import tempfile
 
-from benchlib import machine_line, report, usable_cpus
+from benchlib import emit, machine_line, report, usable_cpus, wirebench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WB = os.path.join(ROOT, "target", "release", "wirebench")
 COST = os.path.join(ROOT, "target", "release", "examples", "trace_cost")
 
 
-def wirebench(results, client, server, secs, *args):
-    cmd = [WB, "run", "--results", results, "--format", "json", "--client-cpus", str(client),
-           "--server-cpus", str(server), "--duration", f"{secs}s", "--warmup", "1s", *args]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
-    return json.loads(p.stdout)["summary"]
 
 
 def main():
@@ -75,11 +67,7 @@ def main():
         ("traced / untraced ops/s, depth 1 (per round)", per("d1t", "d1"), ">= 0.95"),
         ("traced / untraced ops/s, depth 32 (per round)", per("d32t", "d32"), ">= 0.95"),
     ]
-    text = "\n".join(report(header, fig, labels, ratios))
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+    emit(report(header, fig, labels, ratios), a.out)
 
 
 if __name__ == "__main__":

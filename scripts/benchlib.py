@@ -1,9 +1,11 @@
 """What the benchmark scripts share: CPU choice, and the Markdown report
 (a table of measurements, then a table of ratios against their targets)."""
 
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 
 
@@ -42,3 +44,25 @@ def report(header, figures, labels, ratios):
         m = statistics.median(v)
         lines.append(f"| {label} | {m:.2f} | {min(v):.2f} .. {max(v):.2f} | {target} | {met(m, target)} |")
     return lines
+
+
+WB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target", "release", "wirebench")
+
+
+def wirebench(results, client, server, secs, *args):
+    """One `wirebench run` (release build), pinned, 1 s of warm-up; its summary."""
+    cmd = [WB, "run", "--results", results, "--format", "json", "--client-cpus", str(client),
+           "--server-cpus", str(server), "--duration", f"{secs}s", "--warmup", "1s", *args]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
+    return json.loads(p.stdout)["summary"]
+
+
+def emit(lines, out):
+    """Prints the report, and writes it to `out` if given."""
+    text = "\n".join(lines)
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")

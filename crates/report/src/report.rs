@@ -464,10 +464,25 @@ fn size_by_clients(runs: &[RunResult]) -> Option<(Vec<String>, Vec<Vec<String>>)
     Some((head, rows))
 }
 
-fn all_hints(runs: &[RunResult]) -> Vec<hints::Hint> {
+/// The hints as (text, " (run id)", evidence), or one line saying there
+/// are none (with an empty evidence).
+fn hint_lines(runs: &[RunResult]) -> Vec<(String, String, String)> {
     let mut h: Vec<hints::Hint> = runs.iter().flat_map(hints::of_run).collect();
     h.extend(hints::of_set(runs));
-    h
+    if h.is_empty() {
+        return vec![(
+            "None: no client-bound run, no server imbalance, no contention, no p99 far above p50."
+                .into(),
+            String::new(),
+            String::new(),
+        )];
+    }
+    h.into_iter()
+        .map(|x| {
+            let about = x.run_id.map(|r| format!(" ({r})")).unwrap_or_default();
+            (x.text, about, x.evidence)
+        })
+        .collect()
 }
 
 fn md_table(head: &[&str], rows: &[Vec<String>]) -> String {
@@ -508,17 +523,12 @@ pub fn markdown(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
         ));
     }
     s.push_str("\n## Hints\n\n");
-    let h = all_hints(runs);
-    if h.is_empty() {
-        s.push_str("None: no client-bound run, no server imbalance, no contention, no p99 far above p50.\n");
-    }
-    for x in &h {
-        let about = x
-            .run_id
-            .as_deref()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default();
-        s.push_str(&format!("- {}{about}: {}\n", x.text, x.evidence));
+    for (text, about, evidence) in hint_lines(runs) {
+        if evidence.is_empty() {
+            s.push_str(&format!("{text}\n"));
+        } else {
+            s.push_str(&format!("- {text}{about}: {evidence}\n"));
+        }
     }
     for sec in sections {
         s.push_str(&format!("\n## {}\n\n```text\n{}```\n", sec.title, sec.text));
@@ -618,22 +628,17 @@ pub fn html(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> Str
         s.push_str(&html_table(&h, &r));
     }
     s.push_str("\n<h2>Hints</h2>\n<ul>");
-    let h = all_hints(runs);
-    if h.is_empty() {
-        s.push_str("<li>None: no client-bound run, no server imbalance, no contention, no p99 far above p50.</li>");
-    }
-    for x in &h {
-        let about = x
-            .run_id
-            .as_deref()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default();
-        s.push_str(&format!(
-            "<li><b>{}</b>{}: {}</li>",
-            esc(&x.text),
-            esc(&about),
-            esc(&x.evidence)
-        ));
+    for (text, about, evidence) in hint_lines(runs) {
+        if evidence.is_empty() {
+            s.push_str(&format!("<li>{}</li>", esc(&text)));
+        } else {
+            s.push_str(&format!(
+                "<li><b>{}</b>{}: {}</li>",
+                esc(&text),
+                esc(&about),
+                esc(&evidence)
+            ));
+        }
     }
     s.push_str("</ul>\n<h2>Figures</h2>\n");
     s.push_str(&figures_html(figures));
