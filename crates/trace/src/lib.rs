@@ -90,18 +90,35 @@ pub fn now() -> u64 {
     }
 }
 
-/// Counter ticks per nanosecond, measured once (against the monotonic clock,
-/// over 20 ms).
+/// Counter ticks per nanosecond, measured once against the monotonic clock
+/// (the median of three 30 ms measurements).
 pub fn ticks_per_ns() -> f64 {
     static RATE: OnceLock<f64> = OnceLock::new();
     *RATE.get_or_init(|| {
         if cfg!(not(target_arch = "x86_64")) {
             return 1.0;
         }
-        let (t0, c0) = (std::time::Instant::now(), now());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let (t1, c1) = (std::time::Instant::now(), now());
-        (c1.wrapping_sub(c0)) as f64 / (t1 - t0).as_nanos().max(1) as f64
+        // A counter reading paired with a clock reading taken around it
+        // (retried until both clock readings are within 2 us: a VM may be
+        // descheduled between two instructions).
+        let pair = || loop {
+            let a = std::time::Instant::now();
+            let c = now();
+            let b = std::time::Instant::now();
+            if b - a < std::time::Duration::from_micros(2) {
+                return (a + (b - a) / 2, c);
+            }
+        };
+        let mut rates: Vec<f64> = (0..3)
+            .map(|_| {
+                let (t0, c0) = pair();
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                let (t1, c1) = pair();
+                c1.wrapping_sub(c0) as f64 / (t1 - t0).as_nanos().max(1) as f64
+            })
+            .collect();
+        rates.sort_by(|a, b| a.total_cmp(b));
+        rates[1]
     })
 }
 

@@ -146,9 +146,10 @@ pub struct RunArgs {
     pub(super) format: String,
     /// Record an event timeline of the requests (client: scheduled, sent, response received;
     /// embedded server: received, parsed, reply queued, reply sent) into trace-client.txt and
-    /// trace-server.txt in the run's directory; read them with `wirebench timeline`. msgr only.
-    #[arg(long)]
-    trace: bool,
+    /// trace-server.txt in the run's directory, and the client's also into FILE if given; read
+    /// them with `wirebench timeline`. msgr only.
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    trace: Option<Option<PathBuf>>,
     /// With --trace: trace one request in N (by sequence number).
     #[arg(long, requires = "trace")]
     trace_sample: Option<u64>,
@@ -198,7 +199,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         );
     }
     let shm = validate_shm(a, mode)?;
-    if a.trace && transport != TransportKind::Msgr {
+    if a.trace.is_some() && transport != TransportKind::Msgr {
         usage!("--trace: the msgr client and servers are instrumented, not {transport}");
     }
     if a.trace_sample == Some(0) {
@@ -402,7 +403,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         client_cpus: client_cpus.clone(),
         max_frame_bytes: max_frame,
         shm,
-        trace_sample: a.trace.then(|| a.trace_sample.unwrap_or(1)),
+        trace_sample: a.trace.is_some().then(|| a.trace_sample.unwrap_or(1)),
     };
     Ok((
         spec,
@@ -944,7 +945,20 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if !(1..=1000).contains(&a.repeat) {
         usage!("--repeat {}: must be between 1 and 1000", a.repeat);
     }
-    if a.repeat > 1 && a.trace {
+    if let Some(Some(f)) = &a.trace {
+        let parent = f
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            usage!(
+                "--trace {}: the directory {} does not exist",
+                f.display(),
+                parent.display()
+            );
+        }
+    }
+    if a.repeat > 1 && a.trace.is_some() {
         usage!("--trace records one run's timeline: drop it, or --repeat");
     }
     if let Some(n) = spec.trace_sample {
@@ -1014,6 +1028,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         store::append_summary_csv(&a.results, &result)?;
         if spec.trace_sample.is_some() {
             save_traces(&dir, session.server_trace.take())?;
+            if let Some(Some(f)) = &a.trace {
+                std::fs::copy(dir.join("trace-client.txt"), f)
+                    .with_context(|| format!("writing --trace {}", f.display()))?;
+            }
         }
         if let Some(path) = &a.hlog {
             let mut buf = Vec::new();
