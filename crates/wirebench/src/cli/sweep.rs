@@ -181,7 +181,8 @@ fn scalar(key: &str, v: &toml::Value) -> anyhow::Result<Vec<String>> {
 /// `key = value` as flags of `run`.
 fn to_flags(key: &str, values: &[String], bool_flags: &[String]) -> Vec<String> {
     let flag = format!("--{}", key.replace('_', "-"));
-    if bool_flags.iter().any(|b| b == key) {
+    let boolean = values.iter().all(|v| v == "true" || v == "false");
+    if bool_flags.iter().any(|b| b == key) && boolean {
         return if values.iter().any(|v| v == "true") {
             vec![flag]
         } else {
@@ -338,9 +339,13 @@ fn split(list: &CpuList, k: usize, i: usize) -> CpuList {
 }
 
 fn plan(spec: &Spec, topo: &Topology, check: bool) -> anyhow::Result<Vec<PlannedRun>> {
+    // Flags without a value, and flags whose value is optional (`--trace
+    // [FILE]`): `key = true` gives the bare flag, `key = false` nothing.
     let bool_flags: Vec<String> = RunFlags::command()
         .get_arguments()
-        .filter(|a| !a.get_action().takes_values())
+        .filter(|a| {
+            !a.get_action().takes_values() || a.get_num_args().is_some_and(|n| n.min_values() == 0)
+        })
         .filter_map(|a| a.get_long())
         .map(|l| l.replace('-', "_"))
         .collect();
