@@ -6,7 +6,7 @@ use crate::hints;
 use crate::plot::{self, Axis, Series};
 use std::collections::BTreeMap;
 use wirebench_core::hist;
-use wirebench_core::result::{Phase, RunResult};
+use wirebench_core::result::RunResult;
 use wirebench_core::units::{format_ns, format_rate};
 
 /// What to plot throughput against, and what makes a line.
@@ -653,14 +653,6 @@ pub fn html(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> Str
     s.push_str("<h2>Environment</h2>\n");
     s.push_str(&html_table(&eh, &er));
     page("wirebench report", &s)
-}
-
-/// Measured seconds of a run (for callers that check a report's inputs).
-pub fn measured_seconds(r: &RunResult) -> usize {
-    r.intervals
-        .iter()
-        .filter(|i| i.phase == Phase::Measure)
-        .count()
 }
 
 #[cfg(test)]
