@@ -1,4 +1,5 @@
-//! Leftovers of dead processes: files named `wirebench-shm-<pid>...` in the
+//! Leftovers of dead processes: files named `wirebench-shm-<pid>...` (and
+//! `wirebench-trace-server-<pid>.txt`) in the
 //! temporary directory and in /dev/shm whose PID no longer runs. A running
 //! process's files are never touched, whoever owns them.
 
@@ -17,9 +18,15 @@ pub fn places() -> Vec<PathBuf> {
     v
 }
 
+/// Prefixes of the temporary files wirebench names after their owner's PID:
+/// the shm server's control socket, and the trace an embedded server
+/// writes for its run (`run --trace`) before the run moves it into its
+/// results (left in place if the run is killed first).
+pub const PREFIXES: [&str; 2] = [PREFIX, "wirebench-trace-server-"];
+
 /// The owner's PID in a name of ours.
 pub fn owner(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix(PREFIX)?;
+    let rest = PREFIXES.iter().find_map(|p| name.strip_prefix(p))?;
     let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
     digits.parse().ok()
 }
@@ -95,5 +102,6 @@ mod tests {
         assert_eq!(owner("wirebench-shm-77-3"), Some(77));
         assert_eq!(owner("wirebench-shm-x"), None);
         assert_eq!(owner("other-123"), None);
+        assert_eq!(owner("wirebench-trace-server-42.txt"), Some(42));
     }
 }

@@ -49,7 +49,7 @@ enum Command {
     Compare(compare::CompareArgs),
     /// The machine's topology and the server/client cpusets of each placement policy per client count.
     Topo(topo::TopoArgs),
-    /// Remove wirebench-shm-PID files of processes that no longer run (temporary directory, /dev/shm).
+    /// Remove wirebench-shm-PID and wirebench-trace-server-PID files of processes that no longer run (temporary directory, /dev/shm).
     Clean(shm::CleanArgs),
     /// One client process of a shm run with --clients-as processes (started by `run`).
     #[command(hide = true)]
