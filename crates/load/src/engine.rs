@@ -40,6 +40,10 @@ pub struct LoadConfig {
     pub arrival: Arrival,
     /// Seeds the Poisson timetables (one stream per connection).
     pub seed: u64,
+    /// Connections may finish before the run's end (they ran out of work):
+    /// the run ends when all have.
+    #[serde(default)]
+    pub finite_work: bool,
     /// Busy-poll: the worker runtimes never sleep in the kernel.
     pub poll: bool,
     /// Worker `i` is pinned to `client_cpus[i % len]`; empty: not pinned.
@@ -63,6 +67,7 @@ impl Default for LoadConfig {
             rate: None,
             arrival: Arrival::Uniform,
             seed: 1,
+            finite_work: false,
             poll: false,
             client_cpus: Vec::new(),
             sampler: Sampler::default(),
@@ -226,7 +231,7 @@ pub fn run_load<T: Transport>(
     })
 }
 
-fn worker_thread(id: usize, f: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<()> {
+pub(crate) fn worker_thread(id: usize, f: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
         .name(format!("wb-client-{id}"))
         .spawn(f)
@@ -514,13 +519,13 @@ enum Stop {
 
 /// The first error of a worker's connections, and a wake-up for it.
 #[derive(Default)]
-struct ErrorSlot {
+pub(crate) struct ErrorSlot {
     first: RefCell<Option<String>>,
     notify: Notify,
 }
 
 impl ErrorSlot {
-    fn set(&self, e: String) {
+    pub(crate) fn set(&self, e: String) {
         let mut f = self.first.borrow_mut();
         if f.is_none() {
             *f = Some(e);
@@ -535,8 +540,28 @@ fn worker_main<T: Transport>(
     cfg: LoadConfig,
     msgs: mpsc::Sender<Msg>,
     start: oneshot::Receiver<Schedule>,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
+    let pattern = transport.pattern();
+    let link = WorkerLink { id, cfg, msgs, start, stop };
+    async_worker_main(
+        link,
+        |j| transport.connect(id, j),
+        move |conn, ctx| drive_conn(conn, pattern, ctx),
+    )
+}
+
+/// A worker of an async transport: connects, waits for the start, then
+/// runs `drive` on each connection on its current-thread runtime until the
+/// run ends, an error, or every connection finished.
+pub(crate) fn async_worker_main<C, CF, D, DF>(link: WorkerLink, connect: impl Fn(usize) -> CF, drive: D)
+where
+    C: 'static,
+    CF: std::future::Future<Output = std::io::Result<C>>,
+    D: Fn(C, ConnCtx) -> DF,
+    DF: std::future::Future<Output = std::io::Result<()>> + 'static,
+{
+    let WorkerLink { id, cfg, msgs, start, mut stop } = link;
     let done = |error: Option<String>| {
         let _ = msgs.send(Msg::Done { worker: id, error });
     };
@@ -561,7 +586,7 @@ fn worker_main<T: Transport>(
         let began = Instant::now();
         let mut conns = Vec::new();
         for j in 0..cfg.conns_per_client {
-            let c = tokio::time::timeout(cfg.connect_timeout, transport.connect(id, j)).await;
+            let c = tokio::time::timeout(cfg.connect_timeout, connect(j)).await;
             match c {
                 Ok(Ok(c)) => conns.push(c),
                 Ok(Err(e)) => return Err(format!("client {id} connection {j}: {e}")),
@@ -604,12 +629,12 @@ fn worker_main<T: Transport>(
                 }
                 None => None,
             };
-            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer };
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40 };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
-            let pattern = transport.pattern();
+            let errs = ctx.errors.clone();
+            let driving = drive(conn, ctx);
             tokio::task::spawn_local(async move {
-                let errs = ctx.errors.clone();
-                match drive_conn(conn, pattern, ctx).await {
+                match driving.await {
                     Ok(()) => {
                         remaining.set(remaining.get() - 1);
                         if remaining.get() == 0 {
@@ -637,7 +662,8 @@ fn worker_main<T: Transport>(
                 }
             }
         };
-        let count_mode = cfg.count.is_some();
+        // Count mode, or connections that may run out of work (typed operations).
+        let count_mode = cfg.count.is_some() || cfg.finite_work;
         // Biased: when the run ended and a connection failed at once (the
         // peer saw the end first), the end wins.
         let why = tokio::select! {
@@ -728,15 +754,17 @@ impl WorkerRec {
     }
 }
 
-struct ConnCtx {
-    rec: Rc<RefCell<WorkerRec>>,
-    errors: Rc<ErrorSlot>,
+pub(crate) struct ConnCtx {
+    pub(crate) rec: Rc<RefCell<WorkerRec>>,
+    pub(crate) errors: Rc<ErrorSlot>,
     /// Closed loop: requests outstanding. Open loop: the most outstanding
     /// (later requests wait, their latency still runs from their intended time).
     depth: usize,
-    quota: Quota,
+    pub(crate) quota: Quota,
     /// Open loop only.
-    pacer: Option<Pacer>,
+    pub(crate) pacer: Option<Pacer>,
+    /// The connection's number (over all workers) << 40: unique operation numbers.
+    pub(crate) seq_base: u64,
 }
 
 /// The timetable of one open-loop connection.
@@ -746,7 +774,7 @@ pub(crate) struct Pacer {
     poisson: bool,
     rng: u64,
     /// For async workers; blocking ones sleep with `os::sleep_precise`.
-    timer: Option<crate::os::PreciseTimer>,
+    pub(crate) timer: Option<crate::os::PreciseTimer>,
 }
 
 impl Pacer {
@@ -804,7 +832,7 @@ impl Pacer {
 
 /// The worker's recorder, its intervals advanced to `now`; None once the
 /// run is over (nothing more is recorded).
-fn recorder_at(rec: &RefCell<WorkerRec>, now: Instant) -> Option<std::cell::RefMut<'_, WorkerRec>> {
+pub(crate) fn recorder_at(rec: &RefCell<WorkerRec>, now: Instant) -> Option<std::cell::RefMut<'_, WorkerRec>> {
     let mut w = rec.borrow_mut();
     w.advance(now);
     (!w.finished).then_some(w)
@@ -865,7 +893,7 @@ struct InFlight {
 }
 
 /// An error after the run's end is no error: peers may close first.
-fn after_end<T: Default>(ctx: &ConnCtx, e: std::io::Error) -> std::io::Result<T> {
+pub(crate) fn after_end<T: Default>(ctx: &ConnCtx, e: std::io::Error) -> std::io::Result<T> {
     if ctx.rec.borrow().finished {
         Ok(T::default())
     } else {

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod blocking;
+pub mod calls;
 pub mod engine;
 pub mod mock;
 pub mod os;

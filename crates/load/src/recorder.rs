@@ -3,7 +3,50 @@
 //! RefCell, no atomics); the worker's ticker takes a snapshot at each
 //! interval boundary.
 
+use std::collections::BTreeMap;
 use wirebench_core::hist::{self, LatencyHist};
+
+/// Counters of one operation type (S3: get, put...), for transports whose
+/// connections perform typed operations ([`crate::calls`]).
+#[derive(Debug, Clone)]
+pub struct OpData {
+    /// Operations that succeeded (failures are in `errors`, not in the histograms).
+    pub ops: u64,
+    pub errors: u64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    pub hist: LatencyHist,
+    /// Time to first byte, from the same start as `hist`.
+    pub ttfb: LatencyHist,
+    /// How many operations had a first byte (the size of `ttfb`).
+    pub ttfb_count: u64,
+}
+
+impl Default for OpData {
+    fn default() -> Self {
+        OpData {
+            ops: 0,
+            errors: 0,
+            bytes_out: 0,
+            bytes_in: 0,
+            hist: hist::new_hist(),
+            ttfb: hist::new_hist(),
+            ttfb_count: 0,
+        }
+    }
+}
+
+impl OpData {
+    pub fn merge(&mut self, o: &OpData) {
+        self.ops += o.ops;
+        self.errors += o.errors;
+        self.bytes_out += o.bytes_out;
+        self.bytes_in += o.bytes_in;
+        self.ttfb_count += o.ttfb_count;
+        self.hist.add(&o.hist).expect("histograms share bounds");
+        self.ttfb.add(&o.ttfb).expect("histograms share bounds");
+    }
+}
 
 /// Counters of one interval.
 #[derive(Debug, Clone)]
@@ -18,6 +61,10 @@ pub struct IntervalData {
     pub hist: LatencyHist,
     /// Service time: from the actual send. Equals `hist` in closed loop.
     pub service: LatencyHist,
+    /// Per operation type (typed-operation transports only; else empty).
+    pub by_op: BTreeMap<&'static str, OpData>,
+    /// Failed operations by cause ("404 NoSuchKey"); their sum is `errors`.
+    pub failures: BTreeMap<String, u64>,
 }
 
 impl IntervalData {
@@ -31,6 +78,8 @@ impl IntervalData {
             errors: 0,
             hist: hist::new_hist(),
             service: hist::new_hist(),
+            by_op: BTreeMap::new(),
+            failures: BTreeMap::new(),
         }
     }
 
@@ -46,6 +95,12 @@ impl IntervalData {
         self.service
             .add(&o.service)
             .expect("histograms share bounds");
+        for (k, v) in &o.by_op {
+            self.by_op.entry(k).or_default().merge(v);
+        }
+        for (k, v) in &o.failures {
+            *self.failures.entry(k.clone()).or_default() += v;
+        }
     }
 }
 
@@ -96,8 +151,48 @@ impl Recorder {
         self.cur.errors += 1;
     }
 
+    /// Records one typed operation that succeeded: its latency, service
+    /// time and time to first byte (if it had one).
+    pub fn op_done(&mut self, op: &'static str, t: OpTimes, bytes_out: u64, bytes_in: u64) {
+        self.timing(t.latency_ns, t.service_ns, 1);
+        self.completed(1);
+        let d = self.cur.by_op.entry(op).or_default();
+        d.ops += 1;
+        d.bytes_out += bytes_out;
+        d.bytes_in += bytes_in;
+        d.hist
+            .saturating_record(t.latency_ns.clamp(1, hist::MAX_TRACKED_NS));
+        if let Some(f) = t.ttfb_ns {
+            d.ttfb.saturating_record(f.clamp(1, hist::MAX_TRACKED_NS));
+            d.ttfb_count += 1;
+        }
+    }
+
+    /// Records one typed operation that failed, by cause.
+    pub fn op_failed(&mut self, op: &'static str, cause: &str) {
+        self.cur.errors += 1;
+        self.cur.by_op.entry(op).or_default().errors += 1;
+        match self.cur.failures.get_mut(cause) {
+            Some(n) => *n += 1,
+            None => {
+                self.cur.failures.insert(cause.to_string(), 1);
+            }
+        }
+    }
+
     /// Ends the current interval: returns its data and starts a new one.
     pub fn take(&mut self) -> IntervalData {
         std::mem::take(&mut self.cur)
     }
+}
+
+/// The times of one typed operation, in nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct OpTimes {
+    /// From the intended start (open loop) or the start (closed loop).
+    pub latency_ns: u64,
+    /// From the actual start.
+    pub service_ns: u64,
+    /// To the first byte, from the same start as `latency_ns`.
+    pub ttfb_ns: Option<u64>,
 }

@@ -92,6 +92,9 @@ fn from_wire(w: WireData) -> Result<IntervalData, String> {
         errors: w.errors,
         hist: dec(&w.hist)?,
         service: dec(&w.service)?,
+        // Typed operations (S3) run in threads only.
+        by_op: Default::default(),
+        failures: Default::default(),
     })
 }
 
