@@ -7,6 +7,7 @@ use crate::hist::LatencySummary;
 use crate::spec::RunSpec;
 use crate::topo::CpuList;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 pub const SCHEMA_VERSION: u32 = 2;
 
@@ -154,6 +155,42 @@ pub struct Summary {
     /// with fewer than 4 whole seconds).
     #[serde(default)]
     pub throughput_trend: Option<crate::stats::Trend>,
+    /// Per operation type (S3), keyed by type.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_op: BTreeMap<String, OpSummary>,
+    /// Failed operations by cause ("404 NoSuchKey", "503 SlowDown").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failures: BTreeMap<String, u64>,
+}
+
+/// The figures of one operation type (S3: get, put...) over the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct OpSummary {
+    /// Operations that succeeded; failed ones are in `errors` only.
+    pub ops: u64,
+    pub errors: u64,
+    pub ops_per_s: f64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    /// Bytes of this type's payloads (written or read) per second, in MB/s (10^6).
+    pub mb_per_s: f64,
+    pub latency: LatencySummary,
+    /// Time to first byte (GET: the first byte of the body; PUT: the response
+    /// headers, after the body was sent), from the same start as `latency`.
+    pub ttfb: Option<LatencySummary>,
+    pub latency_hist: String,
+    #[serde(default)]
+    pub ttfb_hist: String,
+}
+
+/// A phase run apart from the measured load (S3: creating the objects a
+/// read workload needs, and deleting them afterwards).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PhaseReport {
+    pub objects: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub errors: u64,
 }
 
 /// Everything about one run.
@@ -175,6 +212,12 @@ pub struct RunResult {
     /// Service-time histogram of the measured phase.
     pub service_hist: String,
     pub server: Option<ServerReport>,
+    /// S3: the prepare phase (objects created for the workload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepare: Option<PhaseReport>,
+    /// S3: the cleanup phase (objects the run created, deleted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<PhaseReport>,
     /// The `--slo` objectives checked against this run.
     #[serde(default)]
     pub slos: Vec<crate::slo::SloOutcome>,
@@ -242,6 +285,7 @@ pub mod fixture {
                 max_frame_bytes: 16 << 20,
                 shm: None,
                 trace_sample: None,
+                s3: None,
             },
             env: Environment::capture("0.1.0", "deadbeef"),
             placement: Placement {
@@ -263,6 +307,8 @@ pub mod fixture {
             latency_hist: hist::encode(&h),
             service_hist: hist::encode(&h),
             server: None,
+            prepare: None,
+            cleanup: None,
             slos: vec![],
             warnings: vec![],
         }

@@ -12,6 +12,8 @@ use std::str::FromStr;
 pub enum TransportKind {
     Msgr,
     Shm,
+    /// S3 over HTTP/1.1, against any endpoint or the embedded fake server.
+    S3,
 }
 
 /// The design of a reference messenger server.
@@ -43,6 +45,13 @@ pub enum Mode {
     Async,
     /// shm: requests only; the server reads and drops them.
     Nores,
+    /// S3 workloads (`--workload`): one operation type, or a weighted mix.
+    Put,
+    Get,
+    Head,
+    Delete,
+    List,
+    Mixed,
 }
 
 impl Mode {
@@ -56,6 +65,14 @@ impl Mode {
         match t {
             TransportKind::Msgr => &[Mode::Echo, Mode::Oneway, Mode::Stream, Mode::Rr],
             TransportKind::Shm => &[Mode::Sync, Mode::Async, Mode::Nores, Mode::Stream],
+            TransportKind::S3 => &[
+                Mode::Get,
+                Mode::Put,
+                Mode::Head,
+                Mode::Delete,
+                Mode::List,
+                Mode::Mixed,
+            ],
         }
     }
 }
@@ -120,8 +137,11 @@ macro_rules! text_enum {
 }
 text_enum!(Arch, "reactor" => Arch::Reactor, "pool" => Arch::Pool);
 text_enum!(Mode, "echo" => Mode::Echo, "oneway" => Mode::Oneway, "stream" => Mode::Stream, "rr" => Mode::Rr,
-    "sync" => Mode::Sync, "async" => Mode::Async, "nores" => Mode::Nores);
-text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm);
+    "sync" => Mode::Sync, "async" => Mode::Async, "nores" => Mode::Nores,
+    "put" => Mode::Put, "get" => Mode::Get, "head" => Mode::Head, "delete" => Mode::Delete,
+    "list" => Mode::List, "mixed" => Mode::Mixed);
+text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm, "s3" => TransportKind::S3);
+text_enum!(UrlStyle, "path" => UrlStyle::Path, "virtual" => UrlStyle::Virtual);
 text_enum!(Wait, "spin" => Wait::Spin, "futex" => Wait::Futex, "adaptive" => Wait::Adaptive);
 text_enum!(Channel, "shm" => Channel::Shm, "unix" => Channel::Unix, "tcp" => Channel::Tcp, "pipe" => Channel::Pipe);
 text_enum!(ClientsAs, "threads" => ClientsAs::Threads, "processes" => ClientsAs::Processes);
@@ -142,6 +162,13 @@ pub enum Endpoint {
     /// `host:port`, as written (resolved when connecting).
     Tcp(String),
     Unix(std::path::PathBuf),
+    /// `s3://HOST:PORT/BUCKET` (`s3s://` with TLS).
+    S3 {
+        tls: bool,
+        /// `host:port`, as written.
+        addr: String,
+        bucket: String,
+    },
 }
 
 impl FromStr for Endpoint {
@@ -165,9 +192,32 @@ impl FromStr for Endpoint {
                 ));
             }
             Ok(Endpoint::Unix(rest.into()))
+        } else if let Some((tls, rest)) = s
+            .strip_prefix("s3://")
+            .map(|r| (false, r))
+            .or_else(|| s.strip_prefix("s3s://").map(|r| (true, r)))
+        {
+            let bad = || {
+                format!(
+                    "'{s}': an S3 endpoint is s3://HOST:PORT/BUCKET (s3s:// for TLS), e.g. s3://127.0.0.1:9000/bench"
+                )
+            };
+            let (addr, bucket) = rest.split_once('/').ok_or_else(bad)?;
+            let bucket = bucket.trim_end_matches('/');
+            let addr_ok = addr
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+            if !addr_ok || !valid_bucket(bucket) {
+                return Err(bad());
+            }
+            Ok(Endpoint::S3 {
+                tls,
+                addr: addr.to_string(),
+                bucket: bucket.to_string(),
+            })
         } else {
             Err(format!(
-                "'{s}' is not an endpoint: write tcp://HOST:PORT or unix:PATH"
+                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH or s3://HOST:PORT/BUCKET"
             ))
         }
     }
@@ -178,6 +228,9 @@ impl fmt::Display for Endpoint {
         match self {
             Endpoint::Tcp(a) => write!(f, "tcp://{a}"),
             Endpoint::Unix(p) => write!(f, "unix:{}", p.display()),
+            Endpoint::S3 { tls, addr, bucket } => {
+                write!(f, "{}://{addr}/{bucket}", if *tls { "s3s" } else { "s3" })
+            }
         }
     }
 }
@@ -193,6 +246,128 @@ impl TryFrom<String> for Endpoint {
     fn try_from(s: String) -> Result<Self, String> {
         s.parse()
     }
+}
+
+/// Whether `b` is a valid S3 bucket name (3-63 of a-z, 0-9, '.', '-';
+/// starting and ending with a letter or digit).
+pub fn valid_bucket(b: &str) -> bool {
+    let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-';
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (3..=63).contains(&b.len())
+        && b.chars().all(ok_char)
+        && edge(b.chars().next())
+        && edge(b.chars().last())
+}
+
+/// How S3 requests name the bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UrlStyle {
+    /// `http://host/bucket/key`.
+    Path,
+    /// `http://bucket.host/key` (the connection still goes to the endpoint's address).
+    Virtual,
+}
+
+/// Object sizes: one, a list (objects take them in turn), or a range
+/// (log-uniform, so small and large sizes are equally represented by
+/// order of magnitude). An object's size follows from its number alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SizeSpec {
+    Fixed(u64),
+    List(Vec<u64>),
+    Range { min: u64, max: u64 },
+}
+
+impl SizeSpec {
+    /// Parses `4KiB`, `4KiB,1MiB`, or `1KiB..1MiB`.
+    pub fn parse(text: &str) -> Result<SizeSpec, String> {
+        let one = |t: &str| crate::units::parse_size(t.trim()).map_err(|e| e.to_string());
+        if let Some((a, b)) = text.split_once("..") {
+            let (min, max) = (one(a)?, one(b)?);
+            if min == 0 || min >= max {
+                return Err(format!(
+                    "'{text}': a size range is MIN..MAX with 0 < MIN < MAX"
+                ));
+            }
+            Ok(SizeSpec::Range { min, max })
+        } else if text.contains(',') {
+            let v = text.split(',').map(one).collect::<Result<Vec<_>, _>>()?;
+            Ok(SizeSpec::List(v))
+        } else {
+            Ok(SizeSpec::Fixed(one(text)?))
+        }
+    }
+
+    /// The size of object number `i`.
+    pub fn size_of(&self, i: u64) -> u64 {
+        match self {
+            SizeSpec::Fixed(n) => *n,
+            SizeSpec::List(v) => v[(i % v.len() as u64) as usize],
+            SizeSpec::Range { min, max } => {
+                let u = (crate::spec::mix64(i) >> 11) as f64 / (1u64 << 53) as f64;
+                let (lo, hi) = ((*min as f64).ln(), (*max as f64).ln());
+                ((lo + u * (hi - lo)).exp().round() as u64).clamp(*min, *max)
+            }
+        }
+    }
+
+    /// The largest size.
+    pub fn max(&self) -> u64 {
+        match self {
+            SizeSpec::Fixed(n) => *n,
+            SizeSpec::List(v) => v.iter().copied().max().unwrap_or(0),
+            SizeSpec::Range { max, .. } => *max,
+        }
+    }
+}
+
+impl fmt::Display for SizeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::units::format_size as fs;
+        match self {
+            SizeSpec::Fixed(n) => write!(f, "{}", fs(*n)),
+            SizeSpec::List(v) => {
+                let v: Vec<String> = v.iter().map(|n| fs(*n)).collect();
+                write!(f, "{}", v.join(","))
+            }
+            SizeSpec::Range { min, max } => write!(f, "{}..{}", fs(*min), fs(*max)),
+        }
+    }
+}
+
+/// splitmix64's finalizer: a well-mixed 64-bit hash of `x`.
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The S3 transport's settings. Credentials are never part of a spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct S3Spec {
+    /// Weights of the operations of `--workload mixed` (empty otherwise).
+    pub mix: Vec<(Mode, u32)>,
+    /// Objects the workload works on (created by the prepare phase for reads).
+    pub objects: u64,
+    pub sizes: SizeSpec,
+    /// Keys are `<prefix><number>`.
+    pub prefix: String,
+    pub style: UrlStyle,
+    pub region: String,
+    /// Objects larger than this are uploaded in parts of `part_size`.
+    pub multipart_threshold: u64,
+    pub part_size: u64,
+    /// Parts uploaded at once (extra connections per connection).
+    pub put_parts: usize,
+    /// GETs: ranged reads of `part_size` at once (1: one streamed GET).
+    pub get_parts: usize,
+    /// Keep the objects the run created.
+    pub keep: bool,
+    /// Requests are signed (credentials were given).
+    pub signed: bool,
 }
 
 /// The server a run measures.
@@ -250,6 +425,9 @@ pub struct RunSpec {
     /// The shm transport's settings (None for msgr).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm: Option<ShmSpec>,
+    /// The S3 transport's settings (None for other transports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3: Option<S3Spec>,
     /// Event tracing: one operation in this many traced (None: no trace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_sample: Option<u64>,

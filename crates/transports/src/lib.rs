@@ -10,5 +10,6 @@
 //! ```
 
 pub mod msgr;
+pub mod s3;
 pub mod shm;
 pub mod sys;

@@ -100,6 +100,7 @@ impl Transport for MsgrClient {
     fn pattern(&self) -> Pattern {
         match self.mode {
             Mode::Echo | Mode::Rr | Mode::Sync | Mode::Async => Pattern::RequestResponse,
+            Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed => Pattern::RequestResponse,
             Mode::Oneway | Mode::Nores => Pattern::SendOnly,
             Mode::Stream => Pattern::ReceiveOnly,
         }
@@ -124,9 +125,9 @@ impl Transport for MsgrClient {
             Mode::Oneway => (Kind::OneWay, self.size, Kind::Response, 0),
             Mode::Stream => (Kind::Request, 0, Kind::Stream, self.size),
             Mode::Rr => (Kind::Request, self.size, Kind::Response, self.response_size),
-            m @ (Mode::Sync | Mode::Async | Mode::Nores) => {
+            m @ (Mode::Sync | Mode::Async | Mode::Nores | Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed) => {
                 return Err(io::Error::other(format!(
-                    "{m} is a shm mode, not a msgr one"
+                    "{m} is not a msgr mode"
                 )));
             }
         };

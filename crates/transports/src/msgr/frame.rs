@@ -66,6 +66,7 @@ pub fn mode_code(m: Mode) -> Option<u8> {
         Mode::Oneway => Some(2),
         Mode::Stream => Some(3),
         Mode::Rr | Mode::Sync | Mode::Async | Mode::Nores => None,
+        Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed => None,
     }
 }
 

@@ -25,6 +25,9 @@ impl Stream {
                 Stream::Tcp(s)
             }
             Endpoint::Unix(path) => Stream::Unix(UnixStream::connect(path).await?),
+            Endpoint::S3 { .. } => {
+                return Err(io::Error::other(format!("{ep}: an S3 endpoint, not a messenger one")));
+            }
         };
         Ok(s)
     }

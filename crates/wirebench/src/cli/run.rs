@@ -1327,6 +1327,8 @@ fn build_result(
         latency_hist: hist::encode(&m.hist),
         service_hist: hist::encode(&m.service),
         server: None,
+        prepare: None,
+        cleanup: None,
         slos: Vec::new(),
         warnings,
     }

@@ -1,0 +1,301 @@
+//! The S3 client: one HTTP/1.1 keep-alive connection per [`HttpConn`],
+//! requests presigned with SigV4 by rusty-s3 (query-string signing, the
+//! payload unsigned), responses streamed and discarded as they arrive
+//! (checked against the expected bytes with `--verify`).
+//!
+//! Time to first byte: for a GET, when the first byte of the body arrives;
+//! for every other request, when the response headers arrive (a PUT's
+//! headers come after its whole body was sent).
+
+use super::payload::{self, Payload};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use rusty_s3::{Bucket, Credentials, S3Action};
+use std::io;
+use std::time::{Duration, Instant};
+use url::Url;
+
+/// How long a presigned request stays valid.
+const EXPIRES: Duration = Duration::from_secs(3600);
+/// The most of an error or XML response body kept.
+const MAX_KEPT: usize = 1 << 20;
+
+fn io_err(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+/// One HTTP/1.1 connection, reopened once if the server closed it while idle.
+pub struct HttpConn {
+    addr: String,
+    send: SendRequest<Payload>,
+}
+
+impl HttpConn {
+    pub async fn connect(addr: &str) -> io::Result<HttpConn> {
+        Ok(HttpConn {
+            addr: addr.to_string(),
+            send: Self::open(addr).await?,
+        })
+    }
+
+    async fn open(addr: &str) -> io::Result<SendRequest<Payload>> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(io_err)?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(send)
+    }
+
+    async fn ready(&mut self) -> io::Result<()> {
+        if self.send.is_closed() || self.send.ready().await.is_err() {
+            // Closed while idle (keep-alive timeout): reconnect once; a dead
+            // server refuses, which ends the run.
+            self.send = Self::open(&self.addr).await?;
+            self.send.ready().await.map_err(io_err)?;
+        }
+        Ok(())
+    }
+}
+
+/// What to do with a response body.
+#[derive(Debug, Clone, Copy)]
+pub enum Sink {
+    /// Count and drop it.
+    Discard,
+    /// Check it against object `seed`'s bytes from `offset`.
+    Verify { seed: u64, offset: u64 },
+    /// Keep it (XML answers), up to 1 MiB.
+    Keep,
+}
+
+/// A response, read to its end.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers_at: Instant,
+    pub first_body_at: Option<Instant>,
+    pub bytes_in: u64,
+    pub kept: Vec<u8>,
+    /// "404 NoSuchKey": the status and the S3 error code, for an error status.
+    pub failure: Option<String>,
+    pub etag: Option<String>,
+    pub content_length: Option<u64>,
+}
+
+/// An S3 bucket as seen by the client.
+#[derive(Clone)]
+pub struct S3Client {
+    pub bucket: Bucket,
+    creds: Option<Credentials>,
+    /// Where connections go (the endpoint's host:port, whatever the style).
+    pub addr: String,
+}
+
+impl S3Client {
+    pub fn new(
+        addr: &str,
+        bucket: &str,
+        style: wirebench_core::spec::UrlStyle,
+        region: &str,
+        creds: Option<Credentials>,
+    ) -> Result<S3Client, String> {
+        let base = Url::parse(&format!("http://{addr}/"))
+            .map_err(|e| format!("'{addr}' is not a host and port: {e}"))?;
+        let style = match style {
+            wirebench_core::spec::UrlStyle::Path => rusty_s3::UrlStyle::Path,
+            wirebench_core::spec::UrlStyle::Virtual => rusty_s3::UrlStyle::VirtualHost,
+        };
+        let bucket = Bucket::new(base, style, bucket.to_string(), region.to_string())
+            .map_err(|e| match e {
+                rusty_s3::BucketError::ParseError(_) | rusty_s3::BucketError::MissingHost => {
+                    format!("bucket '{bucket}' at {addr}: {e}")
+                }
+                _ => format!(
+                    "bucket '{bucket}' at {addr}: {e} (virtual-host style needs a host name, not an IP address)"
+                ),
+            })?;
+        Ok(S3Client {
+            bucket,
+            creds,
+            addr: addr.to_string(),
+        })
+    }
+
+    pub fn creds(&self) -> Option<&Credentials> {
+        self.creds.as_ref()
+    }
+
+    /// Sends one request and reads its response to the end.
+    pub async fn exec(
+        &self,
+        conn: &mut HttpConn,
+        method: rusty_s3::Method,
+        url: Url,
+        headers: &[(&str, String)],
+        body: Payload,
+        sink: Sink,
+    ) -> io::Result<Reply> {
+        let mut target = url.path().to_string();
+        if let Some(q) = url.query() {
+            target.push('?');
+            target.push_str(q);
+        }
+        let host = match url.port() {
+            Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
+            None => url.host_str().unwrap_or_default().to_string(),
+        };
+        let len = http_body::Body::size_hint(&body).exact().unwrap_or(0);
+        let method = match method {
+            rusty_s3::Method::Get => http::Method::GET,
+            rusty_s3::Method::Put => http::Method::PUT,
+            rusty_s3::Method::Head => http::Method::HEAD,
+            rusty_s3::Method::Delete => http::Method::DELETE,
+            rusty_s3::Method::Post => http::Method::POST,
+        };
+        let mut req = http::Request::builder()
+            .method(method.clone())
+            .uri(target)
+            .header(http::header::HOST, host);
+        if method == http::Method::PUT || method == http::Method::POST {
+            req = req.header(http::header::CONTENT_LENGTH, len);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        let req = req.body(body).map_err(io_err)?;
+        conn.ready().await?;
+        let resp = conn.send.send_request(req).await.map_err(io_err)?;
+        let headers_at = Instant::now();
+        let status = resp.status().as_u16();
+        let etag = resp
+            .headers()
+            .get(http::header::ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let content_length = resp
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse().ok());
+        let error = status >= 300;
+        let mut body = resp.into_body();
+        let mut reply = Reply {
+            status,
+            headers_at,
+            first_body_at: None,
+            bytes_in: 0,
+            kept: Vec::new(),
+            failure: None,
+            etag,
+            content_length,
+        };
+        let mut mismatch = false;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(io_err)?;
+            let Ok(data) = frame.into_data() else { continue };
+            if data.is_empty() {
+                continue;
+            }
+            reply.first_body_at.get_or_insert_with(Instant::now);
+            match sink {
+                _ if error => keep(&mut reply.kept, &data),
+                Sink::Keep => keep(&mut reply.kept, &data),
+                Sink::Verify { seed, offset } => {
+                    if !mismatch && !payload::check(seed, offset + reply.bytes_in, &data) {
+                        mismatch = true;
+                    }
+                }
+                Sink::Discard => {}
+            }
+            reply.bytes_in += data.len() as u64;
+        }
+        if error {
+            let text = String::from_utf8_lossy(&reply.kept);
+            reply.failure = Some(match xml_value(&text, "Code") {
+                Some(code) => format!("{status} {code}"),
+                None => status.to_string(),
+            });
+        } else if mismatch {
+            reply.failure = Some("data mismatch".into());
+        }
+        Ok(reply)
+    }
+
+    pub fn put_url(&self, key: &str) -> Url {
+        self.bucket.put_object(self.creds(), key).sign(EXPIRES)
+    }
+    pub fn get_url(&self, key: &str) -> Url {
+        self.bucket.get_object(self.creds(), key).sign(EXPIRES)
+    }
+    pub fn head_url(&self, key: &str) -> Url {
+        self.bucket.head_object(self.creds(), key).sign(EXPIRES)
+    }
+    pub fn delete_url(&self, key: &str) -> Url {
+        self.bucket.delete_object(self.creds(), key).sign(EXPIRES)
+    }
+    pub fn head_bucket_url(&self) -> Url {
+        self.bucket.head_bucket(self.creds()).sign(EXPIRES)
+    }
+    pub fn create_bucket_url(&self) -> Option<Url> {
+        Some(self.bucket.create_bucket(self.creds()?).sign(EXPIRES))
+    }
+    pub fn list_url(&self, prefix: &str, max_keys: usize) -> Url {
+        let mut a = self.bucket.list_objects_v2(self.creds());
+        a.with_prefix(prefix);
+        a.with_max_keys(max_keys);
+        a.sign(EXPIRES)
+    }
+    pub fn create_multipart_url(&self, key: &str) -> Url {
+        self.bucket
+            .create_multipart_upload(self.creds(), key)
+            .sign(EXPIRES)
+    }
+    pub fn upload_part_url(&self, key: &str, part: u16, upload_id: &str) -> Url {
+        self.bucket
+            .upload_part(self.creds(), key, part, upload_id)
+            .sign(EXPIRES)
+    }
+    pub fn complete_multipart(
+        &self,
+        key: &str,
+        upload_id: &str,
+        etags: &[String],
+    ) -> (Url, String) {
+        let a = self.bucket.complete_multipart_upload(
+            self.creds(),
+            key,
+            upload_id,
+            etags.iter().map(String::as_str),
+        );
+        let url = a.sign(EXPIRES);
+        (url, a.body())
+    }
+    pub fn abort_multipart_url(&self, key: &str, upload_id: &str) -> Url {
+        self.bucket
+            .abort_multipart_upload(self.creds(), key, upload_id)
+            .sign(EXPIRES)
+    }
+}
+
+fn keep(kept: &mut Vec<u8>, data: &Bytes) {
+    let room = MAX_KEPT.saturating_sub(kept.len());
+    kept.extend_from_slice(&data[..data.len().min(room)]);
+}
+
+/// The text of the first `<name>` element of an XML document.
+pub fn xml_value(xml: &str, name: &str) -> Option<String> {
+    let open = format!("<{name}>");
+    let start = xml.find(&open)? + open.len();
+    let end = xml[start..].find(&format!("</{name}>"))? + start;
+    Some(xml[start..end].to_string())
+}
+
+/// How many `<name>` elements an XML document has.
+pub fn xml_count(xml: &str, name: &str) -> usize {
+    xml.matches(&format!("<{name}>")).count()
+}

@@ -1,0 +1,531 @@
+//! The embedded fake S3 server (`serve --transport s3`): s3s parses,
+//! routes and (when given credentials) checks SigV4 signatures; this
+//! backend keeps object metadata in memory, counts written data and drops
+//! it, and answers reads with zeroes of the stored size. Memory is bounded:
+//! at most `max_objects` objects and `max_uploads` multipart uploads.
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use hyper_util::rt::TokioIo;
+use s3s::dto::*;
+use s3s::{S3, S3Request, S3Response, S3Result, s3_error};
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use wirebench_core::result::ServerStats;
+
+/// What the fake server serves.
+#[derive(Debug, Clone)]
+pub struct FakeConfig {
+    /// host:port to listen on.
+    pub listen: String,
+    /// Buckets that exist from the start.
+    pub buckets: Vec<String>,
+    /// Access key and secret: requests must be signed with them. None:
+    /// anonymous requests are served (and signed ones refused).
+    pub creds: Option<(String, String)>,
+    /// Virtual-host style: requests to `BUCKET.<domain>` name the bucket.
+    pub domain: Option<String>,
+    /// Worker threads (the process is pinned by the caller).
+    pub threads: usize,
+    pub max_objects: usize,
+    pub max_uploads: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    size: u64,
+    etag: u64,
+    parts: u32,
+}
+
+#[derive(Default)]
+struct Bucket {
+    objects: BTreeMap<String, Meta>,
+}
+
+struct Upload {
+    bucket: String,
+    key: String,
+    parts: BTreeMap<i32, u64>,
+}
+
+#[derive(Default)]
+struct Counters {
+    conns: AtomicU64,
+    requests: AtomicU64,
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+}
+
+struct Store {
+    buckets: Mutex<HashMap<String, Bucket>>,
+    uploads: Mutex<HashMap<String, Upload>>,
+    objects: AtomicU64,
+    next: AtomicU64,
+    counters: Arc<Counters>,
+    max_objects: usize,
+    max_uploads: usize,
+}
+
+fn etag_of(n: u64, parts: u32) -> ETag {
+    let h = wirebench_core::spec::mix64(n);
+    if parts > 0 {
+        ETag::Strong(format!("{h:016x}{h:016x}-{parts}"))
+    } else {
+        ETag::Strong(format!("{h:016x}{h:016x}"))
+    }
+}
+
+/// Reads a request body to its end, counting it; checks its length.
+async fn drain(body: Option<StreamingBlob>, expected: Option<i64>, c: &Counters) -> S3Result<u64> {
+    let mut n = 0u64;
+    if let Some(mut b) = body {
+        while let Some(chunk) = b.next().await {
+            let chunk = chunk.map_err(|e| s3_error!(IncompleteBody, "reading the body: {e}"))?;
+            n += chunk.len() as u64;
+        }
+    }
+    c.bytes_in.fetch_add(n, Ordering::Relaxed);
+    if let Some(e) = expected
+        && e as u64 != n
+    {
+        return Err(s3_error!(IncompleteBody, "{n} bytes received of {e}"));
+    }
+    Ok(n)
+}
+
+static ZEROS: [u8; 256 * 1024] = [0; 256 * 1024];
+
+/// `left` bytes of zeroes, as a response body.
+struct Zeros {
+    left: u64,
+    counters: Arc<Counters>,
+}
+
+impl futures_util::Stream for Zeros {
+    type Item = Result<Bytes, s3s::StdError>;
+    fn poll_next(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.left == 0 {
+            return Poll::Ready(None);
+        }
+        let n = self.left.min(ZEROS.len() as u64) as usize;
+        self.left -= n as u64;
+        self.counters.bytes_out.fetch_add(n as u64, Ordering::Relaxed);
+        Poll::Ready(Some(Ok(Bytes::from_static(&ZEROS[..n]))))
+    }
+}
+
+impl s3s::stream::ByteStream for Zeros {
+    fn remaining_length(&self) -> s3s::stream::RemainingLength {
+        s3s::stream::RemainingLength::new_exact(self.left as usize)
+    }
+}
+
+impl Store {
+    fn with_bucket<T>(&self, name: &str, f: impl FnOnce(&mut Bucket) -> S3Result<T>) -> S3Result<T> {
+        let mut b = self.buckets.lock().expect("not poisoned");
+        match b.get_mut(name) {
+            Some(bucket) => f(bucket),
+            None => Err(s3_error!(NoSuchBucket, "no bucket '{name}'")),
+        }
+    }
+
+    fn meta(&self, bucket: &str, key: &str) -> S3Result<Meta> {
+        self.with_bucket(bucket, |b| {
+            b.objects
+                .get(key)
+                .copied()
+                .ok_or_else(|| s3_error!(NoSuchKey, "no key '{key}'"))
+        })
+    }
+
+    fn insert(&self, bucket: &str, key: String, size: u64, parts: u32) -> S3Result<ETag> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        self.with_bucket(bucket, |b| {
+            if !b.objects.contains_key(&key) {
+                if self.objects.load(Ordering::Relaxed) as usize >= self.max_objects {
+                    return Err(s3_error!(
+                        ServiceUnavailable,
+                        "the fake server holds at most {} objects",
+                        self.max_objects
+                    ));
+                }
+                self.objects.fetch_add(1, Ordering::Relaxed);
+            }
+            b.objects.insert(key, Meta { size, etag: n, parts });
+            Ok(etag_of(n, parts))
+        })
+    }
+}
+
+struct Fake(Arc<Store>);
+
+fn ok<T>(t: T) -> S3Result<S3Response<T>> {
+    Ok(S3Response::new(t))
+}
+
+#[async_trait::async_trait]
+impl S3 for Fake {
+    async fn create_bucket(&self, req: S3Request<CreateBucketInput>) -> S3Result<S3Response<CreateBucketOutput>> {
+        let mut b = self.0.buckets.lock().expect("not poisoned");
+        if b.contains_key(&req.input.bucket) {
+            return Err(s3_error!(BucketAlreadyOwnedByYou));
+        }
+        if b.len() >= 1000 {
+            return Err(s3_error!(TooManyBuckets));
+        }
+        b.insert(req.input.bucket, Bucket::default());
+        ok(CreateBucketOutput::default())
+    }
+
+    async fn head_bucket(&self, req: S3Request<HeadBucketInput>) -> S3Result<S3Response<HeadBucketOutput>> {
+        self.0.with_bucket(&req.input.bucket, |_| Ok(()))?;
+        ok(HeadBucketOutput::default())
+    }
+
+    async fn delete_bucket(&self, req: S3Request<DeleteBucketInput>) -> S3Result<S3Response<DeleteBucketOutput>> {
+        let mut b = self.0.buckets.lock().expect("not poisoned");
+        match b.get(&req.input.bucket) {
+            None => return Err(s3_error!(NoSuchBucket)),
+            Some(x) if !x.objects.is_empty() => return Err(s3_error!(BucketNotEmpty)),
+            Some(_) => {}
+        }
+        b.remove(&req.input.bucket);
+        ok(DeleteBucketOutput::default())
+    }
+
+    async fn list_buckets(&self, _req: S3Request<ListBucketsInput>) -> S3Result<S3Response<ListBucketsOutput>> {
+        let b = self.0.buckets.lock().expect("not poisoned");
+        let list = b
+            .keys()
+            .map(|name| s3s::dto::Bucket {
+                name: Some(name.clone()),
+                ..Default::default()
+            })
+            .collect();
+        ok(ListBucketsOutput {
+            buckets: Some(list),
+            ..Default::default()
+        })
+    }
+
+    async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
+        let i = req.input;
+        self.0.with_bucket(&i.bucket, |_| Ok(()))?;
+        let n = drain(i.body, i.content_length, &self.0.counters).await?;
+        let etag = self.0.insert(&i.bucket, i.key, n, 0)?;
+        ok(PutObjectOutput {
+            e_tag: Some(etag),
+            ..Default::default()
+        })
+    }
+
+    async fn get_object(&self, req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
+        let i = req.input;
+        let m = self.0.meta(&i.bucket, &i.key)?;
+        let (range, content_range) = match &i.range {
+            None => (0..m.size, None),
+            Some(r) => {
+                let r = r
+                    .check(m.size)
+                    .map_err(|_| s3_error!(InvalidRange, "the range is outside the object's {} bytes", m.size))?;
+                let cr = format!("bytes {}-{}/{}", r.start, r.end - 1, m.size);
+                (r, Some(cr))
+            }
+        };
+        let len = range.end - range.start;
+        let body = Zeros {
+            left: len,
+            counters: self.0.counters.clone(),
+        };
+        ok(GetObjectOutput {
+            body: Some(StreamingBlob::new(body)),
+            content_length: Some(len as i64),
+            content_range,
+            accept_ranges: Some("bytes".into()),
+            e_tag: Some(etag_of(m.etag, m.parts)),
+            ..Default::default()
+        })
+    }
+
+    async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
+        let m = self.0.meta(&req.input.bucket, &req.input.key)?;
+        ok(HeadObjectOutput {
+            content_length: Some(m.size as i64),
+            e_tag: Some(etag_of(m.etag, m.parts)),
+            accept_ranges: Some("bytes".into()),
+            ..Default::default()
+        })
+    }
+
+    async fn delete_object(&self, req: S3Request<DeleteObjectInput>) -> S3Result<S3Response<DeleteObjectOutput>> {
+        let i = req.input;
+        self.0.with_bucket(&i.bucket, |b| {
+            if b.objects.remove(&i.key).is_some() {
+                self.0.objects.fetch_sub(1, Ordering::Relaxed);
+            }
+            Ok(())
+        })?;
+        ok(DeleteObjectOutput::default())
+    }
+
+    async fn list_objects_v2(&self, req: S3Request<ListObjectsV2Input>) -> S3Result<S3Response<ListObjectsV2Output>> {
+        let i = req.input;
+        let max = i.max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
+        let prefix = i.prefix.clone().unwrap_or_default();
+        let after = i.continuation_token.clone().or(i.start_after.clone()).unwrap_or_default();
+        let (contents, truncated) = self.0.with_bucket(&i.bucket, |b| {
+            let mut it = b
+                .objects
+                .range::<String, _>((std::ops::Bound::Excluded(&after), std::ops::Bound::Unbounded))
+                .filter(|(k, _)| k.starts_with(&prefix))
+                .take_while(|(k, _)| k.starts_with(&prefix) || k.as_str() < prefix.as_str());
+            let page: Vec<Object> = it
+                .by_ref()
+                .take(max)
+                .map(|(k, m)| Object {
+                    key: Some(k.clone()),
+                    size: Some(m.size as i64),
+                    e_tag: Some(etag_of(m.etag, m.parts)),
+                    ..Default::default()
+                })
+                .collect();
+            Ok((page, it.next().is_some()))
+        })?;
+        let next = truncated.then(|| contents.last().and_then(|o| o.key.clone())).flatten();
+        ok(ListObjectsV2Output {
+            name: Some(i.bucket),
+            prefix: i.prefix,
+            max_keys: Some(max as i32),
+            key_count: Some(contents.len() as i32),
+            is_truncated: Some(truncated),
+            next_continuation_token: next,
+            continuation_token: i.continuation_token,
+            start_after: i.start_after,
+            contents: Some(contents),
+            ..Default::default()
+        })
+    }
+
+    async fn create_multipart_upload(
+        &self,
+        req: S3Request<CreateMultipartUploadInput>,
+    ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
+        let i = req.input;
+        self.0.with_bucket(&i.bucket, |_| Ok(()))?;
+        let mut u = self.0.uploads.lock().expect("not poisoned");
+        if u.len() >= self.0.max_uploads {
+            return Err(s3_error!(
+                ServiceUnavailable,
+                "the fake server holds at most {} uploads in progress",
+                self.0.max_uploads
+            ));
+        }
+        let id = format!("{:016x}", wirebench_core::spec::mix64(self.0.next.fetch_add(1, Ordering::Relaxed)));
+        u.insert(
+            id.clone(),
+            Upload {
+                bucket: i.bucket.clone(),
+                key: i.key.clone(),
+                parts: BTreeMap::new(),
+            },
+        );
+        ok(CreateMultipartUploadOutput {
+            bucket: Some(i.bucket),
+            key: Some(i.key),
+            upload_id: Some(id),
+            ..Default::default()
+        })
+    }
+
+    async fn upload_part(&self, req: S3Request<UploadPartInput>) -> S3Result<S3Response<UploadPartOutput>> {
+        let i = req.input;
+        if !(1..=10_000).contains(&i.part_number) {
+            return Err(s3_error!(InvalidArgument, "part numbers are 1 to 10000"));
+        }
+        if !self.0.uploads.lock().expect("not poisoned").contains_key(&i.upload_id) {
+            return Err(s3_error!(NoSuchUpload));
+        }
+        let n = drain(i.body, i.content_length, &self.0.counters).await?;
+        let mut u = self.0.uploads.lock().expect("not poisoned");
+        let up = u.get_mut(&i.upload_id).ok_or_else(|| s3_error!(NoSuchUpload))?;
+        up.parts.insert(i.part_number, n);
+        ok(UploadPartOutput {
+            e_tag: Some(etag_of(n ^ ((i.part_number as u64) << 48), 0)),
+            ..Default::default()
+        })
+    }
+
+    async fn complete_multipart_upload(
+        &self,
+        req: S3Request<CompleteMultipartUploadInput>,
+    ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
+        let i = req.input;
+        let up = self
+            .0
+            .uploads
+            .lock()
+            .expect("not poisoned")
+            .remove(&i.upload_id)
+            .ok_or_else(|| s3_error!(NoSuchUpload))?;
+        if up.bucket != i.bucket || up.key != i.key {
+            return Err(s3_error!(NoSuchUpload, "the upload is of another object"));
+        }
+        let listed = i.multipart_upload.and_then(|m| m.parts).unwrap_or_default();
+        let mut size = 0;
+        for p in &listed {
+            let n = p.part_number.unwrap_or(0);
+            match up.parts.get(&n) {
+                Some(s) => size += s,
+                None => return Err(s3_error!(InvalidPart, "part {n} was not uploaded")),
+            }
+        }
+        if listed.is_empty() {
+            return Err(s3_error!(InvalidPart, "no parts listed"));
+        }
+        let etag = self.0.insert(&i.bucket, i.key.clone(), size, listed.len() as u32)?;
+        ok(CompleteMultipartUploadOutput {
+            bucket: Some(i.bucket),
+            key: Some(i.key),
+            e_tag: Some(etag),
+            ..Default::default()
+        })
+    }
+
+    async fn abort_multipart_upload(
+        &self,
+        req: S3Request<AbortMultipartUploadInput>,
+    ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
+        self.0
+            .uploads
+            .lock()
+            .expect("not poisoned")
+            .remove(&req.input.upload_id)
+            .ok_or_else(|| s3_error!(NoSuchUpload))?;
+        ok(AbortMultipartUploadOutput::default())
+    }
+}
+
+/// Path style for any host; virtual-host style for `BUCKET.<domain>[:port]`.
+struct Hosts(Option<String>);
+
+impl s3s::host::S3Host for Hosts {
+    fn parse_host_header<'a>(&'a self, host: &'a str) -> S3Result<s3s::host::VirtualHost<'a>> {
+        let name = host.rsplit_once(':').map_or(host, |(h, p)| {
+            if p.chars().all(|c| c.is_ascii_digit()) { h } else { host }
+        });
+        if let Some(domain) = &self.0
+            && let Some(bucket) = name.strip_suffix(domain.as_str()).and_then(|b| b.strip_suffix('.'))
+            && !bucket.is_empty()
+        {
+            return Ok(s3s::host::VirtualHost::new(domain.as_str()).with_bucket(bucket));
+        }
+        Ok(s3s::host::VirtualHost::new(name))
+    }
+}
+
+/// A running fake server.
+pub struct FakeServer {
+    pub addr: SocketAddr,
+    counters: Arc<Counters>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeServer {
+    /// Stops accepting, closes the connections, and returns the counters.
+    pub fn shutdown(mut self) -> ServerStats {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let c = &self.counters;
+        let requests = c.requests.load(Ordering::Relaxed);
+        ServerStats {
+            conns_accepted: c.conns.load(Ordering::Relaxed),
+            conns_refused: 0,
+            frames_in: requests,
+            frames_out: requests,
+            bytes_in: c.bytes_in.load(Ordering::Relaxed),
+            bytes_out: c.bytes_out.load(Ordering::Relaxed),
+            max_outstanding_per_conn: 1,
+        }
+    }
+}
+
+/// Starts the fake server on its own runtime (`threads` workers).
+pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
+    let counters = Arc::new(Counters::default());
+    let store = Arc::new(Store {
+        buckets: Mutex::new(cfg.buckets.iter().map(|b| (b.clone(), Bucket::default())).collect()),
+        uploads: Mutex::new(HashMap::new()),
+        objects: AtomicU64::new(0),
+        next: AtomicU64::new(1),
+        counters: counters.clone(),
+        max_objects: cfg.max_objects,
+        max_uploads: cfg.max_uploads,
+    });
+    let mut b = s3s::service::S3ServiceBuilder::new(Fake(store));
+    if let Some((key, secret)) = &cfg.creds {
+        b.set_auth(s3s::auth::SimpleAuth::from_single(key.clone(), secret.clone()));
+    }
+    b.set_host(Hosts(cfg.domain.clone()));
+    let service = b.build();
+    let listener = std::net::TcpListener::bind(&cfg.listen)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {}: {e}", cfg.listen)))?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cfg.threads.max(1))
+        .thread_name("wb-s3-fake")
+        .enable_all()
+        .build()?;
+    let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let c2 = counters.clone();
+    let thread = std::thread::Builder::new().name("wb-s3-accept".into()).spawn(move || {
+        rt.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                return;
+            };
+            let mut conns = tokio::task::JoinSet::new();
+            loop {
+                tokio::select! {
+                    _ = &mut stop_rx => break,
+                    a = listener.accept() => {
+                        let Ok((stream, _)) = a else { continue };
+                        let _ = stream.set_nodelay(true);
+                        c2.conns.fetch_add(1, Ordering::Relaxed);
+                        let (service, c3) = (service.clone(), c2.clone());
+                        conns.spawn(async move {
+                            let svc = hyper::service::service_fn(move |req| {
+                                c3.requests.fetch_add(1, Ordering::Relaxed);
+                                let s = service.clone();
+                                async move { hyper::service::Service::call(&s, req).await }
+                            });
+                            let _ = hyper::server::conn::http1::Builder::new()
+                                .keep_alive(true)
+                                .serve_connection(TokioIo::new(stream), svc)
+                                .await;
+                        });
+                    }
+                    Some(_) = conns.join_next(), if !conns.is_empty() => {}
+                }
+            }
+            conns.shutdown().await;
+        });
+        rt.shutdown_background();
+    })?;
+    Ok(FakeServer {
+        addr,
+        counters,
+        stop: Some(stop_tx),
+        thread: Some(thread),
+    })
+}

@@ -1,0 +1,549 @@
+//! S3 over HTTP/1.1: the workloads (`--workload put|get|head|delete|list|
+//! mixed`) as typed operations for the engine, the phases around them
+//! (preflight, prepare, cleanup), and the embedded fake server.
+//!
+//! Objects are `<prefix><number>`, numbers 0..objects; an object's size
+//! and (with `--verify`) its bytes follow from its number, so any reader
+//! can check what it gets without a shared record. Which objects exist is
+//! kept in one bit array shared by the connections (bounded by `objects`),
+//! which read workloads draw from and cleanup deletes.
+
+pub mod client;
+pub mod fake;
+pub mod payload;
+
+use client::{HttpConn, Reply, S3Client, Sink};
+use payload::Payload;
+use std::cell::RefCell;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+use wirebench_core::result::PhaseReport;
+use wirebench_core::spec::{Mode, S3Spec, mix64};
+use wirebench_load::calls::{CallConn, CallOutcome, CallTransport};
+
+/// The most objects a run may work on (the existence array is one byte each).
+pub const MAX_OBJECTS: u64 = 100_000_000;
+/// S3's limit on the parts of one upload.
+pub const MAX_PARTS: u64 = 10_000;
+/// S3's smallest part (all but the last).
+pub const MIN_PART: u64 = 5 << 20;
+
+/// One run's workload, shared by all its connections.
+pub struct Workload {
+    pub client: S3Client,
+    pub spec: S3Spec,
+    pub mode: Mode,
+    pub verify: bool,
+    seed_base: u64,
+    exists: Vec<AtomicBool>,
+    next_delete: AtomicU64,
+}
+
+impl Workload {
+    pub fn new(client: S3Client, spec: S3Spec, mode: Mode, verify: bool) -> Workload {
+        let seed_base = spec
+            .prefix
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+            });
+        Workload {
+            exists: (0..spec.objects).map(|_| AtomicBool::new(false)).collect(),
+            client,
+            spec,
+            mode,
+            verify,
+            seed_base,
+            next_delete: AtomicU64::new(0),
+        }
+    }
+
+    pub fn key(&self, i: u64) -> String {
+        format!("{}{i:010}", self.spec.prefix)
+    }
+
+    fn seed(&self, i: u64) -> Option<u64> {
+        self.verify.then(|| mix64(self.seed_base ^ i))
+    }
+
+    /// Whether the workload reads objects that must exist first.
+    pub fn needs_prepare(&self) -> bool {
+        match self.mode {
+            Mode::Put => false,
+            Mode::Mixed => self.spec.mix.iter().any(|(m, _)| *m != Mode::Put),
+            _ => true,
+        }
+    }
+
+    /// How many objects exist now (as far as this run knows).
+    pub fn existing(&self) -> u64 {
+        self.exists
+            .iter()
+            .filter(|e| e.load(Ordering::Relaxed))
+            .count() as u64
+    }
+}
+
+/// The engine's view: connections that perform the workload's operations.
+pub struct S3Transport(pub Arc<Workload>);
+
+impl CallTransport for S3Transport {
+    type Conn = S3Conn;
+    async fn connect(&self, worker: usize, index: usize) -> io::Result<S3Conn> {
+        let w = self.0.clone();
+        let http = HttpConn::connect(&w.client.addr).await.map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot connect to {}: {e}", w.client.addr))
+        })?;
+        Ok(S3Conn {
+            w,
+            http,
+            extra: Vec::new(),
+            rng: mix64(((worker as u64) << 20) ^ index as u64 ^ 0x5EED),
+        })
+    }
+}
+
+/// One connection of a client (and the extra ones its parallel parts use).
+pub struct S3Conn {
+    w: Arc<Workload>,
+    http: HttpConn,
+    extra: Vec<HttpConn>,
+    rng: u64,
+}
+
+fn outcome(op: &'static str, first: Option<Instant>, out: u64, inn: u64, failure: Option<String>) -> CallOutcome {
+    CallOutcome {
+        op,
+        first_byte: first,
+        bytes_out: out,
+        bytes_in: inn,
+        failure,
+    }
+}
+
+impl S3Conn {
+    fn random(&mut self, n: u64) -> u64 {
+        self.rng = mix64(self.rng);
+        self.rng % n.max(1)
+    }
+
+    /// A random object that exists (or, after a few misses, any object).
+    fn pick(&mut self, want: bool) -> u64 {
+        let n = self.w.spec.objects;
+        let mut i = self.random(n);
+        for _ in 0..8 {
+            if self.w.exists[i as usize].load(Ordering::Relaxed) == want {
+                break;
+            }
+            i = self.random(n);
+        }
+        i
+    }
+
+    fn mixed_op(&mut self) -> Mode {
+        let total: u64 = self.w.spec.mix.iter().map(|(_, w)| *w as u64).sum();
+        let mut r = self.random(total);
+        for &(m, weight) in &self.w.spec.mix {
+            if r < weight as u64 {
+                return m;
+            }
+            r -= weight as u64;
+        }
+        self.w.spec.mix[0].0
+    }
+
+    /// The connections of `lanes` parallel parts: this one and extra ones.
+    async fn lanes(&mut self, lanes: usize) -> io::Result<Vec<&mut HttpConn>> {
+        while self.extra.len() + 1 < lanes {
+            self.extra.push(HttpConn::connect(&self.w.client.addr).await?);
+        }
+        Ok(std::iter::once(&mut self.http)
+            .chain(self.extra.iter_mut())
+            .take(lanes)
+            .collect())
+    }
+
+    pub async fn put(&mut self, i: u64) -> io::Result<CallOutcome> {
+        let w = self.w.clone();
+        let (key, size, seed) = (w.key(i), w.spec.sizes.size_of(i), w.seed(i));
+        let (first, failure) = if size > w.spec.multipart_threshold {
+            self.multipart(&key, size, seed).await?
+        } else {
+            let r = w
+                .client
+                .exec(&mut self.http, rusty_s3::Method::Put, w.client.put_url(&key), &[], Payload::new(size, 0, seed), Sink::Discard)
+                .await?;
+            (Some(r.headers_at), r.failure)
+        };
+        if failure.is_none() {
+            w.exists[i as usize].store(true, Ordering::Relaxed);
+        }
+        Ok(outcome("put", first, size, 0, failure))
+    }
+
+    /// Uploads in parts, `put_parts` at once. TTFB: the completion's headers.
+    async fn multipart(&mut self, key: &str, size: u64, seed: Option<u64>) -> io::Result<(Option<Instant>, Option<String>)> {
+        let w = self.w.clone();
+        let c = &w.client;
+        let r = c
+            .exec(&mut self.http, rusty_s3::Method::Post, c.create_multipart_url(key), &[], Payload::empty(), Sink::Keep)
+            .await?;
+        if r.failure.is_some() {
+            return Ok((None, r.failure));
+        }
+        let Some(upload_id) = client::xml_value(&String::from_utf8_lossy(&r.kept), "UploadId") else {
+            return Ok((None, Some("no UploadId in the CreateMultipartUpload answer".into())));
+        };
+        let part = w.spec.part_size;
+        let nparts = size.div_ceil(part);
+        let etags: RefCell<Vec<Option<String>>> = RefCell::new(vec![None; nparts as usize]);
+        let failed: RefCell<Option<String>> = RefCell::new(None);
+        let lanes = w.spec.put_parts.min(nparts as usize).max(1);
+        let conns = self.lanes(lanes).await?;
+        let jobs = conns.into_iter().enumerate().map(|(lane, conn)| {
+            let (etags, failed, upload_id) = (&etags, &failed, &upload_id);
+            async move {
+                let mut p = lane as u64;
+                while p < nparts && failed.borrow().is_none() {
+                    let off = p * part;
+                    let len = part.min(size - off);
+                    let url = c.upload_part_url(key, (p + 1) as u16, upload_id);
+                    let r = c.exec(conn, rusty_s3::Method::Put, url, &[], Payload::new(len, off, seed), Sink::Discard).await?;
+                    match (r.failure, r.etag) {
+                        (None, Some(e)) => etags.borrow_mut()[p as usize] = Some(e),
+                        (None, None) => *failed.borrow_mut() = Some("no ETag in an UploadPart answer".into()),
+                        (Some(f), _) => *failed.borrow_mut() = Some(f),
+                    }
+                    p += lanes as u64;
+                }
+                io::Result::Ok(())
+            }
+        });
+        let results = futures_util::future::join_all(jobs).await;
+        let broken = results.into_iter().find_map(Result::err);
+        let failure = failed.into_inner();
+        if broken.is_some() || failure.is_some() {
+            // Best effort: the upload's parts are freed.
+            let url = c.abort_multipart_url(key, &upload_id);
+            let _ = c.exec(&mut self.http, rusty_s3::Method::Delete, url, &[], Payload::empty(), Sink::Discard).await;
+            return match broken {
+                Some(e) => Err(e),
+                None => Ok((None, failure)),
+            };
+        }
+        let etags: Vec<String> = etags.into_inner().into_iter().map(|e| e.unwrap_or_default()).collect();
+        let (url, body) = c.complete_multipart(key, &upload_id, &etags);
+        let r = c
+            .exec(&mut self.http, rusty_s3::Method::Post, url, &[], Payload::text(body), Sink::Keep)
+            .await?;
+        // An S3 quirk: a completion can fail after a 200, with an <Error> body.
+        let text = String::from_utf8_lossy(&r.kept);
+        let failure = r.failure.or_else(|| {
+            text.contains("<Error>")
+                .then(|| format!("200 {}", client::xml_value(&text, "Code").unwrap_or_default()))
+        });
+        Ok((Some(r.headers_at), failure))
+    }
+
+    pub async fn get(&mut self, i: u64) -> io::Result<CallOutcome> {
+        let w = self.w.clone();
+        let (key, size, seed) = (w.key(i), w.spec.sizes.size_of(i), w.seed(i));
+        let part = w.spec.part_size;
+        if w.spec.get_parts > 1 && size > part {
+            return self.ranged_get(&key, size, seed).await;
+        }
+        let sink = match seed {
+            Some(seed) => Sink::Verify { seed, offset: 0 },
+            None => Sink::Discard,
+        };
+        let r = w
+            .client
+            .exec(&mut self.http, rusty_s3::Method::Get, w.client.get_url(&key), &[], Payload::empty(), sink)
+            .await?;
+        let failure = r.failure.clone().or_else(|| short(&r, size));
+        let first = r.first_body_at.or((size == 0).then_some(r.headers_at));
+        Ok(outcome("get", first, 0, r.bytes_in, failure))
+    }
+
+    /// Ranged reads of a part each, `get_parts` at once. TTFB: the first
+    /// byte of any of them.
+    async fn ranged_get(&mut self, key: &str, size: u64, seed: Option<u64>) -> io::Result<CallOutcome> {
+        let w = self.w.clone();
+        let c = &w.client;
+        let part = w.spec.part_size;
+        let nparts = size.div_ceil(part);
+        let lanes = w.spec.get_parts.min(nparts as usize);
+        let conns = self.lanes(lanes).await?;
+        let state: RefCell<(Option<Instant>, u64, Option<String>)> = RefCell::new((None, 0, None));
+        let jobs = conns.into_iter().enumerate().map(|(lane, conn)| {
+            let state = &state;
+            async move {
+                let mut p = lane as u64;
+                while p < nparts && state.borrow().2.is_none() {
+                    let off = p * part;
+                    let len = part.min(size - off);
+                    let range = format!("bytes={off}-{}", off + len - 1);
+                    let sink = match seed {
+                        Some(seed) => Sink::Verify { seed, offset: off },
+                        None => Sink::Discard,
+                    };
+                    let r = c.exec(conn, rusty_s3::Method::Get, c.get_url(key), &[("range", range)], Payload::empty(), sink).await?;
+                    let mut s = state.borrow_mut();
+                    if let Some(f) = r.first_body_at {
+                        s.0 = Some(s.0.map_or(f, |g: Instant| g.min(f)));
+                    }
+                    s.1 += r.bytes_in;
+                    if let Some(f) = r.failure.clone().or_else(|| short(&r, len)) {
+                        s.2 = Some(f);
+                    }
+                    p += lanes as u64;
+                }
+                io::Result::Ok(())
+            }
+        });
+        for r in futures_util::future::join_all(jobs).await {
+            r?;
+        }
+        let (first, bytes, failure) = state.into_inner();
+        Ok(outcome("get", first, 0, bytes, failure))
+    }
+
+    pub async fn head(&mut self, i: u64) -> io::Result<CallOutcome> {
+        let w = self.w.clone();
+        let size = w.spec.sizes.size_of(i);
+        let r = w
+            .client
+            .exec(&mut self.http, rusty_s3::Method::Head, w.client.head_url(&w.key(i)), &[], Payload::empty(), Sink::Discard)
+            .await?;
+        let failure = r.failure.or_else(|| {
+            (w.verify && r.content_length != Some(size))
+                .then(|| format!("size mismatch: HEAD says {:?}, expected {size}", r.content_length))
+        });
+        Ok(outcome("head", Some(r.headers_at), 0, 0, failure))
+    }
+
+    pub async fn delete(&mut self, i: u64) -> io::Result<CallOutcome> {
+        let w = self.w.clone();
+        let r = w
+            .client
+            .exec(&mut self.http, rusty_s3::Method::Delete, w.client.delete_url(&w.key(i)), &[], Payload::empty(), Sink::Discard)
+            .await?;
+        if r.failure.is_none() {
+            w.exists[i as usize].store(false, Ordering::Relaxed);
+        }
+        Ok(outcome("delete", Some(r.headers_at), 0, 0, r.failure))
+    }
+
+    /// One page (up to 1000 keys) of the run's objects.
+    pub async fn list(&mut self) -> io::Result<CallOutcome> {
+        let w = self.w.clone();
+        let url = w.client.list_url(&w.spec.prefix, 1000);
+        let r = w
+            .client
+            .exec(&mut self.http, rusty_s3::Method::Get, url, &[], Payload::empty(), Sink::Keep)
+            .await?;
+        let failure = r.failure.clone().or_else(|| {
+            let keys = client::xml_count(&String::from_utf8_lossy(&r.kept), "Key") as u64;
+            let expect = w.existing().min(1000);
+            (w.verify && w.mode == Mode::List && keys != expect)
+                .then(|| format!("list mismatch: {keys} keys listed, {expect} expected"))
+        });
+        Ok(outcome("list", r.first_body_at.or(Some(r.headers_at)), 0, r.bytes_in, failure))
+    }
+}
+
+/// A successful read that brought fewer (or more) bytes than the object has.
+fn short(r: &Reply, expected: u64) -> Option<String> {
+    (r.bytes_in != expected).then(|| format!("short read: {} of {expected} bytes", r.bytes_in))
+}
+
+impl CallConn for S3Conn {
+    async fn call(&mut self, _seq: u64) -> io::Result<Option<CallOutcome>> {
+        let op = match self.w.mode {
+            Mode::Mixed => self.mixed_op(),
+            m => m,
+        };
+        let out = match op {
+            Mode::Get => {
+                let i = self.pick(true);
+                self.get(i).await?
+            }
+            Mode::Head => {
+                let i = self.pick(true);
+                self.head(i).await?
+            }
+            Mode::Put => {
+                let i = if self.w.mode == Mode::Mixed { self.pick(false) } else { self.random(self.w.spec.objects) };
+                self.put(i).await?
+            }
+            Mode::Delete if self.w.mode == Mode::Delete => {
+                // Each object is deleted once; the run ends when all are.
+                let i = self.w.next_delete.fetch_add(1, Ordering::Relaxed);
+                if i >= self.w.spec.objects {
+                    return Ok(None);
+                }
+                self.delete(i).await?
+            }
+            Mode::Delete => {
+                let i = self.pick(true);
+                self.delete(i).await?
+            }
+            Mode::List => self.list().await?,
+            m => return Err(io::Error::other(format!("{m} is not an S3 workload"))),
+        };
+        Ok(Some(out))
+    }
+}
+
+/// Runs `each(conn, i)` for i in `items`, `concurrency` at once, each
+/// worker on its own connection; returns the first broken connection.
+async fn for_all<F, Fut>(w: &Arc<Workload>, items: Vec<u64>, concurrency: usize, each: F) -> io::Result<()>
+where
+    F: Fn(S3Conn, u64) -> Fut + Clone + 'static,
+    Fut: std::future::Future<Output = (S3Conn, io::Result<()>)> + 'static,
+{
+    let items = Arc::new(items);
+    let cursor = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    let local = tokio::task::LocalSet::new();
+    for k in 0..concurrency.max(1).min(items.len().max(1)) {
+        let conn = S3Transport(w.clone()).connect(usize::MAX >> 1, k).await?;
+        let (items, cursor, each) = (items.clone(), cursor.clone(), each.clone());
+        tasks.push(local.spawn_local(async move {
+            let mut conn = conn;
+            loop {
+                let j = cursor.fetch_add(1, Ordering::Relaxed) as usize;
+                let Some(&i) = items.get(j) else { return io::Result::Ok(()) };
+                let (c, r) = each(conn, i).await;
+                conn = c;
+                r?;
+            }
+        }));
+    }
+    local
+        .run_until(async {
+            for t in tasks {
+                t.await.map_err(io::Error::other)??;
+            }
+            Ok(())
+        })
+        .await
+}
+
+/// Checks the endpoint, the credentials and the bucket with one request
+/// (creating the bucket if asked): one clear message instead of thousands
+/// of failed operations.
+pub async fn preflight(c: &S3Client, create: bool) -> Result<(), String> {
+    let mut conn = HttpConn::connect(&c.addr)
+        .await
+        .map_err(|e| format!("cannot reach the S3 endpoint {}: {e}", c.addr))?;
+    let broken = |e: io::Error| format!("the S3 endpoint {} broke the connection: {e}", c.addr);
+    let head = c
+        .exec(&mut conn, rusty_s3::Method::Head, c.head_bucket_url(), &[], Payload::empty(), Sink::Discard)
+        .await
+        .map_err(broken)?;
+    let bucket = c.bucket.name();
+    match head.status {
+        200..=299 => Ok(()),
+        404 if create => {
+            let url = c.create_bucket_url().unwrap_or_else(|| c.bucket.base_url().clone());
+            let r = c
+                .exec(&mut conn, rusty_s3::Method::Put, url, &[], Payload::empty(), Sink::Keep)
+                .await
+                .map_err(broken)?;
+            match r.failure {
+                None => Ok(()),
+                Some(f) => Err(format!("cannot create the bucket '{bucket}': {f}")),
+            }
+        }
+        404 => Err(format!(
+            "the bucket '{bucket}' does not exist at {}: create it, or add --create-bucket",
+            c.addr
+        )),
+        status => {
+            // HEAD answers have no body: a list tells the S3 error code.
+            let r = c
+                .exec(&mut conn, rusty_s3::Method::Get, c.list_url("", 1), &[], Payload::empty(), Sink::Keep)
+                .await
+                .map_err(broken)?;
+            let why = r.failure.unwrap_or_else(|| status.to_string());
+            let hint = match (status, c.creds().is_some()) {
+                (403, true) | (400, true) => ": check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or --access-key / --secret-key) and --region",
+                (403, false) | (400, false) => ": the endpoint wants signed requests; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --access-key / --secret-key)",
+                _ => "",
+            };
+            Err(format!("the S3 endpoint {} refused access to the bucket '{bucket}': {why}{hint}", c.addr))
+        }
+    }
+}
+
+/// Creates the objects the workload reads, `concurrency` at once. Fails on
+/// the first failed upload (a workload on missing objects measures errors).
+pub async fn prepare(w: &Arc<Workload>, concurrency: usize) -> Result<PhaseReport, String> {
+    let t0 = Instant::now();
+    let failed: Arc<std::sync::Mutex<Option<String>>> = Default::default();
+    let f2 = failed.clone();
+    let items: Vec<u64> = (0..w.spec.objects).collect();
+    let r = for_all(w, items, concurrency, move |mut conn: S3Conn, i| {
+        let failed = f2.clone();
+        async move {
+            let r = conn.put(i).await;
+            let r = r.map(|o| {
+                if let Some(f) = o.failure {
+                    failed.lock().expect("not poisoned").get_or_insert(format!("{}: {f}", conn.w.key(i)));
+                }
+            });
+            (conn, r)
+        }
+    })
+    .await;
+    if let Err(e) = r {
+        return Err(format!("preparing the objects: {e}"));
+    }
+    if let Some(f) = failed.lock().expect("not poisoned").take() {
+        return Err(format!("preparing the objects: an upload failed: {f}"));
+    }
+    let bytes = (0..w.spec.objects).map(|i| w.spec.sizes.size_of(i)).sum();
+    Ok(PhaseReport {
+        objects: w.spec.objects,
+        bytes,
+        seconds: t0.elapsed().as_secs_f64(),
+        errors: 0,
+    })
+}
+
+/// Deletes every object the run knows to exist (those it created, minus
+/// those its workload deleted).
+pub async fn cleanup(w: &Arc<Workload>, concurrency: usize) -> PhaseReport {
+    let t0 = Instant::now();
+    let items: Vec<u64> = (0..w.spec.objects)
+        .filter(|&i| w.exists[i as usize].load(Ordering::Relaxed))
+        .collect();
+    let n = items.len() as u64;
+    let errors = Arc::new(AtomicU64::new(0));
+    let e2 = errors.clone();
+    let r = for_all(w, items, concurrency, move |mut conn: S3Conn, i| {
+        let errors = e2.clone();
+        async move {
+            let r = conn.delete(i).await.map(|o| {
+                if o.failure.is_some() {
+                    errors.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            (conn, r)
+        }
+    })
+    .await;
+    let left = w.existing();
+    if r.is_err() || left > 0 {
+        errors.store(left.max(1), Ordering::Relaxed);
+    }
+    PhaseReport {
+        objects: n,
+        bytes: 0,
+        seconds: t0.elapsed().as_secs_f64(),
+        errors: errors.load(Ordering::Relaxed),
+    }
+}
