@@ -10,6 +10,39 @@ pub fn size(s: &str) -> Result<u64, String> {
     units::parse_size(s).map_err(|e| e.to_string())
 }
 
+pub fn size_spec(s: &str) -> Result<wirebench_core::spec::SizeSpec, String> {
+    wirebench_core::spec::SizeSpec::parse(s)
+}
+
+/// Parses `get=70,put=20,delete=10`.
+pub fn mix(s: &str) -> Result<Vec<(wirebench_core::spec::Mode, u32)>, String> {
+    use wirebench_core::spec::Mode;
+    let mut v = Vec::new();
+    for part in s.split(',') {
+        let (op, w) = part
+            .split_once('=')
+            .ok_or_else(|| format!("'{part}': write OP=WEIGHT, e.g. get=70,put=20,delete=10"))?;
+        let op: Mode = op.trim().parse()?;
+        if !matches!(op, Mode::Get | Mode::Put | Mode::Head | Mode::Delete | Mode::List) {
+            return Err(format!("'{op}': the operations are get, put, head, delete, list"));
+        }
+        let w: u32 = w
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{w}': a weight is a whole number"))?;
+        if v.iter().any(|(o, _)| *o == op) {
+            return Err(format!("'{op}' appears twice"));
+        }
+        if w > 0 {
+            v.push((op, w));
+        }
+    }
+    if v.is_empty() {
+        return Err(format!("'{s}': every weight is 0"));
+    }
+    Ok(v)
+}
+
 pub fn rate(s: &str) -> Result<f64, String> {
     units::parse_rate(s).map_err(|e| e.to_string())
 }

@@ -23,8 +23,8 @@ use wirebench_core::result::{
 };
 use wirebench_core::slo::Slo;
 use wirebench_core::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, Mode, RunSpec, ShmSpec, StopSpec, TargetSpec,
-    TransportKind, Wait,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, Mode, RunSpec, S3Spec, ShmSpec, SizeSpec,
+    StopSpec, TargetSpec, TransportKind, UrlStyle, Wait,
 };
 use wirebench_core::stats::{Spread, Trend};
 use wirebench_core::topo::{CpuList, Topology};
@@ -38,14 +38,16 @@ use wirebench_transports::sys;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Transport: msgr (framed messenger over TCP or Unix sockets) or shm (shared-memory rings;
-    /// see --wait, --clients-as, --channel).
+    /// Transport: msgr (framed messenger over TCP or Unix sockets), shm (shared-memory rings;
+    /// see --wait, --clients-as, --channel) or s3 (S3 over HTTP/1.1; see --workload; the
+    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET).
     #[arg(long)]
     pub(super) transport: Option<TransportKind>,
     /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
     #[arg(long)]
     arch: Option<Arch>,
-    /// Measure a server already listening at tcp://HOST:PORT or unix:PATH instead of the embedded one.
+    /// Measure a server already listening at tcp://HOST:PORT, unix:PATH or (s3)
+    /// s3://HOST:PORT/BUCKET instead of the embedded one.
     #[arg(long, value_parser = args::endpoint, conflicts_with_all = ["arch", "server_cpus", "listen", "max_frame"])]
     target: Option<Endpoint>,
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
@@ -74,9 +76,11 @@ pub struct RunArgs {
     /// for four messages.
     #[arg(long, value_parser = args::size)]
     ring_size: Option<u64>,
-    /// Request payload (echo, oneway, rr) or stream frame payload: 64, 4KiB, 1MiB...
-    #[arg(long, default_value = "64", value_parser = args::size)]
-    size: u64,
+    /// Request payload (echo, oneway, rr) or stream frame payload: 64, 4KiB, 1MiB... Default 64.
+    /// s3: object size, fixed (4KiB), a list objects take in turn (4KiB,1MiB) or a log-uniform
+    /// range (1KiB..1MiB); default 4KiB.
+    #[arg(long, value_parser = args::size_spec)]
+    size: Option<SizeSpec>,
     /// Response payload (echo, rr). Default: --size.
     #[arg(long, value_parser = args::size)]
     response_size: Option<u64>,
@@ -162,6 +166,61 @@ pub struct RunArgs {
     /// Stop (as on SIGTERM, saving the partial result) when this process dies (set by `sweep`).
     #[arg(long, hide = true)]
     exit_with_parent: Option<u32>,
+    #[command(flatten)]
+    pub(super) s3: S3Args,
+}
+
+/// The S3 transport's flags.
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "S3 (--transport s3)")]
+pub struct S3Args {
+    /// get, put, head, delete (each object once; the run ends when all are deleted), list (a
+    /// page of up to 1000 keys) or mixed (see --mix). Default: get. Time to first byte (TTFB):
+    /// GET, from the request's start to the first byte of the body; PUT (and HEAD, DELETE),
+    /// to the response headers, which come after the whole body was sent; LIST, to the first
+    /// byte of the body. Open loop (--rate): from the intended start.
+    #[arg(long)]
+    pub(super) workload: Option<Mode>,
+    /// Weights of the operations of --workload mixed: get=70,put=20,delete=10 (of get, put,
+    /// head, delete, list).
+    #[arg(long, value_parser = args::mix)]
+    pub(super) mix: Option<Vec<(Mode, u32)>>,
+    /// Objects the workload works on: created by a prepare phase for reads (timed and
+    /// reported apart), overwritten by puts. Default: 100.
+    #[arg(long)]
+    pub(super) objects: Option<u64>,
+    /// path (http://host/bucket/key) or virtual (http://bucket.host/key; the connection still
+    /// goes to the target's HOST:PORT). Default: path.
+    #[arg(long)]
+    pub(super) url_style: Option<UrlStyle>,
+    /// SigV4 region. Default: $AWS_REGION, else us-east-1.
+    #[arg(long)]
+    pub(super) region: Option<String>,
+    /// Access key (default: $AWS_ACCESS_KEY_ID). Never printed nor stored.
+    #[arg(long)]
+    pub(super) access_key: Option<String>,
+    /// Secret key (default: $AWS_SECRET_ACCESS_KEY). Never printed nor stored.
+    #[arg(long)]
+    pub(super) secret_key: Option<String>,
+    /// Objects larger than this are uploaded in parts. Default: 64MiB.
+    #[arg(long, value_parser = args::size)]
+    pub(super) multipart_threshold: Option<u64>,
+    /// Part size of multipart uploads and of --get-parts ranged reads. Default: 16MiB.
+    #[arg(long, value_parser = args::size)]
+    pub(super) part_size: Option<u64>,
+    /// Parts of one multipart upload sent at once (each on a connection of its own). Default: 1.
+    #[arg(long)]
+    pub(super) put_parts: Option<usize>,
+    /// Read objects larger than --part-size as ranged GETs of a part, this many at once (each
+    /// on a connection of its own). Default: 1 (one streamed GET).
+    #[arg(long)]
+    pub(super) get_parts: Option<usize>,
+    /// Keep the objects the run created (default: deleted at the end).
+    #[arg(long)]
+    pub(super) keep: bool,
+    /// Create the target bucket if it does not exist.
+    #[arg(long)]
+    pub(super) create_bucket: bool,
 }
 
 impl RunArgs {
@@ -189,7 +248,10 @@ const MAX_RATE_PER_CONN: f64 = 10e6;
 pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec, Placement)> {
     let transport = a.transport.unwrap_or(TransportKind::Msgr);
     let modes = Mode::of(transport);
-    let mode = a.mode.unwrap_or(modes[0]);
+    if transport == TransportKind::S3 && a.mode.is_some() {
+        usage!("--mode: an S3 run takes --workload get|put|head|delete|list|mixed");
+    }
+    let mode = a.mode.or(a.s3.workload).unwrap_or(modes[0]);
     if !modes.contains(&mode) {
         let names: Vec<String> = modes.iter().map(|m| m.to_string()).collect();
         usage!(
@@ -199,6 +261,14 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         );
     }
     let shm = validate_shm(a, mode)?;
+    let s3 = validate_s3(a, mode)?;
+    let size = match &a.size {
+        None if transport == TransportKind::S3 => 4096,
+        None => 64,
+        Some(SizeSpec::Fixed(n)) => *n,
+        Some(_) if transport == TransportKind::S3 => a.size.as_ref().map_or(0, SizeSpec::max),
+        Some(s) => usage!("--size {s}: a list or a range of sizes applies to --transport s3 only"),
+    };
     if a.trace.is_some() && transport != TransportKind::Msgr {
         usage!("--trace: the msgr client and servers are instrumented, not {transport}");
     }
@@ -248,8 +318,8 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
     if !(1..=MAX_DEPTH).contains(&depth) {
         usage!("--depth {depth}: must be between 1 and {MAX_DEPTH}");
     }
-    if a.size == 0 || a.size > u32::MAX as u64 {
-        usage!("--size {}: must be between 1 byte and 4GiB-1", a.size);
+    if transport != TransportKind::S3 && (size == 0 || size > u32::MAX as u64) {
+        usage!("--size {size}: must be between 1 byte and 4GiB-1");
     }
     if a.response_size.is_some() && !mode.has_response() {
         usage!(
@@ -257,7 +327,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
             mode
         );
     }
-    let response_size = a.response_size.unwrap_or(a.size);
+    let response_size = a.response_size.unwrap_or(size);
     if response_size == 0 || response_size > u32::MAX as u64 {
         usage!("--response-size {response_size}: must be between 1 byte and 4GiB-1");
     }
@@ -270,11 +340,10 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
     if transport == TransportKind::Msgr
         && a.target.is_none()
         && mode != Mode::Rr
-        && (a.size > max_frame || response_size > max_frame)
+        && (size > max_frame || response_size > max_frame)
     {
         usage!(
-            "--size {} / --response-size {response_size}: above --max-frame {max_frame}; raise --max-frame or lower the size",
-            a.size
+            "--size {size} / --response-size {response_size}: above --max-frame {max_frame}; raise --max-frame or lower the size"
         );
     }
     let stop = match (a.count, a.duration) {
@@ -375,6 +444,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
                     wirebench_transports::shm::default_socket_path(0)
                         .with_file_name("wirebench-shm-<server-pid>.sock"),
                 ),
+                TransportKind::S3 => Endpoint::Tcp("127.0.0.1:0".into()),
             }),
         },
     };
@@ -382,8 +452,8 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         transport,
         target,
         mode,
-        size_bytes: a.size,
-        response_size_bytes: if mode.has_response() {
+        size_bytes: size,
+        response_size_bytes: if mode.has_response() && s3.is_none() {
             response_size
         } else {
             0
@@ -403,6 +473,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         client_cpus: client_cpus.clone(),
         max_frame_bytes: max_frame,
         shm,
+        s3,
         trace_sample: a.trace.is_some().then(|| a.trace_sample.unwrap_or(1)),
     };
     Ok((
@@ -414,6 +485,131 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
             policy: a.placement_policy.clone(),
         },
     ))
+}
+
+/// The S3 transport's checks; its settings (None for other transports,
+/// which must not get S3 flags).
+fn validate_s3(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<S3Spec>> {
+    let f = &a.s3;
+    let s3_flags = [
+        ("--workload", f.workload.is_some()),
+        ("--mix", f.mix.is_some()),
+        ("--objects", f.objects.is_some()),
+        ("--url-style", f.url_style.is_some()),
+        ("--region", f.region.is_some()),
+        ("--access-key", f.access_key.is_some()),
+        ("--secret-key", f.secret_key.is_some()),
+        ("--multipart-threshold", f.multipart_threshold.is_some()),
+        ("--part-size", f.part_size.is_some()),
+        ("--put-parts", f.put_parts.is_some()),
+        ("--get-parts", f.get_parts.is_some()),
+        ("--keep", f.keep),
+        ("--create-bucket", f.create_bucket),
+    ];
+    if a.transport != Some(TransportKind::S3) {
+        if let Some((flag, _)) = s3_flags.iter().find(|(_, set)| *set) {
+            usage!("{flag} applies to --transport s3 only");
+        }
+        if let Some(t @ Endpoint::S3 { .. }) = &a.target {
+            usage!("--target {t}: an S3 endpoint; add --transport s3");
+        }
+        return Ok(None);
+    }
+    let not_s3 = [
+        ("--arch", a.arch.is_some()),
+        ("--poll", a.poll),
+        ("--max-frame", a.max_frame.is_some()),
+        ("--response-size", a.response_size.is_some()),
+        ("--wait", a.wait.is_some()),
+        ("--clients-as", a.clients_as.is_some()),
+        ("--channel", a.channel.is_some()),
+        ("--ring-size", a.ring_size.is_some()),
+        ("--trace", a.trace.is_some()),
+    ];
+    if let Some((flag, _)) = not_s3.iter().find(|(_, set)| *set) {
+        usage!("{flag} does not apply to --transport s3");
+    }
+    if a.depth.is_some_and(|d| d != 1) {
+        usage!(
+            "--depth: an S3 connection has one request outstanding (HTTP/1.1); add connections with --clients or --conns-per-client"
+        );
+    }
+    match &a.target {
+        None | Some(Endpoint::S3 { tls: false, .. }) => {}
+        Some(Endpoint::S3 { tls: true, .. }) => usage!(
+            "--target s3s://: TLS is not supported by this build yet; use s3:// (plain HTTP), or a TLS-terminating proxy on loopback"
+        ),
+        Some(t) => usage!("--target {t}: an S3 target is s3://HOST:PORT/BUCKET"),
+    }
+    if matches!(&a.listen, Some(Endpoint::Unix(_) | Endpoint::S3 { .. })) {
+        usage!("--listen: the fake S3 server listens on tcp://HOST:PORT");
+    }
+    let mix = match (mode, &f.mix) {
+        (Mode::Mixed, None) => vec![(Mode::Get, 70), (Mode::Put, 20), (Mode::Delete, 10)],
+        (Mode::Mixed, Some(m)) => m.clone(),
+        (_, Some(_)) => usage!("--mix applies to --workload mixed only"),
+        (_, None) => Vec::new(),
+    };
+    let objects = f.objects.unwrap_or(100);
+    if !(1..=wirebench_transports::s3::MAX_OBJECTS).contains(&objects) {
+        usage!(
+            "--objects {objects}: must be between 1 and {}",
+            wirebench_transports::s3::MAX_OBJECTS
+        );
+    }
+    let sizes = a.size.clone().unwrap_or(SizeSpec::Fixed(4096));
+    let threshold = f.multipart_threshold.unwrap_or(64 << 20);
+    let part = f.part_size.unwrap_or(16 << 20);
+    use wirebench_transports::s3::{MAX_PARTS, MIN_PART};
+    if part < MIN_PART {
+        usage!(
+            "--part-size {part}: S3 parts are at least 5MiB (all but the last)"
+        );
+    }
+    if sizes.max() > threshold && sizes.max().div_ceil(part) > MAX_PARTS {
+        usage!(
+            "--size {sizes}: {} parts of --part-size {part}, above S3's limit of {MAX_PARTS}; raise --part-size",
+            sizes.max().div_ceil(part)
+        );
+    }
+    if threshold > 5 << 30 {
+        usage!("--multipart-threshold {threshold}: S3 takes single PUTs of at most 5GiB");
+    }
+    let parts_ok = |n: Option<usize>| n.is_none_or(|n| (1..=64).contains(&n));
+    if !parts_ok(f.put_parts) || !parts_ok(f.get_parts) {
+        usage!("--put-parts / --get-parts: between 1 and 64");
+    }
+    if a.repeat > 1 && mode == Mode::Delete {
+        usage!("--repeat: --workload delete deletes each object once; repeat the whole run instead");
+    }
+    if f.access_key.is_some() != f.secret_key.is_some() {
+        usage!("--access-key and --secret-key go together");
+    }
+    Ok(Some(S3Spec {
+        mix,
+        objects,
+        sizes,
+        style: f.url_style.unwrap_or(UrlStyle::Path),
+        region: f
+            .region
+            .clone()
+            .or_else(|| std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty()))
+            .unwrap_or_else(|| "us-east-1".into()),
+        multipart_threshold: threshold,
+        part_size: part,
+        put_parts: f.put_parts.unwrap_or(1),
+        get_parts: f.get_parts.unwrap_or(1),
+        keep: f.keep,
+        signed: a.target.is_none() || s3_credentials(f).is_some(),
+        prefix: format!(
+            "wirebench/{:x}-{}/",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis(),
+            std::process::id()
+        ),
+    }))
 }
 
 /// The shm transport's checks; its settings (None for msgr, which must not
@@ -442,7 +638,12 @@ fn validate_shm(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<ShmSpec>> {
             "{flag} applies to --transport msgr only (shm echoes the request's size; --wait spin is its poll mode)"
         );
     }
-    if let Some(Endpoint::Tcp(_)) = &a.target {
+    let size = match &a.size {
+        None => 64,
+        Some(SizeSpec::Fixed(n)) => *n,
+        Some(s) => usage!("--size {s}: a list or a range of sizes applies to --transport s3 only"),
+    };
+    if let Some(Endpoint::Tcp(_) | Endpoint::S3 { .. }) = &a.target {
         usage!("--target: a shm server listens on a Unix socket: --target unix:PATH");
     }
     if let Some(Endpoint::Tcp(_)) = &a.listen {
@@ -459,21 +660,20 @@ fn validate_shm(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<ShmSpec>> {
     let channel = a.channel.unwrap_or(Channel::Shm);
     let ring = match a.ring_size {
         Some(r) => r,
-        None => match wirebench_transports::shm::default_ring(a.size) {
+        None => match wirebench_transports::shm::default_ring(size) {
             Ok(r) => r,
-            Err(e) => usage!("--size {}: {e}", a.size),
+            Err(e) => usage!("--size {size}: {e}"),
         },
     };
     if channel == Channel::Shm {
-        if let Err(e) = wirebench_transports::shm::check_ring(ring, a.size) {
+        if let Err(e) = wirebench_transports::shm::check_ring(ring, size) {
             usage!("--ring-size / --size: {e}");
         }
     } else if a.ring_size.is_some() {
         usage!("--ring-size applies to --channel shm only");
-    } else if a.size > wirebench_transports::shm::server::MAX_FD_MESSAGE {
+    } else if size > wirebench_transports::shm::server::MAX_FD_MESSAGE {
         usage!(
-            "--size {}: above {} bytes, the largest message over --channel {channel}",
-            a.size,
+            "--size {size}: above {} bytes, the largest message over --channel {channel}",
             wirebench_transports::shm::server::MAX_FD_MESSAGE
         );
     }
@@ -500,7 +700,7 @@ struct EmbeddedServer {
 }
 
 impl EmbeddedServer {
-    fn start(spec: &RunSpec) -> anyhow::Result<EmbeddedServer> {
+    fn start(spec: &RunSpec, env: &[(&str, String)]) -> anyhow::Result<EmbeddedServer> {
         let TargetSpec::Embedded {
             arch,
             cpus,
@@ -516,9 +716,16 @@ impl EmbeddedServer {
         cmd.arg("serve")
             .args(["--cpus", &cpus.to_string()])
             .args(["--exit-with-parent", &std::process::id().to_string()]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         match arch {
             Some(arch) => {
                 cmd.args(["--arch", &arch.to_string(), "--listen", &listen.to_string()]);
+            }
+            None if spec.transport == TransportKind::S3 => {
+                cmd.args(["--transport", "s3", "--listen", &listen.to_string()]);
+                cmd.args(["--bucket", DEFAULT_BUCKET]);
             }
             None => {
                 cmd.args(["--transport", "shm"]);
@@ -535,8 +742,8 @@ impl EmbeddedServer {
                 .args(["--trace-sample", &n.to_string()]);
             f
         });
-        if spec.transport == TransportKind::Shm {
-            // Sessions state their mode and sizes when they open.
+        if matches!(spec.transport, TransportKind::Shm | TransportKind::S3) {
+            // Sessions state their mode and sizes when they open; S3 has no sizes.
         } else if spec.mode == Mode::Rr {
             cmd.args(["--mode", "rr", "--size", &spec.size_bytes.to_string()]);
             cmd.args(["--response-size", &spec.response_size_bytes.to_string()]);
@@ -720,9 +927,52 @@ pub(super) fn watch_signals() -> anyhow::Result<Arc<OnceLock<&'static str>>> {
     Ok(signal)
 }
 
+/// The bucket of the embedded fake S3 server.
+const DEFAULT_BUCKET: &str = "wirebench";
+/// Concurrent requests of the S3 prepare and cleanup phases (at most).
+const S3_PHASE_CONCURRENCY: usize = 32;
+
+/// An S3 run's workload, and what its prepare phase did.
+struct S3Session {
+    workload: Arc<wirebench_transports::s3::Workload>,
+    prepare: Option<result::PhaseReport>,
+    concurrency: usize,
+}
+
+/// The S3 credentials of the flags, else of the AWS_* variables.
+fn s3_credentials(f: &S3Args) -> Option<(String, String)> {
+    match (&f.access_key, &f.secret_key) {
+        (Some(k), Some(s)) => Some((k.clone(), s.clone())),
+        _ => {
+            let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+            Some((var("AWS_ACCESS_KEY_ID")?, var("AWS_SECRET_ACCESS_KEY")?))
+        }
+    }
+}
+
+/// A random credential pair for the embedded fake server.
+fn random_credentials() -> (String, String) {
+    let mut b = [0u8; 24];
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+        .is_ok();
+    if !ok {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as u64;
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = wirebench_core::spec::mix64(t ^ i as u64) as u8;
+        }
+    }
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    (format!("WB{}", &hex[..16].to_uppercase()), hex[16..].to_string())
+}
+
 /// What runs share once started: the signal watcher and the embedded server.
 pub(super) struct Session {
     signal: Arc<OnceLock<&'static str>>,
+    s3: Option<S3Session>,
     server: Option<EmbeddedServer>,
     pub endpoint: Endpoint,
     /// The stopped server's trace file (--trace).
@@ -733,6 +983,12 @@ impl Session {
     /// Warns about a debug build, takes over SIGINT/SIGTERM, and starts the
     /// embedded server if the spec wants one.
     pub(super) fn open(spec: &RunSpec) -> anyhow::Result<Session> {
+        Self::open_with(spec, &S3Args::default())
+    }
+
+    /// As `open`, with the S3 flags (credentials, --create-bucket): an S3
+    /// session also checks the endpoint and prepares the objects.
+    pub(super) fn open_with(spec: &RunSpec, s3: &S3Args) -> anyhow::Result<Session> {
         if cfg!(debug_assertions) {
             eprintln!(
                 "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
@@ -740,8 +996,20 @@ impl Session {
         }
         // The engine is asked to stop on a signal; the partial result is then saved.
         let signal = watch_signals()?;
+        let creds = match (&spec.target, spec.transport) {
+            (_, t) if t != TransportKind::S3 => None,
+            (TargetSpec::Embedded { .. }, _) => s3_credentials(s3).or_else(|| Some(random_credentials())),
+            (TargetSpec::External { .. }, _) => s3_credentials(s3),
+        };
+        let env: Vec<(&str, String)> = match (&spec.target, &creds) {
+            (TargetSpec::Embedded { .. }, Some((k, sk))) => vec![
+                ("WIREBENCH_FAKE_ACCESS_KEY", k.clone()),
+                ("WIREBENCH_FAKE_SECRET_KEY", sk.clone()),
+            ],
+            _ => Vec::new(),
+        };
         let server = match &spec.target {
-            TargetSpec::Embedded { .. } => Some(EmbeddedServer::start(spec)?),
+            TargetSpec::Embedded { .. } => Some(EmbeddedServer::start(spec, &env)?),
             TargetSpec::External { .. } => None,
         };
         let endpoint = match (&server, &spec.target) {
@@ -749,12 +1017,70 @@ impl Session {
             (None, TargetSpec::External { endpoint }) => endpoint.clone(),
             (None, TargetSpec::Embedded { .. }) => unreachable!("embedded targets have a server"),
         };
-        Ok(Session {
+        let mut session = Session {
             signal,
+            s3: None,
             server,
             endpoint,
             server_trace: None,
-        })
+        };
+        if let Some(s3spec) = &spec.s3 {
+            session.s3 = Some(session.prepare_s3(spec, s3spec, creds, s3.create_bucket)?);
+        }
+        Ok(session)
+    }
+
+    /// Checks the S3 endpoint, credentials and bucket, then creates the
+    /// objects the workload reads.
+    fn prepare_s3(
+        &mut self,
+        spec: &RunSpec,
+        s3spec: &S3Spec,
+        creds: Option<(String, String)>,
+        create_bucket: bool,
+    ) -> anyhow::Result<S3Session> {
+        use wirebench_transports::s3;
+        let Endpoint::S3 { addr, bucket, .. } = &self.endpoint else {
+            anyhow::bail!("{}: not an S3 endpoint", self.endpoint);
+        };
+        let creds = creds.map(|(k, s)| rusty_s3::Credentials::new(k, s));
+        let client = s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let workload = Arc::new(s3::Workload::new(client, s3spec.clone(), spec.mode, spec.verify));
+        let concurrency = spec.connections().clamp(1, S3_PHASE_CONCURRENCY);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let target = self.endpoint.clone();
+        rt.block_on(s3::preflight(&workload.client, create_bucket))
+            .map_err(|e| {
+                self.close(None);
+                anyhow::anyhow!("{e}")
+            })
+            .with_context(|| format!("checking {target}"))?;
+        let mut prepare = None;
+        if workload.needs_prepare() {
+            eprintln!(
+                "prepare: creating {} objects of {} under {}{} ...",
+                s3spec.objects, s3spec.sizes, target, if s3spec.prefix.is_empty() { String::new() } else { format!("/{}", s3spec.prefix) }
+            );
+            match rt.block_on(s3::prepare(&workload, concurrency)) {
+                Ok(p) => {
+                    eprintln!(
+                        "prepare: {} objects, {} in {:.2} s",
+                        p.objects,
+                        wirebench_core::units::format_size(p.bytes),
+                        p.seconds
+                    );
+                    prepare = Some(p);
+                }
+                Err(e) => {
+                    let s3s = S3Session { workload, prepare: None, concurrency };
+                    self.s3 = Some(s3s);
+                    self.close(None);
+                    anyhow::bail!("{e}");
+                }
+            }
+        }
+        Ok(S3Session { workload, prepare, concurrency })
     }
 
     pub(super) fn server_pid(&self) -> Option<u32> {
@@ -797,6 +1123,7 @@ impl Session {
             rate: spec.rate_per_s,
             arrival: spec.arrival,
             seed: 1,
+            finite_work: spec.s3.is_some() && spec.mode == Mode::Delete,
             poll: spec.poll,
             client_cpus: placement.client_cpus.cpus().to_vec(),
             sampler: Sampler {
@@ -819,6 +1146,14 @@ impl Session {
                 server: self.server.as_mut(),
             };
             match (&spec.shm, &self.endpoint) {
+                (None, Endpoint::S3 { .. }) => {
+                    let w = self.s3.as_ref().expect("an S3 session has a workload").workload.clone();
+                    wirebench_load::calls::run_load_calls(
+                        Arc::new(wirebench_transports::s3::S3Transport(w)),
+                        &cfg,
+                        &mut obs,
+                    )
+                }
                 (None, _) => engine::run_load(Arc::new(client), &cfg, &mut obs),
                 (Some(shm), Endpoint::Unix(path)) => {
                     let client = ShmClient::new(
@@ -841,7 +1176,7 @@ impl Session {
                         }
                     }
                 }
-                (Some(_), Endpoint::Tcp(_)) => unreachable!("validated: shm endpoints are Unix"),
+                (Some(_), _) => unreachable!("validated: shm endpoints are Unix"),
             }
         };
         let mut end = outcome.end.clone();
@@ -851,12 +1186,37 @@ impl Session {
         {
             end = EndState::Failed(format!("{r}; the embedded server (pid {}) {why}", s.pid));
         }
-        build_result(spec, placement.clone(), &outcome, end)
+        let mut r = build_result(spec, placement.clone(), &outcome, end);
+        if let Some(s3) = self.s3.as_mut() {
+            r.prepare = s3.prepare.take();
+        }
+        r
     }
 
     /// Stops the embedded server (if not yet stopped); its report and peak
     /// RSS go into `result`.
-    pub(super) fn close(&mut self, result: Option<&mut RunResult>) {
+    pub(super) fn close(&mut self, mut result: Option<&mut RunResult>) {
+        if let Some(s3) = self.s3.take()
+            && !s3.workload.spec.keep
+        {
+            let n = s3.workload.existing();
+            if n > 0 {
+                eprintln!("cleanup: deleting the {n} objects this run created ...");
+            }
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            if let Ok(rt) = rt {
+                let c = rt.block_on(wirebench_transports::s3::cleanup(&s3.workload, s3.concurrency));
+                if c.errors > 0 {
+                    eprintln!(
+                        "cleanup: {} objects could not be deleted (prefix {})",
+                        c.errors, s3.workload.spec.prefix
+                    );
+                }
+                if let Some(r) = result.as_deref_mut() {
+                    r.cleanup = Some(c);
+                }
+            }
+        }
         if let Some(s) = self.server.take() {
             self.server_trace = s.trace_file.clone();
             let (report, rss) = s.stop();
@@ -989,7 +1349,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         // result saved (the signal thread is set up by Session::open).
         sys::terminate_with_parent(parent)?;
     }
-    let mut session = Session::open(&spec)?;
+    let mut session = Session::open_with(&spec, &a.s3)?;
     let text = a.format == "text";
     if text {
         eprintln!(
@@ -1224,6 +1584,27 @@ fn build_result(
             .flat_map(|iv| iv.client_cores.iter().chain(&iv.server_cores))
             .map(|c| c.steal_pct)
             .fold(0.0, f64::max),
+        by_op: m
+            .by_op
+            .iter()
+            .map(|(k, d)| {
+                let bytes = d.bytes_in + d.bytes_out;
+                let op = result::OpSummary {
+                    ops: d.ops,
+                    errors: d.errors,
+                    ops_per_s: per_s(d.ops),
+                    bytes_out: d.bytes_out,
+                    bytes_in: d.bytes_in,
+                    mb_per_s: per_s(bytes) / 1e6,
+                    latency: LatencySummary::of(&d.hist),
+                    ttfb: (d.ttfb_count > 0).then(|| LatencySummary::of(&d.ttfb)),
+                    latency_hist: hist::encode(&d.hist),
+                    ttfb_hist: hist::encode(&d.ttfb),
+                };
+                (k.to_string(), op)
+            })
+            .collect(),
+        failures: m.failures.clone(),
         throughput_trend: Trend::of(
             &out.intervals
                 .iter()

@@ -20,8 +20,9 @@ use wirebench_transports::sys;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// msgr (framed messenger over TCP or a Unix socket) or shm (shared-memory sessions, opened
-    /// over a Unix socket; each client states its mode, size and wait strategy).
+    /// msgr (framed messenger over TCP or a Unix socket), shm (shared-memory sessions, opened
+    /// over a Unix socket; each client states its mode, size and wait strategy) or s3 (a fake
+    /// S3 server: metadata in memory, data counted and dropped, reads return zeroes).
     #[arg(long, default_value = "msgr")]
     transport: TransportKind,
     /// Server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing thread pool).
@@ -69,6 +70,22 @@ pub struct ServeArgs {
     /// With --trace: trace one request in N (by sequence number).
     #[arg(long, requires = "trace", default_value_t = 1)]
     trace_sample: u64,
+    /// s3: buckets that exist from the start (repeatable). Default: wirebench.
+    #[arg(long)]
+    bucket: Vec<String>,
+    /// s3: requests must be signed (SigV4) with this access key and --secret-key (default:
+    /// $WIREBENCH_FAKE_ACCESS_KEY). Without credentials, anonymous requests are served.
+    #[arg(long)]
+    access_key: Option<String>,
+    /// s3: the secret key (default: $WIREBENCH_FAKE_SECRET_KEY).
+    #[arg(long)]
+    secret_key: Option<String>,
+    /// s3: answer virtual-host-style requests to BUCKET.DOMAIN (path style always works).
+    #[arg(long)]
+    domain: Option<String>,
+    /// s3: the most objects held (metadata only), which bounds the server's memory.
+    #[arg(long, default_value_t = 10_000_000)]
+    max_objects: usize,
     /// Exit when this process (the parent benchmark) dies.
     #[arg(long, hide = true)]
     exit_with_parent: Option<u32>,
@@ -95,6 +112,18 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let topo = Topology::read();
     let cpus = a.cpus.clone().unwrap_or_else(|| topo.usable());
     args::check_cpus("--cpus", &cpus, &topo)?;
+    if a.transport == TransportKind::S3 {
+        return serve_s3(a, cpus);
+    }
+    let s3_only = [
+        ("--bucket", !a.bucket.is_empty()),
+        ("--access-key", a.access_key.is_some()),
+        ("--secret-key", a.secret_key.is_some()),
+        ("--domain", a.domain.is_some()),
+    ];
+    if let Some((flag, _)) = s3_only.iter().find(|(_, set)| *set) {
+        usage!("{flag} applies to --transport s3 only");
+    }
     if a.transport == TransportKind::Shm {
         if a.trace.is_some() {
             usage!("--trace: the msgr servers are instrumented, not shm");
@@ -224,7 +253,7 @@ fn serve_shm(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
     let socket = match &a.listen {
         None => wirebench_transports::shm::default_socket_path(std::process::id()),
         Some(Endpoint::Unix(p)) => p.clone(),
-        Some(Endpoint::Tcp(_)) => {
+        Some(Endpoint::Tcp(_) | Endpoint::S3 { .. }) => {
             usage!("--listen: a shm server listens on a Unix socket: --listen unix:PATH")
         }
     };
@@ -251,6 +280,88 @@ fn serve_shm(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
     if a.exit_with_parent.is_none() {
         eprintln!(
             "wirebench serve: shm sessions on {endpoint}, CPUs {cpus} (a pinned thread per session); Ctrl-C to stop"
+        );
+    }
+    wait_and_stop(&mut out, || srv.shutdown())
+}
+
+/// `serve --transport s3`: the fake S3 server.
+fn serve_s3(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
+    use wirebench_transports::s3::fake;
+    let msgr_only = [
+        ("--arch", a.arch != Arch::Reactor),
+        ("--poll", a.poll),
+        ("--mode", a.mode != "msgr"),
+        ("--size", a.size.is_some()),
+        ("--response-size", a.response_size.is_some()),
+        ("--delay", a.delay.is_some()),
+        ("--stall", a.stall.is_some()),
+        ("--service", a.service.is_some()),
+        ("--trace", a.trace.is_some()),
+    ];
+    if let Some((flag, _)) = msgr_only.iter().find(|(_, set)| *set) {
+        usage!("{flag} applies to --transport msgr only");
+    }
+    let listen = match &a.listen {
+        None => "127.0.0.1:9000".to_string(),
+        Some(Endpoint::Tcp(addr)) => addr.clone(),
+        Some(_) => usage!("--listen: the fake S3 server listens on tcp://HOST:PORT"),
+    };
+    let buckets = if a.bucket.is_empty() {
+        vec!["wirebench".to_string()]
+    } else {
+        a.bucket.clone()
+    };
+    if let Some(b) = buckets.iter().find(|b| !wirebench_core::spec::valid_bucket(b)) {
+        usage!("--bucket {b}: a bucket name is 3-63 of a-z, 0-9, '.' and '-'");
+    }
+    let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+    let key = a.access_key.clone().or_else(|| var("WIREBENCH_FAKE_ACCESS_KEY"));
+    let secret = a.secret_key.clone().or_else(|| var("WIREBENCH_FAKE_SECRET_KEY"));
+    let creds = match (key, secret) {
+        (Some(k), Some(s)) => Some((k, s)),
+        (None, None) => None,
+        _ => usage!("--access-key and --secret-key go together"),
+    };
+    if a.max_objects == 0 {
+        usage!("--max-objects 0: must be at least 1");
+    }
+    sys::block_termination_signals()?;
+    if let Some(parent) = a.exit_with_parent {
+        sys::terminate_with_parent(parent)?;
+    }
+    sys::pin_process_threads(cpus.cpus())?;
+    let signed = creds.is_some();
+    let srv = fake::start(&fake::FakeConfig {
+        listen,
+        buckets: buckets.clone(),
+        creds,
+        domain: a.domain.clone(),
+        threads: cpus.len(),
+        max_objects: a.max_objects,
+        max_uploads: 10_000,
+    })?;
+    let endpoint = Endpoint::S3 {
+        tls: false,
+        addr: srv.addr.to_string(),
+        bucket: buckets[0].clone(),
+    };
+    let mut out = std::io::stdout().lock();
+    let event = json!({
+        "event": "listening",
+        "endpoint": endpoint.to_string(),
+        "transport": "s3",
+        "cpus": cpus.to_string(),
+        "signed": signed,
+        "pid": std::process::id(),
+    });
+    writeln!(out, "{event}")?;
+    out.flush()?;
+    if a.exit_with_parent.is_none() {
+        eprintln!(
+            "wirebench serve: fake S3 on {endpoint} (buckets {}), CPUs {cpus}, {}; Ctrl-C to stop",
+            buckets.join(", "),
+            if signed { "SigV4 signatures checked" } else { "anonymous requests served" }
         );
     }
     wait_and_stop(&mut out, || srv.shutdown())
