@@ -18,6 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use wirebench_core::result::ServerStats;
 
+/// A response header of the fake server's reads: the body is zeroes.
+pub const FAKE_HEADER: &str = "x-wirebench-fake";
+
 /// What the fake server serves.
 #[derive(Debug, Clone)]
 pub struct FakeConfig {
@@ -243,14 +246,18 @@ impl S3 for Fake {
             left: len,
             counters: self.0.counters.clone(),
         };
-        ok(GetObjectOutput {
+        let mut resp = S3Response::new(GetObjectOutput {
             body: Some(StreamingBlob::new(body)),
             content_length: Some(len as i64),
             content_range,
             accept_ranges: Some("bytes".into()),
             e_tag: Some(etag_of(m.etag, m.parts)),
             ..Default::default()
-        })
+        });
+        // Tells a verifying client to expect zeroes, not what it wrote.
+        resp.headers
+            .insert(FAKE_HEADER, http::HeaderValue::from_static("zeroes"));
+        Ok(resp)
     }
 
     async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {

@@ -14,8 +14,13 @@ pub fn size_spec(s: &str) -> Result<wirebench_core::spec::SizeSpec, String> {
     wirebench_core::spec::SizeSpec::parse(s)
 }
 
+/// The weights of a mixed workload (a type of its own: clap takes a bare
+/// Vec for a repeated flag).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mix(pub Vec<(wirebench_core::spec::Mode, u32)>);
+
 /// Parses `get=70,put=20,delete=10`.
-pub fn mix(s: &str) -> Result<Vec<(wirebench_core::spec::Mode, u32)>, String> {
+pub fn mix(s: &str) -> Result<Mix, String> {
     use wirebench_core::spec::Mode;
     let mut v = Vec::new();
     for part in s.split(',') {
@@ -40,7 +45,7 @@ pub fn mix(s: &str) -> Result<Vec<(wirebench_core::spec::Mode, u32)>, String> {
     if v.is_empty() {
         return Err(format!("'{s}': every weight is 0"));
     }
-    Ok(v)
+    Ok(Mix(v))
 }
 
 pub fn rate(s: &str) -> Result<f64, String> {

@@ -184,7 +184,7 @@ pub struct S3Args {
     /// Weights of the operations of --workload mixed: get=70,put=20,delete=10 (of get, put,
     /// head, delete, list).
     #[arg(long, value_parser = args::mix)]
-    pub(super) mix: Option<Vec<(Mode, u32)>>,
+    pub(super) mix: Option<args::Mix>,
     /// Objects the workload works on: created by a prepare phase for reads (timed and
     /// reported apart), overwritten by puts. Default: 100.
     #[arg(long)]
@@ -546,7 +546,7 @@ fn validate_s3(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<S3Spec>> {
     }
     let mix = match (mode, &f.mix) {
         (Mode::Mixed, None) => vec![(Mode::Get, 70), (Mode::Put, 20), (Mode::Delete, 10)],
-        (Mode::Mixed, Some(m)) => m.clone(),
+        (Mode::Mixed, Some(m)) => m.0.clone(),
         (_, Some(_)) => usage!("--mix applies to --workload mixed only"),
         (_, None) => Vec::new(),
     };
@@ -1059,8 +1059,8 @@ impl Session {
         let mut prepare = None;
         if workload.needs_prepare() {
             eprintln!(
-                "prepare: creating {} objects of {} under {}{} ...",
-                s3spec.objects, s3spec.sizes, target, if s3spec.prefix.is_empty() { String::new() } else { format!("/{}", s3spec.prefix) }
+                "prepare: creating {} objects of {} in {target}, keys {}* ...",
+                s3spec.objects, s3spec.sizes, s3spec.prefix
             );
             match rt.block_on(s3::prepare(&workload, concurrency)) {
                 Ok(p) => {
@@ -1330,6 +1330,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let command_line: Vec<String> = std::env::args().collect();
     let label = match &spec.target {
+        _ if spec.s3.is_some() => format!(
+            "s3-{}{}",
+            spec.mode,
+            if matches!(spec.target, TargetSpec::External { .. }) { "-external" } else { "" }
+        ),
         TargetSpec::Embedded { .. } if spec.shm.is_some() => {
             let shm = spec.shm.as_ref().expect("checked");
             match shm.channel {

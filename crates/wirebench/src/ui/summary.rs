@@ -22,7 +22,14 @@ pub fn headline(
             format_size(spec.size_bytes),
             format_size(spec.response_size_bytes)
         ),
-        _ => format_size(spec.size_bytes),
+        _ => match &spec.s3 {
+            Some(s3) if spec.mode == Mode::Mixed => {
+                let mix: Vec<String> = s3.mix.iter().map(|(m, w)| format!("{m}={w}")).collect();
+                format!("{} objects of {} ({})", s3.objects, s3.sizes, mix.join(","))
+            }
+            Some(s3) => format!("{} objects of {}", s3.objects, s3.sizes),
+            None => format_size(spec.size_bytes),
+        },
     };
     let stop = match spec.stop {
         StopSpec::DurationNs(ns) => format!("{} s", ns as f64 / 1e9),
@@ -82,6 +89,52 @@ fn latency_line(out: &mut impl Write, label: &str, l: &LatencySummary) -> io::Re
         format_ns(l.p999_ns as f64),
         format_ns(l.max_ns as f64)
     )
+}
+
+/// The S3 table: per operation type, ops/s, MB/s, latency and time to
+/// first byte; then failures by cause, and the phases run apart.
+fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
+    let s = &r.summary;
+    let f = |ns: u64| format_ns(ns as f64);
+    writeln!(
+        out,
+        "  {:<7} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
+        "op", "ops", "errors", "ops/s", "MB/s", "mean", "p99", "ttfb mean", "ttfb p99"
+    )?;
+    for (op, o) in &s.by_op {
+        let (tm, t99) = match &o.ttfb {
+            Some(t) => (f(t.mean_ns as u64), f(t.p99_ns)),
+            None => ("-".into(), "-".into()),
+        };
+        writeln!(
+            out,
+            "  {op:<7} {:>9} {:>7} {:>9.1} {:>9.2} {:>9} {:>9} {tm:>10} {t99:>10}",
+            o.ops,
+            o.errors,
+            o.ops_per_s,
+            o.mb_per_s,
+            f(o.latency.mean_ns as u64),
+            f(o.latency.p99_ns),
+        )?;
+    }
+    for (cause, n) in &s.failures {
+        writeln!(out, "  failed:            {n} x {cause}")?;
+    }
+    for (name, p) in [("prepare", &r.prepare), ("cleanup", &r.cleanup)] {
+        if let Some(p) = p {
+            writeln!(
+                out,
+                "  {name}:{:w$}{} objects, {} in {:.2} s{}",
+                "",
+                p.objects,
+                format_size(p.bytes),
+                p.seconds,
+                if p.errors > 0 { format!(", {} errors", p.errors) } else { String::new() },
+                w = 18 - name.len()
+            )?;
+        }
+    }
+    Ok(())
 }
 
 pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()> {
@@ -147,6 +200,9 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
                 )?;
             }
         }
+    }
+    if !s.by_op.is_empty() {
+        print_ops(out, r)?;
     }
     let server_cpu = match (s.server_cpu_s, s.server_cpu_us_per_op) {
         (Some(c), Some(p)) => format!(", server {c:.2} s ({p:.2} us/op)"),
