@@ -173,7 +173,7 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     });
     session.close(Some(&mut result));
     result.run_id = store::new_run_id("flame");
-    result.command_line = std::env::args().collect();
+    result.command_line = super::args::command_line();
     result.started_at = store::now_rfc3339();
     let dir = store::save(&a.run.results, &result)?;
     store::append_summary_csv(&a.run.results, &result)?;

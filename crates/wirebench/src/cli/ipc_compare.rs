@@ -114,7 +114,7 @@ pub fn ipc_compare(mut a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
             spec.poll = *wait == Some(Wait::Spin);
             let mut r = session.measure(&spec, &placement, false);
             r.run_id = store::new_run_id(&format!("ipc-compare-{name}-r{}", round + 1));
-            r.command_line = std::env::args().collect();
+            r.command_line = super::args::command_line();
             r.started_at = store::now_rfc3339();
             store::save(&a.run.results, &r)
                 .with_context(|| format!("saving under {}", a.run.results.display()))?;

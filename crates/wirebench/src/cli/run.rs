@@ -1328,7 +1328,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if a.repeat > 1 && a.hlog.is_some() {
         usage!("--hlog writes one run's log: drop it, or --repeat");
     }
-    let command_line: Vec<String> = std::env::args().collect();
+    let command_line: Vec<String> = super::args::command_line();
     let label = match &spec.target {
         _ if spec.s3.is_some() => format!(
             "s3-{}{}",

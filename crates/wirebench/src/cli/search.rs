@@ -115,7 +115,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         let mut r = session.measure(&spec, &placement, false);
         r.run_id = store::new_run_id(&format!("step{}", steps.len() + 1));
         r.started_at = store::now_rfc3339();
-        r.command_line = std::env::args().collect();
+        r.command_line = super::args::command_line();
         let h = hist::decode(&r.latency_hist)?;
         r.slos = slos.iter().map(|s| s.check(&r.summary, &h)).collect();
         store::save(&root, &r)

@@ -270,6 +270,11 @@ fn read_spec(file: &Path) -> anyhow::Result<Spec> {
             } else {
                 k.clone()
             };
+            if k == "access_key" || k == "secret_key" {
+                usage!(
+                    "{f}: [{name}] {k}: credentials never go in a spec file (it is stored with the results); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                );
+            }
             if !valid.iter().any(|x| x == k) {
                 let hint = if RESERVED.contains(&k.as_str()) {
                     "the sweep sets it itself".to_string()

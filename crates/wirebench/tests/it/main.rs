@@ -9,5 +9,6 @@ mod modes;
 mod openloop;
 mod report;
 mod results;
+mod s3;
 mod shm;
 mod sweep;
