@@ -145,7 +145,7 @@ mod tests {
             }
             self.left -= 1;
             tokio::time::sleep(Duration::from_micros(200)).await;
-            let get = seq % 2 == 0;
+            let get = seq.is_multiple_of(2);
             Ok(Some(CallOutcome {
                 op: if get { "get" } else { "put" },
                 first_byte: get.then(Instant::now),

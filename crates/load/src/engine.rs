@@ -231,7 +231,10 @@ pub fn run_load<T: Transport>(
     })
 }
 
-pub(crate) fn worker_thread(id: usize, f: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<()> {
+pub(crate) fn worker_thread(
+    id: usize,
+    f: impl FnOnce() + Send + 'static,
+) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
         .name(format!("wb-client-{id}"))
         .spawn(f)
@@ -543,7 +546,13 @@ fn worker_main<T: Transport>(
     stop: watch::Receiver<bool>,
 ) {
     let pattern = transport.pattern();
-    let link = WorkerLink { id, cfg, msgs, start, stop };
+    let link = WorkerLink {
+        id,
+        cfg,
+        msgs,
+        start,
+        stop,
+    };
     async_worker_main(
         link,
         |j| transport.connect(id, j),
@@ -554,14 +563,23 @@ fn worker_main<T: Transport>(
 /// A worker of an async transport: connects, waits for the start, then
 /// runs `drive` on each connection on its current-thread runtime until the
 /// run ends, an error, or every connection finished.
-pub(crate) fn async_worker_main<C, CF, D, DF>(link: WorkerLink, connect: impl Fn(usize) -> CF, drive: D)
-where
+pub(crate) fn async_worker_main<C, CF, D, DF>(
+    link: WorkerLink,
+    connect: impl Fn(usize) -> CF,
+    drive: D,
+) where
     C: 'static,
     CF: std::future::Future<Output = std::io::Result<C>>,
     D: Fn(C, ConnCtx) -> DF,
     DF: std::future::Future<Output = std::io::Result<()>> + 'static,
 {
-    let WorkerLink { id, cfg, msgs, start, mut stop } = link;
+    let WorkerLink {
+        id,
+        cfg,
+        msgs,
+        start,
+        mut stop,
+    } = link;
     let done = |error: Option<String>| {
         let _ = msgs.send(Msg::Done { worker: id, error });
     };
@@ -832,7 +850,10 @@ impl Pacer {
 
 /// The worker's recorder, its intervals advanced to `now`; None once the
 /// run is over (nothing more is recorded).
-pub(crate) fn recorder_at(rec: &RefCell<WorkerRec>, now: Instant) -> Option<std::cell::RefMut<'_, WorkerRec>> {
+pub(crate) fn recorder_at(
+    rec: &RefCell<WorkerRec>,
+    now: Instant,
+) -> Option<std::cell::RefMut<'_, WorkerRec>> {
     let mut w = rec.borrow_mut();
     w.advance(now);
     (!w.finished).then_some(w)

@@ -100,7 +100,9 @@ impl Transport for MsgrClient {
     fn pattern(&self) -> Pattern {
         match self.mode {
             Mode::Echo | Mode::Rr | Mode::Sync | Mode::Async => Pattern::RequestResponse,
-            Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed => Pattern::RequestResponse,
+            Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed => {
+                Pattern::RequestResponse
+            }
             Mode::Oneway | Mode::Nores => Pattern::SendOnly,
             Mode::Stream => Pattern::ReceiveOnly,
         }
@@ -125,10 +127,16 @@ impl Transport for MsgrClient {
             Mode::Oneway => (Kind::OneWay, self.size, Kind::Response, 0),
             Mode::Stream => (Kind::Request, 0, Kind::Stream, self.size),
             Mode::Rr => (Kind::Request, self.size, Kind::Response, self.response_size),
-            m @ (Mode::Sync | Mode::Async | Mode::Nores | Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed) => {
-                return Err(io::Error::other(format!(
-                    "{m} is not a msgr mode"
-                )));
+            m @ (Mode::Sync
+            | Mode::Async
+            | Mode::Nores
+            | Mode::Put
+            | Mode::Get
+            | Mode::Head
+            | Mode::Delete
+            | Mode::List
+            | Mode::Mixed) => {
+                return Err(io::Error::other(format!("{m} is not a msgr mode")));
             }
         };
         let raw = self.mode == Mode::Rr;

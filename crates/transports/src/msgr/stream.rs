@@ -26,7 +26,9 @@ impl Stream {
             }
             Endpoint::Unix(path) => Stream::Unix(UnixStream::connect(path).await?),
             Endpoint::S3 { .. } => {
-                return Err(io::Error::other(format!("{ep}: an S3 endpoint, not a messenger one")));
+                return Err(io::Error::other(format!(
+                    "{ep}: an S3 endpoint, not a messenger one"
+                )));
             }
         };
         Ok(s)

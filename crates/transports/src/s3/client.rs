@@ -206,7 +206,9 @@ impl S3Client {
         let mut mismatch = false;
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(io_err)?;
-            let Ok(data) = frame.into_data() else { continue };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
             if data.is_empty() {
                 continue;
             }

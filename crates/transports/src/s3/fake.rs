@@ -118,7 +118,9 @@ impl futures_util::Stream for Zeros {
         }
         let n = self.left.min(ZEROS.len() as u64) as usize;
         self.left -= n as u64;
-        self.counters.bytes_out.fetch_add(n as u64, Ordering::Relaxed);
+        self.counters
+            .bytes_out
+            .fetch_add(n as u64, Ordering::Relaxed);
         Poll::Ready(Some(Ok(Bytes::from_static(&ZEROS[..n]))))
     }
 }
@@ -130,7 +132,11 @@ impl s3s::stream::ByteStream for Zeros {
 }
 
 impl Store {
-    fn with_bucket<T>(&self, name: &str, f: impl FnOnce(&mut Bucket) -> S3Result<T>) -> S3Result<T> {
+    fn with_bucket<T>(
+        &self,
+        name: &str,
+        f: impl FnOnce(&mut Bucket) -> S3Result<T>,
+    ) -> S3Result<T> {
         let mut b = self.buckets.lock().expect("not poisoned");
         match b.get_mut(name) {
             Some(bucket) => f(bucket),
@@ -160,7 +166,14 @@ impl Store {
                 }
                 self.objects.fetch_add(1, Ordering::Relaxed);
             }
-            b.objects.insert(key, Meta { size, etag: n, parts });
+            b.objects.insert(
+                key,
+                Meta {
+                    size,
+                    etag: n,
+                    parts,
+                },
+            );
             Ok(etag_of(n, parts))
         })
     }
@@ -174,7 +187,10 @@ fn ok<T>(t: T) -> S3Result<S3Response<T>> {
 
 #[async_trait::async_trait]
 impl S3 for Fake {
-    async fn create_bucket(&self, req: S3Request<CreateBucketInput>) -> S3Result<S3Response<CreateBucketOutput>> {
+    async fn create_bucket(
+        &self,
+        req: S3Request<CreateBucketInput>,
+    ) -> S3Result<S3Response<CreateBucketOutput>> {
         let mut b = self.0.buckets.lock().expect("not poisoned");
         if b.contains_key(&req.input.bucket) {
             return Err(s3_error!(BucketAlreadyOwnedByYou));
@@ -186,12 +202,18 @@ impl S3 for Fake {
         ok(CreateBucketOutput::default())
     }
 
-    async fn head_bucket(&self, req: S3Request<HeadBucketInput>) -> S3Result<S3Response<HeadBucketOutput>> {
+    async fn head_bucket(
+        &self,
+        req: S3Request<HeadBucketInput>,
+    ) -> S3Result<S3Response<HeadBucketOutput>> {
         self.0.with_bucket(&req.input.bucket, |_| Ok(()))?;
         ok(HeadBucketOutput::default())
     }
 
-    async fn delete_bucket(&self, req: S3Request<DeleteBucketInput>) -> S3Result<S3Response<DeleteBucketOutput>> {
+    async fn delete_bucket(
+        &self,
+        req: S3Request<DeleteBucketInput>,
+    ) -> S3Result<S3Response<DeleteBucketOutput>> {
         let mut b = self.0.buckets.lock().expect("not poisoned");
         match b.get(&req.input.bucket) {
             None => return Err(s3_error!(NoSuchBucket)),
@@ -202,7 +224,10 @@ impl S3 for Fake {
         ok(DeleteBucketOutput::default())
     }
 
-    async fn list_buckets(&self, _req: S3Request<ListBucketsInput>) -> S3Result<S3Response<ListBucketsOutput>> {
+    async fn list_buckets(
+        &self,
+        _req: S3Request<ListBucketsInput>,
+    ) -> S3Result<S3Response<ListBucketsOutput>> {
         let b = self.0.buckets.lock().expect("not poisoned");
         let list = b
             .keys()
@@ -217,7 +242,10 @@ impl S3 for Fake {
         })
     }
 
-    async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
+    async fn put_object(
+        &self,
+        req: S3Request<PutObjectInput>,
+    ) -> S3Result<S3Response<PutObjectOutput>> {
         let i = req.input;
         self.0.with_bucket(&i.bucket, |_| Ok(()))?;
         let n = drain(i.body, i.content_length, &self.0.counters).await?;
@@ -228,15 +256,22 @@ impl S3 for Fake {
         })
     }
 
-    async fn get_object(&self, req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
+    async fn get_object(
+        &self,
+        req: S3Request<GetObjectInput>,
+    ) -> S3Result<S3Response<GetObjectOutput>> {
         let i = req.input;
         let m = self.0.meta(&i.bucket, &i.key)?;
         let (range, content_range) = match &i.range {
             None => (0..m.size, None),
             Some(r) => {
-                let r = r
-                    .check(m.size)
-                    .map_err(|_| s3_error!(InvalidRange, "the range is outside the object's {} bytes", m.size))?;
+                let r = r.check(m.size).map_err(|_| {
+                    s3_error!(
+                        InvalidRange,
+                        "the range is outside the object's {} bytes",
+                        m.size
+                    )
+                })?;
                 let cr = format!("bytes {}-{}/{}", r.start, r.end - 1, m.size);
                 (r, Some(cr))
             }
@@ -260,7 +295,10 @@ impl S3 for Fake {
         Ok(resp)
     }
 
-    async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
+    async fn head_object(
+        &self,
+        req: S3Request<HeadObjectInput>,
+    ) -> S3Result<S3Response<HeadObjectOutput>> {
         let m = self.0.meta(&req.input.bucket, &req.input.key)?;
         ok(HeadObjectOutput {
             content_length: Some(m.size as i64),
@@ -270,7 +308,10 @@ impl S3 for Fake {
         })
     }
 
-    async fn delete_object(&self, req: S3Request<DeleteObjectInput>) -> S3Result<S3Response<DeleteObjectOutput>> {
+    async fn delete_object(
+        &self,
+        req: S3Request<DeleteObjectInput>,
+    ) -> S3Result<S3Response<DeleteObjectOutput>> {
         let i = req.input;
         self.0.with_bucket(&i.bucket, |b| {
             if b.objects.remove(&i.key).is_some() {
@@ -281,15 +322,25 @@ impl S3 for Fake {
         ok(DeleteObjectOutput::default())
     }
 
-    async fn list_objects_v2(&self, req: S3Request<ListObjectsV2Input>) -> S3Result<S3Response<ListObjectsV2Output>> {
+    async fn list_objects_v2(
+        &self,
+        req: S3Request<ListObjectsV2Input>,
+    ) -> S3Result<S3Response<ListObjectsV2Output>> {
         let i = req.input;
         let max = i.max_keys.unwrap_or(1000).clamp(0, 1000) as usize;
         let prefix = i.prefix.clone().unwrap_or_default();
-        let after = i.continuation_token.clone().or(i.start_after.clone()).unwrap_or_default();
+        let after = i
+            .continuation_token
+            .clone()
+            .or(i.start_after.clone())
+            .unwrap_or_default();
         let (contents, truncated) = self.0.with_bucket(&i.bucket, |b| {
             let mut it = b
                 .objects
-                .range::<String, _>((std::ops::Bound::Excluded(&after), std::ops::Bound::Unbounded))
+                .range::<String, _>((
+                    std::ops::Bound::Excluded(&after),
+                    std::ops::Bound::Unbounded,
+                ))
                 .filter(|(k, _)| k.starts_with(&prefix))
                 .take_while(|(k, _)| k.starts_with(&prefix) || k.as_str() < prefix.as_str());
             let page: Vec<Object> = it
@@ -304,7 +355,9 @@ impl S3 for Fake {
                 .collect();
             Ok((page, it.next().is_some()))
         })?;
-        let next = truncated.then(|| contents.last().and_then(|o| o.key.clone())).flatten();
+        let next = truncated
+            .then(|| contents.last().and_then(|o| o.key.clone()))
+            .flatten();
         ok(ListObjectsV2Output {
             name: Some(i.bucket),
             prefix: i.prefix,
@@ -333,7 +386,10 @@ impl S3 for Fake {
                 self.0.max_uploads
             ));
         }
-        let id = format!("{:016x}", wirebench_core::spec::mix64(self.0.next.fetch_add(1, Ordering::Relaxed)));
+        let id = format!(
+            "{:016x}",
+            wirebench_core::spec::mix64(self.0.next.fetch_add(1, Ordering::Relaxed))
+        );
         u.insert(
             id.clone(),
             Upload {
@@ -350,17 +406,28 @@ impl S3 for Fake {
         })
     }
 
-    async fn upload_part(&self, req: S3Request<UploadPartInput>) -> S3Result<S3Response<UploadPartOutput>> {
+    async fn upload_part(
+        &self,
+        req: S3Request<UploadPartInput>,
+    ) -> S3Result<S3Response<UploadPartOutput>> {
         let i = req.input;
         if !(1..=10_000).contains(&i.part_number) {
             return Err(s3_error!(InvalidArgument, "part numbers are 1 to 10000"));
         }
-        if !self.0.uploads.lock().expect("not poisoned").contains_key(&i.upload_id) {
+        if !self
+            .0
+            .uploads
+            .lock()
+            .expect("not poisoned")
+            .contains_key(&i.upload_id)
+        {
             return Err(s3_error!(NoSuchUpload));
         }
         let n = drain(i.body, i.content_length, &self.0.counters).await?;
         let mut u = self.0.uploads.lock().expect("not poisoned");
-        let up = u.get_mut(&i.upload_id).ok_or_else(|| s3_error!(NoSuchUpload))?;
+        let up = u
+            .get_mut(&i.upload_id)
+            .ok_or_else(|| s3_error!(NoSuchUpload))?;
         up.parts.insert(i.part_number, n);
         ok(UploadPartOutput {
             e_tag: Some(etag_of(n ^ ((i.part_number as u64) << 48), 0)),
@@ -395,7 +462,9 @@ impl S3 for Fake {
         if listed.is_empty() {
             return Err(s3_error!(InvalidPart, "no parts listed"));
         }
-        let etag = self.0.insert(&i.bucket, i.key.clone(), size, listed.len() as u32)?;
+        let etag = self
+            .0
+            .insert(&i.bucket, i.key.clone(), size, listed.len() as u32)?;
         ok(CompleteMultipartUploadOutput {
             bucket: Some(i.bucket),
             key: Some(i.key),
@@ -424,10 +493,16 @@ struct Hosts(Option<String>);
 impl s3s::host::S3Host for Hosts {
     fn parse_host_header<'a>(&'a self, host: &'a str) -> S3Result<s3s::host::VirtualHost<'a>> {
         let name = host.rsplit_once(':').map_or(host, |(h, p)| {
-            if p.chars().all(|c| c.is_ascii_digit()) { h } else { host }
+            if p.chars().all(|c| c.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
         });
         if let Some(domain) = &self.0
-            && let Some(bucket) = name.strip_suffix(domain.as_str()).and_then(|b| b.strip_suffix('.'))
+            && let Some(bucket) = name
+                .strip_suffix(domain.as_str())
+                .and_then(|b| b.strip_suffix('.'))
             && !bucket.is_empty()
         {
             return Ok(s3s::host::VirtualHost::new(domain.as_str()).with_bucket(bucket));
@@ -471,7 +546,12 @@ impl FakeServer {
 pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
     let counters = Arc::new(Counters::default());
     let store = Arc::new(Store {
-        buckets: Mutex::new(cfg.buckets.iter().map(|b| (b.clone(), Bucket::default())).collect()),
+        buckets: Mutex::new(
+            cfg.buckets
+                .iter()
+                .map(|b| (b.clone(), Bucket::default()))
+                .collect(),
+        ),
         uploads: Mutex::new(HashMap::new()),
         objects: AtomicU64::new(0),
         next: AtomicU64::new(1),
@@ -481,7 +561,10 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
     });
     let mut b = s3s::service::S3ServiceBuilder::new(Fake(store));
     if let Some((key, secret)) = &cfg.creds {
-        b.set_auth(s3s::auth::SimpleAuth::from_single(key.clone(), secret.clone()));
+        b.set_auth(s3s::auth::SimpleAuth::from_single(
+            key.clone(),
+            secret.clone(),
+        ));
     }
     b.set_host(Hosts(cfg.domain.clone()));
     let service = b.build();
@@ -496,39 +579,41 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
         .build()?;
     let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
     let c2 = counters.clone();
-    let thread = std::thread::Builder::new().name("wb-s3-accept".into()).spawn(move || {
-        rt.block_on(async move {
-            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                return;
-            };
-            let mut conns = tokio::task::JoinSet::new();
-            loop {
-                tokio::select! {
-                    _ = &mut stop_rx => break,
-                    a = listener.accept() => {
-                        let Ok((stream, _)) = a else { continue };
-                        let _ = stream.set_nodelay(true);
-                        c2.conns.fetch_add(1, Ordering::Relaxed);
-                        let (service, c3) = (service.clone(), c2.clone());
-                        conns.spawn(async move {
-                            let svc = hyper::service::service_fn(move |req| {
-                                c3.requests.fetch_add(1, Ordering::Relaxed);
-                                let s = service.clone();
-                                async move { hyper::service::Service::call(&s, req).await }
+    let thread = std::thread::Builder::new()
+        .name("wb-s3-accept".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                let mut conns = tokio::task::JoinSet::new();
+                loop {
+                    tokio::select! {
+                        _ = &mut stop_rx => break,
+                        a = listener.accept() => {
+                            let Ok((stream, _)) = a else { continue };
+                            let _ = stream.set_nodelay(true);
+                            c2.conns.fetch_add(1, Ordering::Relaxed);
+                            let (service, c3) = (service.clone(), c2.clone());
+                            conns.spawn(async move {
+                                let svc = hyper::service::service_fn(move |req| {
+                                    c3.requests.fetch_add(1, Ordering::Relaxed);
+                                    let s = service.clone();
+                                    async move { hyper::service::Service::call(&s, req).await }
+                                });
+                                let _ = hyper::server::conn::http1::Builder::new()
+                                    .keep_alive(true)
+                                    .serve_connection(TokioIo::new(stream), svc)
+                                    .await;
                             });
-                            let _ = hyper::server::conn::http1::Builder::new()
-                                .keep_alive(true)
-                                .serve_connection(TokioIo::new(stream), svc)
-                                .await;
-                        });
+                        }
+                        Some(_) = conns.join_next(), if !conns.is_empty() => {}
                     }
-                    Some(_) = conns.join_next(), if !conns.is_empty() => {}
                 }
-            }
-            conns.shutdown().await;
-        });
-        rt.shutdown_background();
-    })?;
+                conns.shutdown().await;
+            });
+            rt.shutdown_background();
+        })?;
     Ok(FakeServer {
         addr,
         counters,

@@ -43,12 +43,9 @@ pub struct Workload {
 
 impl Workload {
     pub fn new(client: S3Client, spec: S3Spec, mode: Mode, verify: bool) -> Workload {
-        let seed_base = spec
-            .prefix
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-            });
+        let seed_base = spec.prefix.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        });
         Workload {
             exists: (0..spec.objects).map(|_| AtomicBool::new(false)).collect(),
             client,
@@ -94,7 +91,10 @@ impl CallTransport for S3Transport {
     async fn connect(&self, worker: usize, index: usize) -> io::Result<S3Conn> {
         let w = self.0.clone();
         let http = HttpConn::connect(&w.client.addr).await.map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot connect to {}: {e}", w.client.addr))
+            io::Error::new(
+                e.kind(),
+                format!("cannot connect to {}: {e}", w.client.addr),
+            )
         })?;
         Ok(S3Conn {
             w,
@@ -113,7 +113,13 @@ pub struct S3Conn {
     rng: u64,
 }
 
-fn outcome(op: &'static str, first: Option<Instant>, out: u64, inn: u64, failure: Option<String>) -> CallOutcome {
+fn outcome(
+    op: &'static str,
+    first: Option<Instant>,
+    out: u64,
+    inn: u64,
+    failure: Option<String>,
+) -> CallOutcome {
     CallOutcome {
         op,
         first_byte: first,
@@ -157,7 +163,8 @@ impl S3Conn {
     /// The connections of `lanes` parallel parts: this one and extra ones.
     async fn lanes(&mut self, lanes: usize) -> io::Result<Vec<&mut HttpConn>> {
         while self.extra.len() + 1 < lanes {
-            self.extra.push(HttpConn::connect(&self.w.client.addr).await?);
+            self.extra
+                .push(HttpConn::connect(&self.w.client.addr).await?);
         }
         Ok(std::iter::once(&mut self.http)
             .chain(self.extra.iter_mut())
@@ -173,7 +180,14 @@ impl S3Conn {
         } else {
             let r = w
                 .client
-                .exec(&mut self.http, rusty_s3::Method::Put, w.client.put_url(&key), &[], Payload::new(size, 0, seed), Sink::Discard)
+                .exec(
+                    &mut self.http,
+                    rusty_s3::Method::Put,
+                    w.client.put_url(&key),
+                    &[],
+                    Payload::new(size, 0, seed),
+                    Sink::Discard,
+                )
                 .await?;
             (Some(r.headers_at), r.failure)
         };
@@ -184,17 +198,33 @@ impl S3Conn {
     }
 
     /// Uploads in parts, `put_parts` at once. TTFB: the completion's headers.
-    async fn multipart(&mut self, key: &str, size: u64, seed: Option<u64>) -> io::Result<(Option<Instant>, Option<String>)> {
+    async fn multipart(
+        &mut self,
+        key: &str,
+        size: u64,
+        seed: Option<u64>,
+    ) -> io::Result<(Option<Instant>, Option<String>)> {
         let w = self.w.clone();
         let c = &w.client;
         let r = c
-            .exec(&mut self.http, rusty_s3::Method::Post, c.create_multipart_url(key), &[], Payload::empty(), Sink::Keep)
+            .exec(
+                &mut self.http,
+                rusty_s3::Method::Post,
+                c.create_multipart_url(key),
+                &[],
+                Payload::empty(),
+                Sink::Keep,
+            )
             .await?;
         if r.failure.is_some() {
             return Ok((None, r.failure));
         }
-        let Some(upload_id) = client::xml_value(&String::from_utf8_lossy(&r.kept), "UploadId") else {
-            return Ok((None, Some("no UploadId in the CreateMultipartUpload answer".into())));
+        let Some(upload_id) = client::xml_value(&String::from_utf8_lossy(&r.kept), "UploadId")
+        else {
+            return Ok((
+                None,
+                Some("no UploadId in the CreateMultipartUpload answer".into()),
+            ));
         };
         let part = w.spec.part_size;
         let nparts = size.div_ceil(part);
@@ -210,10 +240,21 @@ impl S3Conn {
                     let off = p * part;
                     let len = part.min(size - off);
                     let url = c.upload_part_url(key, (p + 1) as u16, upload_id);
-                    let r = c.exec(conn, rusty_s3::Method::Put, url, &[], Payload::new(len, off, seed), Sink::Discard).await?;
+                    let r = c
+                        .exec(
+                            conn,
+                            rusty_s3::Method::Put,
+                            url,
+                            &[],
+                            Payload::new(len, off, seed),
+                            Sink::Discard,
+                        )
+                        .await?;
                     match (r.failure, r.etag) {
                         (None, Some(e)) => etags.borrow_mut()[p as usize] = Some(e),
-                        (None, None) => *failed.borrow_mut() = Some("no ETag in an UploadPart answer".into()),
+                        (None, None) => {
+                            *failed.borrow_mut() = Some("no ETag in an UploadPart answer".into())
+                        }
                         (Some(f), _) => *failed.borrow_mut() = Some(f),
                     }
                     p += lanes as u64;
@@ -227,22 +268,46 @@ impl S3Conn {
         if broken.is_some() || failure.is_some() {
             // Best effort: the upload's parts are freed.
             let url = c.abort_multipart_url(key, &upload_id);
-            let _ = c.exec(&mut self.http, rusty_s3::Method::Delete, url, &[], Payload::empty(), Sink::Discard).await;
+            let _ = c
+                .exec(
+                    &mut self.http,
+                    rusty_s3::Method::Delete,
+                    url,
+                    &[],
+                    Payload::empty(),
+                    Sink::Discard,
+                )
+                .await;
             return match broken {
                 Some(e) => Err(e),
                 None => Ok((None, failure)),
             };
         }
-        let etags: Vec<String> = etags.into_inner().into_iter().map(|e| e.unwrap_or_default()).collect();
+        let etags: Vec<String> = etags
+            .into_inner()
+            .into_iter()
+            .map(|e| e.unwrap_or_default())
+            .collect();
         let (url, body) = c.complete_multipart(key, &upload_id, &etags);
         let r = c
-            .exec(&mut self.http, rusty_s3::Method::Post, url, &[], Payload::text(body), Sink::Keep)
+            .exec(
+                &mut self.http,
+                rusty_s3::Method::Post,
+                url,
+                &[],
+                Payload::text(body),
+                Sink::Keep,
+            )
             .await?;
         // An S3 quirk: a completion can fail after a 200, with an <Error> body.
         let text = String::from_utf8_lossy(&r.kept);
         let failure = r.failure.or_else(|| {
-            text.contains("<Error>")
-                .then(|| format!("200 {}", client::xml_value(&text, "Code").unwrap_or_default()))
+            text.contains("<Error>").then(|| {
+                format!(
+                    "200 {}",
+                    client::xml_value(&text, "Code").unwrap_or_default()
+                )
+            })
         });
         Ok((Some(r.headers_at), failure))
     }
@@ -260,7 +325,14 @@ impl S3Conn {
         };
         let r = w
             .client
-            .exec(&mut self.http, rusty_s3::Method::Get, w.client.get_url(&key), &[], Payload::empty(), sink)
+            .exec(
+                &mut self.http,
+                rusty_s3::Method::Get,
+                w.client.get_url(&key),
+                &[],
+                Payload::empty(),
+                sink,
+            )
             .await?;
         let failure = r.failure.clone().or_else(|| short(&r, size));
         let first = r.first_body_at.or((size == 0).then_some(r.headers_at));
@@ -269,7 +341,12 @@ impl S3Conn {
 
     /// Ranged reads of a part each, `get_parts` at once. TTFB: the first
     /// byte of any of them.
-    async fn ranged_get(&mut self, key: &str, size: u64, seed: Option<u64>) -> io::Result<CallOutcome> {
+    async fn ranged_get(
+        &mut self,
+        key: &str,
+        size: u64,
+        seed: Option<u64>,
+    ) -> io::Result<CallOutcome> {
         let w = self.w.clone();
         let c = &w.client;
         let part = w.spec.part_size;
@@ -289,7 +366,16 @@ impl S3Conn {
                         Some(seed) => Sink::Verify { seed, offset: off },
                         None => Sink::Discard,
                     };
-                    let r = c.exec(conn, rusty_s3::Method::Get, c.get_url(key), &[("range", range)], Payload::empty(), sink).await?;
+                    let r = c
+                        .exec(
+                            conn,
+                            rusty_s3::Method::Get,
+                            c.get_url(key),
+                            &[("range", range)],
+                            Payload::empty(),
+                            sink,
+                        )
+                        .await?;
                     let mut s = state.borrow_mut();
                     if let Some(f) = r.first_body_at {
                         s.0 = Some(s.0.map_or(f, |g: Instant| g.min(f)));
@@ -315,11 +401,22 @@ impl S3Conn {
         let size = w.spec.sizes.size_of(i);
         let r = w
             .client
-            .exec(&mut self.http, rusty_s3::Method::Head, w.client.head_url(&w.key(i)), &[], Payload::empty(), Sink::Discard)
+            .exec(
+                &mut self.http,
+                rusty_s3::Method::Head,
+                w.client.head_url(&w.key(i)),
+                &[],
+                Payload::empty(),
+                Sink::Discard,
+            )
             .await?;
         let failure = r.failure.or_else(|| {
-            (w.verify && r.content_length != Some(size))
-                .then(|| format!("size mismatch: HEAD says {:?}, expected {size}", r.content_length))
+            (w.verify && r.content_length != Some(size)).then(|| {
+                format!(
+                    "size mismatch: HEAD says {:?}, expected {size}",
+                    r.content_length
+                )
+            })
         });
         Ok(outcome("head", Some(r.headers_at), 0, 0, failure))
     }
@@ -328,7 +425,14 @@ impl S3Conn {
         let w = self.w.clone();
         let r = w
             .client
-            .exec(&mut self.http, rusty_s3::Method::Delete, w.client.delete_url(&w.key(i)), &[], Payload::empty(), Sink::Discard)
+            .exec(
+                &mut self.http,
+                rusty_s3::Method::Delete,
+                w.client.delete_url(&w.key(i)),
+                &[],
+                Payload::empty(),
+                Sink::Discard,
+            )
             .await?;
         if r.failure.is_none() {
             w.exists[i as usize].store(false, Ordering::Relaxed);
@@ -342,7 +446,14 @@ impl S3Conn {
         let url = w.client.list_url(&w.spec.prefix, 1000);
         let r = w
             .client
-            .exec(&mut self.http, rusty_s3::Method::Get, url, &[], Payload::empty(), Sink::Keep)
+            .exec(
+                &mut self.http,
+                rusty_s3::Method::Get,
+                url,
+                &[],
+                Payload::empty(),
+                Sink::Keep,
+            )
             .await?;
         let failure = r.failure.clone().or_else(|| {
             let keys = client::xml_count(&String::from_utf8_lossy(&r.kept), "Key") as u64;
@@ -350,7 +461,13 @@ impl S3Conn {
             (w.verify && w.mode == Mode::List && keys != expect)
                 .then(|| format!("list mismatch: {keys} keys listed, {expect} expected"))
         });
-        Ok(outcome("list", r.first_body_at.or(Some(r.headers_at)), 0, r.bytes_in, failure))
+        Ok(outcome(
+            "list",
+            r.first_body_at.or(Some(r.headers_at)),
+            0,
+            r.bytes_in,
+            failure,
+        ))
     }
 }
 
@@ -375,7 +492,11 @@ impl CallConn for S3Conn {
                 self.head(i).await?
             }
             Mode::Put => {
-                let i = if self.w.mode == Mode::Mixed { self.pick(false) } else { self.random(self.w.spec.objects) };
+                let i = if self.w.mode == Mode::Mixed {
+                    self.pick(false)
+                } else {
+                    self.random(self.w.spec.objects)
+                };
                 self.put(i).await?
             }
             Mode::Delete if self.w.mode == Mode::Delete => {
@@ -399,7 +520,12 @@ impl CallConn for S3Conn {
 
 /// Runs `each(conn, i)` for i in `items`, `concurrency` at once, each
 /// worker on its own connection; returns the first broken connection.
-async fn for_all<F, Fut>(w: &Arc<Workload>, items: Vec<u64>, concurrency: usize, each: F) -> io::Result<()>
+async fn for_all<F, Fut>(
+    w: &Arc<Workload>,
+    items: Vec<u64>,
+    concurrency: usize,
+    each: F,
+) -> io::Result<()>
 where
     F: Fn(S3Conn, u64) -> Fut + Clone + 'static,
     Fut: std::future::Future<Output = (S3Conn, io::Result<()>)> + 'static,
@@ -415,7 +541,9 @@ where
             let mut conn = conn;
             loop {
                 let j = cursor.fetch_add(1, Ordering::Relaxed) as usize;
-                let Some(&i) = items.get(j) else { return io::Result::Ok(()) };
+                let Some(&i) = items.get(j) else {
+                    return io::Result::Ok(());
+                };
                 let (c, r) = each(conn, i).await;
                 conn = c;
                 r?;
@@ -441,16 +569,32 @@ pub async fn preflight(c: &S3Client, create: bool) -> Result<(), String> {
         .map_err(|e| format!("cannot reach the S3 endpoint {}: {e}", c.addr))?;
     let broken = |e: io::Error| format!("the S3 endpoint {} broke the connection: {e}", c.addr);
     let head = c
-        .exec(&mut conn, rusty_s3::Method::Head, c.head_bucket_url(), &[], Payload::empty(), Sink::Discard)
+        .exec(
+            &mut conn,
+            rusty_s3::Method::Head,
+            c.head_bucket_url(),
+            &[],
+            Payload::empty(),
+            Sink::Discard,
+        )
         .await
         .map_err(broken)?;
     let bucket = c.bucket.name();
     match head.status {
         200..=299 => Ok(()),
         404 if create => {
-            let url = c.create_bucket_url().unwrap_or_else(|| c.bucket.base_url().clone());
+            let url = c
+                .create_bucket_url()
+                .unwrap_or_else(|| c.bucket.base_url().clone());
             let r = c
-                .exec(&mut conn, rusty_s3::Method::Put, url, &[], Payload::empty(), Sink::Keep)
+                .exec(
+                    &mut conn,
+                    rusty_s3::Method::Put,
+                    url,
+                    &[],
+                    Payload::empty(),
+                    Sink::Keep,
+                )
                 .await
                 .map_err(broken)?;
             match r.failure {
@@ -465,16 +609,30 @@ pub async fn preflight(c: &S3Client, create: bool) -> Result<(), String> {
         status => {
             // HEAD answers have no body: a list tells the S3 error code.
             let r = c
-                .exec(&mut conn, rusty_s3::Method::Get, c.list_url("", 1), &[], Payload::empty(), Sink::Keep)
+                .exec(
+                    &mut conn,
+                    rusty_s3::Method::Get,
+                    c.list_url("", 1),
+                    &[],
+                    Payload::empty(),
+                    Sink::Keep,
+                )
                 .await
                 .map_err(broken)?;
             let why = r.failure.unwrap_or_else(|| status.to_string());
             let hint = match (status, c.creds().is_some()) {
-                (403, true) | (400, true) => ": check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or --access-key / --secret-key) and --region",
-                (403, false) | (400, false) => ": the endpoint wants signed requests; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --access-key / --secret-key)",
+                (403, true) | (400, true) => {
+                    ": check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or --access-key / --secret-key) and --region"
+                }
+                (403, false) | (400, false) => {
+                    ": the endpoint wants signed requests; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or --access-key / --secret-key)"
+                }
                 _ => "",
             };
-            Err(format!("the S3 endpoint {} refused access to the bucket '{bucket}': {why}{hint}", c.addr))
+            Err(format!(
+                "the S3 endpoint {} refused access to the bucket '{bucket}': {why}{hint}",
+                c.addr
+            ))
         }
     }
 }
@@ -492,7 +650,10 @@ pub async fn prepare(w: &Arc<Workload>, concurrency: usize) -> Result<PhaseRepor
             let r = conn.put(i).await;
             let r = r.map(|o| {
                 if let Some(f) = o.failure {
-                    failed.lock().expect("not poisoned").get_or_insert(format!("{}: {f}", conn.w.key(i)));
+                    failed
+                        .lock()
+                        .expect("not poisoned")
+                        .get_or_insert(format!("{}: {f}", conn.w.key(i)));
                 }
             });
             (conn, r)

@@ -28,8 +28,13 @@ pub fn mix(s: &str) -> Result<Mix, String> {
             .split_once('=')
             .ok_or_else(|| format!("'{part}': write OP=WEIGHT, e.g. get=70,put=20,delete=10"))?;
         let op: Mode = op.trim().parse()?;
-        if !matches!(op, Mode::Get | Mode::Put | Mode::Head | Mode::Delete | Mode::List) {
-            return Err(format!("'{op}': the operations are get, put, head, delete, list"));
+        if !matches!(
+            op,
+            Mode::Get | Mode::Put | Mode::Head | Mode::Delete | Mode::List
+        ) {
+            return Err(format!(
+                "'{op}': the operations are get, put, head, delete, list"
+            ));
         }
         let w: u32 = w
             .trim()
@@ -93,7 +98,8 @@ fn redact(args: impl Iterator<Item = String>) -> Vec<String> {
         if hide_next {
             out.push("***".to_string());
             hide_next = false;
-        } else if let Some((flag, _)) = a.split_once('=').filter(|(f, _)| SECRET_FLAGS.contains(f)) {
+        } else if let Some((flag, _)) = a.split_once('=').filter(|(f, _)| SECRET_FLAGS.contains(f))
+        {
             out.push(format!("{flag}=***"));
         } else {
             hide_next = SECRET_FLAGS.contains(&a.as_str());
@@ -107,8 +113,27 @@ fn redact(args: impl Iterator<Item = String>) -> Vec<String> {
 mod redact_tests {
     #[test]
     fn credentials_are_redacted() {
-        let a = ["wb", "run", "--secret-key", "s3cr3t", "--access-key=AK", "--size", "1"];
+        let a = [
+            "wb",
+            "run",
+            "--secret-key",
+            "s3cr3t",
+            "--access-key=AK",
+            "--size",
+            "1",
+        ];
         let r = super::redact(a.iter().map(|s| s.to_string()));
-        assert_eq!(r, ["wb", "run", "--secret-key", "***", "--access-key=***", "--size", "1"]);
+        assert_eq!(
+            r,
+            [
+                "wb",
+                "run",
+                "--secret-key",
+                "***",
+                "--access-key=***",
+                "--size",
+                "1"
+            ]
+        );
     }
 }

@@ -562,9 +562,7 @@ fn validate_s3(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<S3Spec>> {
     let part = f.part_size.unwrap_or(16 << 20);
     use wirebench_transports::s3::{MAX_PARTS, MIN_PART};
     if part < MIN_PART {
-        usage!(
-            "--part-size {part}: S3 parts are at least 5MiB (all but the last)"
-        );
+        usage!("--part-size {part}: S3 parts are at least 5MiB (all but the last)");
     }
     if sizes.max() > threshold && sizes.max().div_ceil(part) > MAX_PARTS {
         usage!(
@@ -580,7 +578,9 @@ fn validate_s3(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<S3Spec>> {
         usage!("--put-parts / --get-parts: between 1 and 64");
     }
     if a.repeat > 1 && mode == Mode::Delete {
-        usage!("--repeat: --workload delete deletes each object once; repeat the whole run instead");
+        usage!(
+            "--repeat: --workload delete deletes each object once; repeat the whole run instead"
+        );
     }
     if f.access_key.is_some() != f.secret_key.is_some() {
         usage!("--access-key and --secret-key go together");
@@ -966,7 +966,10 @@ fn random_credentials() -> (String, String) {
         }
     }
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    (format!("WB{}", &hex[..16].to_uppercase()), hex[16..].to_string())
+    (
+        format!("WB{}", &hex[..16].to_uppercase()),
+        hex[16..].to_string(),
+    )
 }
 
 /// What runs share once started: the signal watcher and the embedded server.
@@ -998,7 +1001,9 @@ impl Session {
         let signal = watch_signals()?;
         let creds = match (&spec.target, spec.transport) {
             (_, t) if t != TransportKind::S3 => None,
-            (TargetSpec::Embedded { .. }, _) => s3_credentials(s3).or_else(|| Some(random_credentials())),
+            (TargetSpec::Embedded { .. }, _) => {
+                s3_credentials(s3).or_else(|| Some(random_credentials()))
+            }
             (TargetSpec::External { .. }, _) => s3_credentials(s3),
         };
         let env: Vec<(&str, String)> = match (&spec.target, &creds) {
@@ -1046,9 +1051,16 @@ impl Session {
         let creds = creds.map(|(k, s)| rusty_s3::Credentials::new(k, s));
         let client = s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds)
             .map_err(|e| anyhow::anyhow!(e))?;
-        let workload = Arc::new(s3::Workload::new(client, s3spec.clone(), spec.mode, spec.verify));
+        let workload = Arc::new(s3::Workload::new(
+            client,
+            s3spec.clone(),
+            spec.mode,
+            spec.verify,
+        ));
         let concurrency = spec.connections().clamp(1, S3_PHASE_CONCURRENCY);
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
         let target = self.endpoint.clone();
         rt.block_on(s3::preflight(&workload.client, create_bucket))
             .map_err(|e| {
@@ -1073,14 +1085,22 @@ impl Session {
                     prepare = Some(p);
                 }
                 Err(e) => {
-                    let s3s = S3Session { workload, prepare: None, concurrency };
+                    let s3s = S3Session {
+                        workload,
+                        prepare: None,
+                        concurrency,
+                    };
                     self.s3 = Some(s3s);
                     self.close(None);
                     anyhow::bail!("{e}");
                 }
             }
         }
-        Ok(S3Session { workload, prepare, concurrency })
+        Ok(S3Session {
+            workload,
+            prepare,
+            concurrency,
+        })
     }
 
     pub(super) fn server_pid(&self) -> Option<u32> {
@@ -1147,7 +1167,12 @@ impl Session {
             };
             match (&spec.shm, &self.endpoint) {
                 (None, Endpoint::S3 { .. }) => {
-                    let w = self.s3.as_ref().expect("an S3 session has a workload").workload.clone();
+                    let w = self
+                        .s3
+                        .as_ref()
+                        .expect("an S3 session has a workload")
+                        .workload
+                        .clone();
                     wirebench_load::calls::run_load_calls(
                         Arc::new(wirebench_transports::s3::S3Transport(w)),
                         &cfg,
@@ -1203,9 +1228,14 @@ impl Session {
             if n > 0 {
                 eprintln!("cleanup: deleting the {n} objects this run created ...");
             }
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build();
             if let Ok(rt) = rt {
-                let c = rt.block_on(wirebench_transports::s3::cleanup(&s3.workload, s3.concurrency));
+                let c = rt.block_on(wirebench_transports::s3::cleanup(
+                    &s3.workload,
+                    s3.concurrency,
+                ));
                 if c.errors > 0 {
                     eprintln!(
                         "cleanup: {} objects could not be deleted (prefix {})",
@@ -1333,7 +1363,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         _ if spec.s3.is_some() => format!(
             "s3-{}{}",
             spec.mode,
-            if matches!(spec.target, TargetSpec::External { .. }) { "-external" } else { "" }
+            if matches!(spec.target, TargetSpec::External { .. }) {
+                "-external"
+            } else {
+                ""
+            }
         ),
         TargetSpec::Embedded { .. } if spec.shm.is_some() => {
             let shm = spec.shm.as_ref().expect("checked");

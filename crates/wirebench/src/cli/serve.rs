@@ -312,12 +312,21 @@ fn serve_s3(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
     } else {
         a.bucket.clone()
     };
-    if let Some(b) = buckets.iter().find(|b| !wirebench_core::spec::valid_bucket(b)) {
+    if let Some(b) = buckets
+        .iter()
+        .find(|b| !wirebench_core::spec::valid_bucket(b))
+    {
         usage!("--bucket {b}: a bucket name is 3-63 of a-z, 0-9, '.' and '-'");
     }
     let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
-    let key = a.access_key.clone().or_else(|| var("WIREBENCH_FAKE_ACCESS_KEY"));
-    let secret = a.secret_key.clone().or_else(|| var("WIREBENCH_FAKE_SECRET_KEY"));
+    let key = a
+        .access_key
+        .clone()
+        .or_else(|| var("WIREBENCH_FAKE_ACCESS_KEY"));
+    let secret = a
+        .secret_key
+        .clone()
+        .or_else(|| var("WIREBENCH_FAKE_SECRET_KEY"));
     let creds = match (key, secret) {
         (Some(k), Some(s)) => Some((k, s)),
         (None, None) => None,
@@ -361,7 +370,11 @@ fn serve_s3(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
         eprintln!(
             "wirebench serve: fake S3 on {endpoint} (buckets {}), CPUs {cpus}, {}; Ctrl-C to stop",
             buckets.join(", "),
-            if signed { "SigV4 signatures checked" } else { "anonymous requests served" }
+            if signed {
+                "SigV4 signatures checked"
+            } else {
+                "anonymous requests served"
+            }
         );
     }
     wait_and_stop(&mut out, || srv.shutdown())

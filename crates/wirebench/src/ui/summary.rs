@@ -129,7 +129,11 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
                 p.objects,
                 format_size(p.bytes),
                 p.seconds,
-                if p.errors > 0 { format!(", {} errors", p.errors) } else { String::new() },
+                if p.errors > 0 {
+                    format!(", {} errors", p.errors)
+                } else {
+                    String::new()
+                },
                 w = 18 - name.len()
             )?;
         }

@@ -23,13 +23,26 @@ fn check_workload(workload: &str, r: &RunResult, err: &str) {
         w => vec![w],
     };
     for op in &ops {
-        let o = s.by_op.get(*op).unwrap_or_else(|| panic!("{workload}: no {op} in {:?}", s.by_op.keys()));
+        let o = s
+            .by_op
+            .get(*op)
+            .unwrap_or_else(|| panic!("{workload}: no {op} in {:?}", s.by_op.keys()));
         assert!(o.ops > 0, "{workload}: no {op} succeeded: {err}");
-        let t = o.ttfb.as_ref().unwrap_or_else(|| panic!("{workload}: {op} has no TTFB"));
-        assert!(t.count == o.ops && t.mean_ns <= o.latency.mean_ns, "{workload}: {op} TTFB {t:?} vs {:?}", o.latency);
+        let t = o
+            .ttfb
+            .as_ref()
+            .unwrap_or_else(|| panic!("{workload}: {op} has no TTFB"));
+        assert!(
+            t.count == o.ops && t.mean_ns <= o.latency.mean_ns,
+            "{workload}: {op} TTFB {t:?} vs {:?}",
+            o.latency
+        );
     }
     for (cause, n) in &s.failures {
-        assert!(workload == "mixed" && cause == "404 NoSuchKey", "{workload}: {n} x {cause}: {err}");
+        assert!(
+            workload == "mixed" && cause == "404 NoSuchKey",
+            "{workload}: {n} x {cause}: {err}"
+        );
     }
     if workload == "get" {
         let g = &s.by_op["get"];
@@ -46,8 +59,19 @@ fn check_workload(workload: &str, r: &RunResult, err: &str) {
 
 fn workload_args<'a>(workload: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec![
-        "--transport", "s3", "--workload", workload, "--objects", "20", "--verify",
-        "--clients", "2", "--warmup", "0s", "--duration", "1s",
+        "--transport",
+        "s3",
+        "--workload",
+        workload,
+        "--objects",
+        "20",
+        "--verify",
+        "--clients",
+        "2",
+        "--warmup",
+        "0s",
+        "--duration",
+        "1s",
     ];
     a.extend_from_slice(extra);
     a
@@ -61,8 +85,15 @@ fn every_workload_runs_against_the_embedded_fake_server() {
         let (st, r, err) = run_json(&dir, &workload_args(w, &[]));
         assert!(st.success(), "{w}: {err}");
         check_workload(w, &r, &err);
-        let stats = r.server.as_ref().and_then(|s| s.stats).expect("the fake server's counters");
-        assert!(stats.frames_in >= r.summary.ops, "{w}: the server saw every request");
+        let stats = r
+            .server
+            .as_ref()
+            .and_then(|s| s.stats)
+            .expect("the fake server's counters");
+        assert!(
+            stats.frames_in >= r.summary.ops,
+            "{w}: the server saw every request"
+        );
     }
 }
 
@@ -84,7 +115,11 @@ impl Minio {
     fn start() -> Option<Minio> {
         let bin = std::env::var("WIREBENCH_MINIO_BIN")
             .ok()
-            .or_else(|| std::env::var("HOME").ok().map(|h| format!("{h}/.cache/wirebench/bin/minio")))
+            .or_else(|| {
+                std::env::var("HOME")
+                    .ok()
+                    .map(|h| format!("{h}/.cache/wirebench/bin/minio"))
+            })
             .filter(|p| std::path::Path::new(p).exists());
         let Some(bin) = bin else {
             assert!(
@@ -116,10 +151,18 @@ impl Minio {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start MinIO");
-        let m = Minio { child, addr, _data: data };
+        let m = Minio {
+            child,
+            addr,
+            _data: data,
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
         while !m.live() {
-            assert!(Instant::now() < deadline, "MinIO did not come up on {}", m.addr);
+            assert!(
+                Instant::now() < deadline,
+                "MinIO did not come up on {}",
+                m.addr
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
         Some(m)
@@ -127,11 +170,18 @@ impl Minio {
 
     fn live(&self) -> bool {
         use std::io::{Read, Write};
-        let Ok(mut s) = std::net::TcpStream::connect(&self.addr) else { return false };
+        let Ok(mut s) = std::net::TcpStream::connect(&self.addr) else {
+            return false;
+        };
         let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-        let req = format!("GET /minio/health/ready HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.addr);
+        let req = format!(
+            "GET /minio/health/ready HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.addr
+        );
         let mut out = String::new();
-        s.write_all(req.as_bytes()).is_ok() && s.read_to_string(&mut out).is_ok() && out.starts_with("HTTP/1.1 200")
+        s.write_all(req.as_bytes()).is_ok()
+            && s.read_to_string(&mut out).is_ok()
+            && out.starts_with("HTTP/1.1 200")
     }
 
     fn creds(&self) -> [&'static str; 4] {
@@ -141,7 +191,10 @@ impl Minio {
 
 impl Drop for Minio {
     fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            Signal::SIGKILL,
+        );
         let _ = self.child.wait();
     }
 }
@@ -163,20 +216,43 @@ fn every_workload_runs_against_minio_and_the_data_checks() {
         assert!(st.success(), "{w}: {err}");
         check_workload(w, &r, &err);
         let text = std::fs::read_to_string(only_run_dir(&dir).join("run.json")).unwrap();
-        assert!(!text.contains(MINIO_PASSWORD), "the secret key is never stored");
+        assert!(
+            !text.contains(MINIO_PASSWORD),
+            "the secret key is never stored"
+        );
     }
     // Multipart upload and ranged, parallel reads of objects above the threshold.
     let dir = TempDir::new("s3minio-mp");
     let mut args = vec![
-        "--transport", "s3", "--workload", "get", "--objects", "2", "--size", "12MiB",
-        "--multipart-threshold", "8MiB", "--part-size", "5MiB", "--put-parts", "2",
-        "--get-parts", "2", "--verify", "--count", "4", "--warmup", "0s", "--target", &target,
+        "--transport",
+        "s3",
+        "--workload",
+        "get",
+        "--objects",
+        "2",
+        "--size",
+        "12MiB",
+        "--multipart-threshold",
+        "8MiB",
+        "--part-size",
+        "5MiB",
+        "--put-parts",
+        "2",
+        "--get-parts",
+        "2",
+        "--verify",
+        "--count",
+        "4",
+        "--warmup",
+        "0s",
+        "--target",
+        &target,
     ];
     args.extend_from_slice(&creds);
     let (st, r, err) = run_json(&dir, &args);
     assert!(st.success(), "{err}");
     assert_eq!(r.summary.by_op["get"].ops, 4, "{:?}", r.summary.failures);
-    assert_eq!(r.summary.by_op["get"].bytes_in, 4 * 12 << 20);
+    assert_eq!(r.summary.by_op["get"].bytes_in, (4 * 12) << 20);
     // Virtual-host-style addressing (MINIO_DOMAIN=localhost).
     let dir = TempDir::new("s3minio-vh");
     let vtarget = target.replace("127.0.0.1", "localhost");
@@ -197,8 +273,14 @@ fn fails_up_front(args: &[&str], code: i32, says: &str) {
     let err = p.stderr_all();
     assert_eq!(st.code(), Some(code), "{args:?}: {err}");
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
-    assert!(errors.len() == 1 && errors[0].contains(says), "{args:?}: expected one error saying '{says}':\n{err}");
-    assert!(!err.contains("secret-of-the-test"), "the secret is never printed");
+    assert!(
+        errors.len() == 1 && errors[0].contains(says),
+        "{args:?}: expected one error saying '{says}':\n{err}"
+    );
+    assert!(
+        !err.contains("secret-of-the-test"),
+        "the secret is never printed"
+    );
 }
 
 #[test]
@@ -210,30 +292,81 @@ fn an_unreachable_endpoint_wrong_credentials_or_a_missing_bucket_fail_up_front()
     };
     let t = format!("s3://{dead}/bench");
     fails_up_front(&["--transport", "s3", "--target", &t], 1, "cannot reach");
-    let srv = Server::start(&["--transport", "s3", "--access-key", "AKTEST", "--secret-key", "right-secret"]);
-    let addr = srv.endpoint.strip_prefix("s3://").unwrap().split('/').next().unwrap().to_string();
+    let srv = Server::start(&[
+        "--transport",
+        "s3",
+        "--access-key",
+        "AKTEST",
+        "--secret-key",
+        "right-secret",
+    ]);
+    let addr = srv
+        .endpoint
+        .strip_prefix("s3://")
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
     let t = format!("s3://{addr}/wirebench");
     fails_up_front(
-        &["--transport", "s3", "--target", &t, "--access-key", "AKTEST", "--secret-key", "secret-of-the-test"],
+        &[
+            "--transport",
+            "s3",
+            "--target",
+            &t,
+            "--access-key",
+            "AKTEST",
+            "--secret-key",
+            "secret-of-the-test",
+        ],
         1,
         "SignatureDoesNotMatch",
     );
-    fails_up_front(&["--transport", "s3", "--target", &t], 1, "wants signed requests");
+    fails_up_front(
+        &["--transport", "s3", "--target", &t],
+        1,
+        "wants signed requests",
+    );
     let nob = format!("s3://{addr}/no-such-bucket");
     fails_up_front(
-        &["--transport", "s3", "--target", &nob, "--access-key", "AKTEST", "--secret-key", "right-secret"],
+        &[
+            "--transport",
+            "s3",
+            "--target",
+            &nob,
+            "--access-key",
+            "AKTEST",
+            "--secret-key",
+            "right-secret",
+        ],
         1,
         "does not exist",
     );
     let stats = srv.stop();
-    assert!(stats["frames_in"].as_u64().unwrap() <= 8, "a few requests, not a load: {stats}");
+    assert!(
+        stats["frames_in"].as_u64().unwrap() <= 8,
+        "a few requests, not a load: {stats}"
+    );
     for (args, says) in [
         (vec!["--transport", "s3", "--mode", "echo"], "--workload"),
         (vec!["--keep"], "--transport s3 only"),
-        (vec!["--transport", "s3", "--depth", "4"], "one request outstanding"),
-        (vec!["--transport", "s3", "--part-size", "1MiB"], "at least 5MiB"),
-        (vec!["--transport", "s3", "--mix", "get=1"], "--workload mixed only"),
-        (vec!["--transport", "s3", "--target", "s3s://127.0.0.1:1/b"], "TLS"),
+        (
+            vec!["--transport", "s3", "--depth", "4"],
+            "one request outstanding",
+        ),
+        (
+            vec!["--transport", "s3", "--part-size", "1MiB"],
+            "at least 5MiB",
+        ),
+        (
+            vec!["--transport", "s3", "--mix", "get=1"],
+            "--workload mixed only",
+        ),
+        (
+            vec!["--transport", "s3", "--target", "s3s://127.0.0.1:1/b"],
+            "TLS",
+        ),
         (vec!["--size", "1KiB..4KiB"], "--transport s3 only"),
         (vec!["--transport", "s3", "--objects", "0"], "--objects"),
     ] {
@@ -244,16 +377,37 @@ fn an_unreachable_endpoint_wrong_credentials_or_a_missing_bucket_fail_up_front()
 #[test]
 fn anonymous_requests_and_virtual_host_style_reach_the_fake_server() {
     let _g = shared();
-    let srv = Server::start(&["--transport", "s3", "--bucket", "bench", "--domain", "localhost"]);
-    let addr = srv.endpoint.strip_prefix("s3://").unwrap().split('/').next().unwrap().to_string();
+    let srv = Server::start(&[
+        "--transport",
+        "s3",
+        "--bucket",
+        "bench",
+        "--domain",
+        "localhost",
+    ]);
+    let addr = srv
+        .endpoint
+        .strip_prefix("s3://")
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
     let port = addr.rsplit(':').next().unwrap();
     for style in ["path", "virtual"] {
         let dir = TempDir::new("s3anon");
         let t = format!("s3://localhost:{port}/bench");
-        let (st, r, err) = run_json(&dir, &workload_args("get", &["--target", &t, "--url-style", style]));
+        let (st, r, err) = run_json(
+            &dir,
+            &workload_args("get", &["--target", &t, "--url-style", style]),
+        );
         assert!(st.success(), "{style}: {err}");
         assert!(!r.spec.s3.as_ref().unwrap().signed);
-        assert!(r.summary.by_op["get"].ops > 0 && r.summary.errors == 0, "{style}: {:?}", r.summary.failures);
+        assert!(
+            r.summary.by_op["get"].ops > 0 && r.summary.errors == 0,
+            "{style}: {:?}",
+            r.summary.failures
+        );
     }
     srv.stop();
 }
@@ -266,18 +420,40 @@ fn a_large_object_is_written_and_read_in_parts_with_bounded_memory() {
     let (st, r, err) = run_json(
         &dir,
         &[
-            "--transport", "s3", "--workload", "get", "--objects", "1", "--size", "512MiB",
-            "--put-parts", "2", "--get-parts", "2", "--count", "2", "--warmup", "0s",
+            "--transport",
+            "s3",
+            "--workload",
+            "get",
+            "--objects",
+            "1",
+            "--size",
+            "512MiB",
+            "--put-parts",
+            "2",
+            "--get-parts",
+            "2",
+            "--count",
+            "2",
+            "--warmup",
+            "0s",
         ],
     );
     assert!(st.success(), "{err}");
     let s = &r.summary;
-    assert_eq!(s.by_op["get"].bytes_in, 2 * 512 << 20, "{:?}", s.failures);
+    assert_eq!(s.by_op["get"].bytes_in, (2 * 512) << 20, "{:?}", s.failures);
     assert_eq!(r.prepare.as_ref().unwrap().bytes, 512 << 20);
     let rss = s.client_peak_rss_bytes;
-    assert!(rss < 96 << 20, "client peak RSS {} MiB for 1.5 GiB moved", rss >> 20);
+    assert!(
+        rss < 96 << 20,
+        "client peak RSS {} MiB for 1.5 GiB moved",
+        rss >> 20
+    );
     let server_rss = s.server_peak_rss_bytes.unwrap();
-    assert!(server_rss < 96 << 20, "server peak RSS {} MiB", server_rss >> 20);
+    assert!(
+        server_rss < 96 << 20,
+        "server peak RSS {} MiB",
+        server_rss >> 20
+    );
 }
 
 #[test]
@@ -286,8 +462,17 @@ fn the_fake_server_killed_mid_run_fails_the_run_with_a_partial_result() {
     let srv = Server::start(&["--transport", "s3"]);
     let dir = TempDir::new("s3kill");
     let mut run = Proc::spawn(&[
-        "run", "--results", dir.str(), "--transport", "s3", "--target", &srv.endpoint,
-        "--duration", "60s", "--warmup", "0s",
+        "run",
+        "--results",
+        dir.str(),
+        "--transport",
+        "s3",
+        "--target",
+        &srv.endpoint,
+        "--duration",
+        "60s",
+        "--warmup",
+        "0s",
     ]);
     run.stderr_until(Duration::from_secs(30), |l| l.contains("measure"));
     srv.proc.signal(Signal::SIGKILL);

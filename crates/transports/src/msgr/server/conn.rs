@@ -137,7 +137,16 @@ async fn serve_msgr(
         }
         Mode::Oneway => drain(r, cfg.max_frame, hello.size as usize, verify, stats).await,
         Mode::Stream => stream(w, hello.size as usize, verify, stats).await,
-        Mode::Rr | Mode::Sync | Mode::Async | Mode::Nores | Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed => {
+        Mode::Rr
+        | Mode::Sync
+        | Mode::Async
+        | Mode::Nores
+        | Mode::Put
+        | Mode::Get
+        | Mode::Head
+        | Mode::Delete
+        | Mode::List
+        | Mode::Mixed => {
             unreachable!("mode_from_code gives msgr modes with a handshake only")
         }
     }
