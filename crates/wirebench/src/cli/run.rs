@@ -189,7 +189,7 @@ pub struct S3Args {
     /// reported apart), overwritten by puts. Default: 100.
     #[arg(long)]
     pub(super) objects: Option<u64>,
-    /// path (http://host/bucket/key) or virtual (http://bucket.host/key; the connection still
+    /// path (`http://host/bucket/key`) or virtual (`http://bucket.host/key`; the connection still
     /// goes to the target's HOST:PORT). Default: path.
     #[arg(long)]
     pub(super) url_style: Option<UrlStyle>,
