@@ -23,73 +23,13 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
-from benchlib import emit, machine_line, report, usable_cpus, wirebench
+from benchlib import Background, emit, machine_line, need, report, usable_cpus, wait_port, free_port, wirebench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def need(tool, package):
-    if shutil.which(tool):
-        return
-    if os.geteuid() != 0:
-        sys.exit(f"{tool} is missing: apt-get install {package}")
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True,
-                   env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-
-
-class Background:
-    """A server process, stopped by its PID."""
-
-    def __init__(self, args):
-        self.p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(5)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-
-
-def listening(port):
-    """Whether something listens on the TCP port (read from /proc, without
-    connecting: a probe connection would be taken by iperf3 -1 as its client)."""
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = open(table).read().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            f = row.split()
-            if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
-                return True
-    return False
-
-
-def wait_port(port, proc, limit=10.0):
-    deadline = time.time() + limit
-    while time.time() < deadline:
-        if proc.p.poll() is not None:
-            sys.exit(f"server exited early: {proc.p.args}")
-        if listening(port):
-            return
-        time.sleep(0.05)
-    sys.exit(f"server did not listen on port {port}")
 
 
 def sockperf(client, server, secs):
