@@ -4,8 +4,9 @@ wrk and MinIO, in one go.
 
     python3 scripts/bench_s3.py [--rounds N] [--duration SECONDS] [--out FILE]
 
-With the client pinned to one CPU and the server to another, 8 clients
-(wrk: 8 connections), interleaved and repeated (round 1: every variant,
+With the client pinned to one CPU and the server to another, 8 clients as
+wrk runs them (one thread, 8 connections: wirebench --clients 1
+--conns-per-client 8), interleaved and repeated (round 1: every variant,
 round 2: every variant, ...):
 
   - wrk: plain GETs of one 4 KiB / 1 MiB object from the fake server
@@ -47,7 +48,7 @@ def run(results, client, secs, *args):
     """One `wirebench run` pinned to the client CPU; its result."""
     stop = ["--duration", f"{secs}s", "--warmup", "2s"] if secs else ["--count", "1", "--warmup", "0s"]
     cmd = [WB, "run", "--results", results, "--format", "json", "--client-cpus", str(client),
-           "--clients", str(CLIENTS), "--transport", "s3", *stop, *args]
+           "--clients", "1", "--conns-per-client", str(CLIENTS), "--transport", "s3", *stop, *args]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
@@ -168,7 +169,8 @@ def main():
     header = [
         machine_line(client, server),
         f"{a.rounds} interleaved rounds of {t} s per measurement (after 2 s of warm-up), {CLIENTS} clients "
-        f"(wrk: 1 thread, {CLIENTS} connections); median [min .. max]. Reads: GETs of objects created "
+        f"as connections of one pinned thread (wrk -t 1 -c {CLIENTS}; wirebench --clients 1 --conns-per-client "
+        f"{CLIENTS}); median [min .. max]. Reads: GETs of objects created "
         "beforehand; the fake server answers zeroes. TTFB: GET, to the first byte of the body; PUT, to the "
         "response headers after the body was sent. Client CPU: us per operation.",
     ]
