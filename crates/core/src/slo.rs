@@ -19,6 +19,10 @@ pub enum Metric {
     Throughput,
     /// Errors per operation, in %.
     ErrorRate,
+    /// S3: a percentile of the GETs' time to first byte, in ns.
+    TtfbPercentile(f64),
+    /// S3: the GETs' mean time to first byte, in ns.
+    TtfbMean,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,7 +59,7 @@ pub struct SloOutcome {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "'{0}' is not an objective: write METRIC OP VALUE, e.g. p99<1ms, p99.9<=5ms, mean<200us, max<50ms, ops>=10k/s, errors<1% (OP is <, <=, > or >=)"
+    "'{0}' is not an objective: write METRIC OP VALUE, e.g. p99<1ms, p99.9<=5ms, mean<200us, max<50ms, ops>=10k/s, errors<1%, ttfb-p99<150ms, ttfb-mean<20ms (OP is <, <=, > or >=)"
 )]
 pub struct SloError(pub String);
 
@@ -90,16 +94,14 @@ impl Slo {
                 (Metric::ErrorRate, v)
             }
             "mean" => (Metric::MeanLatency, latency(value).ok_or_else(err)?),
+            "ttfb-mean" => (Metric::TtfbMean, latency(value).ok_or_else(err)?),
+            p if p.starts_with("ttfb-p") => {
+                let q = quantile(&p[5..]).ok_or_else(err)?;
+                (Metric::TtfbPercentile(q), latency(value).ok_or_else(err)?)
+            }
             "max" => (Metric::MaxLatency, latency(value).ok_or_else(err)?),
             p => {
-                let q: f64 = p
-                    .strip_prefix('p')
-                    .ok_or_else(err)?
-                    .parse()
-                    .map_err(|_| err())?;
-                if !(0.0..=100.0).contains(&q) || q == 0.0 {
-                    return Err(err());
-                }
+                let q = quantile(p).ok_or_else(err)?;
                 (Metric::Percentile(q), latency(value).ok_or_else(err)?)
             }
         };
@@ -142,6 +144,18 @@ impl Slo {
                     100.0 * s.errors as f64 / (s.ops + s.errors) as f64
                 }
             }
+            // No GET with a first byte: NaN, which meets no objective.
+            Metric::TtfbMean => s
+                .by_op
+                .get("get")
+                .and_then(|o| o.ttfb.as_ref())
+                .map_or(f64::NAN, |t| t.mean_ns),
+            Metric::TtfbPercentile(q) => s
+                .by_op
+                .get("get")
+                .and_then(|o| crate::hist::decode(&o.ttfb_hist).ok())
+                .filter(|h| !h.is_empty())
+                .map_or(f64::NAN, |h| h.value_at_quantile(q / 100.0) as f64),
         }
     }
 
@@ -174,6 +188,7 @@ impl Slo {
         match self.metric {
             Metric::Throughput => format!("{}/s", units::format_rate(v)),
             Metric::ErrorRate => format!("{v:.3}%"),
+            Metric::TtfbMean | Metric::TtfbPercentile(_) if v.is_nan() => "no GET measured".into(),
             _ => units::format_ns(v),
         }
     }
@@ -183,6 +198,12 @@ impl fmt::Display for Slo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
+}
+
+/// `p99.9` -> 99.9 (above 0, at most 100).
+fn quantile(p: &str) -> Option<f64> {
+    let q: f64 = p.strip_prefix('p')?.parse().ok()?;
+    (q > 0.0 && q <= 100.0).then_some(q)
 }
 
 fn latency(v: &str) -> Option<f64> {
@@ -237,5 +258,36 @@ mod tests {
         assert!(p99.holds(3.9e6, 0.2) && !p99.holds(4.1e6, 0.2) && p99.holds(4.1e6, 0.0));
         assert!(Slo::parse("ops>100").unwrap().holds(121.0, 0.2));
         assert!(!Slo::parse("ops>100").unwrap().holds(119.0, 0.2));
+    }
+
+    #[test]
+    fn time_to_first_byte_objectives_read_the_gets() {
+        let t = Slo::parse("ttfb-p99<150ms").unwrap();
+        assert_eq!((t.metric, t.threshold), (Metric::TtfbPercentile(99.0), 150e6));
+        assert_eq!(Slo::parse("ttfb-mean<=1ms").unwrap().metric, Metric::TtfbMean);
+        assert!(Slo::parse("ttfb-q99<1ms").is_err() && Slo::parse("ttfb-p0<1ms").is_err());
+        let mut ttfb = crate::hist::new_hist();
+        for v in 1..=100u64 {
+            crate::hist::record(&mut ttfb, v * 2_000_000);
+        }
+        let empty = crate::hist::new_hist();
+        let mut s = Summary::default();
+        // No GETs: the objective is not met, and says why.
+        assert!(!t.check(&s, &empty).pass);
+        assert_eq!(t.format_value(t.actual(&s, &empty)), "no GET measured");
+        s.by_op.insert(
+            "get".into(),
+            crate::result::OpSummary {
+                ops: 100,
+                ttfb: Some(crate::hist::LatencySummary::of(&ttfb)),
+                ttfb_hist: crate::hist::encode(&ttfb),
+                ..Default::default()
+            },
+        );
+        // p99 = 198 ms (the 99th of 2, 4 ... 200 ms).
+        assert!(!t.check(&s, &empty).pass);
+        assert!(Slo::parse("ttfb-p99<200ms").unwrap().check(&s, &empty).pass);
+        assert!(Slo::parse("ttfb-mean<102ms").unwrap().check(&s, &empty).pass);
+        assert!(!Slo::parse("ttfb-mean<100ms").unwrap().check(&s, &empty).pass);
     }
 }

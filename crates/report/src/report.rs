@@ -440,6 +440,14 @@ fn size_by_clients(runs: &[RunResult]) -> Option<(Vec<String>, Vec<Vec<String>>)
                 if s.latency.count > 0 {
                     cell.push_str(&format!(", p99 {}", format_ns(s.latency.p99_ns as f64)));
                 }
+                // S3: the reads' time to first byte (the S3 report's TTFB columns).
+                if let Some(t) = s.by_op.get("get").and_then(|o| o.ttfb.as_ref()) {
+                    cell.push_str(&format!(
+                        ", TTFB mean {} p99 {}",
+                        format_ns(t.mean_ns),
+                        format_ns(t.p99_ns as f64)
+                    ));
+                }
                 let slos = &best.slos;
                 if !slos.is_empty() {
                     let missed: Vec<&str> = slos
