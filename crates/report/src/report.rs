@@ -725,4 +725,29 @@ mod tests {
                     == page.matches("http://www.w3.org/2000/svg").count()
         );
     }
+
+    #[test]
+    fn s3_runs_show_the_time_to_first_byte_by_size_and_connections() {
+        let s3 = |id: &str, size: u64, ttfb_ms: u64| {
+            let mut r = run(id, 4, "balanced", 500.0);
+            r.spec.size_bytes = size;
+            let mut h = wirebench_core::hist::new_hist();
+            wirebench_core::hist::record(&mut h, ttfb_ms * 1_000_000);
+            r.summary.by_op.insert(
+                "get".into(),
+                wirebench_core::result::OpSummary {
+                    ops: 10,
+                    ttfb: Some(wirebench_core::hist::LatencySummary::of(&h)),
+                    ..Default::default()
+                },
+            );
+            r
+        };
+        let runs = vec![s3("a", 4096, 3), s3("b", 1 << 20, 40), run("c", 4, "balanced", 1.0)];
+        let (_, rows) = size_by_clients(&runs).unwrap();
+        let text = format!("{rows:?}");
+        assert!(text.contains("TTFB mean 3.00ms p99 3.00ms"), "{text}");
+        assert!(text.contains("TTFB mean 39.99ms p99 40.01ms"), "{text}");
+        assert_eq!(text.matches("TTFB").count(), 2, "only S3 runs have a TTFB: {text}");
+    }
 }
