@@ -263,8 +263,14 @@ mod tests {
     #[test]
     fn time_to_first_byte_objectives_read_the_gets() {
         let t = Slo::parse("ttfb-p99<150ms").unwrap();
-        assert_eq!((t.metric, t.threshold), (Metric::TtfbPercentile(99.0), 150e6));
-        assert_eq!(Slo::parse("ttfb-mean<=1ms").unwrap().metric, Metric::TtfbMean);
+        assert_eq!(
+            (t.metric, t.threshold),
+            (Metric::TtfbPercentile(99.0), 150e6)
+        );
+        assert_eq!(
+            Slo::parse("ttfb-mean<=1ms").unwrap().metric,
+            Metric::TtfbMean
+        );
         assert!(Slo::parse("ttfb-q99<1ms").is_err() && Slo::parse("ttfb-p0<1ms").is_err());
         let mut ttfb = crate::hist::new_hist();
         for v in 1..=100u64 {
@@ -287,7 +293,17 @@ mod tests {
         // p99 = 198 ms (the 99th of 2, 4 ... 200 ms).
         assert!(!t.check(&s, &empty).pass);
         assert!(Slo::parse("ttfb-p99<200ms").unwrap().check(&s, &empty).pass);
-        assert!(Slo::parse("ttfb-mean<102ms").unwrap().check(&s, &empty).pass);
-        assert!(!Slo::parse("ttfb-mean<100ms").unwrap().check(&s, &empty).pass);
+        assert!(
+            Slo::parse("ttfb-mean<102ms")
+                .unwrap()
+                .check(&s, &empty)
+                .pass
+        );
+        assert!(
+            !Slo::parse("ttfb-mean<100ms")
+                .unwrap()
+                .check(&s, &empty)
+                .pass
+        );
     }
 }

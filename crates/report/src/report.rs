@@ -743,11 +743,19 @@ mod tests {
             );
             r
         };
-        let runs = vec![s3("a", 4096, 3), s3("b", 1 << 20, 40), run("c", 4, "balanced", 1.0)];
+        let runs = vec![
+            s3("a", 4096, 3),
+            s3("b", 1 << 20, 40),
+            run("c", 4, "balanced", 1.0),
+        ];
         let (_, rows) = size_by_clients(&runs).unwrap();
         let text = format!("{rows:?}");
         assert!(text.contains("TTFB mean 3.00ms p99 3.00ms"), "{text}");
         assert!(text.contains("TTFB mean 39.99ms p99 40.01ms"), "{text}");
-        assert_eq!(text.matches("TTFB").count(), 2, "only S3 runs have a TTFB: {text}");
+        assert_eq!(
+            text.matches("TTFB").count(),
+            2,
+            "only S3 runs have a TTFB: {text}"
+        );
     }
 }

@@ -328,7 +328,7 @@ pub(super) fn validate(a: &RunArgs, topo: &Topology) -> anyhow::Result<(RunSpec,
         );
     }
     let response_size = a.response_size.unwrap_or(size);
-    if response_size == 0 || response_size > u32::MAX as u64 {
+    if transport != TransportKind::S3 && (response_size == 0 || response_size > u32::MAX as u64) {
         usage!("--response-size {response_size}: must be between 1 byte and 4GiB-1");
     }
     let max_frame = a
