@@ -8,6 +8,7 @@
 //! headers come after its whole body was sent).
 
 use super::payload::{self, Payload};
+use super::tls::ClientTls;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::client::conn::http1::SendRequest;
@@ -26,23 +27,41 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
 }
 
-/// One HTTP/1.1 connection, reopened once if the server closed it while idle.
+/// One HTTP/1.1 connection (over TLS for `s3s://`), reopened once if the
+/// server closed it while idle.
 pub struct HttpConn {
     addr: String,
+    tls: Option<ClientTls>,
     send: SendRequest<Payload>,
 }
 
 impl HttpConn {
-    pub async fn connect(addr: &str) -> io::Result<HttpConn> {
+    pub async fn connect(addr: &str, tls: Option<ClientTls>) -> io::Result<HttpConn> {
         Ok(HttpConn {
+            send: Self::open(addr, tls.as_ref()).await?,
             addr: addr.to_string(),
-            send: Self::open(addr).await?,
+            tls,
         })
     }
 
-    async fn open(addr: &str) -> io::Result<SendRequest<Payload>> {
+    async fn open(addr: &str, tls: Option<&ClientTls>) -> io::Result<SendRequest<Payload>> {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
+        let Some(tls) = tls else {
+            return Self::handshake(stream).await;
+        };
+        let stream = tls
+            .connector
+            .connect(tls.name.clone(), stream)
+            .await
+            .map_err(|e| io::Error::new(e.kind(), format!("TLS handshake: {e}")))?;
+        Self::handshake(stream).await
+    }
+
+    async fn handshake<S>(stream: S) -> io::Result<SendRequest<Payload>>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
             .map_err(io_err)?;
@@ -56,7 +75,7 @@ impl HttpConn {
         if self.send.is_closed() || self.send.ready().await.is_err() {
             // Closed while idle (keep-alive timeout): reconnect once; a dead
             // server refuses, which ends the run.
-            self.send = Self::open(&self.addr).await?;
+            self.send = Self::open(&self.addr, self.tls.as_ref()).await?;
             self.send.ready().await.map_err(io_err)?;
         }
         Ok(())
@@ -97,17 +116,22 @@ pub struct S3Client {
     creds: Option<Credentials>,
     /// Where connections go (the endpoint's host:port, whatever the style).
     pub addr: String,
+    tls: Option<ClientTls>,
 }
 
 impl S3Client {
+    /// `tls`: None for plain HTTP, or the PEM file of extra trusted CAs
+    /// (`Some(None)`: the Mozilla roots only).
     pub fn new(
         addr: &str,
         bucket: &str,
         style: wirebench_core::spec::UrlStyle,
         region: &str,
         creds: Option<Credentials>,
+        tls: Option<Option<&std::path::Path>>,
     ) -> Result<S3Client, String> {
-        let base = Url::parse(&format!("http://{addr}/"))
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let base = Url::parse(&format!("{scheme}://{addr}/"))
             .map_err(|e| format!("'{addr}' is not a host and port: {e}"))?;
         let style = match style {
             wirebench_core::spec::UrlStyle::Path => rusty_s3::UrlStyle::Path,
@@ -122,11 +146,25 @@ impl S3Client {
                     "bucket '{bucket}' at {addr}: {e} (virtual-host style needs a host name, not an IP address)"
                 ),
             })?;
+        let tls = match tls {
+            None => None,
+            Some(ca) => {
+                // The certificate names the host requests go to (bucket.host in virtual style).
+                let host = bucket.base_url().host_str().unwrap_or_default().to_string();
+                Some(ClientTls::new(&host, ca)?)
+            }
+        };
         Ok(S3Client {
             bucket,
             creds,
             addr: addr.to_string(),
+            tls,
         })
+    }
+
+    /// Opens a connection to the endpoint.
+    pub async fn connect(&self) -> io::Result<HttpConn> {
+        HttpConn::connect(&self.addr, self.tls.clone()).await
     }
 
     pub fn creds(&self) -> Option<&Credentials> {

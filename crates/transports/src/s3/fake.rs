@@ -22,7 +22,7 @@ use wirebench_core::result::ServerStats;
 pub const FAKE_HEADER: &str = "x-wirebench-fake";
 
 /// What the fake server serves.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FakeConfig {
     /// host:port to listen on.
     pub listen: String,
@@ -37,6 +37,8 @@ pub struct FakeConfig {
     pub threads: usize,
     pub max_objects: usize,
     pub max_uploads: usize,
+    /// Serve HTTPS with this configuration (`s3s://`).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -579,6 +581,7 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
         .build()?;
     let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
     let c2 = counters.clone();
+    let tls = cfg.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let thread = std::thread::Builder::new()
         .name("wb-s3-accept".into())
         .spawn(move || {
@@ -594,17 +597,25 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                             let Ok((stream, _)) = a else { continue };
                             let _ = stream.set_nodelay(true);
                             c2.conns.fetch_add(1, Ordering::Relaxed);
-                            let (service, c3) = (service.clone(), c2.clone());
+                            let (service, c3, tls) = (service.clone(), c2.clone(), tls.clone());
                             conns.spawn(async move {
                                 let svc = hyper::service::service_fn(move |req| {
                                     c3.requests.fetch_add(1, Ordering::Relaxed);
                                     let s = service.clone();
                                     async move { hyper::service::Service::call(&s, req).await }
                                 });
-                                let _ = hyper::server::conn::http1::Builder::new()
-                                    .keep_alive(true)
-                                    .serve_connection(TokioIo::new(stream), svc)
-                                    .await;
+                                let http = hyper::server::conn::http1::Builder::new();
+                                match tls {
+                                    None => {
+                                        let _ = http.serve_connection(TokioIo::new(stream), svc).await;
+                                    }
+                                    // A failed handshake closes this connection only.
+                                    Some(acceptor) => {
+                                        if let Ok(s) = acceptor.accept(stream).await {
+                                            let _ = http.serve_connection(TokioIo::new(s), svc).await;
+                                        }
+                                    }
+                                }
                             });
                         }
                         Some(_) = conns.join_next(), if !conns.is_empty() => {}

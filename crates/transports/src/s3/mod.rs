@@ -11,6 +11,7 @@
 pub mod client;
 pub mod fake;
 pub mod payload;
+pub mod tls;
 
 use client::{HttpConn, Reply, S3Client, Sink};
 use payload::Payload;
@@ -90,7 +91,7 @@ impl CallTransport for S3Transport {
     type Conn = S3Conn;
     async fn connect(&self, worker: usize, index: usize) -> io::Result<S3Conn> {
         let w = self.0.clone();
-        let http = HttpConn::connect(&w.client.addr).await.map_err(|e| {
+        let http = w.client.connect().await.map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!("cannot connect to {}: {e}", w.client.addr),
@@ -163,8 +164,7 @@ impl S3Conn {
     /// The connections of `lanes` parallel parts: this one and extra ones.
     async fn lanes(&mut self, lanes: usize) -> io::Result<Vec<&mut HttpConn>> {
         while self.extra.len() + 1 < lanes {
-            self.extra
-                .push(HttpConn::connect(&self.w.client.addr).await?);
+            self.extra.push(self.w.client.connect().await?);
         }
         Ok(std::iter::once(&mut self.http)
             .chain(self.extra.iter_mut())
@@ -564,9 +564,14 @@ where
 /// (creating the bucket if asked): one clear message instead of thousands
 /// of failed operations.
 pub async fn preflight(c: &S3Client, create: bool) -> Result<(), String> {
-    let mut conn = HttpConn::connect(&c.addr)
-        .await
-        .map_err(|e| format!("cannot reach the S3 endpoint {}: {e}", c.addr))?;
+    let mut conn = c.connect().await.map_err(|e| {
+        let hint = if e.to_string().contains("UnknownIssuer") {
+            " (for a private CA or a self-signed endpoint, add --ca-file PEM)"
+        } else {
+            ""
+        };
+        format!("cannot reach the S3 endpoint {}: {e}{hint}", c.addr)
+    })?;
     let broken = |e: io::Error| format!("the S3 endpoint {} broke the connection: {e}", c.addr);
     let head = c
         .exec(

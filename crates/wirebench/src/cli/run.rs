@@ -221,6 +221,10 @@ pub struct S3Args {
     /// Create the target bucket if it does not exist.
     #[arg(long)]
     pub(super) create_bucket: bool,
+    /// s3s:// targets: also trust the certificates of this PEM file (a private CA, a
+    /// self-signed endpoint); the Mozilla roots are always trusted.
+    #[arg(long)]
+    pub(super) ca_file: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -505,6 +509,7 @@ fn validate_s3(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<S3Spec>> {
         ("--get-parts", f.get_parts.is_some()),
         ("--keep", f.keep),
         ("--create-bucket", f.create_bucket),
+        ("--ca-file", f.ca_file.is_some()),
     ];
     if a.transport != Some(TransportKind::S3) {
         if let Some((flag, _)) = s3_flags.iter().find(|(_, set)| *set) {
@@ -535,10 +540,7 @@ fn validate_s3(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<S3Spec>> {
         );
     }
     match &a.target {
-        None | Some(Endpoint::S3 { tls: false, .. }) => {}
-        Some(Endpoint::S3 { tls: true, .. }) => usage!(
-            "--target s3s://: TLS is not supported by this build yet; use s3:// (plain HTTP), or a TLS-terminating proxy on loopback"
-        ),
+        None | Some(Endpoint::S3 { .. }) => {}
         Some(t) => usage!("--target {t}: an S3 target is s3://HOST:PORT/BUCKET"),
     }
     if matches!(&a.listen, Some(Endpoint::Unix(_) | Endpoint::S3 { .. })) {
@@ -581,6 +583,14 @@ fn validate_s3(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<S3Spec>> {
         usage!(
             "--repeat: --workload delete deletes each object once; repeat the whole run instead"
         );
+    }
+    if let Some(ca) = &f.ca_file {
+        if !matches!(a.target, Some(Endpoint::S3 { tls: true, .. })) {
+            usage!("--ca-file applies to s3s:// (TLS) targets");
+        }
+        if !ca.is_file() {
+            usage!("--ca-file {}: no such file", ca.display());
+        }
     }
     if f.access_key.is_some() != f.secret_key.is_some() {
         usage!("--access-key and --secret-key go together");
@@ -1030,7 +1040,13 @@ impl Session {
             server_trace: None,
         };
         if let Some(s3spec) = &spec.s3 {
-            session.s3 = Some(session.prepare_s3(spec, s3spec, creds, s3.create_bucket)?);
+            session.s3 = Some(session.prepare_s3(
+                spec,
+                s3spec,
+                creds,
+                s3.create_bucket,
+                s3.ca_file.as_deref(),
+            )?);
         }
         Ok(session)
     }
@@ -1043,14 +1059,17 @@ impl Session {
         s3spec: &S3Spec,
         creds: Option<(String, String)>,
         create_bucket: bool,
+        ca_file: Option<&std::path::Path>,
     ) -> anyhow::Result<S3Session> {
         use wirebench_transports::s3;
-        let Endpoint::S3 { addr, bucket, .. } = &self.endpoint else {
+        let Endpoint::S3 { addr, bucket, tls } = &self.endpoint else {
             anyhow::bail!("{}: not an S3 endpoint", self.endpoint);
         };
         let creds = creds.map(|(k, s)| rusty_s3::Credentials::new(k, s));
-        let client = s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds)
-            .map_err(|e| anyhow::anyhow!(e))?;
+        let tls = tls.then_some(ca_file);
+        let client =
+            s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds, tls)
+                .map_err(|e| anyhow::anyhow!(e))?;
         let workload = Arc::new(s3::Workload::new(
             client,
             s3spec.clone(),

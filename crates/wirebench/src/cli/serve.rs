@@ -83,6 +83,12 @@ pub struct ServeArgs {
     /// s3: answer virtual-host-style requests to BUCKET.DOMAIN (path style always works).
     #[arg(long)]
     domain: Option<String>,
+    /// s3: serve HTTPS (s3s://) with this certificate chain (PEM), and --tls-key.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// s3: the private key of --tls-cert (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// s3: the most objects held (metadata only), which bounds the server's memory.
     #[arg(long, default_value_t = 10_000_000)]
     max_objects: usize,
@@ -120,6 +126,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         ("--access-key", a.access_key.is_some()),
         ("--secret-key", a.secret_key.is_some()),
         ("--domain", a.domain.is_some()),
+        ("--tls-cert", a.tls_cert.is_some()),
     ];
     if let Some((flag, _)) = s3_only.iter().find(|(_, set)| *set) {
         usage!("{flag} applies to --transport s3 only");
@@ -332,6 +339,13 @@ fn serve_s3(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
         (None, None) => None,
         _ => usage!("--access-key and --secret-key go together"),
     };
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(c), Some(k)) => match wirebench_transports::s3::tls::server_config(c, k) {
+            Ok(t) => Some(t),
+            Err(e) => usage!("--tls-cert / --tls-key: {e}"),
+        },
+        _ => None,
+    };
     if a.max_objects == 0 {
         usage!("--max-objects 0: must be at least 1");
     }
@@ -349,9 +363,10 @@ fn serve_s3(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
         threads: cpus.len(),
         max_objects: a.max_objects,
         max_uploads: 10_000,
+        tls: tls.clone(),
     })?;
     let endpoint = Endpoint::S3 {
-        tls: false,
+        tls: tls.is_some(),
         addr: srv.addr.to_string(),
         bucket: buckets[0].clone(),
     };

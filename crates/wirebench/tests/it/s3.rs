@@ -113,6 +113,11 @@ impl Minio {
     /// ~/.cache/wirebench/bin/minio); None otherwise, unless
     /// $WIREBENCH_REQUIRE_MINIO is set (as `.ci/run` does): then it fails.
     fn start() -> Option<Minio> {
+        Self::start_with(None)
+    }
+
+    /// With `certs`: a directory with public.crt and private.key, served over TLS.
+    fn start_with(certs: Option<&str>) -> Option<Minio> {
         let bin = std::env::var("WIREBENCH_MINIO_BIN")
             .ok()
             .or_else(|| {
@@ -139,7 +144,11 @@ impl Minio {
         };
         let data = TempDir::new("minio");
         let addr = format!("127.0.0.1:{port}");
-        let child = Command::new(bin)
+        let mut cmd = Command::new(bin);
+        if let Some(dir) = certs {
+            cmd.args(["--certs-dir", dir]);
+        }
+        let child = cmd
             .args(["server", data.str(), "--quiet", "--address", &addr])
             .args(["--console-address", &format!("127.0.0.1:{console}")])
             .env("MINIO_ROOT_USER", MINIO_USER)
@@ -157,7 +166,12 @@ impl Minio {
             _data: data,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !m.live() {
+        // Over TLS, an accepting port is as far as a plain probe goes.
+        let up = |m: &Minio| match certs {
+            None => m.live(),
+            Some(_) => std::net::TcpStream::connect(&m.addr).is_ok(),
+        };
+        while !up(&m) {
             assert!(
                 Instant::now() < deadline,
                 "MinIO did not come up on {}",
@@ -482,4 +496,136 @@ fn the_fake_server_killed_mid_run_fails_the_run_with_a_partial_result() {
     assert_eq!(r.status.state, RunState::Failed);
     assert!(r.summary.by_op["get"].ops > 0);
     assert!(!r.intervals.is_empty());
+}
+
+/// A test CA and a certificate it signed for localhost, 127.0.0.1 and
+/// wirebench.localhost (virtual-host style), made with the openssl command.
+fn test_certificates(dir: &TempDir) {
+    let sh = r#"set -e
+E="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+openssl req -x509 $E -keyout ca.key -out ca.pem -days 2 -subj /CN=wirebench-test-ca
+openssl req $E -keyout key.pem -out leaf.csr -subj /CN=localhost
+printf 'subjectAltName=DNS:localhost,DNS:wirebench.localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' > ext
+openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 2 -extfile ext
+"#;
+    let out = Command::new("sh")
+        .args(["-c", sh])
+        .current_dir(dir.path())
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "openssl: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_s3s_target_is_reached_over_tls_and_an_unknown_issuer_is_refused_up_front() {
+    let _g = shared();
+    let certs = TempDir::new("s3tls");
+    test_certificates(&certs);
+    let (cert, key, ca) = (
+        format!("{}/cert.pem", certs.str()),
+        format!("{}/key.pem", certs.str()),
+        format!("{}/ca.pem", certs.str()),
+    );
+    let srv = Server::start(&[
+        "--transport",
+        "s3",
+        "--domain",
+        "localhost",
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ]);
+    assert!(
+        srv.endpoint.starts_with("s3s://127.0.0.1:"),
+        "{}",
+        srv.endpoint
+    );
+    let port = srv
+        .endpoint
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    for (host, style) in [("127.0.0.1", "path"), ("localhost", "virtual")] {
+        let dir = TempDir::new("s3tls-run");
+        let t = format!("s3s://{host}:{port}/wirebench");
+        let (st, r, err) = run_json(
+            &dir,
+            &workload_args(
+                "get",
+                &["--target", &t, "--url-style", style, "--ca-file", &ca],
+            ),
+        );
+        assert!(st.success(), "{style}: {err}");
+        assert!(
+            r.summary.by_op["get"].ops > 0 && r.summary.errors == 0,
+            "{style}: {:?}",
+            r.summary.failures
+        );
+    }
+    fails_up_front(
+        &["--transport", "s3", "--target", &srv.endpoint],
+        1,
+        "UnknownIssuer",
+    );
+    srv.stop();
+}
+
+#[test]
+fn minio_over_tls_with_a_private_ca() {
+    let _g = shared();
+    let certs = TempDir::new("minio-tls");
+    test_certificates(&certs);
+    let dir = certs.path().join("minio");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(certs.path().join("cert.pem"), dir.join("public.crt")).unwrap();
+    std::fs::copy(certs.path().join("key.pem"), dir.join("private.key")).unwrap();
+    let Some(minio) = Minio::start_with(dir.to_str()) else {
+        return;
+    };
+    let target = format!("s3s://{}/bench", minio.addr);
+    let ca = format!("{}/ca.pem", certs.str());
+    let creds = minio.creds();
+    // MinIO may take a moment after it listens: the preflight's one clear
+    // message says when it is not ready yet.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = TempDir::new("minio-tls-run");
+        let mut args = workload_args(
+            "get",
+            &["--target", &target, "--ca-file", &ca, "--create-bucket"],
+        );
+        args.extend_from_slice(&creds);
+        let (st, r, err) = run_json_or_error(&out, &args);
+        match r {
+            Some(r) if st.success() => {
+                check_workload("get", &r, &err);
+                break;
+            }
+            _ => assert!(Instant::now() < deadline, "MinIO over TLS: {err}"),
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// As `run_json`, but a run that fails before printing a result gives None.
+fn run_json_or_error(
+    results: &TempDir,
+    args: &[&str],
+) -> (std::process::ExitStatus, Option<RunResult>, String) {
+    let mut all = vec!["run", "--results", results.str(), "--format", "json"];
+    all.extend_from_slice(args);
+    let mut p = Proc::spawn(&all);
+    let st = p.wait(Duration::from_secs(120));
+    let out = p.stdout_all();
+    let err = p.stderr_all();
+    (st, serde_json::from_str(&out).ok(), err)
 }
