@@ -240,10 +240,8 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// `serve --transport shm`: sessions over shared memory (or the descriptor
-/// channels of `--channel`), one pinned thread each.
-fn serve_shm(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
-    use wirebench_transports::shm::server::{self as shm_server, ShmServerConfig};
+/// Refuses the flags of the msgr servers (for shm and s3).
+fn refuse_msgr_flags(a: &ServeArgs) -> anyhow::Result<()> {
     let msgr_only = [
         ("--arch", a.arch != Arch::Reactor),
         ("--poll", a.poll),
@@ -253,10 +251,19 @@ fn serve_shm(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
         ("--delay", a.delay.is_some()),
         ("--stall", a.stall.is_some()),
         ("--service", a.service.is_some()),
+        ("--trace", a.trace.is_some()),
     ];
     if let Some((flag, _)) = msgr_only.iter().find(|(_, set)| *set) {
         usage!("{flag} applies to --transport msgr only");
     }
+    Ok(())
+}
+
+/// `serve --transport shm`: sessions over shared memory (or the descriptor
+/// channels of `--channel`), one pinned thread each.
+fn serve_shm(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
+    use wirebench_transports::shm::server::{self as shm_server, ShmServerConfig};
+    refuse_msgr_flags(&a)?;
     let socket = match &a.listen {
         None => wirebench_transports::shm::default_socket_path(std::process::id()),
         Some(Endpoint::Unix(p)) => p.clone(),
@@ -295,20 +302,7 @@ fn serve_shm(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
 /// `serve --transport s3`: the fake S3 server.
 fn serve_s3(a: ServeArgs, cpus: CpuList) -> anyhow::Result<ExitCode> {
     use wirebench_transports::s3::fake;
-    let msgr_only = [
-        ("--arch", a.arch != Arch::Reactor),
-        ("--poll", a.poll),
-        ("--mode", a.mode != "msgr"),
-        ("--size", a.size.is_some()),
-        ("--response-size", a.response_size.is_some()),
-        ("--delay", a.delay.is_some()),
-        ("--stall", a.stall.is_some()),
-        ("--service", a.service.is_some()),
-        ("--trace", a.trace.is_some()),
-    ];
-    if let Some((flag, _)) = msgr_only.iter().find(|(_, set)| *set) {
-        usage!("{flag} applies to --transport msgr only");
-    }
+    refuse_msgr_flags(&a)?;
     let listen = match &a.listen {
         None => "127.0.0.1:9000".to_string(),
         Some(Endpoint::Tcp(addr)) => addr.clone(),

@@ -202,15 +202,30 @@ impl Server {
 
 /// Runs `wirebench run` with `--format json` and returns exit status and result.
 pub fn run_json(results: &TempDir, args: &[&str]) -> (ExitStatus, RunResult, String) {
+    let (st, out, err) = run_json_text(results, args);
+    let r: RunResult = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}) from {args:?}: {out}\nstderr: {err}"));
+    (st, r, err)
+}
+
+/// As `run_json`, but a run that fails before printing a result gives None.
+pub fn run_json_or_error(
+    results: &TempDir,
+    args: &[&str],
+) -> (ExitStatus, Option<RunResult>, String) {
+    let (st, out, err) = run_json_text(results, args);
+    (st, serde_json::from_str(&out).ok(), err)
+}
+
+/// `wirebench run --format json`: exit status, stdout, stderr.
+fn run_json_text(results: &TempDir, args: &[&str]) -> (ExitStatus, String, String) {
     let mut all = vec!["run", "--results", results.str(), "--format", "json"];
     all.extend_from_slice(args);
     let mut p = Proc::spawn(&all);
     let st = p.wait(Duration::from_secs(120));
     let out = p.stdout_all();
     let err = p.stderr_all();
-    let r: RunResult = serde_json::from_str(&out)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}) from {all:?}: {out}\nstderr: {err}"));
-    (st, r, err)
+    (st, out, err)
 }
 
 /// The only run directory under a results root.

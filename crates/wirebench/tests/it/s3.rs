@@ -616,20 +616,6 @@ fn minio_over_tls_with_a_private_ca() {
     }
 }
 
-/// As `run_json`, but a run that fails before printing a result gives None.
-fn run_json_or_error(
-    results: &TempDir,
-    args: &[&str],
-) -> (std::process::ExitStatus, Option<RunResult>, String) {
-    let mut all = vec!["run", "--results", results.str(), "--format", "json"];
-    all.extend_from_slice(args);
-    let mut p = Proc::spawn(&all);
-    let st = p.wait(Duration::from_secs(120));
-    let out = p.stdout_all();
-    let err = p.stderr_all();
-    (st, serde_json::from_str(&out).ok(), err)
-}
-
 #[test]
 fn an_open_loop_s3_run_keeps_its_timetable_and_checks_ttfb_objectives() {
     let _g = exclusive();
