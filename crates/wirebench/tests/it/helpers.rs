@@ -255,3 +255,42 @@ pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
 pub fn exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
     TIMING.write().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A Python that imports `module`: $WIREBENCH_PYTHON, or a virtual
+/// environment under target/ (`.ci/run` makes it) where `package` is
+/// installed on first use. None when it cannot be made (no network), unless
+/// $WIREBENCH_REQUIRE_PYTHON is set (as `.ci/run` does): then it fails.
+pub fn python_with(module: &str, package: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("WIREBENCH_PYTHON") {
+        return Some(p.into());
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pyvenv");
+    let py = venv.join("bin/python");
+    let has = |py: &Path| {
+        Command::new(py)
+            .args(["-c", &format!("import {module}")])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has(&py) {
+        let _ = py.exists()
+            || Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .status()
+                .is_ok_and(|s| s.success());
+        let _ = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", package])
+            .status();
+    }
+    if has(&py) {
+        return Some(py);
+    }
+    assert!(
+        std::env::var_os("WIREBENCH_REQUIRE_PYTHON").is_none(),
+        "could not make a Python with {package} in {}",
+        venv.display()
+    );
+    eprintln!("skipped: no Python with {package} (pip install {package})");
+    None
+}

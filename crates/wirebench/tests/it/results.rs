@@ -79,37 +79,9 @@ fn the_default_run_completes_with_a_result() {
     );
 }
 
-/// A Python with HdrHistogram_py: $WIREBENCH_PYTHON, or a virtual
-/// environment under target/ that this test makes once (.ci/run makes it too).
+/// A Python with HdrHistogram_py (see `helpers::python_with`).
 fn python_with_hdrh() -> std::path::PathBuf {
-    if let Some(p) = std::env::var_os("WIREBENCH_PYTHON") {
-        return p.into();
-    }
-    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pyvenv");
-    let py = venv.join("bin/python");
-    let has = |py: &std::path::Path| {
-        std::process::Command::new(py)
-            .args(["-c", "import hdrh"])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !has(&py) {
-        let ok = std::process::Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .is_ok_and(|s| s.success())
-            && std::process::Command::new(venv.join("bin/pip"))
-                .args(["install", "-q", "hdrhistogram==0.10.8"])
-                .status()
-                .is_ok_and(|s| s.success());
-        assert!(
-            ok && has(&py),
-            "could not make a Python with hdrhistogram in {}",
-            venv.display()
-        );
-    }
-    py
+    python_with("hdrh", "hdrhistogram==0.10.8").expect("a Python with hdrhistogram")
 }
 
 #[test]

@@ -650,3 +650,39 @@ fn an_open_loop_s3_run_keeps_its_timetable_and_checks_ttfb_objectives() {
     let passes: Vec<bool> = r.slos.iter().map(|s| s.pass).collect();
     assert_eq!(passes, [true, false], "{:?}", r.slos);
 }
+
+#[test]
+fn the_aws_sdk_for_python_works_against_the_fake_server() {
+    let _g = shared();
+    let Some(py) = python_with("boto3", "boto3==1.44.5") else {
+        return;
+    };
+    let srv = Server::start(&[
+        "--transport",
+        "s3",
+        "--access-key",
+        "AKSDK",
+        "--secret-key",
+        "sdk-secret",
+    ]);
+    let addr = srv
+        .endpoint
+        .strip_prefix("s3://")
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/boto3_client.py");
+    let out = Command::new(py)
+        .args([script, &format!("http://{addr}"), "AKSDK", "sdk-secret"])
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "boto3: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    srv.stop();
+}

@@ -1,0 +1,55 @@
+"""Drives the fake S3 server with the AWS SDK for Python (boto3): header
+SigV4 signatures, the SDK's checksums and chunked uploads, every operation
+the fake server claims. Usage: boto3_client.py ENDPOINT_URL KEY SECRET."""
+
+import sys
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+url, key, secret = sys.argv[1:4]
+s3 = boto3.client("s3", endpoint_url=url, aws_access_key_id=key, aws_secret_access_key=secret,
+                  region_name="us-east-1", config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+
+s3.create_bucket(Bucket="sdk")
+s3.head_bucket(Bucket="sdk")
+body = b"x" * 100_000
+s3.put_object(Bucket="sdk", Key="a/1", Body=body)
+assert s3.head_object(Bucket="sdk", Key="a/1")["ContentLength"] == len(body)
+got = s3.get_object(Bucket="sdk", Key="a/1")["Body"].read()
+assert got == b"\0" * len(body), "reads are zeroes of the stored size"
+part = s3.get_object(Bucket="sdk", Key="a/1", Range="bytes=10-19")
+assert part["ContentRange"] == f"bytes 10-19/{len(body)}" and len(part["Body"].read()) == 10
+s3.put_object(Bucket="sdk", Key="a/2", Body=b"y")
+keys = [o["Key"] for o in s3.list_objects_v2(Bucket="sdk", Prefix="a/")["Contents"]]
+assert keys == ["a/1", "a/2"], keys
+page = s3.list_objects_v2(Bucket="sdk", Prefix="a/", MaxKeys=1)
+assert page["IsTruncated"] and [o["Key"] for o in page["Contents"]] == ["a/1"]
+rest = s3.list_objects_v2(Bucket="sdk", Prefix="a/", ContinuationToken=page["NextContinuationToken"])
+assert [o["Key"] for o in rest["Contents"]] == ["a/2"]
+
+up = s3.create_multipart_upload(Bucket="sdk", Key="big")["UploadId"]
+parts = []
+for n in (1, 2):
+    size = 5 * 1024 * 1024 if n == 1 else 1234
+    e = s3.upload_part(Bucket="sdk", Key="big", UploadId=up, PartNumber=n, Body=b"z" * size)["ETag"]
+    parts.append({"PartNumber": n, "ETag": e})
+s3.complete_multipart_upload(Bucket="sdk", Key="big", UploadId=up, MultipartUpload={"Parts": parts})
+assert s3.head_object(Bucket="sdk", Key="big")["ContentLength"] == 5 * 1024 * 1024 + 1234
+up = s3.create_multipart_upload(Bucket="sdk", Key="gone")["UploadId"]
+s3.abort_multipart_upload(Bucket="sdk", Key="gone", UploadId=up)
+
+s3.delete_object(Bucket="sdk", Key="a/1")
+try:
+    s3.head_object(Bucket="sdk", Key="a/1")
+    sys.exit("a deleted object is still there")
+except ClientError as e:
+    assert e.response["Error"]["Code"] in ("404", "NoSuchKey"), e.response
+try:
+    boto3.client("s3", endpoint_url=url, aws_access_key_id=key, aws_secret_access_key="wrong",
+                 region_name="us-east-1").list_objects_v2(Bucket="sdk")
+    sys.exit("a wrong secret was accepted")
+except ClientError as e:
+    assert e.response["Error"]["Code"] == "SignatureDoesNotMatch", e.response
+print("ok")
