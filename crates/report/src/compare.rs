@@ -34,9 +34,19 @@ pub struct Metric {
     pub of_run: fn(&Summary) -> f64,
     /// The same quantity for one measured second (None: no per-second value).
     pub of_interval: Option<fn(&Interval) -> f64>,
+    /// Shown only when a variant has it (S3's time to first byte).
+    pub optional: bool,
 }
 
-pub const METRICS: [Metric; 7] = [
+/// The GETs' time to first byte (S3), NaN when the run has none.
+fn get_ttfb(s: &Summary, f: fn(&wirebench_core::hist::LatencySummary) -> f64) -> f64 {
+    s.by_op
+        .get("get")
+        .and_then(|o| o.ttfb.as_ref())
+        .map_or(f64::NAN, f)
+}
+
+pub const METRICS: [Metric; 9] = [
     Metric {
         name: "ops/s",
         unit: "/s",
@@ -44,6 +54,7 @@ pub const METRICS: [Metric; 7] = [
         words: ("faster", "slower"),
         of_run: |s| s.ops_per_s,
         of_interval: Some(|i| i.ops_per_s),
+        optional: false,
     },
     Metric {
         name: "MB/s in",
@@ -52,6 +63,7 @@ pub const METRICS: [Metric; 7] = [
         words: ("faster", "slower"),
         of_run: |s| s.mb_per_s_in,
         of_interval: Some(|i| i.bytes_in as f64 / 1e6 / secs(i)),
+        optional: false,
     },
     Metric {
         name: "latency mean",
@@ -60,6 +72,7 @@ pub const METRICS: [Metric; 7] = [
         words: ("faster", "slower"),
         of_run: |s| s.latency.mean_ns,
         of_interval: Some(|i| i.latency.mean_ns),
+        optional: false,
     },
     Metric {
         name: "latency p50",
@@ -68,6 +81,7 @@ pub const METRICS: [Metric; 7] = [
         words: ("faster", "slower"),
         of_run: |s| s.latency.p50_ns as f64,
         of_interval: Some(|i| i.latency.p50_ns as f64),
+        optional: false,
     },
     Metric {
         name: "latency p99",
@@ -76,6 +90,7 @@ pub const METRICS: [Metric; 7] = [
         words: ("faster", "slower"),
         of_run: |s| s.latency.p99_ns as f64,
         of_interval: Some(|i| i.latency.p99_ns as f64),
+        optional: false,
     },
     Metric {
         name: "latency p99.9",
@@ -84,6 +99,7 @@ pub const METRICS: [Metric; 7] = [
         words: ("faster", "slower"),
         of_run: |s| s.latency.p999_ns as f64,
         of_interval: Some(|i| i.latency.p999_ns as f64),
+        optional: false,
     },
     Metric {
         name: "client CPU per op",
@@ -92,6 +108,25 @@ pub const METRICS: [Metric; 7] = [
         words: ("cheaper", "costlier"),
         of_run: |s| s.client_cpu_us_per_op,
         of_interval: None,
+        optional: false,
+    },
+    Metric {
+        name: "GET TTFB mean",
+        unit: "ns",
+        better: Better::Lower,
+        words: ("faster", "slower"),
+        of_run: |s| get_ttfb(s, |t| t.mean_ns),
+        of_interval: None,
+        optional: true,
+    },
+    Metric {
+        name: "GET TTFB p99",
+        unit: "ns",
+        better: Better::Lower,
+        words: ("faster", "slower"),
+        of_run: |s| get_ttfb(s, |t| t.p99_ns as f64),
+        of_interval: None,
+        optional: true,
     },
 ];
 
@@ -137,7 +172,11 @@ pub struct Row {
 }
 
 fn cell(runs: &[RunResult], m: &Metric) -> Option<Cell> {
-    let has = |r: &RunResult| !(m.unit == "ns" && r.summary.latency.count == 0);
+    let has = |r: &RunResult| {
+        let no_latency = m.unit == "ns" && r.summary.latency.count == 0;
+        let absent = (m.of_run)(&r.summary).is_nan();
+        !(no_latency || absent)
+    };
     let runs: Vec<&RunResult> = runs.iter().filter(|r| has(r)).collect();
     if runs.is_empty() {
         return None;
@@ -200,6 +239,12 @@ pub fn differ(a: &[f64], b: &[f64]) -> Option<bool> {
 pub fn compare(variants: &[Variant]) -> Vec<Row> {
     METRICS
         .iter()
+        .filter(|m| {
+            !m.optional
+                || variants
+                    .iter()
+                    .any(|v| v.runs.iter().any(|r| !(m.of_run)(&r.summary).is_nan()))
+        })
         .map(|m| {
             let cells: Vec<Option<Cell>> = variants.iter().map(|v| cell(&v.runs, m)).collect();
             let against_first = cells
@@ -406,6 +451,41 @@ mod tests {
             variant("patched", reps(&[119e3, 120e3, 121e3], 800)),
         ];
         insta::assert_snapshot!(markdown(&vs, &compare(&vs)));
+    }
+
+    #[test]
+    fn s3_runs_compare_their_time_to_first_byte_and_others_do_not_show_it() {
+        let with_ttfb = |ms: u64| {
+            let mut r = run(&[100e3, 100e3], 1000);
+            let mut h = wirebench_core::hist::new_hist();
+            wirebench_core::hist::record(&mut h, ms * 1_000_000);
+            r.summary.by_op.insert(
+                "get".into(),
+                wirebench_core::result::OpSummary {
+                    ttfb: Some(wirebench_core::hist::LatencySummary::of(&h)),
+                    ..Default::default()
+                },
+            );
+            r
+        };
+        let a = variant("a", (0..3).map(|_| with_ttfb(10)).collect());
+        let b = variant("b", vec![with_ttfb(5), with_ttfb(6), with_ttfb(5)]);
+        let rows = compare(&[a, b]);
+        let p99 = rows
+            .iter()
+            .find(|r| r.metric.name == "GET TTFB p99")
+            .unwrap();
+        assert_eq!(p99.against_first[0].1, Verdict::Better);
+        assert!(p99.against_first[0].0.unwrap() < 0.6);
+        let plain = [
+            variant("x", vec![run(&[1.0, 1.0], 1)]),
+            variant("y", vec![run(&[1.0, 1.0], 1)]),
+        ];
+        assert!(
+            compare(&plain)
+                .iter()
+                .all(|r| !r.metric.name.contains("TTFB"))
+        );
     }
 
     #[test]
