@@ -99,7 +99,12 @@ impl IntervalData {
             self.by_op.entry(k).or_default().merge(v);
         }
         for (k, v) in &o.failures {
-            *self.failures.entry(k.clone()).or_default() += v;
+            let key = if self.failures.contains_key(k) || self.failures.len() < MAX_CAUSES {
+                k.as_str()
+            } else {
+                OTHER_CAUSES
+            };
+            *self.failures.entry(key.to_string()).or_default() += v;
         }
     }
 }
@@ -172,8 +177,14 @@ impl Recorder {
     pub fn op_failed(&mut self, op: &'static str, cause: &str) {
         self.cur.errors += 1;
         self.cur.by_op.entry(op).or_default().errors += 1;
+        let full = self.cur.failures.len() >= MAX_CAUSES;
         match self.cur.failures.get_mut(cause) {
             Some(n) => *n += 1,
+            // Causes come from the server: their number is capped, so that
+            // memory stays bounded whatever it answers.
+            None if full => {
+                *self.cur.failures.entry(OTHER_CAUSES.into()).or_default() += 1;
+            }
             None => {
                 self.cur.failures.insert(cause.to_string(), 1);
             }
@@ -186,6 +197,11 @@ impl Recorder {
     }
 }
 
+/// The most distinct failure causes kept per interval; the rest are counted
+/// together under [`OTHER_CAUSES`].
+pub const MAX_CAUSES: usize = 64;
+pub const OTHER_CAUSES: &str = "other causes";
+
 /// The times of one typed operation, in nanoseconds.
 #[derive(Debug, Clone, Copy)]
 pub struct OpTimes {
@@ -195,4 +211,36 @@ pub struct OpTimes {
     pub service_ns: u64,
     /// To the first byte, from the same start as `latency_ns`.
     pub ttfb_ns: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_causes_are_capped() {
+        let mut r = Recorder::default();
+        for i in 0..1000 {
+            r.op_failed("get", &format!("5{i:02} Weird{i}"));
+        }
+        let d = r.take();
+        assert_eq!(d.errors, 1000);
+        assert_eq!(d.failures.values().sum::<u64>(), 1000);
+        assert!(d.failures.len() <= MAX_CAUSES + 1);
+        assert_eq!(d.failures[OTHER_CAUSES], 1000 - MAX_CAUSES as u64);
+    }
+
+    #[test]
+    fn merged_failure_causes_stay_capped() {
+        let mut all = IntervalData::new();
+        for k in 0..10 {
+            let mut r = Recorder::default();
+            for i in 0..MAX_CAUSES {
+                r.op_failed("put", &format!("cause {k}-{i}"));
+            }
+            all.merge(&r.take());
+        }
+        assert!(all.failures.len() <= MAX_CAUSES + 1);
+        assert_eq!(all.failures.values().sum::<u64>(), 10 * MAX_CAUSES as u64);
+    }
 }
