@@ -117,6 +117,9 @@ pub struct S3Client {
     /// Where connections go (the endpoint's host:port, whatever the style).
     pub addr: String,
     tls: Option<ClientTls>,
+    /// The Host header of every request (bucket.host in virtual style),
+    /// made once: the signed URLs all name the same host.
+    host: http::HeaderValue,
 }
 
 impl S3Client {
@@ -154,11 +157,19 @@ impl S3Client {
                 Some(ClientTls::new(&host, ca)?)
             }
         };
+        let base = bucket.base_url();
+        let host = match base.port() {
+            Some(p) => format!("{}:{p}", base.host_str().unwrap_or_default()),
+            None => base.host_str().unwrap_or_default().to_string(),
+        };
+        let host = http::HeaderValue::from_str(&host)
+            .map_err(|e| format!("'{host}' cannot be a Host header: {e}"))?;
         Ok(S3Client {
             bucket,
             creds,
             addr: addr.to_string(),
             tls,
+            host,
         })
     }
 
@@ -186,10 +197,6 @@ impl S3Client {
             target.push('?');
             target.push_str(q);
         }
-        let host = match url.port() {
-            Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
-            None => url.host_str().unwrap_or_default().to_string(),
-        };
         let len = http_body::Body::size_hint(&body).exact().unwrap_or(0);
         let method = match method {
             rusty_s3::Method::Get => http::Method::GET,
@@ -201,7 +208,7 @@ impl S3Client {
         let mut req = http::Request::builder()
             .method(method.clone())
             .uri(target)
-            .header(http::header::HOST, host);
+            .header(http::header::HOST, self.host.clone());
         if method == http::Method::PUT || method == http::Method::POST {
             req = req.header(http::header::CONTENT_LENGTH, len);
         }

@@ -5,8 +5,9 @@
 //! Objects are `<prefix><number>`, numbers 0..objects; an object's size
 //! and (with `--verify`) its bytes follow from its number, so any reader
 //! can check what it gets without a shared record. Which objects exist is
-//! kept in one bit array shared by the connections (bounded by `objects`),
-//! which read workloads draw from and cleanup deletes.
+//! kept in one array of flags shared by the connections (a byte per
+//! object, bounded by `objects`), which read workloads draw from and
+//! cleanup deletes.
 
 pub mod client;
 pub mod fake;
@@ -319,10 +320,7 @@ impl S3Conn {
         if w.spec.get_parts > 1 && size > part {
             return self.ranged_get(&key, size, seed).await;
         }
-        let sink = match seed {
-            Some(seed) => Sink::Verify { seed, offset: 0 },
-            None => Sink::Discard,
-        };
+        let sink = read_sink(seed, 0);
         let r = w
             .client
             .exec(
@@ -362,10 +360,7 @@ impl S3Conn {
                     let off = p * part;
                     let len = part.min(size - off);
                     let range = format!("bytes={off}-{}", off + len - 1);
-                    let sink = match seed {
-                        Some(seed) => Sink::Verify { seed, offset: off },
-                        None => Sink::Discard,
-                    };
+                    let sink = read_sink(seed, off);
                     let r = c
                         .exec(
                             conn,
@@ -451,10 +446,12 @@ impl S3Conn {
                 Sink::Keep,
             )
             .await?;
+        // A list workload's objects are all there (prepared, never deleted):
+        // a first page has min(objects, 1000) keys.
+        let check = w.verify && w.mode == Mode::List;
         let failure = r.failure.clone().or_else(|| {
-            let keys = client::xml_count(&String::from_utf8_lossy(&r.kept), "Key") as u64;
-            let expect = w.existing().min(1000);
-            (w.verify && w.mode == Mode::List && keys != expect)
+            let keys = || client::xml_count(&String::from_utf8_lossy(&r.kept), "Key") as u64;
+            (check && keys() != w.spec.objects.min(1000))
                 .then(|| "list mismatch (keys listed)".to_string())
         });
         Ok(outcome(
@@ -464,6 +461,14 @@ impl S3Conn {
             r.bytes_in,
             failure,
         ))
+    }
+}
+
+/// How a read treats the body from `offset`: checked with `--verify`, else dropped.
+fn read_sink(seed: Option<u64>, offset: u64) -> Sink {
+    match seed {
+        Some(seed) => Sink::Verify { seed, offset },
+        None => Sink::Discard,
     }
 }
 

@@ -543,6 +543,11 @@ fn validate_s3(a: &RunArgs, mode: Mode) -> anyhow::Result<Option<S3Spec>> {
         None | Some(Endpoint::S3 { .. }) => {}
         Some(t) => usage!("--target {t}: an S3 target is s3://HOST:PORT/BUCKET"),
     }
+    if f.url_style == Some(UrlStyle::Virtual) && a.target.is_none() {
+        usage!(
+            "--url-style virtual needs a host name: the embedded server listens on an IP address; use --target s3://localhost:PORT/BUCKET with `serve --transport s3 --domain localhost`"
+        );
+    }
     if matches!(&a.listen, Some(Endpoint::Unix(_) | Endpoint::S3 { .. })) {
         usage!("--listen: the fake S3 server listens on tcp://HOST:PORT");
     }
@@ -1040,13 +1045,15 @@ impl Session {
             server_trace: None,
         };
         if let Some(s3spec) = &spec.s3 {
-            session.s3 = Some(session.prepare_s3(
-                spec,
-                s3spec,
-                creds,
-                s3.create_bucket,
-                s3.ca_file.as_deref(),
-            )?);
+            // On an error, the embedded server is stopped and any objects
+            // created are deleted before the error is reported.
+            match session.prepare_s3(spec, s3spec, creds, s3.create_bucket, s3.ca_file.as_deref()) {
+                Ok(s) => session.s3 = Some(s),
+                Err(e) => {
+                    session.close(None);
+                    return Err(e);
+                }
+            }
         }
         Ok(session)
     }
@@ -1082,10 +1089,7 @@ impl Session {
             .build()?;
         let target = self.endpoint.clone();
         rt.block_on(s3::preflight(&workload.client, create_bucket))
-            .map_err(|e| {
-                self.close(None);
-                anyhow::anyhow!("{e}")
-            })
+            .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("checking {target}"))?;
         let mut prepare = None;
         if workload.needs_prepare() {
@@ -1104,13 +1108,12 @@ impl Session {
                     prepare = Some(p);
                 }
                 Err(e) => {
-                    let s3s = S3Session {
+                    // The caller's close deletes what was created.
+                    self.s3 = Some(S3Session {
                         workload,
                         prepare: None,
                         concurrency,
-                    };
-                    self.s3 = Some(s3s);
-                    self.close(None);
+                    });
                     anyhow::bail!("{e}");
                 }
             }

@@ -383,6 +383,10 @@ fn an_unreachable_endpoint_wrong_credentials_or_a_missing_bucket_fail_up_front()
         ),
         (vec!["--size", "1KiB..4KiB"], "--transport s3 only"),
         (vec!["--transport", "s3", "--objects", "0"], "--objects"),
+        (
+            vec!["--transport", "s3", "--url-style", "virtual"],
+            "needs a host name",
+        ),
     ] {
         fails_up_front(&args, 2, says);
     }
