@@ -337,14 +337,18 @@ impl S3 for Fake {
             .or(i.start_after.clone())
             .unwrap_or_default();
         let (contents, truncated) = self.0.with_bucket(&i.bucket, |b| {
+            // Keys with the prefix are contiguous in key order, from the
+            // prefix itself: the page is read from there, never scanning
+            // the other keys.
+            let from = if after.as_str() >= prefix.as_str() {
+                std::ops::Bound::Excluded(&after)
+            } else {
+                std::ops::Bound::Included(&prefix)
+            };
             let mut it = b
                 .objects
-                .range::<String, _>((
-                    std::ops::Bound::Excluded(&after),
-                    std::ops::Bound::Unbounded,
-                ))
-                .filter(|(k, _)| k.starts_with(&prefix))
-                .take_while(|(k, _)| k.starts_with(&prefix) || k.as_str() < prefix.as_str());
+                .range::<String, _>((from, std::ops::Bound::Unbounded))
+                .take_while(|(k, _)| k.starts_with(&prefix));
             let page: Vec<Object> = it
                 .by_ref()
                 .take(max)

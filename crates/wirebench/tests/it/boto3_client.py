@@ -22,6 +22,9 @@ assert got == b"\0" * len(body), "reads are zeroes of the stored size"
 part = s3.get_object(Bucket="sdk", Key="a/1", Range="bytes=10-19")
 assert part["ContentRange"] == f"bytes 10-19/{len(body)}" and len(part["Body"].read()) == 10
 s3.put_object(Bucket="sdk", Key="a/2", Body=b"y")
+# Keys before and after the prefix in key order are never listed.
+s3.put_object(Bucket="sdk", Key="0-before", Body=b"")
+s3.put_object(Bucket="sdk", Key="b-after", Body=b"")
 keys = [o["Key"] for o in s3.list_objects_v2(Bucket="sdk", Prefix="a/")["Contents"]]
 assert keys == ["a/1", "a/2"], keys
 page = s3.list_objects_v2(Bucket="sdk", Prefix="a/", MaxKeys=1)
@@ -40,6 +43,7 @@ assert s3.head_object(Bucket="sdk", Key="big")["ContentLength"] == 5 * 1024 * 10
 up = s3.create_multipart_upload(Bucket="sdk", Key="gone")["UploadId"]
 s3.abort_multipart_upload(Bucket="sdk", Key="gone", UploadId=up)
 
+assert len(s3.list_objects_v2(Bucket="sdk")["Contents"]) == 5, "every key without a prefix"
 s3.delete_object(Bucket="sdk", Key="a/1")
 try:
     s3.head_object(Bucket="sdk", Key="a/1")
