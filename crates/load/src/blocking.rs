@@ -84,6 +84,7 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
         msgs,
         start,
         stop,
+        ..
     } = l;
     let done = |error: Option<String>| {
         let _ = msgs.send(Msg::Done { worker: id, error });

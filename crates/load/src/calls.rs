@@ -53,7 +53,8 @@ pub fn run_load_calls<T: CallTransport>(
     };
     engine::coordinate(&cfg, observer, &mut |l: WorkerLink| {
         let t = transport.clone();
-        engine::worker_thread(l.id, move || {
+        let gate = l.gate.clone();
+        engine::worker_thread(l.id, gate, move || {
             let id = l.id;
             engine::async_worker_main(l, |j| t.connect(id, j), drive_calls)
         })

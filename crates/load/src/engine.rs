@@ -225,20 +225,62 @@ pub fn run_load<T: Transport>(
 ) -> LoadOutcome {
     coordinate(cfg, observer, &mut |l: WorkerLink| {
         let t = transport.clone();
-        worker_thread(l.id, move || {
-            worker_main(l.id, t, l.cfg, l.msgs, l.start, l.stop)
-        })
+        let gate = l.gate.clone();
+        worker_thread(l.id, gate, move || worker_main(t, l))
     })
 }
 
+/// Spawns worker `id`'s thread: it runs `f`, then stays until `gate` opens,
+/// so that the coordinator's last CPU sample still sees it (the kernel
+/// keeps a thread's run-queue wait only while the thread lives).
 pub(crate) fn worker_thread(
     id: usize,
+    gate: Arc<Gate>,
     f: impl FnOnce() + Send + 'static,
 ) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
         .name(format!("wb-client-{id}"))
-        .spawn(f)
+        .spawn(move || {
+            f();
+            gate.wait();
+        })
         .expect("spawning a worker thread")
+}
+
+/// Holds finished worker threads until the coordinator has sampled them.
+#[derive(Default)]
+pub(crate) struct Gate {
+    open: std::sync::Mutex<bool>,
+    cv: std::sync::Condvar,
+}
+
+impl Gate {
+    /// A gate that never holds anyone (a worker in a child process).
+    pub(crate) fn opened() -> Arc<Gate> {
+        let g = Gate::default();
+        g.open();
+        Arc::new(g)
+    }
+
+    pub(crate) fn open(&self) {
+        *self.open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.cv.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        while !*open {
+            open = self.cv.wait(open).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Opens the gate when dropped: no worker is held if the coordinator unwinds.
+struct OpenOnDrop(Arc<Gate>);
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
 }
 
 /// Like [`run_load`], for a transport whose calls block: each connection
@@ -250,7 +292,8 @@ pub fn run_load_blocking<T: BlockingTransport>(
 ) -> LoadOutcome {
     coordinate(cfg, observer, &mut |l: WorkerLink| {
         let t = transport.clone();
-        worker_thread(l.id, move || crate::blocking::worker_main(t, l))
+        let gate = l.gate.clone();
+        worker_thread(l.id, gate, move || crate::blocking::worker_main(t, l))
     })
 }
 
@@ -261,6 +304,8 @@ pub(crate) struct WorkerLink {
     pub msgs: mpsc::Sender<Msg>,
     pub start: oneshot::Receiver<Schedule>,
     pub stop: watch::Receiver<bool>,
+    /// Holds the worker's thread after it is done, until the last sample.
+    pub gate: Arc<Gate>,
 }
 
 /// The coordinator: starts a worker per client with `spawn`, and runs the
@@ -276,6 +321,8 @@ pub(crate) fn coordinate(
     );
     let (msg_tx, msg_rx) = mpsc::channel::<Msg>();
     let (stop_tx, stop_rx) = watch::channel(false);
+    let gate = Arc::new(Gate::default());
+    let _open_on_unwind = OpenOnDrop(gate.clone());
     let mut starts = Vec::new();
     let mut handles = Vec::new();
     for w in 0..cfg.clients {
@@ -287,6 +334,7 @@ pub(crate) fn coordinate(
             msgs: msg_tx.clone(),
             start: start_rx,
             stop: stop_rx.clone(),
+            gate: gate.clone(),
         }));
     }
     drop(msg_tx);
@@ -324,6 +372,7 @@ pub(crate) fn coordinate(
     if let Some(end) = end {
         let _ = stop_tx.send(true);
         drop(starts);
+        gate.open();
         for h in handles {
             let _ = h.join();
         }
@@ -444,6 +493,8 @@ pub(crate) fn coordinate(
             let _ = stop_tx.send(true);
         }
     }
+    // The last sample was taken with every worker thread still alive.
+    gate.open();
     for h in handles {
         let _ = h.join();
     }
@@ -537,22 +588,8 @@ impl ErrorSlot {
     }
 }
 
-fn worker_main<T: Transport>(
-    id: usize,
-    transport: Arc<T>,
-    cfg: LoadConfig,
-    msgs: mpsc::Sender<Msg>,
-    start: oneshot::Receiver<Schedule>,
-    stop: watch::Receiver<bool>,
-) {
-    let pattern = transport.pattern();
-    let link = WorkerLink {
-        id,
-        cfg,
-        msgs,
-        start,
-        stop,
-    };
+fn worker_main<T: Transport>(transport: Arc<T>, link: WorkerLink) {
+    let (id, pattern) = (link.id, transport.pattern());
     async_worker_main(
         link,
         |j| transport.connect(id, j),
@@ -579,6 +616,7 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
         msgs,
         start,
         mut stop,
+        ..
     } = link;
     let done = |error: Option<String>| {
         let _ = msgs.send(Msg::Done { worker: id, error });

@@ -137,6 +137,8 @@ pub fn serve_worker<T: BlockingTransport>(
         msgs: msg_tx,
         start: start_rx,
         stop: stop_rx,
+        // A child process is sampled as a whole by the parent.
+        gate: engine::Gate::opened(),
     };
     let h = std::thread::Builder::new()
         .name(format!("wb-client-{worker}"))
