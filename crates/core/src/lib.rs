@@ -12,7 +12,12 @@
 pub mod env;
 pub mod hist;
 pub mod hlog;
+pub mod index;
+pub mod legacy;
+pub mod limits;
 pub mod placement;
+pub mod plan;
+pub mod request;
 pub mod result;
 pub mod slo;
 pub mod spec;

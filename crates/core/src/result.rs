@@ -9,7 +9,7 @@ use crate::topo::CpuList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -220,8 +220,152 @@ pub struct RunResult {
     pub cleanup: Option<PhaseReport>,
     /// The `--slo` objectives checked against this run.
     #[serde(default)]
-    pub slos: Vec<crate::slo::SloOutcome>,
-    pub warnings: Vec<String>,
+    pub slos: Vec<SloOutcome>,
+    /// What the reader of the figures should know (each also states its
+    /// text, under `message`).
+    #[serde(serialize_with = "warnings_with_messages")]
+    pub warnings: Vec<Warning>,
+}
+
+/// An objective checked against a run (see `slo`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloOutcome {
+    pub slo: String,
+    /// The run's value, in the objective's unit.
+    pub actual: f64,
+    pub pass: bool,
+}
+
+/// Something about a run that the reader of its figures must know. The
+/// rule that raises each one is in the runner's `outcome`; the summary,
+/// run.json and the report all read them from here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The per-second throughput trends up or down over the measured phase.
+    Drift { drift_pct: f64 },
+    /// The hypervisor took CPU time from the run's CPUs (steal).
+    Steal { max_steal_pct: f64 },
+    /// Not a release build.
+    DebugBuild,
+    /// Client cores were nearly always busy: the client may be the limit.
+    ClientBound { cores: Vec<CoreBusy> },
+    /// Busy-polling: the polling cores read 100% busy whatever the load.
+    Polling,
+    /// Open loop: requests left at a lower rate than asked.
+    RateNotSent {
+        sent_per_s: f64,
+        rate_per_s: f64,
+        depth: usize,
+    },
+    /// Open loop: the server answered at a lower rate than asked.
+    RateNotAnswered { ops_per_s: f64, rate_per_s: f64 },
+    /// A warning of a result written before warnings were typed (schema 2),
+    /// as it was written.
+    Note { message: String },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::Drift { drift_pct } => write!(
+                f,
+                "throughput drifts by {drift_pct:+.0}% over the measured phase: the run is not stationary (warm-up too short, or the server's state changed)"
+            ),
+            Warning::Steal { max_steal_pct } => write!(
+                f,
+                "the hypervisor took up to {max_steal_pct:.0}% of a CPU (steal) in a measured second: this run is noisy; repeat it"
+            ),
+            Warning::DebugBuild => f.write_str("debug build: figures are not representative"),
+            Warning::ClientBound { cores } => {
+                let hot: Vec<String> = cores
+                    .iter()
+                    .map(|c| format!("CPU {} {:.1}%", c.cpu, c.busy_pct))
+                    .collect();
+                write!(
+                    f,
+                    "client cores over 90% busy ({}): the result may be client-bound",
+                    hot.join(", ")
+                )
+            }
+            Warning::Polling => {
+                f.write_str("busy-polling: polling cores show 100% busy whatever the load")
+            }
+            Warning::RateNotSent {
+                sent_per_s,
+                rate_per_s,
+                depth,
+            } => write!(
+                f,
+                "target rate not reached: requests were sent at {sent_per_s:.0}/s of the {rate_per_s:.0}/s asked ({:.0}%): the client could not keep up, or --depth {depth} capped the requests outstanding",
+                100.0 * sent_per_s / rate_per_s
+            ),
+            Warning::RateNotAnswered {
+                ops_per_s,
+                rate_per_s,
+            } => write!(
+                f,
+                "target rate not reached: the server answered {ops_per_s:.0}/s of the {rate_per_s:.0}/s asked ({:.0}%)",
+                100.0 * ops_per_s / rate_per_s
+            ),
+            Warning::Note { message } => f.write_str(message),
+        }
+    }
+}
+
+/// Each warning with its text beside its data, for readers of run.json.
+fn warnings_with_messages<S: serde::Serializer>(ws: &[Warning], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct WithMessage<'a> {
+        #[serde(flatten)]
+        warning: &'a Warning,
+        message: String,
+    }
+    s.collect_seq(ws.iter().map(|w| WithMessage {
+        warning: w,
+        message: w.to_string(),
+    }))
+}
+
+/// The spread of each headline metric over repeated runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Repetitions {
+    pub runs: Vec<String>,
+    /// (metric name with unit, spread over the runs).
+    pub metrics: Vec<(String, crate::stats::Spread)>,
+    /// Runs whose per-second throughput drifts.
+    pub drifting: Vec<String>,
+}
+
+impl Repetitions {
+    pub fn of(results: &[RunResult]) -> Repetitions {
+        let metric = |name: &str, f: &dyn Fn(&Summary) -> f64| {
+            let xs: Vec<f64> = results.iter().map(|r| f(&r.summary)).collect();
+            crate::stats::Spread::of(&xs).map(|s| (name.to_string(), s))
+        };
+        let metrics = [
+            metric("ops_per_s", &|s| s.ops_per_s),
+            metric("mb_per_s_in", &|s| s.mb_per_s_in),
+            metric("latency_mean_ns", &|s| s.latency.mean_ns),
+            metric("latency_p50_ns", &|s| s.latency.p50_ns as f64),
+            metric("latency_p99_ns", &|s| s.latency.p99_ns as f64),
+            metric("latency_p999_ns", &|s| s.latency.p999_ns as f64),
+            metric("latency_max_ns", &|s| s.latency.max_ns as f64),
+            metric("client_cpu_us_per_op", &|s| s.client_cpu_us_per_op),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        Repetitions {
+            runs: results.iter().map(|r| r.run_id.clone()).collect(),
+            metrics,
+            drifting: results
+                .iter()
+                .filter(|r| r.summary.throughput_trend.is_some_and(|t| t.drifting))
+                .map(|r| r.run_id.clone())
+                .collect(),
+        }
+    }
 }
 
 /// Results for tests (of this crate and of those that read results).
@@ -262,16 +406,18 @@ pub mod fixture {
             command_line: vec!["wirebench".into(), "run".into()],
             started_at: "2026-11-22T20:11:00Z".into(),
             spec: RunSpec {
-                transport: TransportKind::Msgr,
+                transport: TransportSpec::Msgr(MsgrSpec {
+                    mode: MsgrMode::Echo,
+                    size_bytes: 64,
+                    response_size_bytes: 64,
+                    max_frame_bytes: 16 << 20,
+                }),
                 target: TargetSpec::Embedded {
                     arch: Some(Arch::Reactor),
                     cpus: CpuList::parse("1").unwrap(),
                     poll: false,
                     listen: "tcp://127.0.0.1:0".parse().unwrap(),
                 },
-                mode: Mode::Echo,
-                size_bytes: 64,
-                response_size_bytes: 64,
                 clients: 1,
                 conns_per_client: 1,
                 depth: 1,
@@ -282,10 +428,7 @@ pub mod fixture {
                 poll: false,
                 verify: false,
                 client_cpus: CpuList::parse("0").unwrap(),
-                max_frame_bytes: 16 << 20,
-                shm: None,
                 trace_sample: None,
-                s3: None,
             },
             env: Environment::capture("0.1.0", "deadbeef"),
             placement: Placement {
@@ -327,7 +470,42 @@ pub(crate) mod tests {
         let text = serde_json::to_string_pretty(&r).unwrap();
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
-        assert!(text.contains("\"schema_version\": 2"));
+        assert!(text.contains("\"schema_version\": 3"));
         assert_eq!(hist::decode(&back.latency_hist).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn warnings_carry_their_text_and_read_back() {
+        let mut r = sample();
+        r.warnings = vec![
+            Warning::DebugBuild,
+            Warning::Drift { drift_pct: -12.0 },
+            Warning::ClientBound {
+                cores: vec![CoreBusy {
+                    cpu: 0,
+                    busy_pct: 97.5,
+                    steal_pct: 0.0,
+                }],
+            },
+        ];
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(
+            text.contains(
+                r#"{"kind":"debug_build","message":"debug build: figures are not representative"}"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#""kind":"drift","drift_pct":-12.0,"message":"throughput drifts by -12%"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("client cores over 90% busy (CPU 0 97.5%)"),
+            "{text}"
+        );
+        let back: RunResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.warnings, r.warnings);
     }
 }

@@ -2,6 +2,7 @@
 //! `errors<1%`. Parsed once, shared by every command that takes `--slo`,
 //! and checked against a run's summary.
 
+pub use crate::result::SloOutcome;
 use crate::result::Summary;
 use crate::units;
 use serde::{Deserialize, Serialize};
@@ -46,15 +47,6 @@ pub struct Slo {
     pub cmp: Cmp,
     /// ns for latencies, ops/s for throughput, % for the error rate.
     pub threshold: f64,
-}
-
-/// An objective checked against a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SloOutcome {
-    pub slo: String,
-    /// The run's value, in the objective's unit.
-    pub actual: f64,
-    pub pass: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// Which family of transport drives the load.
+/// Which family of transport drives the load (`--transport`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TransportKind {
@@ -27,10 +27,10 @@ pub enum Arch {
     Pool,
 }
 
-/// What one operation is.
+/// What one msgr operation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub enum MsgrMode {
     /// Framed request, framed response; latency is send to receive.
     Echo,
     /// Framed request, no response ("nores"); the server reads and drops.
@@ -39,42 +39,94 @@ pub enum Mode {
     Stream,
     /// Raw fixed-size request and response, no framing (netperf TCP_RR).
     Rr,
-    /// shm: one request outstanding, send then wait.
+}
+
+/// What one shm operation is (the IPC report's modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShmMode {
+    /// One request outstanding, send then wait.
     Sync,
-    /// shm: a sender and a receiver thread, up to `depth` outstanding.
+    /// A sender and a receiver thread, up to `depth` outstanding.
     Async,
-    /// shm: requests only; the server reads and drops them.
+    /// Requests only; the server reads and drops them.
     Nores,
-    /// S3 workloads (`--workload`): one operation type, or a weighted mix.
-    Put,
+    /// The data channel: the server writes, the client reads every byte.
+    Stream,
+}
+
+/// One S3 operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Op {
     Get,
+    Put,
+    Head,
+    Delete,
+    List,
+}
+
+/// An S3 workload (`--workload`): one operation type, or a weighted mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Workload {
+    Get,
+    Put,
     Head,
     Delete,
     List,
     Mixed,
 }
 
-impl Mode {
-    /// Whether each operation has a response whose latency is measured.
-    pub fn has_response(self) -> bool {
-        matches!(self, Mode::Echo | Mode::Rr | Mode::Sync | Mode::Async)
-    }
-
-    /// The modes of a transport.
-    pub fn of(t: TransportKind) -> &'static [Mode] {
-        match t {
-            TransportKind::Msgr => &[Mode::Echo, Mode::Oneway, Mode::Stream, Mode::Rr],
-            TransportKind::Shm => &[Mode::Sync, Mode::Async, Mode::Nores, Mode::Stream],
-            TransportKind::S3 => &[
-                Mode::Get,
-                Mode::Put,
-                Mode::Head,
-                Mode::Delete,
-                Mode::List,
-                Mode::Mixed,
-            ],
+impl S3Workload {
+    /// The one operation of the workload (None: mixed).
+    pub fn op(self) -> Option<S3Op> {
+        match self {
+            S3Workload::Get => Some(S3Op::Get),
+            S3Workload::Put => Some(S3Op::Put),
+            S3Workload::Head => Some(S3Op::Head),
+            S3Workload::Delete => Some(S3Op::Delete),
+            S3Workload::List => Some(S3Op::List),
+            S3Workload::Mixed => None,
         }
     }
+}
+
+impl MsgrMode {
+    pub const ALL: [MsgrMode; 4] = [
+        MsgrMode::Echo,
+        MsgrMode::Oneway,
+        MsgrMode::Stream,
+        MsgrMode::Rr,
+    ];
+    /// Whether each operation has a response whose latency is measured.
+    pub fn has_response(self) -> bool {
+        matches!(self, MsgrMode::Echo | MsgrMode::Rr)
+    }
+}
+
+impl ShmMode {
+    pub const ALL: [ShmMode; 4] = [
+        ShmMode::Sync,
+        ShmMode::Async,
+        ShmMode::Nores,
+        ShmMode::Stream,
+    ];
+    /// Whether each operation has a response whose latency is measured.
+    pub fn has_response(self) -> bool {
+        matches!(self, ShmMode::Sync | ShmMode::Async)
+    }
+}
+
+impl S3Workload {
+    pub const ALL: [S3Workload; 6] = [
+        S3Workload::Get,
+        S3Workload::Put,
+        S3Workload::Head,
+        S3Workload::Delete,
+        S3Workload::List,
+        S3Workload::Mixed,
+    ];
 }
 
 /// How a waiting side of a shared-memory ring waits.
@@ -109,16 +161,6 @@ pub enum ClientsAs {
     Processes,
 }
 
-/// What a shm-transport run adds to the spec.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShmSpec {
-    pub wait: Wait,
-    pub channel: Channel,
-    pub clients_as: ClientsAs,
-    /// Bytes of each ring (request and response), a power of two.
-    pub ring_bytes: u64,
-}
-
 macro_rules! text_enum {
     ($t:ty, $($name:literal => $v:expr),+) => {
         impl fmt::Display for $t {
@@ -136,10 +178,11 @@ macro_rules! text_enum {
     };
 }
 text_enum!(Arch, "reactor" => Arch::Reactor, "pool" => Arch::Pool);
-text_enum!(Mode, "echo" => Mode::Echo, "oneway" => Mode::Oneway, "stream" => Mode::Stream, "rr" => Mode::Rr,
-    "sync" => Mode::Sync, "async" => Mode::Async, "nores" => Mode::Nores,
-    "put" => Mode::Put, "get" => Mode::Get, "head" => Mode::Head, "delete" => Mode::Delete,
-    "list" => Mode::List, "mixed" => Mode::Mixed);
+text_enum!(MsgrMode, "echo" => MsgrMode::Echo, "oneway" => MsgrMode::Oneway, "stream" => MsgrMode::Stream, "rr" => MsgrMode::Rr);
+text_enum!(ShmMode, "sync" => ShmMode::Sync, "async" => ShmMode::Async, "nores" => ShmMode::Nores, "stream" => ShmMode::Stream);
+text_enum!(S3Op, "get" => S3Op::Get, "put" => S3Op::Put, "head" => S3Op::Head, "delete" => S3Op::Delete, "list" => S3Op::List);
+text_enum!(S3Workload, "get" => S3Workload::Get, "put" => S3Workload::Put, "head" => S3Workload::Head,
+    "delete" => S3Workload::Delete, "list" => S3Workload::List, "mixed" => S3Workload::Mixed);
 text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm, "s3" => TransportKind::S3);
 text_enum!(UrlStyle, "path" => UrlStyle::Path, "virtual" => UrlStyle::Virtual);
 text_enum!(Wait, "spin" => Wait::Spin, "futex" => Wait::Futex, "adaptive" => Wait::Adaptive);
@@ -337,37 +380,70 @@ impl fmt::Display for SizeSpec {
     }
 }
 
+impl FromStr for SizeSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SizeSpec, String> {
+        SizeSpec::parse(s)
+    }
+}
+
+/// The weights of a mixed S3 workload: `get=70,put=20,delete=10`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mix(pub Vec<(S3Op, u32)>);
+
+impl Mix {
+    /// 70% GET, 20% PUT, 10% DELETE.
+    pub fn default_mix() -> Mix {
+        Mix(vec![(S3Op::Get, 70), (S3Op::Put, 20), (S3Op::Delete, 10)])
+    }
+}
+
+impl FromStr for Mix {
+    type Err = String;
+    /// Parses `get=70,put=20,delete=10`; zero weights are dropped.
+    fn from_str(s: &str) -> Result<Mix, String> {
+        let mut v = Vec::new();
+        for part in s.split(',') {
+            let (op, w) = part.split_once('=').ok_or_else(|| {
+                format!("'{part}': write OP=WEIGHT, e.g. get=70,put=20,delete=10")
+            })?;
+            let op: S3Op = op.trim().parse().map_err(|_| {
+                format!(
+                    "'{}': the operations are get, put, head, delete, list",
+                    op.trim()
+                )
+            })?;
+            let w: u32 = w
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{w}': a weight is a whole number"))?;
+            if v.iter().any(|(o, _)| *o == op) {
+                return Err(format!("'{op}' appears twice"));
+            }
+            if w > 0 {
+                v.push((op, w));
+            }
+        }
+        if v.is_empty() {
+            return Err(format!("'{s}': every weight is 0"));
+        }
+        Ok(Mix(v))
+    }
+}
+
+impl fmt::Display for Mix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(o, w)| format!("{o}={w}")).collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
 /// splitmix64's finalizer: a well-mixed 64-bit hash of `x`.
 pub fn mix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// The S3 transport's settings. Credentials are never part of a spec.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct S3Spec {
-    /// Weights of the operations of `--workload mixed` (empty otherwise).
-    pub mix: Vec<(Mode, u32)>,
-    /// Objects the workload works on (created by the prepare phase for reads).
-    pub objects: u64,
-    pub sizes: SizeSpec,
-    /// Keys are `<prefix><number>`.
-    pub prefix: String,
-    pub style: UrlStyle,
-    pub region: String,
-    /// Objects larger than this are uploaded in parts of `part_size`.
-    pub multipart_threshold: u64,
-    pub part_size: u64,
-    /// Parts uploaded at once (extra connections per connection).
-    pub put_parts: usize,
-    /// GETs: ranged reads of `part_size` at once (1: one streamed GET).
-    pub get_parts: usize,
-    /// Keep the objects the run created.
-    pub keep: bool,
-    /// Requests are signed (credentials were given).
-    pub signed: bool,
 }
 
 /// The server a run measures.
@@ -396,16 +472,120 @@ pub enum StopSpec {
     Count(u64),
 }
 
+/// The msgr transport's settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MsgrSpec {
+    pub mode: MsgrMode,
+    /// Request payload (echo, oneway, rr) or stream frame payload (stream).
+    pub size_bytes: u64,
+    /// Response payload (echo, rr; 0 otherwise).
+    pub response_size_bytes: u64,
+    /// Largest frame payload the embedded server accepts.
+    pub max_frame_bytes: u64,
+}
+
+/// The shm transport's settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShmSpec {
+    pub mode: ShmMode,
+    /// Message payload (a response has the request's size).
+    pub size_bytes: u64,
+    pub wait: Wait,
+    pub channel: Channel,
+    pub clients_as: ClientsAs,
+    /// Bytes of each ring (request and response), a power of two.
+    pub ring_bytes: u64,
+}
+
+/// The S3 transport's settings. Credentials are never part of a spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct S3Spec {
+    pub workload: S3Workload,
+    /// Weights of the operations of `--workload mixed` (empty otherwise).
+    pub mix: Vec<(S3Op, u32)>,
+    /// Objects the workload works on (created by the prepare phase for reads).
+    pub objects: u64,
+    pub sizes: SizeSpec,
+    /// Keys are `<prefix><number>`.
+    pub prefix: String,
+    pub style: UrlStyle,
+    pub region: String,
+    /// Objects larger than this are uploaded in parts of `part_size`.
+    pub multipart_threshold: u64,
+    pub part_size: u64,
+    /// Parts uploaded at once (extra connections per connection).
+    pub put_parts: usize,
+    /// GETs: ranged reads of `part_size` at once (1: one streamed GET).
+    pub get_parts: usize,
+    /// Keep the objects the run created.
+    pub keep: bool,
+    /// Requests are signed (credentials were given).
+    pub signed: bool,
+}
+
+/// What drives the load: one variant per transport, each with its own
+/// modes and settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum TransportSpec {
+    Msgr(MsgrSpec),
+    Shm(ShmSpec),
+    S3(S3Spec),
+}
+
+impl TransportSpec {
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            TransportSpec::Msgr(_) => TransportKind::Msgr,
+            TransportSpec::Shm(_) => TransportKind::Shm,
+            TransportSpec::S3(_) => TransportKind::S3,
+        }
+    }
+
+    /// The mode (msgr, shm) or workload (s3), as written on the command line.
+    pub fn mode_name(&self) -> String {
+        match self {
+            TransportSpec::Msgr(m) => m.mode.to_string(),
+            TransportSpec::Shm(s) => s.mode.to_string(),
+            TransportSpec::S3(s) => s.workload.to_string(),
+        }
+    }
+
+    /// Whether each operation has a response whose latency is measured
+    /// (S3's operations are timed to their response too, but carry their
+    /// own per-type figures).
+    pub fn has_response(&self) -> bool {
+        match self {
+            TransportSpec::Msgr(m) => m.mode.has_response(),
+            TransportSpec::Shm(s) => s.mode.has_response(),
+            TransportSpec::S3(_) => false,
+        }
+    }
+
+    /// Request (or stream frame) payload; for S3 the largest object size.
+    pub fn size_bytes(&self) -> u64 {
+        match self {
+            TransportSpec::Msgr(m) => m.size_bytes,
+            TransportSpec::Shm(s) => s.size_bytes,
+            TransportSpec::S3(s) => s.sizes.max(),
+        }
+    }
+
+    /// Response payload: 0 where an operation has none (or, for S3, no fixed one).
+    pub fn response_size_bytes(&self) -> u64 {
+        match self {
+            TransportSpec::Msgr(m) => m.response_size_bytes,
+            TransportSpec::Shm(s) if s.mode.has_response() => s.size_bytes,
+            _ => 0,
+        }
+    }
+}
+
 /// A checked spec of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
-    pub transport: TransportKind,
+    pub transport: TransportSpec,
     pub target: TargetSpec,
-    pub mode: Mode,
-    /// Request payload (echo, oneway, rr) or stream frame payload (stream).
-    pub size_bytes: u64,
-    /// Response payload (echo, rr).
-    pub response_size_bytes: u64,
     pub clients: usize,
     pub conns_per_client: usize,
     /// Requests outstanding per connection (closed loop); the most
@@ -421,13 +601,6 @@ pub struct RunSpec {
     /// Fill and check payloads.
     pub verify: bool,
     pub client_cpus: CpuList,
-    pub max_frame_bytes: u64,
-    /// The shm transport's settings (None for msgr).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shm: Option<ShmSpec>,
-    /// The S3 transport's settings (None for other transports).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub s3: Option<S3Spec>,
     /// Event tracing: one operation in this many traced (None: no trace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_sample: Option<u64>,
@@ -438,13 +611,63 @@ impl RunSpec {
         self.clients * self.conns_per_client
     }
 
+    pub fn kind(&self) -> TransportKind {
+        self.transport.kind()
+    }
+
+    pub fn msgr(&self) -> Option<&MsgrSpec> {
+        match &self.transport {
+            TransportSpec::Msgr(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn shm(&self) -> Option<&ShmSpec> {
+        match &self.transport {
+            TransportSpec::Shm(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn s3(&self) -> Option<&S3Spec> {
+        match &self.transport {
+            TransportSpec::S3(s) => Some(s),
+            _ => None,
+        }
+    }
+
     pub fn endpoint_label(&self) -> String {
         match &self.target {
             TargetSpec::Embedded {
                 arch: Some(arch), ..
             } => format!("embedded {arch}"),
-            TargetSpec::Embedded { arch: None, .. } => format!("embedded {}", self.transport),
+            TargetSpec::Embedded { arch: None, .. } => format!("embedded {}", self.kind()),
             TargetSpec::External { endpoint } => endpoint.to_string(),
+        }
+    }
+
+    /// What names a run's results: `echo-reactor`, `shm-sync-adaptive`,
+    /// `s3-get-external`.
+    pub fn label(&self) -> String {
+        let external = matches!(self.target, TargetSpec::External { .. });
+        match (&self.transport, &self.target) {
+            (TransportSpec::S3(s3), _) => {
+                format!(
+                    "s3-{}{}",
+                    s3.workload,
+                    if external { "-external" } else { "" }
+                )
+            }
+            (TransportSpec::Shm(shm), TargetSpec::Embedded { .. }) => match shm.channel {
+                Channel::Shm => format!("shm-{}-{}", shm.mode, shm.wait),
+                c => format!("shm-{}-{c}", shm.mode),
+            },
+            (t, TargetSpec::Embedded { arch, .. }) => format!(
+                "{}-{}",
+                t.mode_name(),
+                arch.map_or(String::new(), |a| a.to_string())
+            ),
+            (t, TargetSpec::External { .. }) => format!("{}-external", t.mode_name()),
         }
     }
 }
@@ -478,10 +701,14 @@ mod tests {
 
     #[test]
     fn enums_round_trip_as_text() {
-        for t in [TransportKind::Msgr, TransportKind::Shm] {
-            for &m in Mode::of(t) {
-                assert_eq!(m.to_string().parse::<Mode>(), Ok(m));
-            }
+        for m in MsgrMode::ALL {
+            assert_eq!(m.to_string().parse::<MsgrMode>(), Ok(m));
+        }
+        for m in ShmMode::ALL {
+            assert_eq!(m.to_string().parse::<ShmMode>(), Ok(m));
+        }
+        for m in S3Workload::ALL {
+            assert_eq!(m.to_string().parse::<S3Workload>(), Ok(m));
         }
         for w in [Wait::Spin, Wait::Futex, Wait::Adaptive] {
             assert_eq!(w.to_string().parse::<Wait>(), Ok(w));
@@ -496,9 +723,9 @@ mod tests {
         );
         assert!(
             "sink"
-                .parse::<Mode>()
+                .parse::<ShmMode>()
                 .unwrap_err()
-                .contains("echo, oneway, stream, rr, sync, async, nores")
+                .contains("sync, async, nores, stream")
         );
     }
 }

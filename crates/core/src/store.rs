@@ -23,6 +23,8 @@ pub enum StoreError {
     },
     #[error("{path}: {source}")]
     Csv { path: PathBuf, source: csv::Error },
+    #[error("{path}: {why}")]
+    Schema { path: PathBuf, why: String },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -95,11 +97,11 @@ pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> 
         r.run_id.clone(),
         r.started_at.clone(),
         format!("{:?}", r.status.state).to_lowercase(),
-        r.spec.transport.to_string(),
+        r.spec.kind().to_string(),
         target,
-        r.spec.mode.to_string(),
-        r.spec.size_bytes.to_string(),
-        r.spec.response_size_bytes.to_string(),
+        r.spec.transport.mode_name(),
+        r.spec.transport.size_bytes().to_string(),
+        r.spec.transport.response_size_bytes().to_string(),
         r.spec.clients.to_string(),
         r.spec.conns_per_client.to_string(),
         r.spec.depth.to_string(),
@@ -170,7 +172,29 @@ pub fn load(path: &Path) -> Result<RunResult, StoreError> {
         path.to_path_buf()
     };
     let text = fs::read_to_string(&file).map_err(io(&file))?;
-    serde_json::from_str(&text).map_err(|source| StoreError::Parse { path: file, source })
+    let parse = |source| StoreError::Parse {
+        path: file.clone(),
+        source,
+    };
+    let mut doc: serde_json::Value = serde_json::from_str(&text).map_err(parse)?;
+    match doc["schema_version"].as_u64() {
+        Some(v) if v == u64::from(crate::result::SCHEMA_VERSION) => {}
+        Some(2) => crate::legacy::upgrade_v2(&mut doc).map_err(|why| StoreError::Schema {
+            path: file.clone(),
+            why,
+        })?,
+        v => {
+            return Err(StoreError::Schema {
+                path: file.clone(),
+                why: format!(
+                    "schema_version {}: this wirebench reads schemas 2 and {}; read it with the wirebench that wrote it (its version is in env.wirebench_version)",
+                    v.map_or("missing".to_string(), |v| v.to_string()),
+                    crate::result::SCHEMA_VERSION
+                ),
+            });
+        }
+    }
+    serde_json::from_value(doc).map_err(parse)
 }
 
 #[cfg(test)]

@@ -112,6 +112,13 @@ impl fmt::Display for CpuList {
     }
 }
 
+impl std::str::FromStr for CpuList {
+    type Err = CpuListError;
+    fn from_str(s: &str) -> Result<CpuList, CpuListError> {
+        CpuList::parse(s)
+    }
+}
+
 impl From<CpuList> for String {
     fn from(l: CpuList) -> String {
         l.to_string()
@@ -218,6 +225,26 @@ impl Topology {
             online,
             allowed,
             cpus,
+        }
+    }
+
+    /// A flat machine of `cpus` (one socket, one core per CPU, no siblings),
+    /// all usable: for tests and examples.
+    pub fn with_cpus(cpus: CpuList) -> Topology {
+        Topology {
+            allowed: cpus.clone(),
+            cpus: cpus
+                .cpus()
+                .iter()
+                .map(|&id| Cpu {
+                    id,
+                    socket: 0,
+                    core: id,
+                    node: 0,
+                    siblings: id.to_string(),
+                })
+                .collect(),
+            online: cpus,
         }
     }
 

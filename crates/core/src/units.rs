@@ -105,6 +105,114 @@ pub fn format_rate(per_s: f64) -> String {
     }
 }
 
+/// A byte count with its unit as people write it (`4KiB`, `64`): the type
+/// of size flags and spec keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+/// A duration with its unit (`250us`, `10s`): the type of duration flags
+/// and spec keys. A bare number is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Dur(pub Duration);
+
+/// Operations per second (`500`, `50k/s`): the type of rate flags and spec keys.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Rate(pub f64);
+
+impl std::str::FromStr for Bytes {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        parse_size(s).map(Bytes)
+    }
+}
+
+impl std::fmt::Display for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_size(self.0))
+    }
+}
+
+impl std::str::FromStr for Dur {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        parse_duration(s).map(Dur)
+    }
+}
+
+impl std::fmt::Display for Dur {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_zero() {
+            return f.write_str("0s");
+        }
+        write!(f, "{}", humantime::format_duration(self.0))
+    }
+}
+
+impl std::str::FromStr for Rate {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        parse_rate(s).map(Rate)
+    }
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/s", self.0)
+    }
+}
+
+/// Serde for values people write as text (`"4KiB"`, `"10s"`, `"0-3"`):
+/// written as their text, read from text or from a bare number or boolean
+/// (TOML's `size = 64`), parsed by the type's `FromStr`.
+pub mod text {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Int(i64),
+        Float(f64),
+        Bool(bool),
+    }
+
+    impl Raw {
+        fn text(self) -> String {
+            match self {
+                Raw::Text(s) => s,
+                Raw::Int(i) => i.to_string(),
+                Raw::Float(f) => f.to_string(),
+                Raw::Bool(b) => b.to_string(),
+            }
+        }
+    }
+
+    pub fn serialize<T: Display, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => s.collect_str(v),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<Option<T>, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        match Option::<Raw>::deserialize(d)? {
+            None => Ok(None),
+            Some(raw) => raw
+                .text()
+                .parse()
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +254,22 @@ mod tests {
         assert_eq!(parse_rate("1.5M/s"), Ok(1_500_000.0));
         for bad in ["", "/s", "fast", "-5", "0", "1e3", "5 k"] {
             assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn values_read_back_from_their_text() {
+        for d in ["250us", "10s", "1m 30s", "0s"] {
+            let v: Dur = d.parse().unwrap();
+            assert_eq!(v.to_string().parse::<Dur>(), Ok(v), "{d}");
+        }
+        for b in ["64", "4KiB", "1000", "16MiB"] {
+            let v: Bytes = b.parse().unwrap();
+            assert_eq!(v.to_string().parse::<Bytes>(), Ok(v), "{b}");
+        }
+        for r in ["500", "50k/s", "0.5"] {
+            let v: Rate = r.parse().unwrap();
+            assert_eq!(v.to_string().parse::<Rate>(), Ok(v), "{r}");
         }
     }
 

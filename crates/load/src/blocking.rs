@@ -9,7 +9,10 @@
 //! responses bring them back: the receiver times each response without a
 //! queue shared with the sender.
 
-use crate::engine::{Msg, Pacer, Quota, WorkerLink, WorkerRec, ns_between, sleep_until};
+use crate::engine::{
+    LoadConfig, LoadOutcome, Msg, Observer, Pacer, Quota, WorkerLink, WorkerRec, coordinate,
+    ns_between, sleep_until, worker_thread,
+};
 use crate::os;
 use crate::recorder::Recorder;
 use crate::transport::{
@@ -75,6 +78,20 @@ struct ConnCtx {
     pacer: Option<Pacer>,
     /// Spin instead of sleeping when waiting for credits.
     spin: bool,
+}
+
+/// Like [`crate::engine::run_load`], for a transport whose calls block:
+/// each connection gets its own threads.
+pub fn run_load<T: BlockingTransport>(
+    transport: Arc<T>,
+    cfg: &LoadConfig,
+    observer: &mut dyn Observer,
+) -> LoadOutcome {
+    coordinate(cfg, observer, &mut |l: WorkerLink| {
+        let t = transport.clone();
+        let gate = l.gate.clone();
+        worker_thread(l.id, gate, move || worker_main(t, l))
+    })
 }
 
 pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink) {

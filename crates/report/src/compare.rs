@@ -8,6 +8,7 @@
 //! more; a single run's noise comes from its measured per-second values
 //! (throughput, latency), which the table says.
 
+use crate::export::{Block, Document, Exporter, MarkdownExporter, Table};
 use wirebench_core::result::{Interval, Phase, RunResult, Summary};
 use wirebench_core::stats::{Spread, t975};
 
@@ -316,26 +317,30 @@ fn cell_text(c: &Option<Cell>, unit: &str) -> String {
     }
 }
 
-/// The comparison as a Markdown table (also what the terminal shows).
-pub fn markdown(variants: &[Variant], rows: &[Row]) -> String {
-    let mut out = String::new();
-    for (i, v) in variants.iter().enumerate() {
-        let what = if i == 0 { " (the reference)" } else { "" };
-        out.push_str(&format!(
-            "- {}: {}{what}, {} run(s)\n",
-            (b'A' + i as u8) as char,
-            v.label,
-            v.runs.len()
-        ));
-    }
-    out.push('\n');
+/// What ± and the verdicts mean, under every comparison.
+pub const NOTE: &str = "± is the 95% confidence interval of the mean: over repetitions (n=), or over the measured seconds of a single run (s). A verdict other than \"same within noise\" means Welch's t-test found the difference larger than that noise.";
+
+/// The comparison: the variants (A is the reference), the table of
+/// metrics with each variant's ratio to A and verdict, and the note.
+pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
+    let legend = variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let what = if i == 0 { " (the reference)" } else { "" };
+            (
+                (b'A' + i as u8).to_string_lossy(),
+                format!("{}{what}, {} run(s)", v.label, v.runs.len()),
+            )
+        })
+        .collect();
     let mut head = vec!["metric".to_string(), "A".to_string()];
     for i in 1..variants.len() {
         let l = (b'A' + i as u8) as char;
         head.extend([l.to_string(), format!("{l}/A"), format!("{l} vs A")]);
     }
-    out.push_str(&format!("| {} |\n", head.join(" | ")));
-    out.push_str(&format!("|{}\n", " --- |".repeat(head.len())));
+    let mut t = Table::new(head);
+    t.left = (1..variants.len()).map(|i| 1 + 3 * i).collect();
     for r in rows {
         let m = r.metric;
         let mut cells = vec![m.name.to_string(), cell_text(&r.cells[0], m.unit)];
@@ -353,12 +358,27 @@ pub fn markdown(variants: &[Variant], rows: &[Row]) -> String {
                 .to_string(),
             );
         }
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        t.row(cells);
     }
-    out.push_str(
-        "\n± is the 95% confidence interval of the mean: over repetitions (n=), or over the measured seconds of a single run (s). A verdict other than \"same within noise\" means Welch's t-test found the difference larger than that noise.\n",
-    );
-    out
+    Document::new("")
+        .push(Block::List(legend))
+        .table(t)
+        .text(NOTE)
+}
+
+/// The comparison as Markdown (also what the terminal shows).
+pub fn markdown(variants: &[Variant], rows: &[Row]) -> String {
+    MarkdownExporter.export(&document(variants, rows))
+}
+
+trait Letter {
+    fn to_string_lossy(self) -> String;
+}
+
+impl Letter for u8 {
+    fn to_string_lossy(self) -> String {
+        (self as char).to_string()
+    }
 }
 
 #[cfg(test)]

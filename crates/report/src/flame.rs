@@ -73,6 +73,27 @@ pub fn differential(before: &str, after: &str, title: &str) -> io::Result<String
     flamegraph(&String::from_utf8_lossy(&diff), title)
 }
 
+/// Cycles and instructions per operation from `perf stat -x,` output, or
+/// why they are unavailable.
+pub fn cost_per_op(stat: &str, ops: u64) -> String {
+    let mut parts = Vec::new();
+    for event in ["cycles", "instructions"] {
+        let line = stat.lines().find(|l| l.split(',').nth(2) == Some(event));
+        match line.and_then(|l| l.split(',').next()) {
+            Some(v) if v.trim().parse::<f64>().is_ok() && ops > 0 => {
+                let n: f64 = v.trim().parse().unwrap_or(0.0);
+                parts.push(format!("{:.0} {event}/op", n / ops as f64));
+            }
+            Some(v) => parts.push(format!(
+                "{event}: unavailable (perf stat says {})",
+                v.trim()
+            )),
+            None => parts.push(format!("{event}: unavailable (no perf stat reading)")),
+        }
+    }
+    parts.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +132,18 @@ wb-reactor-1 100/102 [001] 1.002: 1001001 cpu-clock:
         assert!(svg.contains("<svg") && svg.contains("handle_request"));
         let d = differential(&f, &m, "diff").unwrap();
         assert!(d.contains("<svg"));
+    }
+
+    #[test]
+    fn counters_or_why_not() {
+        let ok = "5000000,,cycles,100,100.00,,\n2500000,,instructions,100,100.00,,\n";
+        assert_eq!(
+            cost_per_op(ok, 1000),
+            "5000 cycles/op, 2500 instructions/op"
+        );
+        let vm = "<not supported>,,cycles,0,100.00,,\n<not supported>,,instructions,0,100.00,,\n";
+        assert!(
+            cost_per_op(vm, 1000).contains("cycles: unavailable (perf stat says <not supported>)")
+        );
     }
 }

@@ -4,6 +4,8 @@
 //! noise, [`hints`] points at what the data suggest, with the evidence.
 
 pub mod compare;
+pub mod experiment;
+pub mod export;
 pub mod flame;
 pub mod hints;
 pub mod inputs;

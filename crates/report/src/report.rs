@@ -2,6 +2,7 @@
 //! plots of the reports wirebench grew from, as a self-contained HTML page
 //! (inline SVG, no script, nothing fetched) and as Markdown (the tables).
 
+use crate::export::{Block, Document, Exporter, HtmlExporter, MarkdownExporter, Table};
 use crate::hints;
 use crate::plot::{self, Axis, Series};
 use std::collections::BTreeMap;
@@ -48,7 +49,7 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
     Some(match name {
         "clients" => s.clients.to_string(),
         "connections" => (s.clients * s.conns_per_client).to_string(),
-        "size" => s.size_bytes.to_string(),
+        "size" => s.transport.size_bytes().to_string(),
         "depth" => s.depth.to_string(),
         "rate" => s.rate_per_s?.to_string(),
         "placement" => r.placement.policy.clone()?,
@@ -56,9 +57,9 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
             wirebench_core::spec::TargetSpec::Embedded { arch, .. } => arch.as_ref()?.to_string(),
             wirebench_core::spec::TargetSpec::External { .. } => "external".into(),
         },
-        "mode" => s.mode.to_string(),
-        "transport" => s.transport.to_string(),
-        "wait" => s.shm.as_ref()?.wait.to_string(),
+        "mode" => s.transport.mode_name(),
+        "transport" => s.kind().to_string(),
+        "wait" => s.shm()?.wait.to_string(),
         _ => return None,
     })
 }
@@ -91,11 +92,7 @@ fn run_name(r: &RunResult, l: &Layout) -> String {
     }
 }
 
-/// Figures: title and SVG.
-pub struct Figure {
-    pub title: String,
-    pub svg: String,
-}
+pub use crate::export::Figure;
 
 const MAX_PER_RUN: usize = 8;
 
@@ -327,8 +324,8 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
     out
 }
 
-fn summary_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let head = vec![
+fn summary_table(runs: &[RunResult]) -> Table {
+    let mut t = Table::new([
         "run",
         "transport",
         "mode",
@@ -342,8 +339,9 @@ fn summary_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
         "p99.9",
         "client CPU us/op",
         "status",
-    ];
-    let rows = runs
+    ]);
+    t.left = vec![1, 2, 5, 12];
+    t.rows = runs
         .iter()
         .map(|r| {
             let s = &r.summary;
@@ -356,9 +354,9 @@ fn summary_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
             };
             vec![
                 r.run_id.clone(),
-                r.spec.transport.to_string(),
-                r.spec.mode.to_string(),
-                wirebench_core::units::format_size(r.spec.size_bytes),
+                r.spec.kind().to_string(),
+                r.spec.transport.mode_name(),
+                wirebench_core::units::format_size(r.spec.transport.size_bytes()),
                 (r.spec.clients * r.spec.conns_per_client).to_string(),
                 r.placement.policy.clone().unwrap_or_else(|| "-".into()),
                 format!("{:.0}", s.ops_per_s),
@@ -371,11 +369,11 @@ fn summary_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
             ]
         })
         .collect();
-    (head, rows)
+    t
 }
 
-fn env_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let head = vec![
+fn env_table(runs: &[RunResult]) -> Table {
+    let mut t = Table::new([
         "run",
         "host",
         "kernel",
@@ -383,8 +381,9 @@ fn env_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
         "build",
         "wirebench",
         "started",
-    ];
-    let rows = runs
+    ]);
+    t.left = (1..7).collect();
+    t.rows = runs
         .iter()
         .map(|r| {
             let e = &r.env;
@@ -399,15 +398,15 @@ fn env_rows(runs: &[RunResult]) -> (Vec<&'static str>, Vec<Vec<String>>) {
             ]
         })
         .collect();
-    (head, rows)
+    t
 }
 
 /// Throughput and p99 by message (object) size x clients, with the
 /// objectives' pass/fail marks: the S3 report's tables, for any transport.
 /// None unless the runs span two sizes or two client counts.
-fn size_by_clients(runs: &[RunResult]) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+fn size_by_clients(runs: &[RunResult]) -> Option<Table> {
     let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
-    let mut sizes: Vec<u64> = ok.iter().map(|r| r.spec.size_bytes).collect();
+    let mut sizes: Vec<u64> = ok.iter().map(|r| r.spec.transport.size_bytes()).collect();
     let mut clients: Vec<usize> = ok.iter().map(|r| r.spec.connections()).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -425,7 +424,7 @@ fn size_by_clients(runs: &[RunResult]) -> Option<(Vec<String>, Vec<Vec<String>>)
             for &c in &clients {
                 let here: Vec<&&RunResult> = ok
                     .iter()
-                    .filter(|r| r.spec.size_bytes == size && r.spec.connections() == c)
+                    .filter(|r| r.spec.transport.size_bytes() == size && r.spec.connections() == c)
                     .collect();
                 let Some(best) = here
                     .iter()
@@ -469,44 +468,33 @@ fn size_by_clients(runs: &[RunResult]) -> Option<(Vec<String>, Vec<Vec<String>>)
             row
         })
         .collect();
-    Some((head, rows))
+    Some(Table {
+        head,
+        rows,
+        left: Vec::new(),
+    })
 }
 
-/// The hints as (text, " (run id)", evidence), or one line saying there
-/// are none (with an empty evidence).
-fn hint_lines(runs: &[RunResult]) -> Vec<(String, String, String)> {
+/// The hints as (what, evidence) items, or a line saying there are none.
+fn hints_block(runs: &[RunResult]) -> Block {
     let mut h: Vec<hints::Hint> = runs.iter().flat_map(hints::of_run).collect();
     h.extend(hints::of_set(runs));
     if h.is_empty() {
-        return vec![(
+        return Block::Text(
             "None: no client-bound run, no server imbalance, no contention, no p99 far above p50."
                 .into(),
-            String::new(),
-            String::new(),
-        )];
+        );
     }
-    h.into_iter()
-        .map(|x| {
-            let about = x.run_id.map(|r| format!(" ({r})")).unwrap_or_default();
-            (x.text, about, x.evidence)
-        })
-        .collect()
+    Block::List(
+        h.into_iter()
+            .map(|x| {
+                let about = x.run_id.map(|r| format!(" ({r})")).unwrap_or_default();
+                (format!("{}{about}", x.text), x.evidence)
+            })
+            .collect(),
+    )
 }
 
-fn md_table(head: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s = format!(
-        "| {} |\n|{}\n",
-        head.join(" | "),
-        " --- |".repeat(head.len())
-    );
-    for r in rows {
-        s.push_str(&format!("| {} |\n", r.join(" | ")));
-    }
-    s
-}
-
-/// The report in Markdown: the same tables and hints as the HTML page, and
-/// the list of its figures.
 /// A section added after the figures: a timeline of a traced run, say.
 pub struct Section {
     pub title: String,
@@ -515,152 +503,39 @@ pub struct Section {
     pub figures: Vec<Figure>,
 }
 
-pub fn markdown(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> String {
-    let (sh, sr) = summary_rows(runs);
-    let (eh, er) = env_rows(runs);
-    let mut s = format!(
-        "# wirebench report: {} run(s)\n\n## Summary\n\n{}",
-        runs.len(),
-        md_table(&sh, &sr)
-    );
-    if let Some((h, r)) = size_by_clients(runs) {
-        let h: Vec<&str> = h.iter().map(String::as_str).collect();
-        s.push_str(&format!(
-            "\n## Throughput and p99 by size and connections\n\n{}",
-            md_table(&h, &r)
-        ));
+/// The report: the summary, the size x connections table, the hints, the
+/// figures, the sections, the environment.
+pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> Document {
+    let mut d = Document::new(format!("wirebench report: {} run(s)", runs.len()))
+        .heading("Summary")
+        .table(summary_table(runs));
+    if let Some(t) = size_by_clients(runs) {
+        d = d
+            .heading("Throughput and p99 by size and connections")
+            .table(t);
     }
-    s.push_str("\n## Hints\n\n");
-    for (text, about, evidence) in hint_lines(runs) {
-        if evidence.is_empty() {
-            s.push_str(&format!("{text}\n"));
-        } else {
-            s.push_str(&format!("- {text}{about}: {evidence}\n"));
-        }
-    }
+    d = d
+        .heading("Hints")
+        .push(hints_block(runs))
+        .heading("Figures")
+        .push(Block::Figures(figures.to_vec()));
     for sec in sections {
-        s.push_str(&format!("\n## {}\n\n```text\n{}```\n", sec.title, sec.text));
+        d = d
+            .heading(sec.title.clone())
+            .push(Block::Pre(sec.text.clone()))
+            .push(Block::Figures(sec.figures.clone()));
     }
-    s.push_str(&format!("\n## Environment\n\n{}", md_table(&eh, &er)));
-    s.push_str("\n## Figures (in the HTML report)\n\n");
-    for f in figures {
-        s.push_str(&format!("- {}\n", f.title));
-    }
-    s
+    d.heading("Environment").table(env_table(runs))
 }
 
-fn esc(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-fn html_table(head: &[&str], rows: &[Vec<String>]) -> String {
-    let mut s = String::from("<table><thead><tr>");
-    for h in head {
-        s.push_str(&format!("<th>{}</th>", esc(h)));
-    }
-    s.push_str("</tr></thead><tbody>");
-    for r in rows {
-        s.push_str("<tr>");
-        for c in r {
-            s.push_str(&format!("<td>{}</td>", esc(c)));
-        }
-        s.push_str("</tr>");
-    }
-    s.push_str("</tbody></table>");
-    s
-}
-
-/// A page around `body` (self-contained: no script, nothing fetched).
-pub fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n{body}</body></html>\n",
-        esc(title)
-    )
-}
-
-const STYLE: &str = "body{font-family:'DejaVu Sans',sans-serif;margin:24px;color:#222}\
-table{border-collapse:collapse;margin:8px 0 24px;font-size:13px}\
-th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}\
-td:first-child,th:first-child{text-align:left}figure{margin:16px 0}\
-figcaption{font-size:13px;color:#555}";
-
-/// Figures as HTML.
-pub fn figures_html(figures: &[Figure]) -> String {
-    let mut s = String::new();
-    for (i, f) in figures.iter().enumerate() {
-        s.push_str(&format!(
-            "<figure id=\"fig{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n",
-            i + 1,
-            f.svg,
-            esc(&f.title)
-        ));
-    }
-    s
-}
-
-/// A Markdown table (the lines starting with '|') as an HTML table.
-pub fn md_table_to_html(md: &str) -> String {
-    let rows: Vec<Vec<String>> = md
-        .lines()
-        .filter(|l| l.starts_with('|') && !l.contains("| --- |"))
-        .map(|l| {
-            l.trim()
-                .trim_matches('|')
-                .split('|')
-                .map(|c| c.trim().to_string())
-                .collect()
-        })
-        .collect();
-    let Some((head, body)) = rows.split_first() else {
-        return String::new();
-    };
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    html_table(&head, body)
+/// The report in Markdown (its figures listed by title).
+pub fn markdown(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> String {
+    MarkdownExporter.export(&document(runs, figures, sections))
 }
 
 /// The report as one self-contained HTML page.
 pub fn html(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> String {
-    let (sh, sr) = summary_rows(runs);
-    let (eh, er) = env_rows(runs);
-    let mut s = String::new();
-    s.push_str(&format!(
-        "<h1>wirebench report: {} run(s)</h1>\n<h2>Summary</h2>\n",
-        runs.len()
-    ));
-    s.push_str(&html_table(&sh, &sr));
-    if let Some((h, r)) = size_by_clients(runs) {
-        let h: Vec<&str> = h.iter().map(String::as_str).collect();
-        s.push_str("\n<h2>Throughput and p99 by size and connections</h2>\n");
-        s.push_str(&html_table(&h, &r));
-    }
-    s.push_str("\n<h2>Hints</h2>\n<ul>");
-    for (text, about, evidence) in hint_lines(runs) {
-        if evidence.is_empty() {
-            s.push_str(&format!("<li>{}</li>", esc(&text)));
-        } else {
-            s.push_str(&format!(
-                "<li><b>{}</b>{}: {}</li>",
-                esc(&text),
-                esc(&about),
-                esc(&evidence)
-            ));
-        }
-    }
-    s.push_str("</ul>\n<h2>Figures</h2>\n");
-    s.push_str(&figures_html(figures));
-    for sec in sections {
-        s.push_str(&format!(
-            "<h2>{}</h2>\n<pre>{}</pre>\n",
-            esc(&sec.title),
-            esc(&sec.text)
-        ));
-        s.push_str(&figures_html(&sec.figures));
-    }
-    s.push_str("<h2>Environment</h2>\n");
-    s.push_str(&html_table(&eh, &er));
-    page("wirebench report", &s)
+    HtmlExporter.export(&document(runs, figures, sections))
 }
 
 #[cfg(test)]
@@ -730,7 +605,9 @@ mod tests {
     fn s3_runs_show_the_time_to_first_byte_by_size_and_connections() {
         let s3 = |id: &str, size: u64, ttfb_ms: u64| {
             let mut r = run(id, 4, "balanced", 500.0);
-            r.spec.size_bytes = size;
+            if let wirebench_core::spec::TransportSpec::Msgr(m) = &mut r.spec.transport {
+                m.size_bytes = size;
+            }
             let mut h = wirebench_core::hist::new_hist();
             wirebench_core::hist::record(&mut h, ttfb_ms * 1_000_000);
             r.summary.by_op.insert(
@@ -748,7 +625,7 @@ mod tests {
             s3("b", 1 << 20, 40),
             run("c", 4, "balanced", 1.0),
         ];
-        let (_, rows) = size_by_clients(&runs).unwrap();
+        let rows = size_by_clients(&runs).unwrap().rows;
         let text = format!("{rows:?}");
         assert!(text.contains("TTFB mean 3.00ms p99 3.00ms"), "{text}");
         assert!(text.contains("TTFB mean 39.99ms p99 40.01ms"), "{text}");

@@ -8,6 +8,7 @@
 //! (`  12.3 ns (+   4.5 ns): message`), where each block of lines
 //! separated by a blank line is one operation.
 
+use crate::export::Figure;
 use std::collections::BTreeMap;
 use wirebench_core::units::format_ns;
 use wirebench_trace::{BEGIN, END, Trace};
@@ -193,7 +194,7 @@ pub fn table(events: &[EventStats]) -> String {
 }
 
 /// Each event's delta CDF as an SVG plot (the first event has none).
-pub fn cdfs(events: &[EventStats]) -> Vec<crate::report::Figure> {
+pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
     use crate::plot::{Axis, Series, lines};
     events
         .iter()
@@ -209,7 +210,7 @@ pub fn cdfs(events: &[EventStats]) -> Vec<crate::report::Figure> {
                 .map(|(i, &x)| (x.max(1.0), (i + 1) as f64 / n))
                 .collect();
             let title = format!("{k}. {}: time since the previous event", e.name);
-            crate::report::Figure {
+            Figure {
                 svg: lines(
                     &title,
                     Axis {
@@ -231,6 +232,90 @@ pub fn cdfs(events: &[EventStats]) -> Vec<crate::report::Figure> {
             }
         })
         .collect()
+}
+
+/// The operations of trace files: wirebench's (each file's events; several
+/// are merged by time) or PerfUtils / RAMCloud TimeTrace text. The error
+/// names the file.
+pub fn ops_of_files(files: &[std::path::PathBuf]) -> Result<Vec<Op>, String> {
+    let mut traces = Vec::new();
+    let mut ops = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        if text.starts_with("# wirebench-trace") {
+            traces
+                .push(wirebench_trace::parse(&text).map_err(|e| format!("{}: {e}", f.display()))?);
+        } else {
+            ops.extend(parse_timetrace(&text).map_err(|e| {
+                format!(
+                    "{}: neither a wirebench trace nor TimeTrace text: {e}",
+                    f.display()
+                )
+            })?);
+        }
+    }
+    ops.extend(ops_of_traces(&traces));
+    Ok(ops)
+}
+
+/// The HTML page of a timeline: the table of shape `shape` (of `shapes`,
+/// over `n` operations) and each event's CDF.
+pub fn page(shape: usize, shapes: usize, n: usize, table: &str, figures: Vec<Figure>) -> String {
+    use crate::export::{Block, Document, Exporter, HtmlExporter};
+    let doc = Document::new("wirebench timeline")
+        .text(format!("Shape {shape} of {shapes}: {n} operation(s)."))
+        .push(Block::Pre(table.to_string()))
+        .push(Block::Figures(figures));
+    HtmlExporter.export(&doc)
+}
+
+/// The timelines of traced runs (`trace-*.txt` in their directories: a
+/// run directory, or a directory of them), as report sections: the most
+/// common shape's table and its CDFs.
+pub fn sections_of_runs(paths: &[std::path::PathBuf]) -> Vec<crate::report::Section> {
+    let mut dirs = Vec::new();
+    for p in paths {
+        if p.join("run.json").is_file() {
+            dirs.push(p.clone());
+        } else if let Ok(rd) = std::fs::read_dir(p) {
+            let mut v: Vec<std::path::PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|d| d.join("run.json").is_file())
+                .collect();
+            v.sort();
+            dirs.extend(v);
+        }
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        for side in ["client", "server"] {
+            let Ok(text) = std::fs::read_to_string(d.join(format!("trace-{side}.txt"))) else {
+                continue;
+            };
+            let Ok(t) = wirebench_trace::parse(&text) else {
+                continue;
+            };
+            let ops = ops_of_traces(&[t]);
+            let shapes = shapes(&ops);
+            let Some((_, chosen)) = shapes.first() else {
+                continue;
+            };
+            let st = stats(chosen);
+            out.push(crate::report::Section {
+                title: format!(
+                    "Timeline of the {side} ({}): {} same-shape operations",
+                    d.file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    chosen.len()
+                ),
+                text: table(&st),
+                figures: cdfs(&st),
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //!
 //! ```no_run
 //! use wirebench_transports::msgr::client::MsgrClient;
-//! use wirebench_core::spec::Mode;
-//! let client = MsgrClient::new("tcp://127.0.0.1:9000".parse().unwrap(), Mode::Echo, 64, 64);
+//! use wirebench_core::spec::MsgrMode;
+//! let client = MsgrClient::new("tcp://127.0.0.1:9000".parse().unwrap(), MsgrMode::Echo, 64, 64);
 //! # let _ = client;
 //! ```
 

@@ -1,6 +1,6 @@
 //! wirebench: measure and diagnose messaging, RPC, shared-memory IPC and S3
-//! servers. This binary is glue: it parses the command line, checks it into
-//! a spec, and hands it to the engine, the transports and the store.
+//! servers. This binary is glue: it parses the command line into a request,
+//! hands it to the runner (or the report crate), and prints what they say.
 
 mod cli;
 mod ui;
@@ -19,10 +19,25 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+impl From<wirebench_runner::SpecError> for UsageError {
+    fn from(e: wirebench_runner::SpecError) -> UsageError {
+        UsageError(e.to_string())
+    }
+}
+
 /// Returns a [`UsageError`] from the enclosing function.
 #[macro_export]
 macro_rules! usage {
     ($($arg:tt)*) => { return Err($crate::UsageError(format!($($arg)*)).into()) };
+}
+
+/// A runner's error as this binary reports it: a bad request is a usage
+/// error (exit status 2), anything else a failure (1).
+pub fn runner_error(e: wirebench_runner::RunError) -> anyhow::Error {
+    match e {
+        wirebench_runner::RunError::Spec(s) => UsageError::from(s).into(),
+        other => anyhow::Error::new(other),
+    }
 }
 
 fn main() -> ExitCode {

@@ -9,7 +9,7 @@ use super::frame::{
 use super::stream::{FrameBuf, ReadHalf, Stream, WriteHalf};
 use std::io;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use wirebench_core::spec::{Endpoint, Mode};
+use wirebench_core::spec::{Endpoint, MsgrMode as Mode};
 use wirebench_load::{Conn, ConnRx, ConnTx, Pattern, Received, Transport};
 use wirebench_trace as trace;
 
@@ -99,11 +99,8 @@ impl Transport for MsgrClient {
 
     fn pattern(&self) -> Pattern {
         match self.mode {
-            Mode::Echo | Mode::Rr | Mode::Sync | Mode::Async => Pattern::RequestResponse,
-            Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed => {
-                Pattern::RequestResponse
-            }
-            Mode::Oneway | Mode::Nores => Pattern::SendOnly,
+            Mode::Echo | Mode::Rr => Pattern::RequestResponse,
+            Mode::Oneway => Pattern::SendOnly,
             Mode::Stream => Pattern::ReceiveOnly,
         }
     }
@@ -127,17 +124,6 @@ impl Transport for MsgrClient {
             Mode::Oneway => (Kind::OneWay, self.size, Kind::Response, 0),
             Mode::Stream => (Kind::Request, 0, Kind::Stream, self.size),
             Mode::Rr => (Kind::Request, self.size, Kind::Response, self.response_size),
-            m @ (Mode::Sync
-            | Mode::Async
-            | Mode::Nores
-            | Mode::Put
-            | Mode::Get
-            | Mode::Head
-            | Mode::Delete
-            | Mode::List
-            | Mode::Mixed) => {
-                return Err(io::Error::other(format!("{m} is not a msgr mode")));
-            }
         };
         let raw = self.mode == Mode::Rr;
         let frame_len = if raw {

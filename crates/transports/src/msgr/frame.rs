@@ -10,7 +10,7 @@
 //! then `len` bytes of payload. Sequence numbers start at 0 on each
 //! connection and each side's frames come in order.
 
-use wirebench_core::spec::Mode;
+use wirebench_core::spec::MsgrMode as Mode;
 
 pub const MAGIC: [u8; 8] = *b"WBMSGR\r\n";
 pub const VERSION: u16 = 1;
@@ -19,7 +19,7 @@ pub const WELCOME_LEN: usize = 16;
 pub const HEADER_LEN: usize = 16;
 pub const FRAME_MAGIC: u16 = 0xB7E5;
 /// Default largest payload a server accepts.
-pub const DEFAULT_MAX_FRAME: u64 = 16 << 20;
+pub const DEFAULT_MAX_FRAME: u64 = wirebench_core::limits::MSGR_DEFAULT_MAX_FRAME;
 
 /// Writers build at most this much before writing it (or one frame, if
 /// larger), so memory stays bounded whatever depth x size is asked for.
@@ -65,8 +65,7 @@ pub fn mode_code(m: Mode) -> Option<u8> {
         Mode::Echo => Some(1),
         Mode::Oneway => Some(2),
         Mode::Stream => Some(3),
-        Mode::Rr | Mode::Sync | Mode::Async | Mode::Nores => None,
-        Mode::Put | Mode::Get | Mode::Head | Mode::Delete | Mode::List | Mode::Mixed => None,
+        Mode::Rr => None,
     }
 }
 

@@ -15,7 +15,7 @@ mod tests {
     use super::server::{self, ConnConfig, ServerConfig};
     use std::sync::Arc;
     use std::time::Duration;
-    use wirebench_core::spec::{Arch, Endpoint, Mode};
+    use wirebench_core::spec::{Arch, Endpoint, MsgrMode as Mode};
     use wirebench_load::engine::{self, EndState, LoadConfig, NoObserver};
 
     fn server(arch: Arch, listen: Endpoint, raw: Option<(usize, usize)>) -> server::RunningServer {

@@ -22,21 +22,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 use wirebench_core::result::PhaseReport;
-use wirebench_core::spec::{Mode, S3Spec, mix64};
+use wirebench_core::spec::{S3Op, S3Spec, S3Workload, mix64};
 use wirebench_load::calls::{CallConn, CallOutcome, CallTransport};
 
-/// The most objects a run may work on (the existence array is one byte each).
-pub const MAX_OBJECTS: u64 = 100_000_000;
-/// S3's limit on the parts of one upload.
-pub const MAX_PARTS: u64 = 10_000;
-/// S3's smallest part (all but the last).
-pub const MIN_PART: u64 = 5 << 20;
+pub use wirebench_core::limits::{
+    S3_MAX_OBJECTS as MAX_OBJECTS, S3_MAX_PARTS as MAX_PARTS, S3_MIN_PART as MIN_PART,
+};
 
 /// One run's workload, shared by all its connections.
 pub struct Workload {
     pub client: S3Client,
     pub spec: S3Spec,
-    pub mode: Mode,
     pub verify: bool,
     seed_base: u64,
     exists: Vec<AtomicBool>,
@@ -44,7 +40,7 @@ pub struct Workload {
 }
 
 impl Workload {
-    pub fn new(client: S3Client, spec: S3Spec, mode: Mode, verify: bool) -> Workload {
+    pub fn new(client: S3Client, spec: S3Spec, verify: bool) -> Workload {
         let seed_base = spec.prefix.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
         });
@@ -52,7 +48,6 @@ impl Workload {
             exists: (0..spec.objects).map(|_| AtomicBool::new(false)).collect(),
             client,
             spec,
-            mode,
             verify,
             seed_base,
             next_delete: AtomicU64::new(0),
@@ -69,9 +64,9 @@ impl Workload {
 
     /// Whether the workload reads objects that must exist first.
     pub fn needs_prepare(&self) -> bool {
-        match self.mode {
-            Mode::Put => false,
-            Mode::Mixed => self.spec.mix.iter().any(|(m, _)| *m != Mode::Put),
+        match self.spec.workload {
+            S3Workload::Put => false,
+            S3Workload::Mixed => self.spec.mix.iter().any(|(m, _)| *m != S3Op::Put),
             _ => true,
         }
     }
@@ -150,7 +145,7 @@ impl S3Conn {
         i
     }
 
-    fn mixed_op(&mut self) -> Mode {
+    fn mixed_op(&mut self) -> S3Op {
         let total: u64 = self.w.spec.mix.iter().map(|(_, w)| *w as u64).sum();
         let mut r = self.random(total);
         for &(m, weight) in &self.w.spec.mix {
@@ -448,7 +443,7 @@ impl S3Conn {
             .await?;
         // A list workload's objects are all there (prepared, never deleted):
         // a first page has min(objects, 1000) keys.
-        let check = w.verify && w.mode == Mode::List;
+        let check = w.verify && w.spec.workload == S3Workload::List;
         let failure = r.failure.clone().or_else(|| {
             let keys = || client::xml_count(&String::from_utf8_lossy(&r.kept), "Key") as u64;
             (check && keys() != w.spec.objects.min(1000))
@@ -480,28 +475,29 @@ fn short(r: &Reply, expected: u64) -> Option<String> {
 
 impl CallConn for S3Conn {
     async fn call(&mut self, _seq: u64) -> io::Result<Option<CallOutcome>> {
-        let op = match self.w.mode {
-            Mode::Mixed => self.mixed_op(),
-            m => m,
+        let workload = self.w.spec.workload;
+        let op = match workload.op() {
+            None => self.mixed_op(),
+            Some(op) => op,
         };
         let out = match op {
-            Mode::Get => {
+            S3Op::Get => {
                 let i = self.pick(true);
                 self.get(i).await?
             }
-            Mode::Head => {
+            S3Op::Head => {
                 let i = self.pick(true);
                 self.head(i).await?
             }
-            Mode::Put => {
-                let i = if self.w.mode == Mode::Mixed {
+            S3Op::Put => {
+                let i = if workload == S3Workload::Mixed {
                     self.pick(false)
                 } else {
                     self.random(self.w.spec.objects)
                 };
                 self.put(i).await?
             }
-            Mode::Delete if self.w.mode == Mode::Delete => {
+            S3Op::Delete if workload == S3Workload::Delete => {
                 // Each object is deleted once; the run ends when all are.
                 let i = self.w.next_delete.fetch_add(1, Ordering::Relaxed);
                 if i >= self.w.spec.objects {
@@ -509,12 +505,11 @@ impl CallConn for S3Conn {
                 }
                 self.delete(i).await?
             }
-            Mode::Delete => {
+            S3Op::Delete => {
                 let i = self.pick(true);
                 self.delete(i).await?
             }
-            Mode::List => self.list().await?,
-            m => return Err(io::Error::other(format!("{m} is not an S3 workload"))),
+            S3Op::List => self.list().await?,
         };
         Ok(Some(out))
     }

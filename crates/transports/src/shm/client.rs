@@ -14,7 +14,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use wirebench_core::spec::{Channel, Mode, Wait};
+use wirebench_core::spec::{Channel, ShmMode as Mode, Wait};
 use wirebench_load::transport::{
     BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Pattern, Received, Stamp,
 };
@@ -93,9 +93,9 @@ impl BlockingTransport for ShmClient {
 
     fn pattern(&self) -> Pattern {
         match self.hello.mode {
-            Mode::Nores | Mode::Oneway => Pattern::SendOnly,
+            Mode::Nores => Pattern::SendOnly,
             Mode::Stream => Pattern::ReceiveOnly,
-            _ => Pattern::RequestResponse,
+            Mode::Sync | Mode::Async => Pattern::RequestResponse,
         }
     }
 

@@ -23,60 +23,15 @@ pub mod server;
 pub mod wake;
 
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
-use wirebench_core::spec::{Channel, Mode, Wait};
+use wirebench_core::spec::{Channel, ShmMode as Mode, Wait};
 
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// The prefix of every file and memfd this transport creates; the owner's
-/// PID follows it.
-pub const PREFIX: &str = "wirebench-shm-";
-
-/// The largest ring: 1 GiB (two per session).
-pub const MAX_RING: u64 = 1 << 30;
-/// The smallest ring.
-pub const MIN_RING: u64 = 4096;
-/// The default ring: 1 MiB, or room for four messages of the size asked.
-pub const DEFAULT_RING: u64 = 1 << 20;
-
-/// The ring a session of `size`-byte messages gets by default, or why no
-/// ring can hold them.
-pub fn default_ring(size: u64) -> Result<u64, String> {
-    let want = ring::Rec::stride(size)
-        .saturating_mul(4)
-        .checked_next_power_of_two()
-        .unwrap_or(u64::MAX);
-    let ring = want.max(DEFAULT_RING);
-    if ring > MAX_RING {
-        return Err(format!(
-            "messages of {size} bytes do not fit the largest ring ({} MiB, four messages); use a smaller --size",
-            MAX_RING >> 20
-        ));
-    }
-    Ok(ring)
-}
-
-/// Checks a ring size against a message size.
-pub fn check_ring(ring: u64, size: u64) -> Result<(), String> {
-    if !ring.is_power_of_two() || !(MIN_RING..=MAX_RING).contains(&ring) {
-        return Err(format!(
-            "ring of {ring} bytes: must be a power of two between {MIN_RING} bytes and {} MiB",
-            MAX_RING >> 20
-        ));
-    }
-    let stride = ring::Rec::stride(size);
-    if stride > ring {
-        return Err(format!(
-            "a message of {size} bytes takes {stride} bytes with its header, more than the ring ({ring} bytes); raise --ring-size or lower --size"
-        ));
-    }
-    Ok(())
-}
-
-/// The default place of a server's control socket.
-pub fn default_socket_path(pid: u32) -> PathBuf {
-    std::env::temp_dir().join(format!("{PREFIX}{pid}.sock"))
-}
+pub use wirebench_core::limits::{
+    SHM_DEFAULT_RING as DEFAULT_RING, SHM_MAX_RING as MAX_RING, SHM_MIN_RING as MIN_RING,
+    SHM_PREFIX as PREFIX, shm_check_ring as check_ring, shm_default_ring as default_ring,
+    shm_default_socket_path as default_socket_path,
+};
 
 /// A client's request for a session, one JSON line on the control socket.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,8 +66,8 @@ mod tests {
     use super::client::ShmClient;
     use super::server::{self, ShmServerConfig};
     use std::sync::Arc;
-    use wirebench_core::spec::{Channel, Mode, Wait};
-    use wirebench_load::engine::{self, EndState, LoadConfig, NoObserver};
+    use wirebench_core::spec::{Channel, ShmMode as Mode, Wait};
+    use wirebench_load::engine::{EndState, LoadConfig, NoObserver};
 
     fn socket(tag: &str) -> std::path::PathBuf {
         std::env::temp_dir().join(format!(
@@ -155,7 +110,7 @@ mod tests {
                     count: Some(3000),
                     ..LoadConfig::default()
                 };
-                let out = engine::run_load_blocking(Arc::new(c), &cfg, &mut NoObserver);
+                let out = wirebench_load::blocking::run_load(Arc::new(c), &cfg, &mut NoObserver);
                 assert_eq!(out.end, EndState::Complete, "{channel} {mode}");
                 assert_eq!(out.measured.ops, 3000, "{channel} {mode}");
                 if mode.has_response() {
@@ -242,7 +197,11 @@ mod tests {
             Wait::Spin,
             false,
         );
-        let out = engine::run_load_blocking(Arc::new(c), &LoadConfig::default(), &mut NoObserver);
+        let out = wirebench_load::blocking::run_load(
+            Arc::new(c),
+            &LoadConfig::default(),
+            &mut NoObserver,
+        );
         match out.end {
             EndState::Failed(why) => assert!(why.contains("more than the ring"), "{why}"),
             e => panic!("{e:?}"),

@@ -12,6 +12,7 @@ use crate::sys::shmem::{Region, SharedHeader};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use wirebench_core::limits;
 
 /// Header of every record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -25,7 +26,7 @@ pub struct Rec {
     pub t1: u64,
 }
 
-pub const REC_HEADER: usize = 32;
+pub const REC_HEADER: usize = limits::SHM_RECORD_HEADER as usize;
 pub const KIND_REQUEST: u32 = 1;
 pub const KIND_RESPONSE: u32 = 2;
 pub const KIND_DATA: u32 = 3;
@@ -55,7 +56,7 @@ impl Rec {
 
     /// Bytes a record with `len` payload bytes takes in a ring.
     pub fn stride(len: u64) -> u64 {
-        REC_HEADER as u64 + len.next_multiple_of(8)
+        limits::shm_stride(len)
     }
 }
 

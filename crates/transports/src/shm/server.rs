@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use wirebench_core::result::ServerStats;
-use wirebench_core::spec::{Channel, Mode};
+use wirebench_core::spec::{Channel, ShmMode as Mode};
 
 /// Largest message over a descriptor channel (rings have their own bound).
-pub const MAX_FD_MESSAGE: u64 = 64 << 20;
+pub use wirebench_core::limits::SHM_MAX_FD_MESSAGE as MAX_FD_MESSAGE;
 
 #[derive(Debug, Clone)]
 pub struct ShmServerConfig {
@@ -169,12 +169,6 @@ fn check_hello(h: &Hello) -> Result<(), String> {
             h.version
         ));
     }
-    if !matches!(
-        h.mode,
-        Mode::Sync | Mode::Async | Mode::Nores | Mode::Stream
-    ) {
-        return Err(format!("mode {} is not a shm mode", h.mode));
-    }
     if h.size == 0 {
         return Err("messages of 0 bytes".into());
     }
@@ -281,7 +275,7 @@ fn session(s: UnixStream, k: u64, cpu: Option<usize>, stop: &AtomicBool, stats: 
     let r = match hello.mode {
         Mode::Stream => write_stream(&mut tx, &hello, stop, stats),
         Mode::Nores => drain(&mut rx, &hello, stop, stats),
-        _ => echo(&mut rx, &mut tx, &hello, stop, stats),
+        Mode::Sync | Mode::Async => echo(&mut rx, &mut tx, &hello, stop, stats),
     };
     if let Err(e) = r
         && e.kind() != io::ErrorKind::BrokenPipe

@@ -1,10 +1,9 @@
-//! OS glue of the transports and servers: CPU pinning, signal masks, dying
-//! with the parent, waiting on a descriptor; shared memory ([`shmem`]) and
-//! descriptor passing ([`fdpass`]). Contract: the `unsafe` code of the
+//! OS glue of the transports and servers: CPU pinning, waiting on a
+//! descriptor; shared memory ([`shmem`]) and descriptor passing
+//! ([`fdpass`]). (Signals and child processes are the runner's.) Contract: the `unsafe` code of the
 //! transports lives in this folder only, each module stating its contract;
 //! each call either does what it says or returns the OS error.
 
-use nix::sys::signal::{SigSet, Signal};
 use std::io;
 
 pub use wirebench_load::os::pin_current_thread;
@@ -13,47 +12,6 @@ pub use wirebench_load::os::pin_current_thread;
 /// inherit the mask of the thread that spawns them.
 pub fn pin_process_threads(cpus: &[usize]) -> io::Result<()> {
     pin_current_thread(cpus)
-}
-
-/// Blocks SIGINT and SIGTERM in the calling thread (and the threads it
-/// spawns later), so that one thread can wait for them with
-/// [`wait_for_termination`] instead of having them kill the process.
-pub fn block_termination_signals() -> io::Result<()> {
-    termination_set().thread_block().map_err(io::Error::other)
-}
-
-/// Waits for SIGINT or SIGTERM (which must be blocked); returns its name.
-pub fn wait_for_termination() -> io::Result<&'static str> {
-    let s = termination_set().wait().map_err(io::Error::other)?;
-    Ok(s.as_str())
-}
-
-fn termination_set() -> SigSet {
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
-    set
-}
-
-/// Asks the kernel to send SIGTERM to this process when the thread that
-/// started it exits, and checks the parent is still `parent` (it may have
-/// died before the request took effect).
-pub fn terminate_with_parent(parent: u32) -> io::Result<()> {
-    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(io::Error::other)?;
-    if nix::unistd::getppid().as_raw() as u32 != parent {
-        return Err(io::Error::other("the parent process is gone"));
-    }
-    Ok(())
-}
-
-/// Sends SIGTERM (or SIGKILL) to a process by PID.
-pub fn signal_process(pid: u32, kill: bool) -> io::Result<()> {
-    let sig = if kill {
-        Signal::SIGKILL
-    } else {
-        Signal::SIGTERM
-    };
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).map_err(io::Error::other)
 }
 
 pub mod fdpass;
@@ -75,23 +33,5 @@ pub fn wait_readable(
         Ok(n) => Ok(n > 0),
         Err(nix::errno::Errno::EINTR) => Ok(false),
         Err(e) => Err(io::Error::from(e)),
-    }
-}
-
-/// Lets the child that `cmd` starts receive SIGINT and SIGTERM: this
-/// process blocks them in every thread (see [`block_termination_signals`])
-/// and a child inherits the mask, so a tool such as perf, which stops on
-/// SIGINT, would otherwise never stop.
-pub fn unblock_termination_signals_in_child(cmd: &mut std::process::Command) {
-    use std::os::unix::process::CommandExt;
-    let set = termination_set();
-    // SAFETY: the closure runs in the child between fork and exec; it only
-    // calls pthread_sigmask (async-signal-safe) on a set built beforehand,
-    // and allocates nothing, even on error.
-    unsafe {
-        cmd.pre_exec(move || {
-            set.thread_unblock()
-                .map_err(|e| io::Error::from_raw_os_error(e as i32))
-        });
     }
 }

@@ -7,6 +7,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wirebench_report::export::{Block, Exporter, HtmlExporter};
 use wirebench_report::{compare, hints, inputs, report};
 
 #[derive(Args, Debug)]
@@ -38,9 +39,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         usage!("-o {}: the page's name must end in .html", o.display());
     }
     let rows = compare::compare(&variants);
-    let md = compare::markdown(&variants, &rows);
     let mut out = std::io::stdout().lock();
-    write!(out, "{md}")?;
+    write!(out, "{}", compare::markdown(&variants, &rows))?;
     if let Some(o) = &a.output {
         let mut layout = report::Layout::default();
         let mut all = Vec::new();
@@ -53,21 +53,10 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
                 all.push(r.clone());
             }
         }
-        let figures = report::figures(&all, &layout);
-        let legend: String = md
-            .lines()
-            .filter(|l| l.starts_with("- "))
-            .map(|l| format!("<li>{}</li>", l.trim_start_matches("- ")))
-            .collect();
-        let body = format!(
-            "<h1>wirebench compare</h1>\n<ul>{legend}</ul>\n{}\n<p>± is the 95% confidence interval of the mean; a verdict other than \"same within noise\" means Welch's t-test found the difference larger than the noise.</p>\n{}",
-            report::md_table_to_html(&md),
-            report::figures_html(&figures)
-        );
-        wirebench_core::store::write_atomic(
-            o,
-            report::page("wirebench compare", &body).as_bytes(),
-        )?;
+        let mut doc = compare::document(&variants, &rows);
+        doc.title = "wirebench compare".into();
+        let doc = doc.push(Block::Figures(report::figures(&all, &layout)));
+        wirebench_core::store::write_atomic(o, HtmlExporter.export(&doc).as_bytes())?;
         writeln!(out, "\nwritten: {}", o.display())?;
     }
     let mut any = false;

@@ -1,8 +1,10 @@
-//! The command line: one file per subcommand, each a clap struct plus a
-//! validation step that turns raw flags into a checked spec.
+//! The command line: one file per subcommand, each a clap struct, its
+//! conversion into a request, and one call into the runner or the report
+//! crate.
 
 mod args;
 pub mod compare;
+mod flags;
 pub mod flame;
 pub mod ipc_compare;
 pub mod report;

@@ -54,7 +54,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         labels: Default::default(),
     };
     let figures = report::figures(&runs, &layout);
-    let sections = timelines(&a.paths);
+    let sections = timeline::sections_of_runs(&a.paths);
     let md_path = a.output.with_extension("md");
     wirebench_core::store::write_atomic(
         &a.output,
@@ -74,53 +74,4 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         md_path.display()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The timelines of traced runs (trace-*.txt in their directories), as
-/// report sections: the most common shape's table and its CDFs.
-fn timelines(paths: &[PathBuf]) -> Vec<report::Section> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for p in paths {
-        if p.join("run.json").is_file() {
-            dirs.push(p.clone());
-        } else if let Ok(rd) = std::fs::read_dir(p) {
-            let mut v: Vec<PathBuf> = rd
-                .flatten()
-                .map(|e| e.path())
-                .filter(|d| d.join("run.json").is_file())
-                .collect();
-            v.sort();
-            dirs.extend(v);
-        }
-    }
-    let mut out = Vec::new();
-    for d in dirs {
-        for side in ["client", "server"] {
-            let f = d.join(format!("trace-{side}.txt"));
-            let Ok(text) = std::fs::read_to_string(&f) else {
-                continue;
-            };
-            let Ok(t) = wirebench_trace::parse(&text) else {
-                continue;
-            };
-            let ops = timeline::ops_of_traces(&[t]);
-            let shapes = timeline::shapes(&ops);
-            let Some((_, chosen)) = shapes.first() else {
-                continue;
-            };
-            let stats = timeline::stats(chosen);
-            out.push(report::Section {
-                title: format!(
-                    "Timeline of the {side} ({}): {} same-shape operations",
-                    d.file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    chosen.len()
-                ),
-                text: timeline::table(&stats),
-                figures: timeline::cdfs(&stats),
-            });
-        }
-    }
-    out
 }

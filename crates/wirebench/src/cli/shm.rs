@@ -3,12 +3,8 @@
 //! `--clients-as processes`).
 
 use clap::Args;
-use std::io::BufRead;
 use std::process::ExitCode;
-use std::sync::Arc;
-use wirebench_load::remote::{self, WorkerOrder};
-use wirebench_transports::shm::{cleanup, client::ShmClient};
-use wirebench_transports::sys;
+use wirebench_runner::worker::{self, self as cleanup};
 
 #[derive(Args, Debug)]
 pub struct CleanArgs {
@@ -66,23 +62,8 @@ pub struct ShmWorkerArgs {
     exit_with_parent: Option<u32>,
 }
 
-/// One client process: its order on the first stdin line, then the
-/// protocol of `wirebench_load::remote`.
+/// One client process of a run with `--clients-as processes`.
 pub fn shm_worker(a: ShmWorkerArgs) -> anyhow::Result<ExitCode> {
-    if let Some(parent) = a.exit_with_parent {
-        sys::terminate_with_parent(parent)?;
-    }
-    let mut input = std::io::BufReader::new(std::io::stdin());
-    let mut first = String::new();
-    input.read_line(&mut first)?;
-    let order: WorkerOrder<ShmClient> = serde_json::from_str(&first)
-        .map_err(|e| anyhow::anyhow!("shm-worker: bad order on stdin: {e}"))?;
-    remote::serve_worker(
-        Arc::new(order.transport),
-        order.cfg,
-        order.worker,
-        input,
-        std::io::stdout().lock(),
-    )?;
+    worker::shm_worker(a.exit_with_parent)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,14 +1,12 @@
 //! `wirebench table DIR`: a sweep's summary (or any directory of runs) as
-//! Markdown or CSV, with the messenger report's columns plus p99 latency
-//! and CPU per operation.
+//! Markdown or CSV (see `wirebench_report::experiment`).
 
-use super::sweep::{self, Entry};
 use crate::usage;
 use clap::Args;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_core::result::RunResult;
+use wirebench_report::export::{CsvExporter, Document, Exporter, MarkdownExporter};
 
 #[derive(Args, Debug)]
 pub struct TableArgs {
@@ -19,176 +17,22 @@ pub struct TableArgs {
     format: String,
 }
 
-/// One row: the run's variables, then the figures.
-struct Row {
-    vars: Vec<(String, String)>,
-    status: String,
-    ops_per_s: f64,
-    placement: String,
-    clients: usize,
-    connect_s: f64,
-    latency_ms: f64,
-    received: u64,
-    messaging_s: f64,
-    mb_out: f64,
-    smp: usize,
-    p99_ms: f64,
-    cpu_us_per_op: f64,
-    scaling: Option<f64>,
-}
-
-fn from_entry(e: &Entry) -> Row {
-    let a = e.aggregate.as_ref();
-    Row {
-        vars: e
-            .point
-            .iter()
-            .filter(|(k, _)| k != "clients" && k != "placement")
-            .cloned()
-            .chain((e.rep > 1 || e.key.contains("rep=")).then(|| ("rep".into(), e.rep.to_string())))
-            .collect(),
-        status: e.status.clone(),
-        ops_per_s: a.map_or(0.0, |a| a.ops_per_s),
-        placement: e
-            .placement
-            .as_ref()
-            .map_or("-".into(), |p| p.policy.clone()),
-        clients: a.map_or(0, |a| a.clients),
-        connect_s: a.map_or(0.0, |a| a.connect_time_s),
-        latency_ms: a.map_or(0.0, |a| a.latency.mean_ns / 1e6),
-        received: a.map_or(0, |a| a.messages_received),
-        messaging_s: a.map_or(0.0, |a| a.messaging_time_s),
-        mb_out: a.map_or(0.0, |a| a.mb_per_s_out),
-        smp: a.map_or(0, |a| a.smp),
-        p99_ms: a.map_or(0.0, |a| a.latency.p99_ns as f64 / 1e6),
-        cpu_us_per_op: a.map_or(0.0, |a| a.client_cpu_us_per_op),
-        scaling: e.scaling_vs_one_instance,
-    }
-}
-
-fn from_run(r: &RunResult) -> Row {
-    let s = &r.summary;
-    Row {
-        vars: vec![("run".into(), r.run_id.clone())],
-        status: format!("{:?}", r.status.state).to_lowercase(),
-        ops_per_s: s.ops_per_s,
-        placement: r.placement.policy.clone().unwrap_or_else(|| "-".into()),
-        clients: r.spec.clients,
-        connect_s: s.connect_time_ns as f64 / 1e9,
-        latency_ms: s.latency.mean_ns / 1e6,
-        received: s.messages_received,
-        messaging_s: s.measured_ns as f64 / 1e9,
-        mb_out: s.mb_per_s_out,
-        smp: r.placement.server_cpus.as_ref().map_or(0, |c| c.len()),
-        p99_ms: s.latency.p99_ns as f64 / 1e6,
-        cpu_us_per_op: s.client_cpu_us_per_op,
-        scaling: None,
-    }
-}
-
-fn runs_under(dir: &Path) -> anyhow::Result<Vec<RunResult>> {
-    let mut out = Vec::new();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("run.json").is_file())
-        .collect();
-    dirs.sort();
-    for d in dirs {
-        let text = std::fs::read_to_string(d.join("run.json"))?;
-        match serde_json::from_str::<RunResult>(&text) {
-            Ok(r) => out.push(r),
-            Err(e) => eprintln!("skipping {}: {e}", d.display()),
-        }
-    }
-    Ok(out)
-}
-
 pub fn table(a: TableArgs) -> anyhow::Result<ExitCode> {
     if !a.dir.is_dir() {
         usage!("{}: not a directory", a.dir.display());
     }
-    let rows: Vec<Row> = match sweep::load_index(&a.dir)? {
-        Some(ix) => ix.runs.iter().map(from_entry).collect(),
-        None => runs_under(&a.dir)?.iter().map(from_run).collect(),
+    let t = match wirebench_report::experiment::table(&a.dir) {
+        Ok(t) => t,
+        Err(e) => usage!("{e}"),
     };
-    if rows.is_empty() {
-        usage!(
-            "{}: no sweep.json and no run directories in it",
-            a.dir.display()
-        );
-    }
-    let var_names: Vec<String> = {
-        let mut v: Vec<String> = Vec::new();
-        for r in &rows {
-            for (k, _) in &r.vars {
-                if !v.contains(k) {
-                    v.push(k.clone());
-                }
-            }
-        }
-        v
-    };
-    let mut head: Vec<String> = var_names.clone();
-    head.extend(
-        [
-            "IOPS (k)",
-            "placement",
-            "clients",
-            "connect time (s)",
-            "latency (ms)",
-            "messages received",
-            "messaging time (s)",
-            "out throughput (MB/s)",
-            "smp",
-            "p99 (ms)",
-            "CPU (us/op)",
-            "scaling",
-            "status",
-        ]
-        .map(String::from),
-    );
-    let mut out = std::io::stdout().lock();
-    let cells = |r: &Row| -> Vec<String> {
-        let mut c: Vec<String> = var_names
-            .iter()
-            .map(|k| {
-                r.vars
-                    .iter()
-                    .find(|(x, _)| x == k)
-                    .map_or("-".into(), |(_, v)| v.clone())
-            })
-            .collect();
-        c.extend([
-            format!("{:.3}", r.ops_per_s / 1e3),
-            r.placement.clone(),
-            r.clients.to_string(),
-            format!("{:.6}", r.connect_s),
-            format!("{:.6}", r.latency_ms),
-            r.received.to_string(),
-            format!("{:.3}", r.messaging_s),
-            format!("{:.3}", r.mb_out),
-            r.smp.to_string(),
-            format!("{:.6}", r.p99_ms),
-            format!("{:.3}", r.cpu_us_per_op),
-            r.scaling.map_or("-".into(), |s| format!("{s:.2}")),
-            r.status.clone(),
-        ]);
-        c
-    };
-    if a.format == "csv" {
-        let mut w = csv::Writer::from_writer(&mut out);
-        w.write_record(&head)?;
-        for r in &rows {
-            w.write_record(cells(r))?;
-        }
-        w.flush()?;
+    let doc = Document::new("").table(t);
+    let text = if a.format == "csv" {
+        CsvExporter.export(&doc)
     } else {
-        writeln!(out, "| {} |", head.join(" | "))?;
-        writeln!(out, "|{}", " --- |".repeat(head.len()))?;
-        for r in &rows {
-            writeln!(out, "| {} |", cells(r).join(" | "))?;
-        }
-    }
+        MarkdownExporter.export(&doc)
+    };
+    let mut out = std::io::stdout().lock();
+    write!(out, "{text}")?;
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,12 +4,11 @@
 //! HTML page on request. Reads wirebench traces and TimeTrace text.
 
 use crate::usage;
-use anyhow::Context;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_report::{report, timeline};
+use wirebench_report::timeline;
 
 #[derive(Args, Debug)]
 pub struct TimelineArgs {
@@ -44,27 +43,10 @@ pub fn timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
     {
         usage!("-o {}: the page's name must end in .html", o.display());
     }
-    let mut traces = Vec::new();
-    let mut ops = Vec::new();
-    for f in &a.files {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        if text.starts_with("# wirebench-trace") {
-            match wirebench_trace::parse(&text) {
-                Ok(t) => traces.push(t),
-                Err(e) => usage!("{}: {e}", f.display()),
-            }
-        } else {
-            match timeline::parse_timetrace(&text) {
-                Ok(o) => ops.extend(o),
-                Err(e) => usage!(
-                    "{}: neither a wirebench trace nor TimeTrace text: {e}",
-                    f.display()
-                ),
-            }
-        }
-    }
-    ops.extend(timeline::ops_of_traces(&traces));
+    let ops = match timeline::ops_of_files(&a.files) {
+        Ok(o) => o,
+        Err(e) => usage!("{e}"),
+    };
     let shapes = timeline::shapes(&ops);
     let mut out = std::io::stdout().lock();
     if shapes.is_empty() {
@@ -98,19 +80,14 @@ pub fn timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
     let table = timeline::table(&stats);
     write!(out, "{table}")?;
     if let Some(o) = &a.output {
-        let figs = timeline::cdfs(&stats);
-        let body = format!(
-            "<h1>wirebench timeline</h1>\n<p>Shape {} of {}: {} operation(s).</p>\n<pre>{}</pre>\n{}",
+        let page = timeline::page(
             a.shape,
             shapes.len(),
             chosen.len(),
-            table.replace('&', "&amp;").replace('<', "&lt;"),
-            report::figures_html(&figs)
+            &table,
+            timeline::cdfs(&stats),
         );
-        wirebench_core::store::write_atomic(
-            o,
-            report::page("wirebench timeline", &body).as_bytes(),
-        )?;
+        wirebench_core::store::write_atomic(o, page.as_bytes())?;
         writeln!(out, "\nwritten: {}", o.display())?;
     }
     Ok(ExitCode::SUCCESS)

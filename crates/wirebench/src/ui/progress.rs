@@ -1,13 +1,58 @@
-//! One line per interval on stderr: elapsed time, phase, ops/s, MB/s out
-//! and in, mean and p99 latency, and the busy % of each client and server
-//! CPU (as the messenger report's `-- 89,95,95` columns).
+//! What a person watching sees: one line per interval on stderr (elapsed
+//! time, phase, ops/s, MB/s out and in, mean and p99 latency, the busy % of
+//! each client and server CPU, as the messenger report's `-- 89,95,95`
+//! columns), notes, and per run its summary (text), line (csv) or result
+//! (json) on stdout.
 
-use wirebench_core::result::{CoreBusy, Phase};
+use std::io::Write;
+use std::path::Path;
+use wirebench_core::request::Format;
+use wirebench_core::result::{CoreBusy, Phase, Placement, RunResult};
+use wirebench_core::slo::Slo;
+use wirebench_core::spec::{Endpoint, RunSpec};
 use wirebench_core::units::{format_ns, format_rate};
-use wirebench_load::engine::IntervalReport;
+use wirebench_runner::IntervalReport;
+use wirebench_runner::run::RunEvents;
+use wirebench_runner::session::Events;
 
-pub struct Progress {
-    enabled: bool,
+/// Prints a command's events: progress (text format only) and results.
+pub struct Console {
+    pub format: Format,
+    /// Runs of the command print a whole JSON result only when alone.
+    pub repeat: usize,
+    /// Print each saved run (its summary, line or result).
+    pub results: bool,
+    /// Errors of writing to stdout (a closed pipe), reported at the end.
+    pub failed: Option<std::io::Error>,
+}
+
+impl Console {
+    pub fn new(format: Format) -> Console {
+        Console {
+            format,
+            repeat: 1,
+            results: true,
+            failed: None,
+        }
+    }
+
+    fn text(&self) -> bool {
+        self.format == Format::Text
+    }
+
+    /// The first error of writing to stdout, if any.
+    pub fn finish(self) -> std::io::Result<()> {
+        self.failed.map_or(Ok(()), Err)
+    }
+
+    fn out(&mut self, f: impl FnOnce(&mut std::io::StdoutLock) -> std::io::Result<()>) {
+        if self.failed.is_none() {
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = f(&mut out).and_then(|_| out.flush()) {
+                self.failed = Some(e);
+            }
+        }
+    }
 }
 
 fn cores(c: &[CoreBusy]) -> String {
@@ -20,13 +65,13 @@ fn cores(c: &[CoreBusy]) -> String {
         .join(" ")
 }
 
-impl Progress {
-    pub fn new(enabled: bool) -> Progress {
-        Progress { enabled }
+impl Events for Console {
+    fn note(&mut self, text: &str) {
+        eprintln!("{text}");
     }
 
-    pub fn connected(&mut self, connect_time_ns: u64) {
-        if self.enabled {
+    fn connected(&mut self, connect_time_ns: u64) {
+        if self.text() {
             eprintln!("connected in {}", format_ns(connect_time_ns as f64));
             eprintln!(
                 "{:>7} {:<7} {:>9} {:>9} {:>9} {:>9} {:>9}   busy% client CPUs | server CPUs",
@@ -35,8 +80,8 @@ impl Progress {
         }
     }
 
-    pub fn interval(&mut self, iv: &IntervalReport) {
-        if !self.enabled {
+    fn interval(&mut self, iv: &IntervalReport) {
+        if !self.text() {
             return;
         }
         let secs = iv.seconds().max(1e-9);
@@ -65,5 +110,38 @@ impl Progress {
             cores(&iv.client_cores),
             cores(&iv.server_cores),
         );
+    }
+}
+
+impl RunEvents for Console {
+    fn started(&mut self, spec: &RunSpec, p: &Placement, endpoint: &Endpoint, pid: Option<u32>) {
+        if self.text() {
+            eprintln!("{}", super::summary::headline(spec, p, endpoint, pid));
+        }
+    }
+
+    fn repetition(&mut self, k: usize, n: usize) {
+        if self.text() {
+            eprintln!("repetition {k} of {n}");
+        }
+    }
+
+    fn saved(&mut self, r: &RunResult, dir: &Path, slos: &[Slo]) {
+        if !self.results {
+            return;
+        }
+        let (format, repeat) = (self.format, self.repeat);
+        self.out(|out| match format {
+            Format::Text => {
+                super::summary::print(out, r, &dir.join("run.json"))?;
+                super::summary::print_slos(out, slos, &r.slos)
+            }
+            Format::Csv => writeln!(out, "{}", wirebench_runner::record::ipc_csv_line(r)),
+            Format::Json if repeat == 1 => {
+                serde_json::to_writer_pretty(&mut *out, r)?;
+                writeln!(out)
+            }
+            Format::Json => Ok(()),
+        });
     }
 }

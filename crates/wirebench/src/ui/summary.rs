@@ -6,7 +6,9 @@ use std::path::Path;
 use wirebench_core::hist::LatencySummary;
 use wirebench_core::result::{Placement, RunResult, RunState};
 use wirebench_core::slo::{Slo, SloOutcome};
-use wirebench_core::spec::{Endpoint, Mode, RunSpec, StopSpec, TargetSpec};
+use wirebench_core::spec::{
+    Endpoint, MsgrMode, RunSpec, S3Workload, ShmMode, StopSpec, TargetSpec, TransportSpec,
+};
 use wirebench_core::units::{format_ns, format_size};
 
 /// One line saying what is about to run, and where.
@@ -16,20 +18,19 @@ pub fn headline(
     endpoint: &Endpoint,
     server_pid: Option<u32>,
 ) -> String {
-    let sizes = match spec.mode {
-        Mode::Echo | Mode::Rr | Mode::Sync | Mode::Async => format!(
+    let t = &spec.transport;
+    let sizes = match t {
+        TransportSpec::S3(s3) if s3.workload == S3Workload::Mixed => {
+            let mix: Vec<String> = s3.mix.iter().map(|(m, w)| format!("{m}={w}")).collect();
+            format!("{} objects of {} ({})", s3.objects, s3.sizes, mix.join(","))
+        }
+        TransportSpec::S3(s3) => format!("{} objects of {}", s3.objects, s3.sizes),
+        _ if t.has_response() => format!(
             "{} -> {}",
-            format_size(spec.size_bytes),
-            format_size(spec.response_size_bytes)
+            format_size(t.size_bytes()),
+            format_size(t.response_size_bytes())
         ),
-        _ => match &spec.s3 {
-            Some(s3) if spec.mode == Mode::Mixed => {
-                let mix: Vec<String> = s3.mix.iter().map(|(m, w)| format!("{m}={w}")).collect();
-                format!("{} objects of {} ({})", s3.objects, s3.sizes, mix.join(","))
-            }
-            Some(s3) => format!("{} objects of {}", s3.objects, s3.sizes),
-            None => format_size(spec.size_bytes),
-        },
+        _ => format_size(t.size_bytes()),
     };
     let stop = match spec.stop {
         StopSpec::DurationNs(ns) => format!("{} s", ns as f64 / 1e9),
@@ -40,7 +41,7 @@ pub fn headline(
             arch, cpus, poll, ..
         } => format!(
             "embedded {} server{} (pid {}) on CPUs {cpus}",
-            arch.map_or(spec.transport.to_string(), |a| a.to_string()),
+            arch.map_or(spec.kind().to_string(), |a| a.to_string()),
             if *poll { ", busy-polling" } else { "" },
             server_pid.unwrap_or(0)
         ),
@@ -53,7 +54,7 @@ pub fn headline(
         ),
         None => format!("depth {}", spec.depth),
     };
-    let transport = match &spec.shm {
+    let transport = match spec.shm() {
         Some(shm) => format!(
             "shm over {}, {} wait, clients as {}, rings of {},",
             shm.channel,
@@ -61,11 +62,11 @@ pub fn headline(
             shm.clients_as,
             format_size(shm.ring_bytes)
         ),
-        None => spec.transport.to_string(),
+        None => spec.kind().to_string(),
     };
     let mut s = format!(
         "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients on CPUs {}{}",
-        spec.mode,
+        t.mode_name(),
         spec.clients,
         spec.conns_per_client,
         spec.warmup_ns as f64 / 1e9,
@@ -183,16 +184,24 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         )?;
     }
     let open = r.spec.rate_per_s.is_some();
-    match r.spec.mode {
-        Mode::Stream => writeln!(
+    let stream = matches!(
+        &r.spec.transport,
+        TransportSpec::Msgr(m) if m.mode == MsgrMode::Stream
+    ) || matches!(&r.spec.transport, TransportSpec::Shm(s) if s.mode == ShmMode::Stream);
+    let one_way = matches!(
+        &r.spec.transport,
+        TransportSpec::Msgr(m) if m.mode == MsgrMode::Oneway
+    ) || matches!(&r.spec.transport, TransportSpec::Shm(s) if s.mode == ShmMode::Nores);
+    match () {
+        _ if stream => writeln!(
             out,
             "  latency:           n/a (stream: the client only receives)"
         )?,
         _ if s.latency.count == 0 => writeln!(out, "  latency:           none measured")?,
-        m => {
-            let what = match (m, open) {
+        _ => {
+            let what = match (one_way, open) {
                 (_, true) => "from the intended send",
-                (Mode::Oneway | Mode::Nores, false) => "send call",
+                (true, false) => "send call",
                 _ => "round trip",
             };
             latency_line(out, &format!("latency ({what}):"), &s.latency)?;
@@ -283,7 +292,7 @@ pub fn print_slos(out: &mut impl Write, slos: &[Slo], outcomes: &[SloOutcome]) -
 /// The spread of each metric over repeated runs.
 pub fn print_repetitions(
     out: &mut impl Write,
-    agg: &crate::cli::run::Repetitions,
+    agg: &wirebench_core::result::Repetitions,
 ) -> io::Result<()> {
     writeln!(
         out,

@@ -118,7 +118,11 @@ fn poll_mode_runs_on_both_sides_and_is_recorded() {
     let (st, r, err) = run_json(&dir, &["--poll", "--duration", "1s", "--warmup", "0s"]);
     assert!(st.success(), "{err}");
     assert!(r.spec.poll);
-    assert!(r.warnings.iter().any(|w| w.contains("busy-polling")));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.to_string().contains("busy-polling"))
+    );
     assert!(r.summary.ops > 0);
 }
 

@@ -124,6 +124,7 @@ fn a_rate_the_server_cannot_take_is_reported_as_missed() {
     assert!(
         r.warnings
             .iter()
+            .map(|w| w.to_string())
             .any(|w| w.contains("target rate not reached") && w.contains("answered")),
         "{:?}",
         r.warnings

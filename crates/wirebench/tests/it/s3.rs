@@ -54,7 +54,7 @@ fn check_workload(workload: &str, r: &RunResult, err: &str) {
     }
     let c = r.cleanup.as_ref().expect("a cleanup phase");
     assert_eq!(c.errors, 0, "{workload}: cleanup failed");
-    assert!(r.spec.s3.as_ref().unwrap().signed);
+    assert!(r.spec.s3().unwrap().signed);
 }
 
 fn workload_args<'a>(workload: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
@@ -420,7 +420,7 @@ fn anonymous_requests_and_virtual_host_style_reach_the_fake_server() {
             &workload_args("get", &["--target", &t, "--url-style", style]),
         );
         assert!(st.success(), "{style}: {err}");
-        assert!(!r.spec.s3.as_ref().unwrap().signed);
+        assert!(!r.spec.s3().unwrap().signed);
         assert!(
             r.summary.by_op["get"].ops > 0 && r.summary.errors == 0,
             "{style}: {:?}",

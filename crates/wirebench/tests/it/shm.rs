@@ -93,7 +93,7 @@ fn every_mode_with_threads_and_processes_checks_sequence_and_payload() {
             assert!(st.success(), "{what}: {err}");
             assert_eq!(r.status.state, RunState::Complete, "{what}");
             assert_eq!(r.summary.ops, 20000, "{what}");
-            let shm = r.spec.shm.as_ref().expect("shm spec");
+            let shm = r.spec.shm().expect("shm spec");
             assert_eq!(shm.clients_as.to_string(), clients_as);
             if mode == "sync" || mode == "async" {
                 assert_eq!(r.summary.latency.count, 20000, "{what}");

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use wirebench_core::spec::Mode;
+use wirebench_core::spec::MsgrMode as Mode;
 use wirebench_load::os::PreciseTimer;
 use wirebench_trace as trace;
 
@@ -137,18 +137,7 @@ async fn serve_msgr(
         }
         Mode::Oneway => drain(r, cfg.max_frame, hello.size as usize, verify, stats).await,
         Mode::Stream => stream(w, hello.size as usize, verify, stats).await,
-        Mode::Rr
-        | Mode::Sync
-        | Mode::Async
-        | Mode::Nores
-        | Mode::Put
-        | Mode::Get
-        | Mode::Head
-        | Mode::Delete
-        | Mode::List
-        | Mode::Mixed => {
-            unreachable!("mode_from_code gives msgr modes with a handshake only")
-        }
+        Mode::Rr => unreachable!("mode_from_code gives modes with a handshake only"),
     }
 }
 

@@ -1,0 +1,137 @@
+//! An experiment's index, `<results>/<name>/sweep.json`: each planned run's
+//! point, status and run ids, the aggregate of its instances (histograms
+//! merged exactly), and the scaling efficiency of K instances against one.
+//! Rewritten after every run, so `--resume` knows what is complete.
+
+use crate::hist::{self, LatencySummary};
+use crate::placement::Planned;
+use crate::result::RunResult;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct Index {
+    pub name: String,
+    pub spec_file: String,
+    pub planned: usize,
+    pub runs: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    pub key: String,
+    pub point: Vec<(String, String)>,
+    pub rep: usize,
+    pub instances: usize,
+    pub placement: Option<Planned>,
+    /// complete, failed or interrupted (the worst of the instances).
+    pub status: String,
+    pub reason: Option<String>,
+    pub run_ids: Vec<String>,
+    pub aggregate: Option<Aggregate>,
+    /// Aggregate ops/s over the same point with one instance (K > 1 only).
+    pub scaling_vs_one_instance: Option<f64>,
+}
+
+/// The instances of a run taken together.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Aggregate {
+    pub ops_per_s: f64,
+    pub mb_per_s_out: f64,
+    pub messages_received: u64,
+    pub connect_time_s: f64,
+    pub messaging_time_s: f64,
+    pub latency: LatencySummary,
+    pub client_cpu_us_per_op: f64,
+    pub clients: usize,
+    /// Server CPUs over all instances.
+    pub smp: usize,
+}
+
+/// Where an experiment's index is.
+pub fn path(dir: &Path) -> PathBuf {
+    dir.join("sweep.json")
+}
+
+/// Why an index could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {why}")]
+pub struct IndexError {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// The index of the experiment in `dir`, if it has one.
+pub fn load(dir: &Path) -> Result<Option<Index>, IndexError> {
+    let p = path(dir);
+    if !p.exists() {
+        return Ok(None);
+    }
+    let err = |why: String| IndexError {
+        path: p.clone(),
+        why,
+    };
+    let text = std::fs::read_to_string(&p).map_err(|e| err(e.to_string()))?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| err(e.to_string()))
+}
+
+/// The instances' results as one: rates added, latency histograms merged.
+pub fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
+    let mut h = hist::new_hist();
+    for r in results {
+        h.add(&hist::decode(&r.latency_hist).ok()?).ok()?;
+    }
+    let ops: u64 = results.iter().map(|r| r.summary.ops).sum();
+    let cpu: f64 = results.iter().map(|r| r.summary.client_cpu_s).sum();
+    Some(Aggregate {
+        ops_per_s: results.iter().map(|r| r.summary.ops_per_s).sum(),
+        mb_per_s_out: results.iter().map(|r| r.summary.mb_per_s_out).sum(),
+        messages_received: results.iter().map(|r| r.summary.messages_received).sum(),
+        connect_time_s: results
+            .iter()
+            .map(|r| r.summary.connect_time_ns as f64 / 1e9)
+            .fold(0.0, f64::max),
+        messaging_time_s: results
+            .iter()
+            .map(|r| r.summary.measured_ns as f64 / 1e9)
+            .fold(0.0, f64::max),
+        latency: LatencySummary::of(&h),
+        client_cpu_us_per_op: if ops > 0 { cpu * 1e6 / ops as f64 } else { 0.0 },
+        clients: results.iter().map(|r| r.spec.clients).sum(),
+        smp: results
+            .iter()
+            .map(|r| r.placement.server_cpus.as_ref().map_or(0, |c| c.len()))
+            .sum(),
+    })
+}
+
+fn without_instances(e: &Entry) -> Vec<(String, String)> {
+    e.point
+        .iter()
+        .filter(|(k, _)| k != "instances")
+        .cloned()
+        .collect()
+}
+
+/// Scaling efficiency: each K-instance entry against the one-instance
+/// entry of the same point and repetition.
+pub fn scaling(index: &mut Index) {
+    /// A point without its `instances`, a repetition, and its ops/s.
+    type One = (Vec<(String, String)>, usize, f64);
+    let base: Vec<One> = index
+        .runs
+        .iter()
+        .filter(|e| e.instances == 1 && e.status == "complete")
+        .filter_map(|e| Some((without_instances(e), e.rep, e.aggregate.as_ref()?.ops_per_s)))
+        .collect();
+    for e in index.runs.iter_mut().filter(|e| e.instances > 1) {
+        let p = without_instances(e);
+        e.scaling_vs_one_instance = base
+            .iter()
+            .find(|(bp, rep, _)| *bp == p && *rep == e.rep)
+            .and_then(|(_, _, one)| Some(e.aggregate.as_ref()?.ops_per_s / one))
+            .filter(|_| e.status == "complete");
+    }
+}

@@ -1,0 +1,248 @@
+//! Results of schema 2 (before each transport had a spec of its own): read
+//! and converted to the current model, so that old run.json files still
+//! load in `report`, `compare` and `table`. Schema 2 kept one `mode` for
+//! every transport plus optional `shm` and `s3` sections, and warnings as
+//! plain text.
+
+use crate::result::Warning;
+use crate::spec::{
+    Arrival, ClientsAs, MsgrMode, MsgrSpec, S3Op, S3Spec, S3Workload, ShmMode, ShmSpec, SizeSpec,
+    StopSpec, TargetSpec, TransportKind, TransportSpec, UrlStyle, Wait,
+};
+use crate::topo::CpuList;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    Echo,
+    Oneway,
+    Stream,
+    Rr,
+    Sync,
+    Async,
+    Nores,
+    Put,
+    Get,
+    Head,
+    Delete,
+    List,
+    Mixed,
+}
+
+#[derive(Deserialize)]
+struct ShmV2 {
+    wait: Wait,
+    channel: crate::spec::Channel,
+    clients_as: ClientsAs,
+    ring_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct S3V2 {
+    mix: Vec<(Mode, u32)>,
+    objects: u64,
+    sizes: SizeSpec,
+    prefix: String,
+    style: UrlStyle,
+    region: String,
+    multipart_threshold: u64,
+    part_size: u64,
+    put_parts: usize,
+    get_parts: usize,
+    keep: bool,
+    signed: bool,
+}
+
+#[derive(Deserialize)]
+struct RunSpecV2 {
+    transport: TransportKind,
+    target: TargetSpec,
+    mode: Mode,
+    size_bytes: u64,
+    response_size_bytes: u64,
+    clients: usize,
+    conns_per_client: usize,
+    depth: usize,
+    rate_per_s: Option<f64>,
+    arrival: Arrival,
+    stop: StopSpec,
+    warmup_ns: u64,
+    poll: bool,
+    verify: bool,
+    client_cpus: CpuList,
+    max_frame_bytes: u64,
+    #[serde(default)]
+    shm: Option<ShmV2>,
+    #[serde(default)]
+    s3: Option<S3V2>,
+    #[serde(default)]
+    trace_sample: Option<u64>,
+}
+
+fn mismatch(what: &str, m: Mode) -> String {
+    format!("schema 2 spec: mode {m:?} is not a mode of {what}")
+}
+
+fn s3_op(m: Mode) -> Result<S3Op, String> {
+    Ok(match m {
+        Mode::Get => S3Op::Get,
+        Mode::Put => S3Op::Put,
+        Mode::Head => S3Op::Head,
+        Mode::Delete => S3Op::Delete,
+        Mode::List => S3Op::List,
+        m => return Err(mismatch("an S3 mix", m)),
+    })
+}
+
+fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
+    Ok(match v.transport {
+        TransportKind::Msgr => TransportSpec::Msgr(MsgrSpec {
+            mode: match v.mode {
+                Mode::Echo => MsgrMode::Echo,
+                Mode::Oneway => MsgrMode::Oneway,
+                Mode::Stream => MsgrMode::Stream,
+                Mode::Rr => MsgrMode::Rr,
+                m => return Err(mismatch("msgr", m)),
+            },
+            size_bytes: v.size_bytes,
+            response_size_bytes: v.response_size_bytes,
+            max_frame_bytes: v.max_frame_bytes,
+        }),
+        TransportKind::Shm => {
+            let s = v
+                .shm
+                .as_ref()
+                .ok_or("schema 2 spec: shm run without its shm section")?;
+            TransportSpec::Shm(ShmSpec {
+                mode: match v.mode {
+                    Mode::Sync => ShmMode::Sync,
+                    Mode::Async => ShmMode::Async,
+                    Mode::Nores => ShmMode::Nores,
+                    Mode::Stream => ShmMode::Stream,
+                    m => return Err(mismatch("shm", m)),
+                },
+                size_bytes: v.size_bytes,
+                wait: s.wait,
+                channel: s.channel,
+                clients_as: s.clients_as,
+                ring_bytes: s.ring_bytes,
+            })
+        }
+        TransportKind::S3 => {
+            let s =
+                v.s3.as_ref()
+                    .ok_or("schema 2 spec: S3 run without its s3 section")?;
+            TransportSpec::S3(S3Spec {
+                workload: match v.mode {
+                    Mode::Mixed => S3Workload::Mixed,
+                    m => match s3_op(m)? {
+                        S3Op::Get => S3Workload::Get,
+                        S3Op::Put => S3Workload::Put,
+                        S3Op::Head => S3Workload::Head,
+                        S3Op::Delete => S3Workload::Delete,
+                        S3Op::List => S3Workload::List,
+                    },
+                },
+                mix: s
+                    .mix
+                    .iter()
+                    .map(|(m, w)| Ok((s3_op(*m)?, *w)))
+                    .collect::<Result<_, String>>()?,
+                objects: s.objects,
+                sizes: s.sizes.clone(),
+                prefix: s.prefix.clone(),
+                style: s.style,
+                region: s.region.clone(),
+                multipart_threshold: s.multipart_threshold,
+                part_size: s.part_size,
+                put_parts: s.put_parts,
+                get_parts: s.get_parts,
+                keep: s.keep,
+                signed: s.signed,
+            })
+        }
+    })
+}
+
+/// Rewrites a schema-2 run.json document in the current schema.
+pub fn upgrade_v2(doc: &mut serde_json::Value) -> Result<(), String> {
+    let old: RunSpecV2 =
+        serde_json::from_value(doc["spec"].clone()).map_err(|e| format!("spec: {e}"))?;
+    let spec = crate::spec::RunSpec {
+        transport: transport(&old)?,
+        target: old.target,
+        clients: old.clients,
+        conns_per_client: old.conns_per_client,
+        depth: old.depth,
+        rate_per_s: old.rate_per_s,
+        arrival: old.arrival,
+        stop: old.stop,
+        warmup_ns: old.warmup_ns,
+        poll: old.poll,
+        verify: old.verify,
+        client_cpus: old.client_cpus,
+        trace_sample: old.trace_sample,
+    };
+    doc["spec"] = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
+    let warnings: Vec<Warning> = doc["warnings"]
+        .as_array()
+        .map(|ws| {
+            ws.iter()
+                .filter_map(|w| w.as_str())
+                .map(|m| Warning::Note {
+                    message: m.to_string(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    doc["warnings"] = serde_json::to_value(&warnings).map_err(|e| e.to_string())?;
+    doc["schema_version"] = serde_json::Value::from(crate::result::SCHEMA_VERSION);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run.json written by wirebench 0.1 at schema 2 (an S3 mixed run).
+    const V2: &str = r#"{
+      "schema_version": 2, "run_id": "20261123T101010Z-s3-mixed-1a2b",
+      "command_line": ["wirebench", "run"], "started_at": "2026-11-23T10:10:10Z",
+      "spec": {"transport": "s3", "target": {"kind": "embedded", "cpus": "1", "poll": false,
+        "listen": "tcp://127.0.0.1:0"}, "mode": "mixed", "size_bytes": 4096,
+        "response_size_bytes": 0, "clients": 1, "conns_per_client": 2, "depth": 1,
+        "rate_per_s": null, "arrival": "uniform", "stop": {"durationns": 5000000000},
+        "warmup_ns": 1000000000, "poll": false, "verify": false, "client_cpus": "0",
+        "max_frame_bytes": 16777216, "s3": {"mix": [["get", 70], ["put", 30]],
+        "objects": 100, "sizes": {"fixed": 4096}, "prefix": "wirebench/x/", "style": "path",
+        "region": "us-east-1", "multipart_threshold": 67108864, "part_size": 16777216,
+        "put_parts": 1, "get_parts": 1, "keep": false, "signed": true}},
+      "warnings": ["debug build: figures are not representative"]
+    }"#;
+
+    #[test]
+    fn a_schema_2_spec_becomes_a_transport_spec() {
+        let mut doc: serde_json::Value = serde_json::from_str(V2).unwrap();
+        upgrade_v2(&mut doc).unwrap();
+        let spec: crate::spec::RunSpec = serde_json::from_value(doc["spec"].clone()).unwrap();
+        let s3 = spec.s3().expect("an S3 spec");
+        assert_eq!(s3.workload, S3Workload::Mixed);
+        assert_eq!(s3.mix, vec![(S3Op::Get, 70), (S3Op::Put, 30)]);
+        assert_eq!(spec.conns_per_client, 2);
+        let w: Vec<Warning> = serde_json::from_value(doc["warnings"].clone()).unwrap();
+        assert_eq!(
+            w[0].to_string(),
+            "debug build: figures are not representative"
+        );
+        assert_eq!(doc["schema_version"], 3);
+    }
+
+    #[test]
+    fn a_mode_of_another_transport_is_refused() {
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&V2.replace("\"mode\": \"mixed\"", "\"mode\": \"echo\"")).unwrap();
+        let e = upgrade_v2(&mut doc).unwrap_err();
+        assert!(e.contains("Echo"), "{e}");
+    }
+}

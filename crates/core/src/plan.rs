@@ -1,0 +1,486 @@
+//! An experiment's plan: a TOML spec (`name`, `repetitions`, `[base]`,
+//! `[matrix]`, explicit `cpusets`) expanded into runs, each a
+//! [`RunRequest`] per instance with its cpusets from the placement policy.
+//! Every combination of the matrix runs; repetitions are interleaved
+//! (every point once, then every point again). See `specs/example.toml`.
+
+use crate::placement::{self, ExplicitTable, Planned, Policy};
+use crate::request::RunRequest;
+use crate::topo::{CpuList, Topology};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Why a spec cannot run; the message names the key (exit status 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+macro_rules! refuse {
+    ($($arg:tt)*) => { return Err(PlanError(format!($($arg)*))) };
+}
+
+/// The spec's own keys.
+pub const TOP_KEYS: [&str; 6] = [
+    "name",
+    "repetitions",
+    "cpusets",
+    "cpusets_entry",
+    "base",
+    "matrix",
+];
+/// Keys of the sweep itself (not flags of `run`).
+pub const SWEEP_KEYS: [&str; 2] = ["placement", "instances"];
+/// Flags of `run` a sweep sets itself.
+pub const RESERVED: [&str; 6] = [
+    "results",
+    "format",
+    "repeat",
+    "hlog",
+    "placement_policy",
+    "placement_note",
+];
+
+/// Levenshtein distance, for "did you mean".
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The valid key closest to `key`.
+pub fn closest<'a>(key: &str, valid: impl IntoIterator<Item = &'a str>) -> String {
+    valid
+        .into_iter()
+        .min_by_key(|v| distance(key, v))
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The keys a run of a sweep may take: `run`'s (but those the sweep sets)
+/// and the sweep's own.
+pub fn run_keys() -> Vec<&'static str> {
+    RunRequest::KEYS
+        .iter()
+        .copied()
+        .filter(|k| !RESERVED.contains(k))
+        .chain(SWEEP_KEYS)
+        .collect()
+}
+
+/// A spec file, read and checked key by key.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub name: String,
+    pub repetitions: usize,
+    pub table: Option<ExplicitTable>,
+    pub base: Vec<(String, toml::Value)>,
+    pub matrix: Vec<(String, Vec<toml::Value>)>,
+}
+
+/// A value as people read it in a point (`arch=pool`, `size=4KiB`).
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Checks that `key = v` is a valid request key and value.
+fn check_value(file: &str, section: &str, key: &str, v: &toml::Value) -> Result<(), PlanError> {
+    if SWEEP_KEYS.contains(&key) {
+        return Ok(());
+    }
+    let mut t = toml::Table::new();
+    t.insert(key.to_string(), v.clone());
+    if let Err(e) = RunRequest::deserialize(toml::Value::Table(t)) {
+        refuse!("{file}: [{section}] {key} = {v}: {}", e.message());
+    }
+    Ok(())
+}
+
+impl Experiment {
+    /// Reads and checks a spec file.
+    pub fn read(file: &Path) -> Result<Experiment, PlanError> {
+        let f = file.display().to_string();
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => refuse!("{f}: {e}"),
+        };
+        let doc: toml::Table = match text.parse() {
+            Ok(d) => d,
+            Err(e) => refuse!("{f}: not TOML: {e}"),
+        };
+        let dir = file.parent().unwrap_or(Path::new("."));
+        Experiment::from_table(&f, &doc, dir)
+    }
+
+    /// Checks a spec's document (`f` names it in messages; `dir` is where
+    /// relative paths start).
+    pub fn from_table(f: &str, doc: &toml::Table, dir: &Path) -> Result<Experiment, PlanError> {
+        for k in doc.keys() {
+            if !TOP_KEYS.contains(&k.as_str()) {
+                refuse!(
+                    "{f}: unknown key '{k}' (did you mean '{}'?)",
+                    closest(k, TOP_KEYS)
+                );
+            }
+        }
+        let name = match doc.get("name") {
+            Some(toml::Value::String(s))
+                if !s.is_empty()
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                    && !s.starts_with('.') =>
+            {
+                s.clone()
+            }
+            Some(_) => refuse!(
+                "{f}: name: letters, digits, '-', '_' and '.' only (it names the results directory)"
+            ),
+            None => refuse!("{f}: the experiment needs a name = \"...\""),
+        };
+        let repetitions = match doc.get("repetitions") {
+            None => 1,
+            Some(toml::Value::Integer(n)) if (1..=1000).contains(n) => *n as usize,
+            Some(_) => refuse!("{f}: repetitions: a number between 1 and 1000"),
+        };
+        let table = match doc.get("cpusets") {
+            None => None,
+            Some(toml::Value::String(p)) => {
+                let path = dir.join(p);
+                let text = match std::fs::read_to_string(&path) {
+                    Ok(t) => t,
+                    Err(e) => refuse!("{f}: cpusets: reading {}: {e}", path.display()),
+                };
+                let entry = doc.get("cpusets_entry").and_then(|v| v.as_str());
+                match ExplicitTable::parse(&text, entry) {
+                    Ok(t) => Some(t),
+                    Err(e) => refuse!("{f}: cpusets {}: {e}", path.display()),
+                }
+            }
+            Some(_) => refuse!("{f}: cpusets: the path of a JSON cpuset table"),
+        };
+        let valid = run_keys();
+        let section = |name: &str, list: bool| -> Result<Vec<(String, toml::Value)>, PlanError> {
+            let Some(v) = doc.get(name) else {
+                return Ok(vec![]);
+            };
+            let Some(t) = v.as_table() else {
+                refuse!("{f}: [{name}] must be a table of keys");
+            };
+            let mut out = Vec::new();
+            for (k, v) in t {
+                // `run --sessions` is `--clients` by another name (shm's word).
+                let k = match k.replace('-', "_") {
+                    s if s == "sessions" => "clients".to_string(),
+                    s => s,
+                };
+                if k == "access_key" || k == "secret_key" {
+                    refuse!(
+                        "{f}: [{name}] {k}: credentials never go in a spec file (it is stored with the results); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                    );
+                }
+                if !valid.contains(&k.as_str()) {
+                    let hint = if RESERVED.contains(&k.as_str()) {
+                        "the sweep sets it itself".to_string()
+                    } else {
+                        format!("did you mean '{}'?", closest(&k, valid.iter().copied()))
+                    };
+                    refuse!("{f}: [{name}] unknown key '{k}' ({hint})");
+                }
+                if list && !v.is_array() {
+                    refuse!("{f}: [matrix] {k}: a list of values, e.g. {k} = [1, 2]");
+                }
+                out.push((k, v.clone()));
+            }
+            Ok(out)
+        };
+        let base = section("base", false)?;
+        for (k, v) in &base {
+            check_value(f, "base", k, v)?;
+        }
+        let mut matrix = Vec::new();
+        for (k, v) in section("matrix", true)? {
+            let vals = v.as_array().cloned().unwrap_or_default();
+            if vals.is_empty() {
+                refuse!("{f}: [matrix] {k}: an empty list");
+            }
+            for x in &vals {
+                check_value(f, "matrix", &k, x)?;
+            }
+            if base.iter().any(|(b, _)| *b == k) {
+                refuse!("{f}: '{k}' is in both [base] and [matrix]: keep one");
+            }
+            matrix.push((k, vals));
+        }
+        Ok(Experiment {
+            name,
+            repetitions,
+            table,
+            base,
+            matrix,
+        })
+    }
+}
+
+/// One planned run: the values of the matrix variables, and what each of
+/// its instances runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlannedRun {
+    /// The point and repetition, as text: what `--resume` matches.
+    pub key: String,
+    pub point: Vec<(String, String)>,
+    pub rep: usize,
+    pub instances: usize,
+    pub placement: Option<Planned>,
+    /// Per instance: the request of its run.
+    pub requests: Vec<RunRequest>,
+}
+
+/// Every combination of the matrix, in order.
+pub fn expand(matrix: &[(String, Vec<toml::Value>)]) -> Vec<Vec<(String, toml::Value)>> {
+    let mut points: Vec<Vec<(String, toml::Value)>> = vec![vec![]];
+    for (k, vals) in matrix {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                vals.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push((k.clone(), v.clone()));
+                    q
+                })
+            })
+            .collect();
+    }
+    points
+}
+
+/// `k=v k=v`: a point as people read it.
+pub fn point_text(point: &[(String, String)]) -> String {
+    point
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Instance `i`'s share of `list` split among `k` instances.
+pub fn split(list: &CpuList, k: usize, i: usize) -> CpuList {
+    let cpus = list.cpus();
+    let per = (cpus.len() / k).max(1);
+    let part: Vec<usize> = cpus
+        .iter()
+        .copied()
+        .skip((i * per).min(cpus.len() - 1))
+        .take(per)
+        .collect();
+    CpuList::from_cpus(part).expect("a share of a non-empty cpuset")
+}
+
+/// The runs of an experiment on `topo`. With `check`, every request is
+/// checked as `run` would (not when planning for another machine's /sys).
+pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<PlannedRun>, PlanError> {
+    let mut runs = Vec::new();
+    for rep in 1..=exp.repetitions {
+        for point in expand(&exp.matrix) {
+            let all: Vec<(String, toml::Value)> = exp
+                .base
+                .iter()
+                .cloned()
+                .chain(point.iter().cloned())
+                .collect();
+            let get = |k: &str| all.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone());
+            let num = |k: &str| -> Result<usize, PlanError> {
+                match get(k) {
+                    None => Ok(1),
+                    Some(toml::Value::Integer(n)) if n > 0 => Ok(n as usize),
+                    Some(v) => refuse!("{k} = {v}: a whole number, at least 1"),
+                }
+            };
+            let clients = num("clients")?;
+            let instances = num("instances")?;
+            if clients % instances != 0 {
+                refuse!(
+                    "instances = {instances} with clients = {clients}: the clients must divide evenly among the instances"
+                );
+            }
+            let policy = match get("placement").as_ref().map(value_text).as_deref() {
+                None => None,
+                Some("balanced") => Some(Policy::Balanced),
+                Some("separated") => Some(Policy::Separated),
+                Some("explicit") => match &exp.table {
+                    Some(t) => Some(Policy::Explicit(t.clone())),
+                    None => refuse!("placement = \"explicit\" needs cpusets = \"TABLE.json\""),
+                },
+                Some(other) => refuse!(
+                    "placement = \"{other}\": one of balanced, separated, explicit (did you mean '{}'?)",
+                    closest(other, ["balanced", "separated", "explicit"])
+                ),
+            };
+            if policy.is_some() && (get("server_cpus").is_some() || get("client_cpus").is_some()) {
+                refuse!("placement chooses the cpusets: drop server_cpus and client_cpus");
+            }
+            let placed = match &policy {
+                Some(p) => Some(match placement::place(p, clients, topo) {
+                    Ok(pl) => pl,
+                    Err(e) => refuse!("placement {}: {e}", p.name()),
+                }),
+                None => None,
+            };
+            let point_strs: Vec<(String, String)> = point
+                .iter()
+                .map(|(k, v)| (k.clone(), value_text(v)))
+                .collect();
+            let too_few = |l: &CpuList| l.len() < instances;
+            let shared_note = placed
+                .as_ref()
+                .is_some_and(|p| too_few(&p.server) || too_few(&p.client))
+                || (placed.is_none() && instances > 1 && topo.usable().len() < 2 * instances);
+            let mut table = toml::Table::new();
+            for (k, v) in &all {
+                if !SWEEP_KEYS.contains(&k.as_str()) {
+                    table.insert(k.clone(), v.clone());
+                }
+            }
+            let base_req = RunRequest::deserialize(toml::Value::Table(table)).map_err(|e| {
+                PlanError(format!("run {}: {}", point_text(&point_strs), e.message()))
+            })?;
+            let mut requests = Vec::new();
+            for i in 0..instances {
+                let mut req = base_req.clone();
+                req.clients = Some(clients / instances);
+                if let Some(pl) = &placed {
+                    req.server_cpus = Some(split(&pl.server, instances, i));
+                    req.client_cpus = Some(split(&pl.client, instances, i));
+                    req.placement_policy = Some(pl.policy.clone());
+                    req.placement_note.extend(pl.notes.iter().cloned());
+                } else if instances > 1 {
+                    let usable = topo.usable();
+                    let mid = usable.len() / 2;
+                    let c = CpuList::from_cpus(usable.cpus()[..mid.max(1)].to_vec())
+                        .map_err(|e| PlanError(e.to_string()))?;
+                    let s = CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())
+                        .map_err(|e| PlanError(e.to_string()))?;
+                    req.server_cpus = Some(split(&s, instances, i));
+                    req.client_cpus = Some(split(&c, instances, i));
+                }
+                if shared_note {
+                    req.placement_note.push(format!(
+                        "{instances} instances on too few CPUs: their cpusets overlap"
+                    ));
+                }
+                if check && let Err(e) = req.check(topo) {
+                    refuse!("run {}: {e}", point_text(&point_strs));
+                }
+                requests.push(req);
+            }
+            let mut key = point_text(&point_strs);
+            if exp.repetitions > 1 {
+                key = format!("{key} rep={rep}").trim().to_string();
+            }
+            runs.push(PlannedRun {
+                key,
+                point: point_strs,
+                rep,
+                instances,
+                placement: placed,
+                requests,
+            });
+        }
+    }
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exp(text: &str) -> Result<Experiment, PlanError> {
+        Experiment::from_table("spec.toml", &text.parse().unwrap(), Path::new("."))
+    }
+
+    #[test]
+    fn the_matrix_expands_into_every_combination() {
+        let e = exp(
+            "name = \"x\"\n[base]\nsize = 64\n[matrix]\nclients = [1, 2]\narch = [\"reactor\", \"pool\"]\nplacement = [\"balanced\", \"separated\"]\n",
+        )
+        .unwrap();
+        let pts = expand(&e.matrix);
+        assert_eq!(pts.len(), 8);
+        let text = |p: &[(String, toml::Value)]| {
+            point_text(
+                &p.iter()
+                    .map(|(k, v)| (k.clone(), value_text(v)))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(text(&pts[0]), "clients=1 arch=reactor placement=balanced");
+        assert_eq!(text(&pts[7]), "clients=2 arch=pool placement=separated");
+        assert_eq!(expand(&[]).len(), 1);
+        let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+        let runs = plan(&e, &topo, true).unwrap();
+        assert_eq!(runs.len(), 8);
+        let r = &runs[7].requests[0];
+        assert_eq!(r.clients, Some(2));
+        assert_eq!(r.arch, Some(crate::spec::Arch::Pool));
+        assert_eq!(r.placement_policy.as_deref(), Some("separated"));
+        assert!(r.server_cpus.is_some() && r.client_cpus.is_some());
+    }
+
+    #[test]
+    fn unknown_keys_get_the_closest_valid_one() {
+        assert_eq!(closest("clinets", run_keys()), "clients");
+        assert_eq!(closest("conns_per_clent", run_keys()), "conns_per_client");
+        assert_eq!(closest("repetitons", TOP_KEYS), "repetitions");
+        assert_eq!(distance("kitten", "sitting"), 3);
+        let e = exp("name = \"x\"\n[base]\nclinets = 2\n").unwrap_err();
+        assert!(e.0.contains("'clinets' (did you mean 'clients'?)"), "{e}");
+        let e = exp("name = \"x\"\n[base]\nsize = \"4kb!\"\n").unwrap_err();
+        assert!(
+            e.0.contains("[base] size = \"4kb!\": '4kb!' is not a size"),
+            "{e}"
+        );
+        let e = exp("name = \"x\"\n[base]\nresults = \"/tmp\"\n").unwrap_err();
+        assert!(e.0.contains("the sweep sets it itself"), "{e}");
+        // Dashes and underscores alike; sessions is clients.
+        let e = exp("name = \"x\"\n[base]\nconns-per-client = 2\nsessions = 2\n").unwrap();
+        assert_eq!(e.base[1].0, "clients");
+    }
+
+    #[test]
+    fn the_example_spec_documents_every_key() {
+        let text = include_str!("../../../specs/example.toml");
+        for k in run_keys().into_iter().chain(TOP_KEYS) {
+            if k == "sessions" {
+                continue;
+            }
+            assert!(
+                text.contains(&format!("{k} =")) || text.contains(&format!("[{k}]")),
+                "specs/example.toml does not document '{k}'"
+            );
+        }
+        let e = Experiment::read(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../specs/example.toml"
+        )))
+        .expect("the example reads");
+        let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+        assert!(!plan(&e, &topo, true).unwrap().is_empty());
+    }
+
+    #[test]
+    fn cpusets_split_among_instances() {
+        let l = CpuList::parse("0-7").unwrap();
+        assert_eq!(split(&l, 2, 0).to_string(), "0-3");
+        assert_eq!(split(&l, 2, 1).to_string(), "4-7");
+        assert_eq!(split(&CpuList::parse("3").unwrap(), 2, 1).to_string(), "3");
+    }
+}

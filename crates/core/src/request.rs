@@ -1,0 +1,1552 @@
+//! The one serialisable form of a run: [`RunRequest`]. Its keys are the
+//! flags of `wirebench run` (underscores for dashes), every one optional,
+//! so that the command line, a sweep's TOML and an agent's JSON all make
+//! the same value. [`RunRequest::check`] applies the defaults, checks the
+//! values against each other and the machine, and gives the [`RunSpec`]
+//! everything downstream takes, or a [`SpecError`] that names the flag,
+//! the bad value and the fix.
+//!
+//! ```
+//! use wirebench_core::request::RunRequest;
+//! use wirebench_core::topo::{CpuList, Topology};
+//! let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+//! let req: RunRequest = serde_json::from_str(r#"{"size": "4KiB", "depth": 8}"#).unwrap();
+//! let (spec, placement) = req.check(&topo).unwrap();
+//! assert_eq!(spec.transport.size_bytes(), 4096);
+//! assert_eq!(placement.server_cpus.unwrap().to_string(), "1");
+//! let bad = RunRequest { depth: Some(0), ..RunRequest::default() };
+//! assert!(bad.check(&topo).unwrap_err().to_string().starts_with("--depth 0"));
+//! ```
+
+use crate::limits;
+use crate::result::Placement;
+use crate::slo::Slo;
+use crate::spec::{
+    Arch, Arrival, Channel, ClientsAs, Endpoint, Mix, MsgrMode, MsgrSpec, RunSpec, S3Spec,
+    S3Workload, ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec, TransportKind, TransportSpec,
+    UrlStyle, Wait,
+};
+use crate::topo::{CpuList, Topology};
+use crate::units::{Bytes, Dur, Rate};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `--trace [FILE]`: on, or on with a copy of the client's trace in FILE.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Trace {
+    /// `trace = true` (the bare flag) or `false`.
+    On(bool),
+    /// `trace = "FILE"`.
+    File(PathBuf),
+}
+
+/// How `run` prints: progress lines and a summary, the whole result as
+/// JSON, or the IPC report's CSV line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Text,
+    Json,
+    Csv,
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Csv => "csv",
+        })
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Format, String> {
+        match s {
+            "text" => Ok(Format::Text),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            _ => Err(format!("'{s}' is not one of: text, json, csv")),
+        }
+    }
+}
+
+/// One run, as asked: each field is a flag of `wirebench run` (None: its
+/// default). Credentials are never part of a request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<Arch>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub target: Option<Endpoint>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub listen: Option<Endpoint>,
+    /// msgr or shm mode, read for the transport (`echo`, `sync`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<Wait>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients_as: Option<ClientsAs>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<Channel>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub ring_size: Option<Bytes>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub size: Option<SizeSpec>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub response_size: Option<Bytes>,
+    /// `sessions` is its name for shm.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "sessions")]
+    pub clients: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conns_per_client: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub duration: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub warmup: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<CpuList>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpus: Option<CpuList>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub max_frame: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<usize>,
+    /// Objectives as written (`p99<1ms`, or several comma-separated).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hlog: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Trace>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_sample: Option<u64>,
+    /// The placement policy that chose the cpusets (set by a sweep).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_policy: Option<String>,
+    /// Notes on the placement (set by a sweep).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement_note: Vec<String>,
+    // S3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<S3Workload>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub mix: Option<Mix>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_style: Option<UrlStyle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub multipart_threshold: Option<Bytes>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub part_size: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub put_parts: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_parts: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_bucket: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
+}
+
+/// Why a request cannot run. Each names the flag (or spec key: the same
+/// name), the value, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// A value outside its range.
+    #[error("{flag} {value}: must be between {min} and {max}")]
+    Range {
+        flag: &'static str,
+        value: String,
+        min: String,
+        max: String,
+    },
+    /// A flag of another transport.
+    #[error("{flag} applies to --transport {transport} only")]
+    OtherTransport {
+        flag: &'static str,
+        transport: TransportKind,
+    },
+    /// A value that cannot be used, and what to do instead.
+    #[error("{flag} {value}: {fix}")]
+    Value {
+        flag: &'static str,
+        value: String,
+        fix: String,
+    },
+    /// A flag that does not go with the others, and why.
+    #[error("{flag} {why}")]
+    Flag { flag: &'static str, why: String },
+    /// A flag whose value is wrong, and why.
+    #[error("{flag}: {why}")]
+    Invalid { flag: &'static str, why: String },
+}
+
+impl SpecError {
+    /// The flag (`--depth`) the error is about.
+    pub fn flag(&self) -> &'static str {
+        match self {
+            SpecError::Range { flag, .. }
+            | SpecError::OtherTransport { flag, .. }
+            | SpecError::Value { flag, .. }
+            | SpecError::Flag { flag, .. }
+            | SpecError::Invalid { flag, .. } => flag,
+        }
+    }
+}
+
+fn range(
+    flag: &'static str,
+    value: impl ToString,
+    min: impl ToString,
+    max: impl ToString,
+) -> SpecError {
+    SpecError::Range {
+        flag,
+        value: value.to_string(),
+        min: min.to_string(),
+        max: max.to_string(),
+    }
+}
+
+fn value(flag: &'static str, v: impl ToString, fix: impl Into<String>) -> SpecError {
+    SpecError::Value {
+        flag,
+        value: v.to_string(),
+        fix: fix.into(),
+    }
+}
+
+fn flag(flag: &'static str, why: impl Into<String>) -> SpecError {
+    SpecError::Flag {
+        flag,
+        why: why.into(),
+    }
+}
+
+fn invalid(flag: &'static str, why: impl Into<String>) -> SpecError {
+    SpecError::Invalid {
+        flag,
+        why: why.into(),
+    }
+}
+
+/// The most client workers of a run.
+pub const MAX_CLIENTS: usize = 4096;
+/// The most connections of a run.
+pub const MAX_CONNECTIONS: usize = 65_536;
+/// The most requests outstanding on one connection.
+pub const MAX_DEPTH: usize = 1 << 20;
+/// Far above what one connection does on loopback (~100k/s): a typo, not a plan.
+pub const MAX_RATE_PER_CONN: f64 = 10e6;
+/// The most repetitions of one run.
+pub const MAX_REPEAT: usize = 1000;
+/// The longest warm-up or measured phase: a month is a typo, not a plan.
+pub const MAX_PHASE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The bucket of the embedded fake S3 server.
+pub const DEFAULT_BUCKET: &str = "wirebench";
+
+impl RunRequest {
+    /// The keys a request takes (its fields), as a spec file writes them.
+    pub const KEYS: [&'static str; 46] = [
+        "transport",
+        "arch",
+        "target",
+        "listen",
+        "mode",
+        "wait",
+        "clients_as",
+        "channel",
+        "ring_size",
+        "size",
+        "response_size",
+        "clients",
+        "conns_per_client",
+        "depth",
+        "rate",
+        "arrival",
+        "duration",
+        "count",
+        "warmup",
+        "poll",
+        "verify",
+        "server_cpus",
+        "client_cpus",
+        "max_frame",
+        "repeat",
+        "slo",
+        "hlog",
+        "results",
+        "format",
+        "trace",
+        "trace_sample",
+        "placement_policy",
+        "placement_note",
+        "workload",
+        "mix",
+        "objects",
+        "url_style",
+        "region",
+        "multipart_threshold",
+        "part_size",
+        "put_parts",
+        "get_parts",
+        "keep",
+        "create_bucket",
+        "ca_file",
+        "sessions",
+    ];
+
+    /// The transport asked for (msgr by default).
+    pub fn transport_kind(&self) -> TransportKind {
+        self.transport.unwrap_or(TransportKind::Msgr)
+    }
+
+    /// How the run prints (text by default).
+    pub fn format(&self) -> Format {
+        self.format.unwrap_or(Format::Text)
+    }
+
+    /// Where results go (`results` by default).
+    pub fn results_dir(&self) -> PathBuf {
+        self.results.clone().unwrap_or_else(|| "results".into())
+    }
+
+    /// How many times the run is repeated (checked by [`RunRequest::check`]).
+    pub fn repeat(&self) -> usize {
+        self.repeat.unwrap_or(1)
+    }
+
+    /// Whether the run records an event timeline.
+    pub fn traced(&self) -> bool {
+        matches!(self.trace, Some(Trace::On(true) | Trace::File(_)))
+    }
+
+    /// The file that gets a copy of the client's trace, if any.
+    pub fn trace_file(&self) -> Option<&Path> {
+        match &self.trace {
+            Some(Trace::File(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The objectives, parsed.
+    pub fn slos(&self) -> Result<Vec<Slo>, SpecError> {
+        let mut all = Vec::new();
+        for s in &self.slo {
+            match Slo::parse_list(s) {
+                Ok(v) => all.extend(v),
+                Err(e) => return Err(invalid("--slo", e.to_string())),
+            }
+        }
+        Ok(all)
+    }
+
+    /// The command line of `wirebench run` that makes this request (a
+    /// dry run shows it): `--key value`, bare flags for booleans.
+    pub fn to_args(&self) -> Vec<String> {
+        let v = serde_json::to_value(self).expect("a request serializes");
+        let mut out = Vec::new();
+        for key in RunRequest::KEYS {
+            let Some(x) = v.get(key) else {
+                continue;
+            };
+            let flag = format!("--{}", key.replace('_', "-"));
+            let values: Vec<&serde_json::Value> = match x {
+                serde_json::Value::Array(a) => a.iter().collect(),
+                other => vec![other],
+            };
+            for x in values {
+                match x {
+                    serde_json::Value::Bool(true) => out.push(flag.clone()),
+                    serde_json::Value::Bool(false) | serde_json::Value::Null => {}
+                    serde_json::Value::String(s) => out.extend([flag.clone(), s.clone()]),
+                    other => out.extend([flag.clone(), other.to_string()]),
+                }
+            }
+        }
+        out
+    }
+
+    /// Takes every field `other` sets (a sweep's point over its base).
+    pub fn merge(&mut self, other: RunRequest) {
+        let mut mine = serde_json::to_value(&*self).expect("a request serializes");
+        let theirs = serde_json::to_value(other).expect("a request serializes");
+        if let (Some(m), serde_json::Value::Object(t)) = (mine.as_object_mut(), theirs) {
+            m.extend(t);
+        }
+        *self = serde_json::from_value(mine).expect("merged fields keep their types");
+    }
+
+    /// Applies the defaults and checks every value against the others and
+    /// the machine: the spec of the run and where each side runs.
+    pub fn check(&self, topo: &Topology) -> Result<(RunSpec, Placement), SpecError> {
+        let kind = self.transport_kind();
+        let clients = self.clients.unwrap_or(1);
+        let conns = self.conns_per_client.unwrap_or(1);
+        if !(1..=MAX_CLIENTS).contains(&clients) {
+            return Err(range("--clients", clients, 1, MAX_CLIENTS));
+        }
+        if conns == 0 || clients * conns > MAX_CONNECTIONS {
+            return Err(value(
+                "--conns-per-client",
+                conns,
+                format!(
+                    "must be at least 1, and --clients x --conns-per-client at most {MAX_CONNECTIONS}"
+                ),
+            ));
+        }
+        let transport = match kind {
+            TransportKind::Msgr => self.msgr()?,
+            TransportKind::Shm => self.shm()?,
+            TransportKind::S3 => self.s3()?,
+        };
+        let stream = matches!(
+            &transport,
+            TransportSpec::Msgr(MsgrSpec {
+                mode: MsgrMode::Stream,
+                ..
+            }) | TransportSpec::Shm(ShmSpec {
+                mode: ShmMode::Stream,
+                ..
+            })
+        );
+        if self.traced() && kind != TransportKind::Msgr {
+            return Err(invalid(
+                "--trace",
+                format!("the msgr client and servers are instrumented, not {kind}"),
+            ));
+        }
+        if self.trace_sample == Some(0) {
+            return Err(value(
+                "--trace-sample",
+                0,
+                "trace one request in N, N at least 1",
+            ));
+        }
+        if self.trace_sample.is_some() && !self.traced() {
+            return Err(flag("--trace-sample", "needs --trace"));
+        }
+        if stream && self.depth.is_some() {
+            return Err(flag(
+                "--depth",
+                "does not apply to --mode stream: the server sends without waiting for requests",
+            ));
+        }
+        if stream && self.rate.is_some() {
+            return Err(flag(
+                "--rate",
+                "does not apply to --mode stream: the server sends as fast as it can",
+            ));
+        }
+        if self.arrival.is_some() && self.rate.is_none() {
+            return Err(flag("--arrival", "applies to an open loop: add --rate"));
+        }
+        if let Some(Rate(rate)) = self.rate {
+            let per_conn = rate / (clients * conns) as f64;
+            if per_conn > MAX_RATE_PER_CONN {
+                return Err(value(
+                    "--rate",
+                    rate,
+                    format!(
+                        "{per_conn:.0}/s per connection is more than one connection can send ({MAX_RATE_PER_CONN:.0}/s); add connections (--clients, --conns-per-client) or lower the rate"
+                    ),
+                ));
+            }
+            if per_conn < 0.1 {
+                return Err(value(
+                    "--rate",
+                    rate,
+                    "below 0.1/s per connection the run would send nothing; raise the rate or use fewer connections",
+                ));
+            }
+        }
+        // Open loop: depth caps the requests outstanding, which keeps memory
+        // bounded when the server falls behind the timetable.
+        let depth = self.depth.unwrap_or(match &transport {
+            TransportSpec::Shm(s) if s.mode == ShmMode::Async => 64,
+            _ if self.rate.is_some() => 1024,
+            _ => 1,
+        });
+        if !(1..=MAX_DEPTH).contains(&depth) {
+            return Err(range("--depth", depth, 1, MAX_DEPTH));
+        }
+        let stop = match (self.count, self.duration) {
+            (Some(_), Some(_)) => {
+                return Err(flag("--count", "and --duration: give one of them"));
+            }
+            (Some(0), _) => return Err(value("--count", 0, "must be at least 1")),
+            (Some(c), _) => StopSpec::Count(c),
+            (None, Some(Dur(d))) if d.is_zero() => {
+                return Err(flag("--duration", "must be longer than 0s"));
+            }
+            (None, d) => StopSpec::DurationNs(phase_ns(
+                "--duration",
+                d.map_or(Duration::from_secs(5), |d| d.0),
+            )?),
+        };
+        let warmup_ns = phase_ns(
+            "--warmup",
+            self.warmup.map_or(Duration::from_secs(1), |d| d.0),
+        )?;
+        let arch = self.arch.unwrap_or(Arch::Reactor);
+        let poll = self.poll.unwrap_or(false);
+        if poll && self.target.is_none() && kind == TransportKind::Msgr && arch == Arch::Pool {
+            return Err(invalid(
+                "--poll",
+                "the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)",
+            ));
+        }
+        if self.target.is_some() {
+            for (name, set) in [
+                ("--arch", self.arch.is_some()),
+                ("--server-cpus", self.server_cpus.is_some()),
+                ("--listen", self.listen.is_some()),
+                ("--max-frame", self.max_frame.is_some()),
+            ] {
+                if set {
+                    return Err(flag(
+                        name,
+                        "applies to the embedded server: drop it, or --target",
+                    ));
+                }
+            }
+        }
+        let repeat = self.repeat();
+        if !(1..=MAX_REPEAT).contains(&repeat) {
+            return Err(range("--repeat", repeat, 1, MAX_REPEAT));
+        }
+        if repeat > 1 && self.traced() {
+            return Err(flag(
+                "--trace",
+                "records one run's timeline: drop it, or --repeat",
+            ));
+        }
+        if repeat > 1 && self.hlog.is_some() {
+            return Err(flag("--hlog", "writes one run's log: drop it, or --repeat"));
+        }
+        if repeat > 1
+            && matches!(&transport, TransportSpec::S3(s) if s.workload == S3Workload::Delete)
+        {
+            return Err(invalid(
+                "--repeat",
+                "--workload delete deletes each object once; repeat the whole run instead",
+            ));
+        }
+        self.slos()?;
+        if let Some(h) = &self.hlog {
+            parent_exists("--hlog", h)?;
+        }
+        if let Some(f) = self.trace_file() {
+            parent_exists("--trace", f)?;
+        }
+        let placement = self.placement(topo, clients)?;
+        let target = match &self.target {
+            Some(endpoint) => TargetSpec::External {
+                endpoint: endpoint.clone(),
+            },
+            None => TargetSpec::Embedded {
+                arch: (kind == TransportKind::Msgr).then_some(arch),
+                cpus: placement
+                    .server_cpus
+                    .clone()
+                    .expect("embedded server has CPUs"),
+                poll,
+                listen: self.listen.clone().unwrap_or_else(|| match kind {
+                    TransportKind::Shm => Endpoint::Unix(
+                        limits::shm_default_socket_path(0)
+                            .with_file_name("wirebench-shm-<server-pid>.sock"),
+                    ),
+                    TransportKind::Msgr | TransportKind::S3 => Endpoint::Tcp("127.0.0.1:0".into()),
+                }),
+            },
+        };
+        let spin = matches!(&transport, TransportSpec::Shm(s) if s.wait == Wait::Spin && s.channel == Channel::Shm);
+        let spec = RunSpec {
+            target,
+            clients,
+            conns_per_client: conns,
+            depth: if stream { 1 } else { depth },
+            rate_per_s: self.rate.map(|r| r.0),
+            arrival: self.arrival.unwrap_or(Arrival::Uniform),
+            stop,
+            warmup_ns,
+            poll: poll || spin,
+            verify: self.verify.unwrap_or(false),
+            client_cpus: placement.client_cpus.clone(),
+            trace_sample: self.traced().then(|| self.trace_sample.unwrap_or(1)),
+            transport,
+        };
+        Ok((spec, placement))
+    }
+
+    /// The mode a transport reads from `--mode`, or its first mode.
+    fn mode_of<M: std::str::FromStr + Copy + std::fmt::Display>(
+        &self,
+        all: &[M],
+        kind: TransportKind,
+    ) -> Result<M, SpecError> {
+        let Some(text) = &self.mode else {
+            return Ok(all[0]);
+        };
+        text.parse().map_err(|_| {
+            let names: Vec<String> = all.iter().map(|m| m.to_string()).collect();
+            value(
+                "--mode",
+                text,
+                format!(
+                    "not a mode of --transport {kind}; use one of {}",
+                    names.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// Refuses the flags of S3 and of `others` for a transport that is not theirs.
+    fn refuse_s3_flags(&self) -> Result<(), SpecError> {
+        let s3_flags = [
+            ("--workload", self.workload.is_some()),
+            ("--mix", self.mix.is_some()),
+            ("--objects", self.objects.is_some()),
+            ("--url-style", self.url_style.is_some()),
+            ("--region", self.region.is_some()),
+            ("--multipart-threshold", self.multipart_threshold.is_some()),
+            ("--part-size", self.part_size.is_some()),
+            ("--put-parts", self.put_parts.is_some()),
+            ("--get-parts", self.get_parts.is_some()),
+            ("--keep", self.keep == Some(true)),
+            ("--create-bucket", self.create_bucket == Some(true)),
+            ("--ca-file", self.ca_file.is_some()),
+        ];
+        if let Some((f, _)) = s3_flags.iter().find(|(_, set)| *set) {
+            return Err(SpecError::OtherTransport {
+                flag: f,
+                transport: TransportKind::S3,
+            });
+        }
+        if let Some(t @ Endpoint::S3 { .. }) = &self.target {
+            return Err(value("--target", t, "an S3 endpoint; add --transport s3"));
+        }
+        if let Some(SizeSpec::List(_) | SizeSpec::Range { .. }) = &self.size {
+            let s = self.size.as_ref().expect("matched");
+            return Err(value(
+                "--size",
+                s,
+                "a list or a range of sizes applies to --transport s3 only",
+            ));
+        }
+        Ok(())
+    }
+
+    fn refuse_shm_flags(&self) -> Result<(), SpecError> {
+        let shm_flags = [
+            ("--wait", self.wait.is_some()),
+            ("--clients-as", self.clients_as.is_some()),
+            ("--channel", self.channel.is_some()),
+            ("--ring-size", self.ring_size.is_some()),
+        ];
+        match shm_flags.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(SpecError::OtherTransport {
+                flag: f,
+                transport: TransportKind::Shm,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The msgr transport's settings.
+    fn msgr(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_shm_flags()?;
+        self.refuse_s3_flags()?;
+        let mode = self.mode_of(&MsgrMode::ALL, TransportKind::Msgr)?;
+        let size = self.fixed_size(64)?;
+        if self.response_size.is_some() && !mode.has_response() {
+            return Err(flag(
+                "--response-size",
+                format!("applies to --mode echo and rr only, not {mode}"),
+            ));
+        }
+        let response = self.response_size.map_or(size, |b| b.0);
+        if response == 0 || response > u64::from(u32::MAX) {
+            return Err(range("--response-size", response, "1 byte", "4GiB-1"));
+        }
+        let max_frame = self
+            .max_frame
+            .map_or(limits::MSGR_DEFAULT_MAX_FRAME, |b| b.0);
+        if max_frame == 0 || max_frame > u64::from(u32::MAX) {
+            return Err(range("--max-frame", max_frame, "1 byte", "4GiB-1"));
+        }
+        if self.target.is_none()
+            && mode != MsgrMode::Rr
+            && (size > max_frame || response > max_frame)
+        {
+            return Err(value(
+                "--size",
+                format!("{size} / --response-size {response}"),
+                format!("above --max-frame {max_frame}; raise --max-frame or lower the size"),
+            ));
+        }
+        match &self.target {
+            None | Some(Endpoint::Tcp(_) | Endpoint::Unix(_)) => {}
+            Some(t) => {
+                return Err(value(
+                    "--target",
+                    t,
+                    "a msgr target is tcp://HOST:PORT or unix:PATH",
+                ));
+            }
+        }
+        Ok(TransportSpec::Msgr(MsgrSpec {
+            mode,
+            size_bytes: size,
+            response_size_bytes: if mode.has_response() { response } else { 0 },
+            max_frame_bytes: max_frame,
+        }))
+    }
+
+    /// `--size` as one size (msgr, shm), between 1 byte and 4GiB-1.
+    fn fixed_size(&self, default: u64) -> Result<u64, SpecError> {
+        let size = match &self.size {
+            None => default,
+            Some(SizeSpec::Fixed(n)) => *n,
+            Some(s) => {
+                return Err(value(
+                    "--size",
+                    s,
+                    "a list or a range of sizes applies to --transport s3 only",
+                ));
+            }
+        };
+        if size == 0 || size > u64::from(u32::MAX) {
+            return Err(range("--size", size, "1 byte", "4GiB-1"));
+        }
+        Ok(size)
+    }
+
+    /// The shm transport's settings.
+    fn shm(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_s3_flags()?;
+        let msgr_flags = [
+            ("--arch", self.arch.is_some()),
+            ("--poll", self.poll == Some(true)),
+            ("--max-frame", self.max_frame.is_some()),
+            ("--response-size", self.response_size.is_some()),
+        ];
+        if let Some((f, _)) = msgr_flags.iter().find(|(_, set)| *set) {
+            return Err(flag(
+                f,
+                "applies to --transport msgr only (shm echoes the request's size; --wait spin is its poll mode)",
+            ));
+        }
+        let mode = self.mode_of(&ShmMode::ALL, TransportKind::Shm)?;
+        let size = self.fixed_size(64)?;
+        if let Some(t @ (Endpoint::Tcp(_) | Endpoint::S3 { .. })) = &self.target {
+            return Err(value(
+                "--target",
+                t,
+                "a shm server listens on a Unix socket: --target unix:PATH",
+            ));
+        }
+        if let Some(l @ (Endpoint::Tcp(_) | Endpoint::S3 { .. })) = &self.listen {
+            return Err(value(
+                "--listen",
+                l,
+                "a shm server listens on a Unix socket: --listen unix:PATH",
+            ));
+        }
+        if mode == ShmMode::Sync && self.depth.is_some_and(|d| d != 1) {
+            return Err(invalid(
+                "--depth",
+                "--mode sync has one request outstanding: use --mode async for --depth above 1",
+            ));
+        }
+        if mode == ShmMode::Sync && self.rate.is_some() {
+            return Err(invalid(
+                "--rate",
+                "--mode sync sends when the response is back; use --mode async (or nores) for an open loop",
+            ));
+        }
+        let channel = self.channel.unwrap_or(Channel::Shm);
+        let ring = match self.ring_size {
+            Some(r) => r.0,
+            None => limits::shm_default_ring(size).map_err(|e| value("--size", size, e))?,
+        };
+        if channel == Channel::Shm {
+            limits::shm_check_ring(ring, size)
+                .map_err(|e| invalid("--ring-size", format!("{e} (--size {size})")))?;
+        } else if self.ring_size.is_some() {
+            return Err(flag("--ring-size", "applies to --channel shm only"));
+        } else if size > limits::SHM_MAX_FD_MESSAGE {
+            return Err(value(
+                "--size",
+                size,
+                format!(
+                    "above {} bytes, the largest message over --channel {channel}",
+                    limits::SHM_MAX_FD_MESSAGE
+                ),
+            ));
+        }
+        if channel != Channel::Shm && self.wait.is_some() {
+            return Err(flag(
+                "--wait",
+                format!("applies to --channel shm only: the kernel does the waiting on {channel}"),
+            ));
+        }
+        Ok(TransportSpec::Shm(ShmSpec {
+            mode,
+            size_bytes: size,
+            wait: self.wait.unwrap_or(Wait::Adaptive),
+            channel,
+            clients_as: self.clients_as.unwrap_or(ClientsAs::Threads),
+            ring_bytes: ring,
+        }))
+    }
+
+    /// The S3 transport's settings. `signed` says whether requests will be
+    /// signed as far as the request knows (embedded server: always; an
+    /// external one: the runner sets it once it has the credentials).
+    fn s3(&self) -> Result<TransportSpec, SpecError> {
+        if let Some(m) = &self.mode {
+            return Err(value(
+                "--mode",
+                m,
+                "an S3 run takes --workload get|put|head|delete|list|mixed",
+            ));
+        }
+        let not_s3 = [
+            ("--arch", self.arch.is_some()),
+            ("--poll", self.poll == Some(true)),
+            ("--max-frame", self.max_frame.is_some()),
+            ("--response-size", self.response_size.is_some()),
+            ("--wait", self.wait.is_some()),
+            ("--clients-as", self.clients_as.is_some()),
+            ("--channel", self.channel.is_some()),
+            ("--ring-size", self.ring_size.is_some()),
+            ("--trace", self.traced()),
+        ];
+        if let Some((f, _)) = not_s3.iter().find(|(_, set)| *set) {
+            return Err(flag(f, "does not apply to --transport s3"));
+        }
+        if self.depth.is_some_and(|d| d != 1) {
+            return Err(invalid(
+                "--depth",
+                "an S3 connection has one request outstanding (HTTP/1.1); add connections with --clients or --conns-per-client",
+            ));
+        }
+        match &self.target {
+            None | Some(Endpoint::S3 { .. }) => {}
+            Some(t) => {
+                return Err(value(
+                    "--target",
+                    t,
+                    "an S3 target is s3://HOST:PORT/BUCKET",
+                ));
+            }
+        }
+        if self.url_style == Some(UrlStyle::Virtual) && self.target.is_none() {
+            return Err(flag(
+                "--url-style",
+                "virtual needs a host name: the embedded server listens on an IP address; use --target s3://localhost:PORT/BUCKET with `serve --transport s3 --domain localhost`",
+            ));
+        }
+        if let Some(l @ (Endpoint::Unix(_) | Endpoint::S3 { .. })) = &self.listen {
+            return Err(value(
+                "--listen",
+                l,
+                "the fake S3 server listens on tcp://HOST:PORT",
+            ));
+        }
+        let workload = self.workload.unwrap_or(S3Workload::Get);
+        let mix = match (workload, &self.mix) {
+            (S3Workload::Mixed, None) => Mix::default_mix().0,
+            (S3Workload::Mixed, Some(m)) => m.0.clone(),
+            (_, Some(_)) => return Err(flag("--mix", "applies to --workload mixed only")),
+            (_, None) => Vec::new(),
+        };
+        let objects = self.objects.unwrap_or(100);
+        if !(1..=limits::S3_MAX_OBJECTS).contains(&objects) {
+            return Err(range("--objects", objects, 1, limits::S3_MAX_OBJECTS));
+        }
+        let sizes = self.size.clone().unwrap_or(SizeSpec::Fixed(4096));
+        let threshold = self.multipart_threshold.map_or(64 << 20, |b| b.0);
+        let part = self.part_size.map_or(16 << 20, |b| b.0);
+        if part < limits::S3_MIN_PART {
+            return Err(value(
+                "--part-size",
+                part,
+                "S3 parts are at least 5MiB (all but the last)",
+            ));
+        }
+        let parts = sizes.max().div_ceil(part);
+        if sizes.max() > threshold && parts > limits::S3_MAX_PARTS {
+            return Err(value(
+                "--size",
+                &sizes,
+                format!(
+                    "{parts} parts of --part-size {part}, above S3's limit of {}; raise --part-size",
+                    limits::S3_MAX_PARTS
+                ),
+            ));
+        }
+        if threshold > 5 << 30 {
+            return Err(value(
+                "--multipart-threshold",
+                threshold,
+                "S3 takes single PUTs of at most 5GiB",
+            ));
+        }
+        for (name, n) in [
+            ("--put-parts", self.put_parts),
+            ("--get-parts", self.get_parts),
+        ] {
+            if let Some(n) = n.filter(|n| !(1..=64).contains(n)) {
+                return Err(range(name, n, 1, 64));
+            }
+        }
+        if let Some(ca) = &self.ca_file {
+            if !matches!(self.target, Some(Endpoint::S3 { tls: true, .. })) {
+                return Err(flag("--ca-file", "applies to s3s:// (TLS) targets"));
+            }
+            if !ca.is_file() {
+                return Err(value("--ca-file", ca.display(), "no such file"));
+            }
+        }
+        Ok(TransportSpec::S3(S3Spec {
+            workload,
+            mix,
+            objects,
+            sizes,
+            style: self.url_style.unwrap_or(UrlStyle::Path),
+            region: self.region.clone().unwrap_or_else(|| "us-east-1".into()),
+            multipart_threshold: threshold,
+            part_size: part,
+            put_parts: self.put_parts.unwrap_or(1),
+            get_parts: self.get_parts.unwrap_or(1),
+            keep: self.keep.unwrap_or(false),
+            signed: self.target.is_none(),
+            prefix: format!(
+                "wirebench/{:x}-{}/",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_millis(),
+                std::process::id()
+            ),
+        }))
+    }
+
+    /// Where client and server run: the cpusets given, or the usable CPUs
+    /// split in two halves.
+    fn placement(&self, topo: &Topology, clients: usize) -> Result<Placement, SpecError> {
+        let usable = topo.usable();
+        let mut notes = Vec::new();
+        for (name, list) in [
+            ("--client-cpus", &self.client_cpus),
+            ("--server-cpus", &self.server_cpus),
+        ] {
+            if let Some(l) = list {
+                check_cpus(name, l, topo)?;
+            }
+        }
+        let half = |upper: bool| -> CpuList {
+            let cpus = usable.cpus();
+            let mid = cpus.len() / 2;
+            let part = if upper { &cpus[mid..] } else { &cpus[..mid] };
+            CpuList::from_cpus(part.to_vec()).unwrap_or_else(|_| usable.clone())
+        };
+        let others = |taken: &CpuList| -> Option<CpuList> {
+            CpuList::from_cpus(
+                usable
+                    .cpus()
+                    .iter()
+                    .copied()
+                    .filter(|c| !taken.contains(*c))
+                    .collect(),
+            )
+            .ok()
+        };
+        let (client_cpus, server_cpus) = match &self.target {
+            Some(_) => (
+                self.client_cpus.clone().unwrap_or_else(|| usable.clone()),
+                None,
+            ),
+            None => {
+                let (c, s) = match (&self.client_cpus, &self.server_cpus) {
+                    (Some(c), Some(s)) => (c.clone(), s.clone()),
+                    (Some(c), None) => (c.clone(), others(c).unwrap_or_else(|| c.clone())),
+                    (None, Some(s)) => (others(s).unwrap_or_else(|| s.clone()), s.clone()),
+                    (None, None) if usable.len() >= 2 => {
+                        notes.push(format!(
+                            "default placement: the usable CPUs ({usable}) split in two halves"
+                        ));
+                        (half(false), half(true))
+                    }
+                    (None, None) => (usable.clone(), usable.clone()),
+                };
+                if c.overlaps(&s) {
+                    notes.push(format!(
+                        "client CPUs {c} and server CPUs {s} overlap: they compete for the same cores"
+                    ));
+                }
+                (c, Some(s))
+            }
+        };
+        if clients > client_cpus.len() {
+            notes.push(format!(
+                "{clients} clients share {} client CPU(s) ({client_cpus})",
+                client_cpus.len()
+            ));
+        }
+        Ok(Placement {
+            client_cpus,
+            server_cpus,
+            notes: self.placement_note.iter().cloned().chain(notes).collect(),
+            policy: self.placement_policy.clone(),
+        })
+    }
+}
+
+/// The length of a phase in ns, at most [`MAX_PHASE`].
+fn phase_ns(name: &'static str, d: Duration) -> Result<u64, SpecError> {
+    if d > MAX_PHASE {
+        return Err(value(
+            name,
+            Dur(d),
+            "longer than 30 days: a phase is at most 720h; for a longer soak, repeat runs",
+        ));
+    }
+    Ok(d.as_nanos() as u64)
+}
+
+/// A file's directory must exist (checked before any load).
+fn parent_exists(name: &'static str, f: &Path) -> Result<(), SpecError> {
+    let parent = f
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if parent.is_dir() {
+        Ok(())
+    } else {
+        Err(value(
+            name,
+            f.display(),
+            format!("the directory {} does not exist", parent.display()),
+        ))
+    }
+}
+
+/// Checks that every CPU of `list` exists and may be used by this process.
+pub fn check_cpus(name: &'static str, list: &CpuList, topo: &Topology) -> Result<(), SpecError> {
+    let usable = topo.usable();
+    let missing = list.missing_from(&usable);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let missing: Vec<String> = missing.iter().map(|c| c.to_string()).collect();
+    Err(value(
+        name,
+        list,
+        format!(
+            "CPU {} is not usable on this machine (usable CPUs: {usable}); pick CPUs from that list",
+            missing.join(",")
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_cpus() -> Topology {
+        Topology::with_cpus(CpuList::parse("0-1").unwrap())
+    }
+
+    fn req(json: &str) -> RunRequest {
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
+    }
+
+    #[test]
+    fn the_defaults_are_the_readmes_run() {
+        let (spec, placement) = RunRequest::default().check(&two_cpus()).unwrap();
+        let m = spec.msgr().expect("msgr");
+        assert_eq!(
+            (m.mode, m.size_bytes, m.response_size_bytes),
+            (MsgrMode::Echo, 64, 64)
+        );
+        assert_eq!((spec.clients, spec.conns_per_client, spec.depth), (1, 1, 1));
+        assert_eq!(spec.stop, StopSpec::DurationNs(5_000_000_000));
+        assert_eq!(spec.warmup_ns, 1_000_000_000);
+        assert_eq!(placement.client_cpus.to_string(), "0");
+        assert_eq!(placement.server_cpus.unwrap().to_string(), "1");
+        assert!(placement.notes[0].contains("split in two halves"));
+        assert!(matches!(
+            spec.target,
+            TargetSpec::Embedded {
+                arch: Some(Arch::Reactor),
+                ..
+            }
+        ));
+    }
+
+    /// Each bad request: the SpecError's variant, its flag and its message.
+    #[test]
+    fn bad_requests_name_the_flag_the_value_and_the_fix() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                r#"{"size": 0}"#,
+                "--size",
+                "--size 0: must be between 1 byte and 4GiB-1",
+            ),
+            (
+                r#"{"depth": 0}"#,
+                "--depth",
+                "--depth 0: must be between 1 and 1048576",
+            ),
+            (
+                r#"{"clients": 0}"#,
+                "--clients",
+                "--clients 0: must be between 1 and 4096",
+            ),
+            (
+                r#"{"sessions": 5000}"#,
+                "--clients",
+                "--clients 5000: must be between 1 and 4096",
+            ),
+            (
+                r#"{"count": 0}"#,
+                "--count",
+                "--count 0: must be at least 1",
+            ),
+            (
+                r#"{"count": 5, "duration": "1s"}"#,
+                "--count",
+                "--count and --duration: give one of them",
+            ),
+            (
+                r#"{"duration": "0s"}"#,
+                "--duration",
+                "--duration must be longer than 0s",
+            ),
+            (
+                r#"{"duration": "18446744074s"}"#,
+                "--duration",
+                "longer than 30 days",
+            ),
+            (
+                r#"{"server_cpus": "7"}"#,
+                "--server-cpus",
+                "--server-cpus 7: CPU 7 is not usable on this machine (usable CPUs: 0-1)",
+            ),
+            (
+                r#"{"arch": "pool", "poll": true}"#,
+                "--poll",
+                "--poll: the pool server has no poll mode",
+            ),
+            (
+                r#"{"mode": "nores"}"#,
+                "--mode",
+                "--mode nores: not a mode of --transport msgr; use one of echo, oneway, stream, rr",
+            ),
+            (
+                r#"{"mode": "stream", "depth": 4}"#,
+                "--depth",
+                "--depth does not apply to --mode stream",
+            ),
+            (
+                r#"{"mode": "stream", "rate": 100}"#,
+                "--rate",
+                "--rate does not apply to --mode stream",
+            ),
+            (
+                r#"{"mode": "oneway", "response_size": 10}"#,
+                "--response-size",
+                "--response-size applies to --mode echo and rr only, not oneway",
+            ),
+            (
+                r#"{"size": "2MiB", "max_frame": "1MiB"}"#,
+                "--size",
+                "above --max-frame 1048576",
+            ),
+            (
+                r#"{"target": "tcp://127.0.0.1:1", "arch": "pool"}"#,
+                "--arch",
+                "--arch applies to the embedded server",
+            ),
+            (
+                r#"{"rate": "50M/s"}"#,
+                "--rate",
+                "more than one connection can send",
+            ),
+            (
+                r#"{"rate": 0.01, "clients": 2}"#,
+                "--rate",
+                "below 0.1/s per connection",
+            ),
+            (r#"{"arrival": "poisson"}"#, "--arrival", "add --rate"),
+            (
+                r#"{"slo": ["p99"]}"#,
+                "--slo",
+                "--slo: 'p99' is not an objective",
+            ),
+            (
+                r#"{"hlog": "/nonexistent/dir/x.hlog"}"#,
+                "--hlog",
+                "the directory /nonexistent/dir does not exist",
+            ),
+            (
+                r#"{"repeat": 0}"#,
+                "--repeat",
+                "--repeat 0: must be between 1 and 1000",
+            ),
+            (
+                r#"{"repeat": 2, "trace": true}"#,
+                "--trace",
+                "records one run's timeline",
+            ),
+            (
+                r#"{"trace_sample": 0, "trace": true}"#,
+                "--trace-sample",
+                "N at least 1",
+            ),
+            (
+                r#"{"wait": "spin"}"#,
+                "--wait",
+                "--wait applies to --transport shm only",
+            ),
+            (
+                r#"{"keep": true}"#,
+                "--keep",
+                "--keep applies to --transport s3 only",
+            ),
+            (
+                r#"{"size": "1KiB..4KiB"}"#,
+                "--size",
+                "applies to --transport s3 only",
+            ),
+            (
+                r#"{"target": "s3://127.0.0.1:9/bucket"}"#,
+                "--target",
+                "add --transport s3",
+            ),
+            (
+                r#"{"transport": "shm", "mode": "echo"}"#,
+                "--mode",
+                "use one of sync, async, nores, stream",
+            ),
+            (
+                r#"{"transport": "shm", "mode": "sync", "depth": 4}"#,
+                "--depth",
+                "use --mode async",
+            ),
+            (
+                r#"{"transport": "shm", "mode": "sync", "rate": 1000}"#,
+                "--rate",
+                "--mode sync sends when the response is back",
+            ),
+            (
+                r#"{"transport": "shm", "size": "512MiB"}"#,
+                "--size",
+                "do not fit the largest ring",
+            ),
+            (
+                r#"{"transport": "shm", "ring_size": 1000}"#,
+                "--ring-size",
+                "must be a power of two",
+            ),
+            (
+                r#"{"transport": "shm", "channel": "pipe", "ring_size": "1MiB"}"#,
+                "--ring-size",
+                "applies to --channel shm only",
+            ),
+            (
+                r#"{"transport": "shm", "channel": "pipe", "wait": "spin"}"#,
+                "--wait",
+                "the kernel does the waiting on pipe",
+            ),
+            (
+                r#"{"transport": "shm", "channel": "pipe", "size": "100MiB"}"#,
+                "--size",
+                "the largest message over --channel pipe",
+            ),
+            (
+                r#"{"transport": "shm", "arch": "pool"}"#,
+                "--arch",
+                "applies to --transport msgr only",
+            ),
+            (
+                r#"{"transport": "shm", "target": "tcp://127.0.0.1:1"}"#,
+                "--target",
+                "--target unix:PATH",
+            ),
+            (
+                r#"{"transport": "s3", "mode": "echo"}"#,
+                "--mode",
+                "an S3 run takes --workload",
+            ),
+            (
+                r#"{"transport": "s3", "depth": 4}"#,
+                "--depth",
+                "one request outstanding",
+            ),
+            (
+                r#"{"transport": "s3", "part_size": "1MiB"}"#,
+                "--part-size",
+                "at least 5MiB",
+            ),
+            (
+                r#"{"transport": "s3", "mix": "get=1"}"#,
+                "--mix",
+                "--mix applies to --workload mixed only",
+            ),
+            (
+                r#"{"transport": "s3", "objects": 0}"#,
+                "--objects",
+                "--objects 0: must be between 1 and 100000000",
+            ),
+            (
+                r#"{"transport": "s3", "url_style": "virtual"}"#,
+                "--url-style",
+                "needs a host name",
+            ),
+            (
+                r#"{"transport": "s3", "put_parts": 65}"#,
+                "--put-parts",
+                "--put-parts 65: must be between 1 and 64",
+            ),
+            (
+                r#"{"transport": "s3", "trace": true}"#,
+                "--trace",
+                "does not apply to --transport s3",
+            ),
+            (
+                r#"{"transport": "s3", "workload": "delete", "repeat": 2}"#,
+                "--repeat",
+                "deletes each object once",
+            ),
+            (
+                r#"{"transport": "s3", "target": "tcp://127.0.0.1:1"}"#,
+                "--target",
+                "s3://HOST:PORT/BUCKET",
+            ),
+        ];
+        for (json, flag, message) in cases {
+            let e = req(json).check(&two_cpus()).expect_err(json);
+            assert_eq!(e.flag(), *flag, "{json}: {e}");
+            assert!(
+                e.to_string().contains(message),
+                "{json}: '{e}' does not say '{message}'"
+            );
+        }
+    }
+
+    #[test]
+    fn every_key_is_a_field_and_a_request_reads_back() {
+        let full = RunRequest {
+            transport: Some(TransportKind::S3),
+            arch: Some(Arch::Pool),
+            target: Some("tcp://127.0.0.1:9".parse().unwrap()),
+            listen: Some("unix:/tmp/x".parse().unwrap()),
+            mode: Some("echo".into()),
+            wait: Some(Wait::Spin),
+            clients_as: Some(ClientsAs::Processes),
+            channel: Some(Channel::Pipe),
+            ring_size: Some(Bytes(1 << 20)),
+            size: Some(SizeSpec::Range {
+                min: 1024,
+                max: 1 << 20,
+            }),
+            response_size: Some(Bytes(64)),
+            clients: Some(2),
+            conns_per_client: Some(3),
+            depth: Some(4),
+            rate: Some(Rate(50_000.0)),
+            arrival: Some(Arrival::Poisson),
+            duration: Some(Dur(Duration::from_millis(1500))),
+            count: Some(7),
+            warmup: Some(Dur(Duration::from_secs(2))),
+            poll: Some(true),
+            verify: Some(true),
+            server_cpus: Some(CpuList::parse("1").unwrap()),
+            client_cpus: Some(CpuList::parse("0").unwrap()),
+            max_frame: Some(Bytes(1 << 20)),
+            repeat: Some(3),
+            slo: vec!["p99<1ms".into()],
+            hlog: Some("x.hlog".into()),
+            results: Some("r".into()),
+            format: Some(Format::Json),
+            trace: Some(Trace::File("t.txt".into())),
+            trace_sample: Some(10),
+            placement_policy: Some("balanced".into()),
+            placement_note: vec!["n".into()],
+            workload: Some(S3Workload::Mixed),
+            mix: Some(Mix::default_mix()),
+            objects: Some(10),
+            url_style: Some(UrlStyle::Virtual),
+            region: Some("eu-west-1".into()),
+            multipart_threshold: Some(Bytes(64 << 20)),
+            part_size: Some(Bytes(16 << 20)),
+            put_parts: Some(2),
+            get_parts: Some(2),
+            keep: Some(true),
+            create_bucket: Some(true),
+            ca_file: Some("ca.pem".into()),
+        };
+        let json = serde_json::to_value(&full).unwrap();
+        let mut keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.push("sessions");
+        keys.sort_unstable();
+        let mut want = RunRequest::KEYS.to_vec();
+        want.sort_unstable();
+        assert_eq!(keys, want);
+        let back: RunRequest = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, full);
+        assert_eq!(json["duration"], "1s 500ms");
+        assert_eq!(json["size"], "1KiB..1MiB");
+        assert_eq!(json["mix"], "get=70,put=20,delete=10");
+        // TOML writes numbers and booleans bare.
+        let t: RunRequest =
+            toml::from_str("size = 4096\nrate = 500\npoll = true\ntrace = true\nduration = \"2s\"")
+                .unwrap();
+        assert_eq!(t.size, Some(SizeSpec::Fixed(4096)));
+        assert_eq!(t.rate, Some(Rate(500.0)));
+        assert_eq!(t.trace, Some(Trace::On(true)));
+        let e = toml::from_str::<RunRequest>("clinets = 2")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("clinets"), "{e}");
+        let e = toml::from_str::<RunRequest>("size = \"4kb!\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not a size"), "{e}");
+    }
+
+    #[test]
+    fn a_request_shows_as_its_command_line() {
+        let r = req(
+            r#"{"size": "4KiB", "poll": true, "verify": false, "slo": ["p99<1ms", "ops>1k/s"], "trace": true, "server_cpus": "1"}"#,
+        );
+        assert_eq!(
+            r.to_args().join(" "),
+            "--size 4KiB --poll --server-cpus 1 --slo p99<1ms --slo ops>1k/s --trace"
+        );
+    }
+
+    #[test]
+    fn a_merge_takes_what_the_point_sets() {
+        let mut base = req(r#"{"size": 64, "clients": 1, "poll": true}"#);
+        base.merge(req(r#"{"clients": 4, "arch": "pool"}"#));
+        assert_eq!(
+            base,
+            req(r#"{"size": 64, "clients": 4, "poll": true, "arch": "pool"}"#)
+        );
+    }
+
+    #[test]
+    fn transports_get_their_own_settings() {
+        let (s, _) = req(r#"{"transport": "shm", "mode": "async"}"#)
+            .check(&two_cpus())
+            .unwrap();
+        assert_eq!(s.depth, 64);
+        let shm = s.shm().unwrap();
+        assert_eq!(
+            (shm.mode, shm.wait, shm.ring_bytes),
+            (ShmMode::Async, Wait::Adaptive, 1 << 20)
+        );
+        let (s, p) = req(
+            r#"{"transport": "s3", "workload": "mixed", "target": "s3://127.0.0.1:9000/bench"}"#,
+        )
+        .check(&two_cpus())
+        .unwrap();
+        let s3 = s.s3().unwrap();
+        assert_eq!(s3.mix, Mix::default_mix().0);
+        assert!(
+            !s3.signed,
+            "an external target is signed only with credentials"
+        );
+        assert_eq!(p.server_cpus, None);
+        assert_eq!(s.label(), "s3-mixed-external");
+        let (s, _) = req(r#"{"rate": 1000}"#).check(&two_cpus()).unwrap();
+        assert_eq!((s.depth, s.rate_per_s), (1024, Some(1000.0)));
+    }
+}

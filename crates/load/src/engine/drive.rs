@@ -1,0 +1,240 @@
+//! Driving one connection of an async transport by its pattern:
+//! request/response with `depth` outstanding (closed loop) or on a
+//! timetable (open loop), send-only, or receive-only.
+
+use super::coordinator::WorkerLink;
+use super::worker::{ConnCtx, after_end, async_worker_main, recorder_at};
+use crate::transport::{Conn, ConnRx, ConnTx, Pattern, Transport};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Notify;
+
+/// The worker of an async transport: each connection driven by its pattern.
+pub(crate) fn worker_main<T: Transport>(transport: Arc<T>, link: WorkerLink) {
+    let (id, pattern) = (link.id, transport.pattern());
+    async_worker_main(
+        link,
+        |j| transport.connect(id, j),
+        move |conn, ctx| drive_conn(conn, pattern, ctx),
+    )
+}
+
+/// Requests sent together: when they were meant to leave (open loop: the
+/// timetable; closed loop: when sent), when they left, how many.
+struct Run {
+    intended: Instant,
+    sent: Instant,
+    n: usize,
+}
+
+/// Requests in flight on one connection, in order.
+struct InFlight {
+    runs: RefCell<VecDeque<Run>>,
+    credits: Cell<usize>,
+    wake_tx: Notify,
+}
+
+async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std::io::Result<()> {
+    let (mut tx, mut rx) = conn.split();
+    match pattern {
+        Pattern::RequestResponse => {
+            let shared = Rc::new(InFlight {
+                runs: RefCell::new(VecDeque::new()),
+                credits: Cell::new(ctx.depth),
+                wake_tx: Notify::new(),
+            });
+            let sender = {
+                let (shared, rec, errors) = (shared.clone(), ctx.rec.clone(), ctx.errors.clone());
+                let mut pacer = ctx.pacer.take();
+                tokio::task::spawn_local(async move {
+                    let mut due = Vec::new();
+                    loop {
+                        if let Some(p) = pacer.as_mut()
+                            && let Err(e) = p
+                                .timer
+                                .as_mut()
+                                .expect("async pacer")
+                                .sleep_until(p.next)
+                                .await
+                        {
+                            return errors.set(format!("timer: {e}"));
+                        }
+                        let credits = shared.credits.get();
+                        if credits == 0 {
+                            shared.wake_tx.notified().await;
+                            continue;
+                        }
+                        let t = Instant::now();
+                        if rec.borrow().finished {
+                            // Keep the sending half open until the worker
+                            // ends: closing it would make the server close
+                            // the connection under the receiver's feet.
+                            return std::future::pending().await;
+                        }
+                        let n = match pacer.as_mut() {
+                            None => {
+                                shared.runs.borrow_mut().push_back(Run {
+                                    intended: t,
+                                    sent: t,
+                                    n: credits,
+                                });
+                                credits
+                            }
+                            Some(p) => {
+                                due.clear();
+                                p.take_due(t, credits, &mut due);
+                                let mut runs = shared.runs.borrow_mut();
+                                runs.extend(due.iter().map(|&intended| Run {
+                                    intended,
+                                    sent: t,
+                                    n: 1,
+                                }));
+                                due.len()
+                            }
+                        };
+                        if n == 0 {
+                            continue;
+                        }
+                        shared.credits.set(credits - n);
+                        match tx.send(n).await {
+                            Ok(bytes) => {
+                                let mut w = rec.borrow_mut();
+                                w.advance(t);
+                                w.rec.sent(n as u64, bytes as u64);
+                            }
+                            Err(_) if rec.borrow().finished => return std::future::pending().await,
+                            Err(e) => return errors.set(format!("send: {e}")),
+                        }
+                    }
+                })
+            };
+            let _abort_sender = AbortOnDrop(sender);
+            loop {
+                let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
+                let now = Instant::now();
+                let Some(mut w) = recorder_at(&ctx.rec, now) else {
+                    return Ok(());
+                };
+                let measuring = w.measuring();
+                let rec = &mut w.rec;
+                rec.received(r.ops as u64, r.bytes as u64);
+                let counted = ctx.quota.take(r.ops, measuring);
+                let mut runs = shared.runs.borrow_mut();
+                let mut left = r.ops;
+                let mut to_count = counted;
+                while left > 0 {
+                    let Some(front) = runs.front_mut() else {
+                        return Err(std::io::Error::other(
+                            "protocol error: more responses than requests sent",
+                        ));
+                    };
+                    let k = front.n.min(left);
+                    let kc = k.min(to_count);
+                    rec.timing(
+                        now.saturating_duration_since(front.intended).as_nanos() as u64,
+                        now.saturating_duration_since(front.sent).as_nanos() as u64,
+                        kc as u64,
+                    );
+                    to_count -= kc;
+                    left -= k;
+                    front.n -= k;
+                    if front.n == 0 {
+                        runs.pop_front();
+                    }
+                }
+                rec.completed(counted as u64);
+                if ctx.quota.reached() {
+                    return Ok(());
+                }
+                shared.credits.set(shared.credits.get() + r.ops);
+                shared.wake_tx.notify_one();
+            }
+        }
+        Pattern::SendOnly => {
+            // Anything the peer sends, or its closing, ends this connection.
+            let watcher = {
+                let (errors, rec_w) = (ctx.errors.clone(), ctx.rec.clone());
+                tokio::task::spawn_local(async move {
+                    match rx.recv().await {
+                        Ok(_) => errors.set(
+                            "protocol error: the server sent data on a one-way connection".into(),
+                        ),
+                        Err(_) if rec_w.borrow().finished => {}
+                        Err(e) => errors.set(format!("receive: {e}")),
+                    }
+                })
+            };
+            let _abort_watcher = AbortOnDrop(watcher);
+            let mut due = Vec::new();
+            loop {
+                if let Some(p) = ctx.pacer.as_mut() {
+                    p.timer
+                        .as_mut()
+                        .expect("async pacer")
+                        .sleep_until(p.next)
+                        .await?;
+                }
+                let t0 = Instant::now();
+                let want = ctx.quota.allow(ctx.depth, t0);
+                due.clear();
+                match ctx.pacer.as_mut() {
+                    Some(p) => p.take_due(t0, want, &mut due),
+                    None => due.resize(want, t0),
+                }
+                let n = due.len();
+                if want == 0 {
+                    return Ok(());
+                }
+                if n == 0 {
+                    continue;
+                }
+                let bytes = tx.send(n).await.or_else(|e| after_end(&ctx, e))?;
+                let t1 = Instant::now();
+                let Some(mut w) = recorder_at(&ctx.rec, t0) else {
+                    return Ok(());
+                };
+                let measuring = w.measuring();
+                let rec = &mut w.rec;
+                rec.sent(n as u64, bytes as u64);
+                rec.completed(ctx.quota.take(n, measuring) as u64);
+                // One-way: the operation is done when handed to the kernel.
+                let service = t1.saturating_duration_since(t0).as_nanos() as u64;
+                for &intended in &due {
+                    rec.timing(
+                        t1.saturating_duration_since(intended).as_nanos() as u64,
+                        service,
+                        1,
+                    );
+                }
+            }
+        }
+        Pattern::ReceiveOnly => {
+            // Keep the sending half open: dropping it would half-close the
+            // connection, which a stream server may take as goodbye.
+            let _keep = tx;
+            loop {
+                let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
+                let now = Instant::now();
+                let Some(mut w) = recorder_at(&ctx.rec, now) else {
+                    return Ok(());
+                };
+                w.rec.received(r.ops as u64, r.bytes as u64);
+                let counted = ctx.quota.take(r.ops, w.measuring());
+                w.rec.completed(counted as u64);
+                if ctx.quota.reached() {
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -1,0 +1,132 @@
+//! The engine's public values: what it runs ([`LoadConfig`]), who watches
+//! ([`Observer`]), and what it reports ([`IntervalReport`], [`LoadOutcome`]).
+
+use crate::recorder::IntervalData;
+use crate::sampler::Sampler;
+use std::time::Duration;
+use wirebench_core::result::{CoreBusy, Phase};
+
+/// What the engine runs.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct LoadConfig {
+    pub clients: usize,
+    pub conns_per_client: usize,
+    /// Requests outstanding per connection (closed loop); for send-only
+    /// transports, requests per send call.
+    pub depth: usize,
+    pub warmup: Duration,
+    /// Length of the measured phase, unless `count` is set.
+    pub duration: Duration,
+    /// Operations to complete in the measured phase, over all connections.
+    pub count: Option<u64>,
+    /// Open loop: total requests per second over all connections, sent on a
+    /// timetable whatever the responses do. None: closed loop.
+    pub rate: Option<f64>,
+    pub arrival: Arrival,
+    /// Seeds the Poisson timetables (one stream per connection).
+    pub seed: u64,
+    /// Connections may finish before the run's end (they ran out of work):
+    /// the run ends when all have.
+    #[serde(default)]
+    pub finite_work: bool,
+    /// Busy-poll: the worker runtimes never sleep in the kernel.
+    pub poll: bool,
+    /// Worker `i` is pinned to `client_cpus[i % len]`; empty: not pinned.
+    pub client_cpus: Vec<usize>,
+    /// The coordinator's (a worker in another process needs none).
+    #[serde(skip)]
+    pub sampler: Sampler,
+    pub interval: Duration,
+    pub connect_timeout: Duration,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        LoadConfig {
+            clients: 1,
+            conns_per_client: 1,
+            depth: 1,
+            warmup: Duration::ZERO,
+            duration: Duration::from_secs(1),
+            count: None,
+            rate: None,
+            arrival: Arrival::Uniform,
+            seed: 1,
+            finite_work: false,
+            poll: false,
+            client_cpus: Vec::new(),
+            sampler: Sampler::default(),
+            interval: Duration::from_secs(1),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+pub use wirebench_core::spec::Arrival;
+
+/// Why the caller wants the run stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Abort {
+    Interrupted(String),
+    Failed(String),
+}
+
+/// How the load ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndState {
+    Complete,
+    Interrupted(String),
+    Failed(String),
+}
+
+/// One assembled interval of the series.
+#[derive(Debug, Clone)]
+pub struct IntervalReport {
+    pub index: usize,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub phase: Phase,
+    pub data: IntervalData,
+    pub client_cores: Vec<CoreBusy>,
+    pub server_cores: Vec<CoreBusy>,
+}
+
+impl IntervalReport {
+    pub fn seconds(&self) -> f64 {
+        (self.end_ns.saturating_sub(self.start_ns)) as f64 / 1e9
+    }
+}
+
+/// Watches a run from the coordinating thread.
+pub trait Observer {
+    /// Every connection is ready; the load starts.
+    fn connected(&mut self, _connect_time_ns: u64) {}
+    /// An interval is complete.
+    fn interval(&mut self, _iv: &IntervalReport) {}
+    /// Asked about every 50 ms: should the run stop?
+    fn poll_abort(&mut self) -> Option<Abort> {
+        None
+    }
+}
+
+/// An observer that watches nothing.
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
+/// Everything the engine measured.
+#[derive(Debug)]
+pub struct LoadOutcome {
+    pub end: EndState,
+    pub connect_time_ns: u64,
+    pub intervals: Vec<IntervalReport>,
+    /// Merge of the measured-phase intervals.
+    pub measured: IntervalData,
+    pub measured_ns: u64,
+    pub client_cpu_s: f64,
+    pub server_cpu_s: Option<f64>,
+    /// Run-queue wait over the measured phase (from schedstat).
+    pub client_runq_wait_s: Option<f64>,
+    pub server_runq_wait_s: Option<f64>,
+    /// Busy % of each client CPU over the measured phase.
+    pub client_cores: Vec<CoreBusy>,
+}

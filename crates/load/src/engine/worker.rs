@@ -1,0 +1,346 @@
+//! A worker: one pinned thread per client with its current-thread runtime,
+//! its connections and its recorder. It connects, waits for the start,
+//! then drives each connection until the run ends, an error, or every
+//! connection finished; it sends a snapshot of its recorder at each
+//! interval boundary.
+
+use super::coordinator::{Gate, Msg, Schedule, WorkerLink};
+use super::pacer::Pacer;
+use crate::recorder::Recorder;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Instant;
+use tokio::sync::Notify;
+use wirebench_core::result::Phase;
+
+/// Spawns worker `id`'s thread: it runs `f`, then stays until `gate` opens,
+/// so that the coordinator's last CPU sample still sees it (the kernel
+/// keeps a thread's run-queue wait only while the thread lives).
+pub(crate) fn worker_thread(
+    id: usize,
+    gate: Arc<Gate>,
+    f: impl FnOnce() + Send + 'static,
+) -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new()
+        .name(format!("wb-client-{id}"))
+        .spawn(move || {
+            f();
+            gate.wait();
+        })
+        .expect("spawning a worker thread")
+}
+
+/// What made a worker stop.
+enum Stop {
+    /// The last interval of a duration run was sent.
+    Duration,
+    /// Every connection completed its share of `--count`.
+    Count,
+    Error(String),
+    /// The coordinator asked.
+    Asked,
+}
+
+/// The first error of a worker's connections, and a wake-up for it.
+#[derive(Default)]
+pub(crate) struct ErrorSlot {
+    first: RefCell<Option<String>>,
+    notify: Notify,
+}
+
+impl ErrorSlot {
+    pub(crate) fn set(&self, e: String) {
+        let mut f = self.first.borrow_mut();
+        if f.is_none() {
+            *f = Some(e);
+        }
+        self.notify.notify_one();
+    }
+}
+
+/// A worker of an async transport: connects, waits for the start, then
+/// runs `drive` on each connection on its current-thread runtime until the
+/// run ends, an error, or every connection finished.
+pub(crate) fn async_worker_main<C, CF, D, DF>(
+    link: WorkerLink,
+    connect: impl Fn(usize) -> CF,
+    drive: D,
+) where
+    C: 'static,
+    CF: std::future::Future<Output = std::io::Result<C>>,
+    D: Fn(C, ConnCtx) -> DF,
+    DF: std::future::Future<Output = std::io::Result<()>> + 'static,
+{
+    let WorkerLink {
+        id,
+        cfg,
+        msgs,
+        start,
+        mut stop,
+        ..
+    } = link;
+    let done = |error: Option<String>| {
+        let _ = msgs.send(Msg::Done { worker: id, error });
+    };
+    // Open-loop timetables need timers that fire when due.
+    let _ = crate::os::tighten_timer_slack();
+    if !cfg.client_cpus.is_empty() {
+        let cpu = cfg.client_cpus[id % cfg.client_cpus.len()];
+        if let Err(e) = crate::os::pin_current_thread(&[cpu]) {
+            return done(Some(format!("client {id}: cannot pin to CPU {cpu}: {e}")));
+        }
+    }
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return done(Some(format!("client {id}: cannot build its runtime: {e}"))),
+    };
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&rt, async {
+        // Connect phase.
+        let began = Instant::now();
+        let mut conns = Vec::new();
+        for j in 0..cfg.conns_per_client {
+            let c = tokio::time::timeout(cfg.connect_timeout, connect(j)).await;
+            match c {
+                Ok(Ok(c)) => conns.push(c),
+                Ok(Err(e)) => return Err(format!("client {id} connection {j}: {e}")),
+                Err(_) => return Err(format!("client {id} connection {j}: connect timed out after {:?}", cfg.connect_timeout)),
+            }
+        }
+        let _ = msgs.send(Msg::Ready { connect_ns: began.elapsed().as_nanos() as u64 });
+        let sched = tokio::select! {
+            s = start => match s { Ok(s) => s, Err(_) => return Ok(()) },
+            _ = stop.wait_for(|s| *s) => return Ok(()),
+        };
+        tokio::time::sleep_until(sched.load_start.into()).await;
+        if cfg.poll {
+            // Busy-poll: a task that always yields keeps the runtime from
+            // parking; it then polls epoll with a zero timeout between tasks.
+            tokio::task::spawn_local(async {
+                loop {
+                    tokio::task::yield_now().await;
+                }
+            });
+        }
+
+        let rec = Rc::new(RefCell::new(WorkerRec::new(id, sched, msgs.clone())));
+        let errors = Rc::new(ErrorSlot::default());
+        let remaining = Rc::new(Cell::new(conns.len()));
+        let all_done = Rc::new(Notify::new());
+        let nconns_total = (cfg.clients * cfg.conns_per_client) as u64;
+        for (j, conn) in conns.into_iter().enumerate() {
+            let global = (id * cfg.conns_per_client + j) as u64;
+            let quota = cfg.count.map(|c| c / nconns_total + u64::from(global < c % nconns_total));
+            let quota = Quota { limit: quota, done: 0, measure_start: sched.measure_start };
+            let pacer = match cfg.rate {
+                Some(rate) => {
+                    let offset = global as f64 / nconns_total as f64;
+                    let seed = cfg.seed ^ global.wrapping_mul(0xA076_1D64_78BD_642F);
+                    match Pacer::new(sched.load_start, rate / nconns_total as f64, cfg.arrival, seed, offset, true) {
+                        Ok(p) => Some(p),
+                        Err(e) => return Err(format!("client {id}: cannot make a timer: {e}")),
+                    }
+                }
+                None => None,
+            };
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40 };
+            let (remaining, all_done) = (remaining.clone(), all_done.clone());
+            let errs = ctx.errors.clone();
+            let driving = drive(conn, ctx);
+            tokio::task::spawn_local(async move {
+                match driving.await {
+                    Ok(()) => {
+                        remaining.set(remaining.get() - 1);
+                        if remaining.get() == 0 {
+                            all_done.notify_one();
+                        }
+                    }
+                    Err(e) => errs.set(format!("client {id} connection {j}: {e}")),
+                }
+            });
+        }
+        // Intervals end when a recording or this ticker first sees the time
+        // past their boundary: a busy connection task may delay the ticker,
+        // never the attribution of a measurement to its interval.
+        let ticker = {
+            let rec = rec.clone();
+            async move {
+                loop {
+                    let next = rec.borrow().next_boundary();
+                    tokio::time::sleep_until(next.into()).await;
+                    let mut r = rec.borrow_mut();
+                    r.advance(Instant::now());
+                    if r.finished {
+                        return;
+                    }
+                }
+            }
+        };
+        // Count mode, or connections that may run out of work (typed operations).
+        let count_mode = cfg.count.is_some() || cfg.finite_work;
+        // Biased: when the run ended and a connection failed at once (the
+        // peer saw the end first), the end wins.
+        let why = tokio::select! {
+            biased;
+            _ = ticker => Stop::Duration,
+            _ = all_done.notified(), if count_mode => Stop::Count,
+            _ = errors.notify.notified() => Stop::Error(errors.first.borrow().clone().unwrap_or_default()),
+            _ = stop.wait_for(|s| *s) => Stop::Asked,
+        };
+        rec.borrow_mut().finish_now(Instant::now());
+        match why {
+            Stop::Error(e) => Err(e),
+            _ => Ok(()),
+        }
+    });
+    // Connections close as the runtime drops its tasks.
+    drop(local);
+    drop(rt);
+    done(result.err());
+}
+
+/// A worker's recorder and where it stands in the schedule.
+pub(crate) struct WorkerRec {
+    pub(crate) rec: Recorder,
+    pub(crate) sched: Schedule,
+    /// The interval under way.
+    pub(crate) index: usize,
+    /// The run's last interval was sent: nothing more is recorded.
+    pub(crate) finished: bool,
+    pub(crate) worker: usize,
+    pub(crate) msgs: mpsc::Sender<Msg>,
+}
+
+impl WorkerRec {
+    pub(crate) fn new(worker: usize, sched: Schedule, msgs: mpsc::Sender<Msg>) -> WorkerRec {
+        WorkerRec {
+            rec: Recorder::default(),
+            sched,
+            index: 0,
+            finished: false,
+            worker,
+            msgs,
+        }
+    }
+
+    pub(crate) fn next_boundary(&self) -> Instant {
+        self.sched.boundary(self.index + 1)
+    }
+
+    /// Ends (and sends) every interval whose end `now` has passed. Call it
+    /// before recording something that happened at `now`.
+    pub(crate) fn advance(&mut self, now: Instant) {
+        while !self.finished {
+            let end = self.next_boundary();
+            if now < end {
+                break;
+            }
+            let data = self.rec.take();
+            let _ = self.msgs.send(Msg::Interval {
+                worker: self.worker,
+                index: self.index,
+                end,
+                data: Box::new(data),
+            });
+            self.finished = self.sched.is_last(self.index);
+            self.index += 1;
+        }
+    }
+
+    /// Whether what is recorded now goes to the measured phase.
+    pub(crate) fn measuring(&self) -> bool {
+        self.sched.phase(self.index) == Phase::Measure
+    }
+
+    /// Ends the interval under way now (count reached, stop, error).
+    pub(crate) fn finish_now(&mut self, now: Instant) {
+        self.advance(now);
+        if !self.finished {
+            let data = self.rec.take();
+            let _ = self.msgs.send(Msg::Interval {
+                worker: self.worker,
+                index: self.index,
+                end: now,
+                data: Box::new(data),
+            });
+            self.finished = true;
+        }
+    }
+}
+
+pub(crate) struct ConnCtx {
+    pub(crate) rec: Rc<RefCell<WorkerRec>>,
+    pub(crate) errors: Rc<ErrorSlot>,
+    /// Closed loop: requests outstanding. Open loop: the most outstanding
+    /// (later requests wait, their latency still runs from their intended time).
+    pub(crate) depth: usize,
+    pub(crate) quota: Quota,
+    /// Open loop only.
+    pub(crate) pacer: Option<Pacer>,
+    /// The connection's number (over all workers) << 40: unique operation numbers.
+    pub(crate) seq_base: u64,
+}
+
+/// The worker's recorder, its intervals advanced to `now`; None once the
+/// run is over (nothing more is recorded).
+pub(crate) fn recorder_at(
+    rec: &RefCell<WorkerRec>,
+    now: Instant,
+) -> Option<std::cell::RefMut<'_, WorkerRec>> {
+    let mut w = rec.borrow_mut();
+    w.advance(now);
+    (!w.finished).then_some(w)
+}
+
+/// A connection's share of `--count`: operations of the measured phase only.
+pub(crate) struct Quota {
+    pub(crate) limit: Option<u64>,
+    pub(crate) done: u64,
+    pub(crate) measure_start: Instant,
+}
+
+impl Quota {
+    /// How many of `ops` operations count (those beyond the share, in
+    /// flight when it was reached, do not); marks them done. `measuring`:
+    /// whether the recorder they go to is in the measured phase (the
+    /// recorder, not the clock, decides: another thread may have ended the
+    /// warm-up between the operation's timestamp and its recording).
+    pub(crate) fn take(&mut self, ops: usize, measuring: bool) -> usize {
+        match self.limit {
+            Some(limit) if measuring => {
+                let n = (ops as u64).min(limit - self.done);
+                self.done += n;
+                n as usize
+            }
+            _ => ops,
+        }
+    }
+
+    /// How many operations may still start at `now`, at most `want`.
+    pub(crate) fn allow(&self, want: usize, now: Instant) -> usize {
+        match self.limit {
+            Some(limit) if now >= self.measure_start => {
+                (want as u64).min(limit - self.done) as usize
+            }
+            _ => want,
+        }
+    }
+
+    pub(crate) fn reached(&self) -> bool {
+        self.limit.is_some_and(|l| self.done >= l)
+    }
+}
+
+/// An error after the run's end is no error: peers may close first.
+pub(crate) fn after_end<T: Default>(ctx: &ConnCtx, e: std::io::Error) -> std::io::Result<T> {
+    if ctx.rec.borrow().finished {
+        Ok(T::default())
+    } else {
+        Err(e)
+    }
+}

@@ -1,0 +1,173 @@
+//! An experiment's summary table (`wirebench table`): one row per planned
+//! run of a sweep (its variables, then the messenger report's columns plus
+//! p99, CPU per operation and scaling), or one per run of any directory.
+
+use crate::export::Table;
+use crate::inputs::InputError;
+use std::path::{Path, PathBuf};
+use wirebench_core::index::{self, Entry};
+use wirebench_core::result::RunResult;
+
+/// One row: the run's variables, then the figures.
+struct Row {
+    vars: Vec<(String, String)>,
+    status: String,
+    ops_per_s: f64,
+    placement: String,
+    clients: usize,
+    connect_s: f64,
+    latency_ms: f64,
+    received: u64,
+    messaging_s: f64,
+    mb_out: f64,
+    smp: usize,
+    p99_ms: f64,
+    cpu_us_per_op: f64,
+    scaling: Option<f64>,
+}
+
+fn from_entry(e: &Entry) -> Row {
+    let a = e.aggregate.as_ref();
+    Row {
+        vars: e
+            .point
+            .iter()
+            .filter(|(k, _)| k != "clients" && k != "placement")
+            .cloned()
+            .chain((e.rep > 1 || e.key.contains("rep=")).then(|| ("rep".into(), e.rep.to_string())))
+            .collect(),
+        status: e.status.clone(),
+        ops_per_s: a.map_or(0.0, |a| a.ops_per_s),
+        placement: e
+            .placement
+            .as_ref()
+            .map_or("-".into(), |p| p.policy.clone()),
+        clients: a.map_or(0, |a| a.clients),
+        connect_s: a.map_or(0.0, |a| a.connect_time_s),
+        latency_ms: a.map_or(0.0, |a| a.latency.mean_ns / 1e6),
+        received: a.map_or(0, |a| a.messages_received),
+        messaging_s: a.map_or(0.0, |a| a.messaging_time_s),
+        mb_out: a.map_or(0.0, |a| a.mb_per_s_out),
+        smp: a.map_or(0, |a| a.smp),
+        p99_ms: a.map_or(0.0, |a| a.latency.p99_ns as f64 / 1e6),
+        cpu_us_per_op: a.map_or(0.0, |a| a.client_cpu_us_per_op),
+        scaling: e.scaling_vs_one_instance,
+    }
+}
+
+fn from_run(r: &RunResult) -> Row {
+    let s = &r.summary;
+    Row {
+        vars: vec![("run".into(), r.run_id.clone())],
+        status: format!("{:?}", r.status.state).to_lowercase(),
+        ops_per_s: s.ops_per_s,
+        placement: r.placement.policy.clone().unwrap_or_else(|| "-".into()),
+        clients: r.spec.clients,
+        connect_s: s.connect_time_ns as f64 / 1e9,
+        latency_ms: s.latency.mean_ns / 1e6,
+        received: s.messages_received,
+        messaging_s: s.measured_ns as f64 / 1e9,
+        mb_out: s.mb_per_s_out,
+        smp: r.placement.server_cpus.as_ref().map_or(0, |c| c.len()),
+        p99_ms: s.latency.p99_ns as f64 / 1e6,
+        cpu_us_per_op: s.client_cpu_us_per_op,
+        scaling: None,
+    }
+}
+
+/// Every run under `dir`, skipping (and saying so on stderr) a run.json
+/// that does not read: a table of what is there beats no table.
+fn runs_under(dir: &Path) -> Result<Vec<RunResult>, InputError> {
+    let bad = |why: String| InputError::Bad {
+        path: dir.to_path_buf(),
+        why,
+    };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| bad(e.to_string()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    let mut out = Vec::new();
+    for d in dirs {
+        match wirebench_core::store::load(&d) {
+            Ok(r) => out.push(r),
+            Err(e) => eprintln!("skipping {}: {e}", d.display()),
+        }
+    }
+    Ok(out)
+}
+
+/// The summary table of the experiment (or the runs) in `dir`.
+pub fn table(dir: &Path) -> Result<Table, InputError> {
+    let rows: Vec<Row> = match index::load(dir).map_err(|e| InputError::Bad {
+        path: e.path.clone(),
+        why: e.why,
+    })? {
+        Some(ix) => ix.runs.iter().map(from_entry).collect(),
+        None => runs_under(dir)?.iter().map(from_run).collect(),
+    };
+    if rows.is_empty() {
+        return Err(InputError::NoRuns(dir.to_path_buf()));
+    }
+    let mut var_names: Vec<String> = Vec::new();
+    for r in &rows {
+        for (k, _) in &r.vars {
+            if !var_names.contains(k) {
+                var_names.push(k.clone());
+            }
+        }
+    }
+    let mut head: Vec<String> = var_names.clone();
+    head.extend(
+        [
+            "IOPS (k)",
+            "placement",
+            "clients",
+            "connect time (s)",
+            "latency (ms)",
+            "messages received",
+            "messaging time (s)",
+            "out throughput (MB/s)",
+            "smp",
+            "p99 (ms)",
+            "CPU (us/op)",
+            "scaling",
+            "status",
+        ]
+        .map(String::from),
+    );
+    let mut t = Table::new(head);
+    t.left = (0..var_names.len())
+        .chain([var_names.len() + 1, var_names.len() + 12])
+        .collect();
+    for r in &rows {
+        let mut c: Vec<String> = var_names
+            .iter()
+            .map(|k| {
+                r.vars
+                    .iter()
+                    .find(|(x, _)| x == k)
+                    .map_or("-".into(), |(_, v)| v.clone())
+            })
+            .collect();
+        c.extend([
+            format!("{:.3}", r.ops_per_s / 1e3),
+            r.placement.clone(),
+            r.clients.to_string(),
+            format!("{:.6}", r.connect_s),
+            format!("{:.6}", r.latency_ms),
+            r.received.to_string(),
+            format!("{:.3}", r.messaging_s),
+            format!("{:.3}", r.mb_out),
+            r.smp.to_string(),
+            format!("{:.6}", r.p99_ms),
+            format!("{:.3}", r.cpu_us_per_op),
+            r.scaling.map_or("-".into(), |s| format!("{s:.2}")),
+            r.status.clone(),
+        ]);
+        t.row(c);
+    }
+    Ok(t)
+}

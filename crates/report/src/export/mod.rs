@@ -1,0 +1,148 @@
+//! Output formats over one document model: a [`Document`] is a title and
+//! blocks (headings, text, lists, tables, preformatted text, figures); an
+//! [`Exporter`] turns it into Markdown, a self-contained HTML page, CSV (its
+//! tables) or aligned text for a terminal. Every table wirebench prints or
+//! writes goes through here, so a column looks the same everywhere.
+//!
+//! ```
+//! use wirebench_report::export::{Document, Exporter, MarkdownExporter, Table, TextExporter};
+//! let mut t = Table::new(["variant", "ops/s"]);
+//! t.row(["unix", "17.5k"]);
+//! let doc = Document::new("ipc").table(t);
+//! assert!(MarkdownExporter.export(&doc).contains("| unix | 17.5k |"));
+//! assert!(TextExporter.export(&doc).contains("unix"));
+//! ```
+
+mod csv;
+mod html;
+mod markdown;
+mod text;
+
+pub use csv::CsvExporter;
+pub use html::{HtmlExporter, escape};
+pub use markdown::MarkdownExporter;
+pub use text::TextExporter;
+
+/// A plot: its title and its SVG.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub title: String,
+    pub svg: String,
+}
+
+/// Rows under a header. Columns are right-aligned, but the first (and
+/// those marked `left`), which name things.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Columns (by index) aligned left besides the first.
+    pub left: Vec<usize>,
+}
+
+impl Table {
+    pub fn new<S: Into<String>>(head: impl IntoIterator<Item = S>) -> Table {
+        Table {
+            head: head.into_iter().map(Into::into).collect(),
+            ..Table::default()
+        }
+    }
+
+    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+    }
+
+    fn is_left(&self, col: usize) -> bool {
+        col == 0 || self.left.contains(&col)
+    }
+}
+
+/// One part of a document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// A section's title (level 2; the document's own title is level 1).
+    Heading(String),
+    /// A paragraph.
+    Text(String),
+    /// A bulleted list; each item is (what, its detail): "**what**: detail".
+    List(Vec<(String, String)>),
+    Table(Table),
+    /// Text in fixed-width columns, kept as it is.
+    Pre(String),
+    /// Figures: drawn in HTML; listed by title elsewhere.
+    Figures(Vec<Figure>),
+}
+
+/// A title and its blocks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Document {
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+impl Document {
+    pub fn new(title: impl Into<String>) -> Document {
+        Document {
+            title: title.into(),
+            blocks: Vec::new(),
+        }
+    }
+
+    pub fn push(mut self, b: Block) -> Document {
+        self.blocks.push(b);
+        self
+    }
+
+    pub fn heading(self, t: impl Into<String>) -> Document {
+        self.push(Block::Heading(t.into()))
+    }
+
+    pub fn text(self, t: impl Into<String>) -> Document {
+        self.push(Block::Text(t.into()))
+    }
+
+    pub fn table(self, t: Table) -> Document {
+        self.push(Block::Table(t))
+    }
+
+    /// The tables of the document, in order.
+    pub fn tables(&self) -> impl Iterator<Item = &Table> {
+        self.blocks.iter().filter_map(|b| match b {
+            Block::Table(t) => Some(t),
+            _ => None,
+        })
+    }
+}
+
+/// A format a document can be written in.
+pub trait Exporter {
+    fn export(&self, doc: &Document) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc() -> Document {
+        let mut t = Table::new(["variant", "ops/s", "p50"]);
+        t.row(["shm-spin", "1.21M", "812ns"]);
+        t.row(["unix <2>", "17.5k", "55.0us"]);
+        Document::new("ipc-compare")
+            .text("medians over the rounds")
+            .push(Block::List(vec![("A".into(), "the reference".into())]))
+            .table(t)
+            .push(Block::Pre("  1 | begin\n".into()))
+            .push(Block::Figures(vec![Figure {
+                title: "Throughput".into(),
+                svg: "<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>".into(),
+            }]))
+    }
+
+    #[test]
+    fn every_format_of_one_document() {
+        insta::assert_snapshot!("markdown", MarkdownExporter.export(&doc()));
+        insta::assert_snapshot!("html", HtmlExporter.export(&doc()));
+        insta::assert_snapshot!("csv", CsvExporter.export(&doc()));
+        insta::assert_snapshot!("text", TextExporter.export(&doc()));
+    }
+}

@@ -1,0 +1,247 @@
+//! The one `match` on the transport: [`open`] makes the [`Driver`] of a
+//! run's transport, which runs each measured load on the engine (async
+//! workers for msgr, blocking threads or processes for shm, typed calls for
+//! S3), and undoes what the transport created (S3's objects) at the end.
+//! A new transport is one arm here.
+
+use crate::session::{Events, SessionOptions};
+use crate::{Credentials, RunError};
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use wirebench_core::result::PhaseReport;
+use wirebench_core::spec::{ClientsAs, Endpoint, RunSpec, TransportSpec};
+use wirebench_load::engine::{self, LoadConfig, LoadOutcome, Observer};
+use wirebench_load::{blocking, calls, remote};
+use wirebench_transports::msgr::client::MsgrClient;
+use wirebench_transports::s3;
+use wirebench_transports::shm::client::ShmClient;
+
+/// Runs a transport's loads against one endpoint.
+pub trait Driver {
+    /// One measured load with `cfg`. `spec` may differ from the session's
+    /// between loads in its load settings (rate, channel, wait).
+    fn drive(&mut self, spec: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome;
+    /// The prepare phase's report, once (S3: the objects created for reads).
+    fn take_prepare(&mut self) -> Option<PhaseReport> {
+        None
+    }
+    /// Undoes what the run created (S3: deletes its objects), once.
+    fn close(&mut self, _events: &mut dyn Events) -> Option<PhaseReport> {
+        None
+    }
+}
+
+/// The driver of `spec`'s transport against `endpoint`. For S3 it also
+/// checks the endpoint, the credentials and the bucket, and prepares the
+/// objects reads need (cancelled by `opts.cancel`).
+pub fn open(
+    spec: &RunSpec,
+    endpoint: &Endpoint,
+    opts: &SessionOptions,
+    credentials: Option<Credentials>,
+    events: &mut dyn Events,
+) -> Result<Box<dyn Driver>, RunError> {
+    Ok(match &spec.transport {
+        TransportSpec::Msgr(_) => Box::new(MsgrDriver(endpoint.clone())),
+        TransportSpec::Shm(_) => match endpoint {
+            Endpoint::Unix(path) => Box::new(ShmDriver(path.clone())),
+            other => {
+                return Err(RunError::Failed(format!(
+                    "{other}: a shm server listens on a Unix socket"
+                )));
+            }
+        },
+        TransportSpec::S3(s3spec) => Box::new(S3Driver::open(
+            spec,
+            s3spec,
+            endpoint,
+            opts,
+            credentials,
+            events,
+        )?),
+    })
+}
+
+struct MsgrDriver(Endpoint);
+
+impl Driver for MsgrDriver {
+    fn drive(&mut self, spec: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+        let m = spec.msgr().expect("a msgr spec");
+        let client = MsgrClient::new(
+            self.0.clone(),
+            m.mode,
+            m.size_bytes as usize,
+            m.response_size_bytes as usize,
+        )
+        .verify(spec.verify);
+        engine::run_load(Arc::new(client), cfg, obs)
+    }
+}
+
+struct ShmDriver(std::path::PathBuf);
+
+impl Driver for ShmDriver {
+    fn drive(&mut self, spec: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+        let shm = spec.shm().expect("a shm spec");
+        let client = ShmClient::new(
+            self.0.clone(),
+            shm.channel,
+            shm.mode,
+            shm.size_bytes,
+            shm.ring_bytes,
+            shm.wait,
+            spec.verify,
+        );
+        match shm.clients_as {
+            ClientsAs::Threads => blocking::run_load(Arc::new(client), cfg, obs),
+            ClientsAs::Processes => remote::run_load_processes(cfg, obs, &mut |worker| {
+                start_client_process(worker, cfg, &client)
+            }),
+        }
+    }
+}
+
+/// Starts the process of client `worker` (`wirebench shm-worker`) and
+/// gives it its order.
+fn start_client_process(
+    worker: usize,
+    cfg: &LoadConfig,
+    client: &ShmClient,
+) -> std::io::Result<Child> {
+    let exe = std::env::current_exe()?;
+    let mut child = Command::new(exe)
+        .args([
+            "shm-worker",
+            "--exit-with-parent",
+            &std::process::id().to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        // Its own process group: Ctrl-C reaches this process only, which
+        // then ends the clients after saving what they measured.
+        .process_group(0)
+        .spawn()?;
+    let order = remote::WorkerOrder {
+        worker,
+        cfg: cfg.clone(),
+        transport: client.clone(),
+    };
+    let mut line = serde_json::to_vec(&order).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    let stdin = child.stdin.as_mut().expect("piped");
+    if let Err(e) = stdin.write_all(&line).and_then(|_| stdin.flush()) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e);
+    }
+    Ok(child)
+}
+
+/// Concurrent requests of the S3 prepare and cleanup phases (at most).
+const S3_PHASE_CONCURRENCY: usize = 32;
+
+/// An S3 run's workload, and what its prepare phase did.
+struct S3Driver {
+    workload: Arc<s3::Workload>,
+    prepare: Option<PhaseReport>,
+    concurrency: usize,
+    closed: bool,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+impl S3Driver {
+    fn open(
+        spec: &RunSpec,
+        s3spec: &wirebench_core::spec::S3Spec,
+        endpoint: &Endpoint,
+        opts: &SessionOptions,
+        credentials: Option<Credentials>,
+        events: &mut dyn Events,
+    ) -> Result<S3Driver, RunError> {
+        let Endpoint::S3 { addr, bucket, tls } = endpoint else {
+            return Err(RunError::Failed(format!("{endpoint}: not an S3 endpoint")));
+        };
+        let creds = credentials.map(|c| rusty_s3::Credentials::new(c.access_key, c.secret_key));
+        let tls = tls.then_some(opts.ca_file.as_deref());
+        let client =
+            s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds, tls)
+                .map_err(RunError::Failed)?;
+        let workload = Arc::new(s3::Workload::new(client, s3spec.clone(), spec.verify));
+        let concurrency = spec.connections().clamp(1, S3_PHASE_CONCURRENCY);
+        let rt = runtime()?;
+        rt.block_on(s3::preflight(&workload.client, opts.create_bucket))
+            .map_err(|e| RunError::Failed(format!("checking {endpoint}: {e}")))?;
+        let mut driver = S3Driver {
+            workload,
+            prepare: None,
+            concurrency,
+            closed: false,
+        };
+        if driver.workload.needs_prepare() {
+            events.note(&format!(
+                "prepare: creating {} objects of {} in {endpoint}, keys {}* ...",
+                s3spec.objects, s3spec.sizes, s3spec.prefix
+            ));
+            match rt.block_on(s3::prepare(&driver.workload, concurrency)) {
+                Ok(p) => {
+                    events.note(&format!(
+                        "prepare: {} objects, {} in {:.2} s",
+                        p.objects,
+                        wirebench_core::units::format_size(p.bytes),
+                        p.seconds
+                    ));
+                    driver.prepare = Some(p);
+                }
+                Err(e) => {
+                    // What was created is deleted before the error is told.
+                    driver.close(events);
+                    return Err(RunError::Failed(e));
+                }
+            }
+        }
+        Ok(driver)
+    }
+}
+
+impl Driver for S3Driver {
+    fn drive(&mut self, _: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+        let mut cfg = cfg.clone();
+        // DELETE takes each object once: connections run out of work.
+        cfg.finite_work = self.workload.spec.workload == wirebench_core::spec::S3Workload::Delete;
+        calls::run_load_calls(Arc::new(s3::S3Transport(self.workload.clone())), &cfg, obs)
+    }
+
+    fn take_prepare(&mut self) -> Option<PhaseReport> {
+        self.prepare.take()
+    }
+
+    fn close(&mut self, events: &mut dyn Events) -> Option<PhaseReport> {
+        if self.closed || self.workload.spec.keep {
+            return None;
+        }
+        self.closed = true;
+        let n = self.workload.existing();
+        if n > 0 {
+            events.note(&format!(
+                "cleanup: deleting the {n} objects this run created ..."
+            ));
+        }
+        let rt = runtime().ok()?;
+        let c = rt.block_on(s3::cleanup(&self.workload, self.concurrency));
+        if c.errors > 0 {
+            events.note(&format!(
+                "cleanup: {} objects could not be deleted (prefix {})",
+                c.errors, self.workload.spec.prefix
+            ));
+        }
+        Some(c)
+    }
+}

@@ -1,0 +1,136 @@
+//! wirebench-runner: executes runs. A [`RunRequest`] is checked into a
+//! spec; a [`session::Session`] starts the target ([`target`]: the
+//! embedded server as a pinned child process, or an external endpoint) and
+//! opens the transport's driver ([`dispatch`], the one `match` on the
+//! transport); each measured load becomes a result ([`outcome`]: the
+//! summary, the warnings and their rules) that [`record`] stamps, checks
+//! against the objectives and saves. [`run`], [`search`], [`sweep`],
+//! [`ipc_compare`] and [`flame`] are the commands built on these; [`serve`]
+//! is the server side; [`process`] holds signals and child processes.
+//! Nothing here prints: progress goes to [`session::Events`].
+//!
+//! ```no_run
+//! use wirebench_core::request::RunRequest;
+//! use wirebench_core::topo::Topology;
+//! use wirebench_runner::{process::Cancel, run, session::SessionOptions};
+//!
+//! struct Silent;
+//! impl wirebench_runner::session::Events for Silent {}
+//! impl run::RunEvents for Silent {}
+//!
+//! let req = RunRequest { duration: Some("2s".parse().unwrap()), ..RunRequest::default() };
+//! let report = run::run(&req, &SessionOptions::default(), &Topology::read(), vec![], Cancel::new(), &mut Silent)?;
+//! println!("{} ops/s", report.runs[0].0.summary.ops_per_s);
+//! # Ok::<(), wirebench_runner::RunError>(())
+//! ```
+
+pub mod dispatch;
+pub mod flame;
+pub mod ipc_compare;
+pub mod outcome;
+pub mod process;
+pub mod record;
+pub mod run;
+pub mod search;
+pub mod serve;
+pub mod session;
+pub mod sweep;
+pub mod target;
+pub mod worker;
+
+use serde::{Deserialize, Serialize};
+pub use wirebench_core::request::{RunRequest, SpecError};
+pub use wirebench_load::engine::IntervalReport;
+
+/// The git revision this build came from (recorded in every result).
+pub const GIT_REVISION: &str = env!("WIREBENCH_GIT_REVISION");
+
+/// Exit status of a complete run whose objectives were not all met.
+pub const EXIT_SLO_MISSED: u8 = 3;
+
+/// Why a command could not run (a failed *run* is a result, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A bad request: exit status 2.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("{0}")]
+    Failed(String),
+    #[error(transparent)]
+    Store(#[from] wirebench_core::store::StoreError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// S3 credentials: given to a session as a value, never part of a request
+/// or a result, never printed (`Debug` hides them).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Credentials {
+    pub access_key: String,
+    pub secret_key: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credentials(***)")
+    }
+}
+
+impl Credentials {
+    /// The pair given (both or neither), else `AWS_ACCESS_KEY_ID` and
+    /// `AWS_SECRET_ACCESS_KEY`.
+    pub fn given_or_env(
+        access_key: Option<String>,
+        secret_key: Option<String>,
+    ) -> Result<Option<Credentials>, SpecError> {
+        match (access_key, secret_key) {
+            (Some(access_key), Some(secret_key)) => Ok(Some(Credentials {
+                access_key,
+                secret_key,
+            })),
+            (None, None) => {
+                let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
+                Ok(var("AWS_ACCESS_KEY_ID")
+                    .zip(var("AWS_SECRET_ACCESS_KEY"))
+                    .map(|(access_key, secret_key)| Credentials {
+                        access_key,
+                        secret_key,
+                    }))
+            }
+            _ => Err(SpecError::Flag {
+                flag: "--access-key",
+                why: "and --secret-key go together".into(),
+            }),
+        }
+    }
+
+    /// A random pair, for the embedded fake server.
+    pub fn random() -> Credentials {
+        let mut b = [0u8; 24];
+        let ok = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+            .is_ok();
+        if !ok {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos();
+            for (i, x) in b.iter_mut().enumerate() {
+                *x = wirebench_core::spec::mix64(t as u64 ^ i as u64) as u8;
+            }
+        }
+        let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        Credentials {
+            access_key: format!("WB{}", &hex[..16].to_uppercase()),
+            secret_key: hex[16..].to_string(),
+        }
+    }
+}
+
+/// The region of a request: the flag, else `AWS_REGION`.
+pub fn with_env_region(mut req: RunRequest) -> RunRequest {
+    if req.transport == Some(wirebench_core::spec::TransportKind::S3) && req.region.is_none() {
+        req.region = std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty());
+    }
+    req
+}

@@ -1,0 +1,148 @@
+//! Processes and signals: SIGINT and SIGTERM taken by one thread and turned
+//! into a [`Cancel`] the run polls; children that die with their parent;
+//! signals sent by PID. Contract: termination signals are blocked in every
+//! thread of a process that calls [`watch_signals`] or
+//! [`block_termination_signals`] before it spawns threads, so that they
+//! never kill it half-way through writing a result.
+
+use nix::sys::signal::{SigSet, Signal};
+use std::io;
+use std::sync::{Arc, OnceLock};
+
+/// A run's cancel flag: set once, with why (a signal's name, or the
+/// caller's reason). Cloned into everything that must stop with the run.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<OnceLock<String>>);
+
+impl Cancel {
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Asks the run to stop (the first reason wins).
+    pub fn cancel(&self, why: impl Into<String>) {
+        let _ = self.0.set(why.into());
+    }
+
+    /// Why the run was asked to stop, if it was.
+    pub fn reason(&self) -> Option<&str> {
+        self.0.get().map(String::as_str)
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.get().is_some()
+    }
+}
+
+fn termination_set() -> SigSet {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    set
+}
+
+/// Blocks SIGINT and SIGTERM in the calling thread (and the threads it
+/// spawns later), so that one thread can wait for them with
+/// [`wait_for_termination`] instead of having them kill the process.
+pub fn block_termination_signals() -> io::Result<()> {
+    termination_set().thread_block().map_err(io::Error::other)
+}
+
+/// Waits for SIGINT or SIGTERM (which must be blocked); returns its name.
+pub fn wait_for_termination() -> io::Result<&'static str> {
+    let s = termination_set().wait().map_err(io::Error::other)?;
+    Ok(s.as_str())
+}
+
+/// Takes over SIGINT and SIGTERM: they are blocked in every thread and
+/// taken by one waiting thread, which cancels the returned flag with the
+/// signal's name ("SIGINT received").
+pub fn watch_signals() -> io::Result<Cancel> {
+    block_termination_signals()?;
+    let cancel = Cancel::new();
+    let c = cancel.clone();
+    std::thread::Builder::new()
+        .name("wb-signals".into())
+        .spawn(move || {
+            if let Ok(s) = wait_for_termination() {
+                c.cancel(format!("{s} received"));
+            }
+        })?;
+    Ok(cancel)
+}
+
+/// Asks the kernel to send SIGTERM to this process when the thread that
+/// started it exits, and checks the parent is still `parent` (it may have
+/// died before the request took effect).
+pub fn terminate_with_parent(parent: u32) -> io::Result<()> {
+    nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(io::Error::other)?;
+    if nix::unistd::getppid().as_raw() as u32 != parent {
+        return Err(io::Error::other("the parent process is gone"));
+    }
+    Ok(())
+}
+
+/// Sends SIGTERM (or SIGKILL) to a process by PID.
+pub fn signal_process(pid: u32, kill: bool) -> io::Result<()> {
+    let sig = if kill {
+        Signal::SIGKILL
+    } else {
+        Signal::SIGTERM
+    };
+    send(pid, sig)
+}
+
+/// Sends SIGINT to a process by PID (perf writes its data on SIGINT).
+pub fn interrupt_process(pid: u32) -> io::Result<()> {
+    send(pid, Signal::SIGINT)
+}
+
+fn send(pid: u32, sig: Signal) -> io::Result<()> {
+    let pid = i32::try_from(pid).map_err(|_| io::Error::other(format!("no such pid {pid}")))?;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).map_err(io::Error::other)
+}
+
+/// Lets the child that `cmd` starts receive SIGINT and SIGTERM: this
+/// process blocks them in every thread (see [`block_termination_signals`])
+/// and a child inherits the mask, so a tool such as perf, which stops on
+/// SIGINT, would otherwise never stop.
+pub fn unblock_termination_signals_in_child(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let set = termination_set();
+    // SAFETY: the closure runs in the child between fork and exec; it only
+    // calls pthread_sigmask (async-signal-safe) on a set built beforehand,
+    // and allocates nothing, even on error.
+    unsafe {
+        cmd.pre_exec(move || {
+            set.thread_unblock()
+                .map_err(|e| io::Error::from_raw_os_error(e as i32))
+        });
+    }
+}
+
+/// How a child process ended, in words.
+pub fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(9)) => "killed by signal 9 (SIGKILL)".into(),
+        (None, Some(15)) => "killed by signal 15 (SIGTERM)".into(),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        _ => "ended".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_reason_wins() {
+        let c = Cancel::new();
+        assert!(!c.is_cancelled());
+        let d = c.clone();
+        d.cancel("SIGINT received");
+        c.cancel("later");
+        assert_eq!(c.reason(), Some("SIGINT received"));
+    }
+}

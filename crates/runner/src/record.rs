@@ -1,0 +1,143 @@
+//! Keeping what a run measured: its identity stamped (run id, command line,
+//! start time), its objectives checked, `run.json` saved (temporary file,
+//! then rename) and its line appended to `summary.csv`, right after each
+//! run, so that a crash later loses nothing already measured. Also the
+//! optional outputs: the histogram log and the traces.
+
+use crate::RunError;
+use std::path::{Path, PathBuf};
+use wirebench_core::hist;
+use wirebench_core::result::RunResult;
+use wirebench_core::slo::Slo;
+use wirebench_core::store;
+
+/// Where and how a command records its runs.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    /// Results go to `root/<run-id>/`.
+    pub root: PathBuf,
+    /// The command line stored with every run (credentials redacted).
+    pub command_line: Vec<String>,
+    /// Checked against every run.
+    pub slos: Vec<Slo>,
+}
+
+impl Recorder {
+    /// Stamps `r` with a new run id made of `label`, the command line and
+    /// `started_at`; checks the objectives; saves it. Returns its directory.
+    pub fn save(
+        &self,
+        r: &mut RunResult,
+        label: &str,
+        started_at: String,
+    ) -> Result<PathBuf, RunError> {
+        r.run_id = store::new_run_id(label);
+        r.command_line = self.command_line.clone();
+        r.started_at = started_at;
+        let h = hist::decode(&r.latency_hist)
+            .map_err(|e| RunError::Failed(format!("the run's histogram: {e}")))?;
+        r.slos = self.slos.iter().map(|s| s.check(&r.summary, &h)).collect();
+        self.save_again(r)
+    }
+
+    /// Saves an already stamped result (a fuller one replaces the earlier).
+    pub fn save_again(&self, r: &RunResult) -> Result<PathBuf, RunError> {
+        let dir = store::save(&self.root, r).map_err(|e| {
+            RunError::Failed(format!(
+                "saving the result under {}: {e}",
+                self.root.display()
+            ))
+        })?;
+        store::append_summary_csv(&self.root, r)?;
+        Ok(dir)
+    }
+}
+
+/// Writes the run's per-second histograms to `path` (HdrHistogram
+/// interval-log format).
+pub fn write_hlog(path: &Path, r: &RunResult) -> Result<(), RunError> {
+    let mut buf = Vec::new();
+    wirebench_core::hlog::write(&mut buf, r)
+        .map_err(|e| RunError::Failed(format!("--hlog {}: {e}", path.display())))?;
+    store::write_atomic(path, &buf)
+        .map_err(|e| RunError::Failed(format!("writing --hlog {}: {e}", path.display())))
+}
+
+/// What [`save_traces`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traces {
+    pub client: PathBuf,
+    pub client_events: usize,
+    /// None when the server wrote no trace (it did not stop cleanly).
+    pub server: Option<PathBuf>,
+}
+
+/// Writes this process's (the client's) trace into the run's directory,
+/// moves the server's there, and copies the client's to `copy_to`.
+pub fn save_traces(
+    dir: &Path,
+    server: Option<PathBuf>,
+    copy_to: Option<&Path>,
+) -> Result<Traces, RunError> {
+    let client = dir.join("trace-client.txt");
+    let client_events = wirebench_trace::dump(&client)
+        .map_err(|e| RunError::Failed(format!("writing {}: {e}", client.display())))?;
+    let mut moved = None;
+    if let Some(f) = server.filter(|f| f.exists()) {
+        let to = dir.join("trace-server.txt");
+        std::fs::copy(&f, &to)
+            .map_err(|e| RunError::Failed(format!("writing {}: {e}", to.display())))?;
+        let _ = std::fs::remove_file(&f);
+        moved = Some(to);
+    }
+    if let Some(f) = copy_to {
+        std::fs::copy(&client, f)
+            .map_err(|e| RunError::Failed(format!("writing --trace {}: {e}", f.display())))?;
+    }
+    Ok(Traces {
+        client,
+        client_events,
+        server: moved,
+    })
+}
+
+/// One line in the IPC report's CSV shape: sessions, mt|mp, mode, size,
+/// operations, elapsed s, messages/s (a round trip is two), GB/s (GiB of
+/// messages/s x size, as the report computes it), then p50 and p99 in us
+/// (empty when the mode has no latency).
+pub fn ipc_csv_line(r: &RunResult) -> String {
+    let s = &r.summary;
+    let spec = &r.spec;
+    let clients = match spec.shm().map(|x| x.clients_as) {
+        Some(wirebench_core::spec::ClientsAs::Processes) => "mp",
+        _ => "mt",
+    };
+    let per_op = if spec.transport.has_response() {
+        2.0
+    } else {
+        1.0
+    };
+    let size = spec.transport.size_bytes();
+    let msgs_per_s = s.ops_per_s * per_op;
+    let gib_per_s = msgs_per_s * size as f64 / (1u64 << 30) as f64;
+    let (p50, p99) = if s.latency.count > 0 {
+        (
+            format!("{:.3}", s.latency.p50_ns as f64 / 1e3),
+            format!("{:.3}", s.latency.p99_ns as f64 / 1e3),
+        )
+    } else {
+        (String::new(), String::new())
+    };
+    format!(
+        "{},{clients},{},{size},{},{:.6},{:.1},{:.3},{p50},{p99}",
+        spec.connections(),
+        spec.transport.mode_name(),
+        s.ops,
+        s.measured_ns as f64 / 1e9,
+        msgs_per_s,
+        gib_per_s,
+    )
+}
+
+/// The header of [`ipc_csv_line`].
+pub const IPC_CSV_HEADER: &str = "sessions,clients_as,mode,size_bytes,operations,elapsed_s,messages_per_s,gib_per_s,p50_us,p99_us";

@@ -1,0 +1,162 @@
+//! `run`: a request checked, its session opened, its load measured (`repeat`
+//! times against one server), each result recorded as it completes, and
+//! the traces and histogram log written. The same call serves the command
+//! line, a sweep's child and (later) a load agent.
+
+use crate::RunError;
+use crate::process::Cancel;
+use crate::record::{self, Recorder};
+use crate::session::{Events, Session, SessionOptions};
+use std::path::{Path, PathBuf};
+use wirebench_core::request::RunRequest;
+use wirebench_core::result::{Placement, Repetitions, RunResult, RunState};
+use wirebench_core::slo::Slo;
+use wirebench_core::spec::{Endpoint, RunSpec};
+use wirebench_core::store;
+use wirebench_core::topo::Topology;
+
+/// What `run` tells the people watching, besides a session's events.
+pub trait RunEvents: Events {
+    /// The session is open: what runs, and where.
+    fn started(
+        &mut self,
+        _spec: &RunSpec,
+        _placement: &Placement,
+        _endpoint: &Endpoint,
+        _server_pid: Option<u32>,
+    ) {
+    }
+    /// Repetition `k` (from 1) of `n` begins.
+    fn repetition(&mut self, _k: usize, _n: usize) {}
+    /// A run is saved in `dir`.
+    fn saved(&mut self, _r: &RunResult, _dir: &Path, _slos: &[Slo]) {}
+}
+
+/// How a command's runs ended, for its exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Complete,
+    /// Complete, but an objective was missed.
+    SloMissed,
+    Interrupted,
+    Failed(String),
+}
+
+impl Verdict {
+    /// The exit status: 0 complete, 1 failed, 3 an objective missed, 130 interrupted.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Verdict::Complete => 0,
+            Verdict::Failed(_) => 1,
+            Verdict::SloMissed => crate::EXIT_SLO_MISSED,
+            Verdict::Interrupted => 130,
+        }
+    }
+}
+
+/// The runs of one `run`.
+#[derive(Debug)]
+pub struct RunReport {
+    /// Each run and its directory, in order.
+    pub runs: Vec<(RunResult, PathBuf)>,
+    /// With `repeat` > 1: each metric's spread over the runs.
+    pub repetitions: Option<Repetitions>,
+}
+
+impl RunReport {
+    pub fn verdict(&self) -> Verdict {
+        let Some((last, _)) = self.runs.last() else {
+            return Verdict::Failed("no run".into());
+        };
+        match last.status.state {
+            RunState::Complete
+                if self
+                    .runs
+                    .iter()
+                    .any(|(r, _)| r.slos.iter().any(|s| !s.pass)) =>
+            {
+                Verdict::SloMissed
+            }
+            RunState::Complete => Verdict::Complete,
+            RunState::Interrupted => Verdict::Interrupted,
+            RunState::Failed => Verdict::Failed(
+                last.status
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "unknown".into()),
+            ),
+        }
+    }
+
+    /// The directory of the last run.
+    pub fn last_dir(&self) -> Option<&Path> {
+        self.runs.last().map(|(_, d)| d.as_path())
+    }
+}
+
+/// Runs `req`: one session, `repeat` measured loads, each recorded.
+pub fn run(
+    req: &RunRequest,
+    opts: &SessionOptions,
+    topo: &Topology,
+    command_line: Vec<String>,
+    cancel: Cancel,
+    events: &mut dyn RunEvents,
+) -> Result<RunReport, RunError> {
+    let (spec, placement) = req.check(topo)?;
+    let recorder = Recorder {
+        root: req.results_dir(),
+        command_line,
+        slos: req.slos()?,
+    };
+    if let Some(n) = spec.trace_sample {
+        wirebench_trace::set_sample(n);
+        wirebench_trace::enable();
+    }
+    let label = spec.label();
+    let mut session = Session::open(&spec, opts, cancel, events)?;
+    events.started(&spec, &placement, session.endpoint(), session.server_pid());
+    let repeat = req.repeat();
+    let mut runs = Vec::new();
+    for k in 0..repeat {
+        if repeat > 1 {
+            events.repetition(k + 1, repeat);
+        }
+        let started_at = store::now_rfc3339();
+        let mut result = session.measure(&spec, &placement, events);
+        let last = k + 1 == repeat || result.status.state != RunState::Complete;
+        if last {
+            // The server's counters and peak RSS go into the last run.
+            session.close(Some(&mut result), events);
+        }
+        let name = if repeat > 1 {
+            format!("{label}-r{}", k + 1)
+        } else {
+            label.clone()
+        };
+        let dir = recorder.save(&mut result, &name, started_at)?;
+        if spec.trace_sample.is_some() {
+            let t = record::save_traces(&dir, session.server_trace.take(), req.trace_file())?;
+            events.note(&format!(
+                "trace: {} client events in {}",
+                t.client_events,
+                t.client.display()
+            ));
+            events.note(&match &t.server {
+                Some(s) => format!("trace: server events in {}", s.display()),
+                None => "trace: the server wrote no trace (it did not stop cleanly)".into(),
+            });
+        }
+        if let Some(path) = &req.hlog {
+            record::write_hlog(path, &result)?;
+        }
+        events.saved(&result, &dir, &recorder.slos);
+        runs.push((result, dir));
+        if last {
+            break;
+        }
+    }
+    let repetitions = (repeat > 1)
+        .then(|| Repetitions::of(&runs.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()));
+    Ok(RunReport { runs, repetitions })
+}

@@ -1,0 +1,618 @@
+//! A reference server on its own (`wirebench serve`), and the messages a
+//! run exchanges with the server it embeds: the run writes one
+//! [`ServeOrder`] line on the server's stdin; the server writes
+//! [`ServerEvent`] lines on its stdout (`listening`, then `stopped` with
+//! its counters). Both sides use these types, so the protocol has no
+//! untyped JSON.
+
+use crate::process;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use wirebench_core::request::{SpecError, check_cpus};
+use wirebench_core::result::ServerStats;
+use wirebench_core::spec::{Arch, Endpoint, TransportKind};
+use wirebench_core::topo::{CpuList, Topology};
+use wirebench_core::units::{Bytes, Dur};
+use wirebench_transports::msgr::server::faults::Faults;
+use wirebench_transports::msgr::server::{self, ConnConfig, ServerConfig};
+use wirebench_transports::sys;
+
+/// `--stall STALL/PERIOD`: stop answering for STALL at the start of every PERIOD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    pub stall: Duration,
+    pub period: Duration,
+}
+
+impl FromStr for Stall {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Stall, String> {
+        let form = || {
+            format!("'{s}' is not STALL/PERIOD: write e.g. 100ms/1s (stop for 100 ms every second)")
+        };
+        let (a, b) = s.split_once('/').ok_or_else(form)?;
+        let (stall, period) = (
+            a.parse::<Dur>().map_err(|_| form())?.0,
+            b.parse::<Dur>().map_err(|_| form())?.0,
+        );
+        if stall.is_zero() || stall >= period {
+            return Err(format!(
+                "'{s}': the stall must be longer than 0 and shorter than the period"
+            ));
+        }
+        Ok(Stall { stall, period })
+    }
+}
+
+impl std::fmt::Display for Stall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", Dur(self.stall), Dur(self.period))
+    }
+}
+
+/// One server, as asked: each field is a flag of `wirebench serve`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeRequest {
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
+    #[serde(default)]
+    pub arch: Option<Arch>,
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub listen: Option<Endpoint>,
+    #[serde(default)]
+    pub cpus: Option<CpuList>,
+    #[serde(default)]
+    pub poll: bool,
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub max_frame: Option<Bytes>,
+    /// msgr (framed) or rr (raw fixed sizes).
+    #[serde(default)]
+    pub mode: Option<String>,
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub size: Option<Bytes>,
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub response_size: Option<Bytes>,
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub delay: Option<Dur>,
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub stall: Option<Stall>,
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub service: Option<Dur>,
+    #[serde(default)]
+    pub workers: Option<usize>,
+    #[serde(default)]
+    pub trace: Option<PathBuf>,
+    #[serde(default)]
+    pub trace_sample: Option<u64>,
+    #[serde(default)]
+    pub bucket: Vec<String>,
+    #[serde(default)]
+    pub domain: Option<String>,
+    #[serde(default)]
+    pub tls_cert: Option<PathBuf>,
+    #[serde(default)]
+    pub tls_key: Option<PathBuf>,
+    #[serde(default)]
+    pub max_objects: Option<usize>,
+}
+
+/// What a run hands the server it embeds, on the server's stdin.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServeOrder {
+    pub request: ServeRequest,
+    /// The fake S3 server's credentials (never on a command line).
+    #[serde(default)]
+    pub credentials: Option<crate::Credentials>,
+}
+
+/// What a server tells the run that started it, one JSON line each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum ServerEvent {
+    /// Accepting on `endpoint` (the port chosen, when 0 was asked).
+    Listening {
+        #[serde(with = "endpoint_text")]
+        endpoint: Endpoint,
+        pid: u32,
+        cpus: CpuList,
+    },
+    /// Stopped by `signal`, with its counters.
+    Stopped { signal: String, stats: ServerStats },
+}
+
+mod endpoint_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use wirebench_core::spec::Endpoint;
+    pub fn serialize<S: Serializer>(e: &Endpoint, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(e)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Endpoint, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a server could not be served.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Failed(String),
+}
+
+fn flag(name: &'static str, why: impl Into<String>) -> SpecError {
+    SpecError::Flag {
+        flag: name,
+        why: why.into(),
+    }
+}
+
+fn value(name: &'static str, v: impl ToString, fix: impl Into<String>) -> SpecError {
+    SpecError::Value {
+        flag: name,
+        value: v.to_string(),
+        fix: fix.into(),
+    }
+}
+
+/// A checked server: what [`serve`] starts.
+enum Checked {
+    Msgr(ServerConfig, Option<PathBuf>),
+    Shm(wirebench_transports::shm::server::ShmServerConfig),
+    S3(wirebench_transports::s3::fake::FakeConfig),
+}
+
+impl ServeRequest {
+    /// Refuses the flags of the msgr servers (for shm and s3).
+    fn refuse_msgr_flags(&self) -> Result<(), SpecError> {
+        let msgr_only = [
+            ("--arch", self.arch.is_some()),
+            ("--poll", self.poll),
+            ("--mode", self.mode.is_some()),
+            ("--size", self.size.is_some()),
+            ("--response-size", self.response_size.is_some()),
+            ("--delay", self.delay.is_some()),
+            ("--stall", self.stall.is_some()),
+            ("--service", self.service.is_some()),
+            ("--trace", self.trace.is_some()),
+            ("--max-frame", self.max_frame.is_some()),
+        ];
+        match msgr_only.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(SpecError::OtherTransport {
+                flag: f,
+                transport: TransportKind::Msgr,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn check(
+        &self,
+        cpus: &CpuList,
+        creds: Option<crate::Credentials>,
+    ) -> Result<Checked, SpecError> {
+        let kind = self.transport.unwrap_or(TransportKind::Msgr);
+        if kind != TransportKind::S3 {
+            let s3_only = [
+                ("--bucket", !self.bucket.is_empty()),
+                ("--domain", self.domain.is_some()),
+                ("--tls-cert", self.tls_cert.is_some()),
+                ("--max-objects", self.max_objects.is_some()),
+            ];
+            if let Some((f, _)) = s3_only.iter().find(|(_, set)| *set) {
+                return Err(SpecError::OtherTransport {
+                    flag: f,
+                    transport: TransportKind::S3,
+                });
+            }
+            if creds.is_some() {
+                return Err(SpecError::OtherTransport {
+                    flag: "--access-key",
+                    transport: TransportKind::S3,
+                });
+            }
+        }
+        match kind {
+            TransportKind::Msgr => self.check_msgr(cpus),
+            TransportKind::Shm => {
+                if self.trace.is_some() {
+                    return Err(SpecError::Invalid {
+                        flag: "--trace",
+                        why: "the msgr servers are instrumented, not shm".into(),
+                    });
+                }
+                self.refuse_msgr_flags()?;
+                let socket = match &self.listen {
+                    None => wirebench_transports::shm::default_socket_path(std::process::id()),
+                    Some(Endpoint::Unix(p)) => p.clone(),
+                    Some(l) => {
+                        return Err(value(
+                            "--listen",
+                            l,
+                            "a shm server listens on a Unix socket: --listen unix:PATH",
+                        ));
+                    }
+                };
+                Ok(Checked::Shm(
+                    wirebench_transports::shm::server::ShmServerConfig {
+                        socket,
+                        cpus: cpus.cpus().to_vec(),
+                    },
+                ))
+            }
+            TransportKind::S3 => self.check_s3(cpus, creds),
+        }
+    }
+
+    fn check_msgr(&self, cpus: &CpuList) -> Result<Checked, SpecError> {
+        if self.trace_sample == Some(0) {
+            return Err(value(
+                "--trace-sample",
+                0,
+                "trace one request in N, N at least 1",
+            ));
+        }
+        let arch = self.arch.unwrap_or(Arch::Reactor);
+        let listen = match &self.listen {
+            None => Endpoint::Tcp("127.0.0.1:7470".into()),
+            Some(l @ Endpoint::S3 { .. }) => {
+                return Err(value(
+                    "--listen",
+                    l,
+                    "a msgr server listens on tcp://HOST:PORT or unix:PATH",
+                ));
+            }
+            Some(l) => l.clone(),
+        };
+        if self.poll && arch == Arch::Pool {
+            return Err(SpecError::Invalid {
+                flag: "--poll",
+                why: "the pool server has no poll mode; use --arch reactor, or drop --poll".into(),
+            });
+        }
+        let max_frame = self
+            .max_frame
+            .map_or(wirebench_core::limits::MSGR_DEFAULT_MAX_FRAME, |b| b.0);
+        if max_frame == 0 || max_frame > u64::from(u32::MAX) {
+            return Err(SpecError::Range {
+                flag: "--max-frame",
+                value: max_frame.to_string(),
+                min: "1 byte".into(),
+                max: "4GiB-1".into(),
+            });
+        }
+        let raw = match self.mode.as_deref() {
+            Some("rr") => {
+                let Some(req) = self.size else {
+                    return Err(flag(
+                        "--size",
+                        "is needed by --mode rr (and optionally --response-size): the raw protocol has fixed sizes",
+                    ));
+                };
+                let resp = self.response_size.unwrap_or(req);
+                if req.0 == 0
+                    || resp.0 == 0
+                    || req.0 > u64::from(u32::MAX)
+                    || resp.0 > u64::from(u32::MAX)
+                {
+                    return Err(flag(
+                        "--size",
+                        "and --response-size must be between 1 byte and 4GiB-1 in rr mode",
+                    ));
+                }
+                Some((req.0 as usize, resp.0 as usize))
+            }
+            None | Some("msgr") => {
+                if self.size.is_some() || self.response_size.is_some() {
+                    return Err(flag(
+                        "--size",
+                        "and --response-size apply to --mode rr only: msgr clients state sizes in their handshake",
+                    ));
+                }
+                None
+            }
+            Some(m) => return Err(value("--mode", m, "one of msgr, rr")),
+        };
+        if self.workers.is_some() && self.service.is_none() {
+            return Err(flag("--workers", "goes with --service"));
+        }
+        if self.workers == Some(0) {
+            return Err(value("--workers", 0, "must be at least 1"));
+        }
+        if self.delay.is_some_and(|d| d.0.is_zero()) || self.service.is_some_and(|d| d.0.is_zero())
+        {
+            return Err(flag("--delay", "and --service must be longer than 0s"));
+        }
+        let faulty = self.delay.is_some() || self.stall.is_some() || self.service.is_some();
+        if faulty && raw.is_some() {
+            return Err(flag(
+                "--delay",
+                "--stall and --service apply to msgr echo, not to --mode rr",
+            ));
+        }
+        let faults = faulty.then(|| {
+            Arc::new(Faults::new(
+                self.delay.map_or(Duration::ZERO, |d| d.0),
+                self.stall.map(|s| (s.stall, s.period)),
+                self.service.map(|s| (s.0, self.workers.unwrap_or(1))),
+            ))
+        });
+        Ok(Checked::Msgr(
+            ServerConfig {
+                arch,
+                listen,
+                cpus: cpus.cpus().to_vec(),
+                poll: self.poll,
+                conn: ConnConfig {
+                    max_frame,
+                    raw,
+                    handshake_timeout: Duration::from_secs(10),
+                    faults,
+                },
+            },
+            self.trace.clone(),
+        ))
+    }
+
+    fn check_s3(
+        &self,
+        cpus: &CpuList,
+        creds: Option<crate::Credentials>,
+    ) -> Result<Checked, SpecError> {
+        use wirebench_transports::s3::fake;
+        self.refuse_msgr_flags()?;
+        let listen = match &self.listen {
+            None => "127.0.0.1:9000".to_string(),
+            Some(Endpoint::Tcp(addr)) => addr.clone(),
+            Some(l) => {
+                return Err(value(
+                    "--listen",
+                    l,
+                    "the fake S3 server listens on tcp://HOST:PORT",
+                ));
+            }
+        };
+        let buckets = if self.bucket.is_empty() {
+            vec![wirebench_core::request::DEFAULT_BUCKET.to_string()]
+        } else {
+            self.bucket.clone()
+        };
+        if let Some(b) = buckets
+            .iter()
+            .find(|b| !wirebench_core::spec::valid_bucket(b))
+        {
+            return Err(value(
+                "--bucket",
+                b,
+                "a bucket name is 3-63 of a-z, 0-9, '.' and '-'",
+            ));
+        }
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(c), Some(k)) => match wirebench_transports::s3::tls::server_config(c, k) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    return Err(SpecError::Invalid {
+                        flag: "--tls-cert",
+                        why: format!("(and --tls-key) {e}"),
+                    });
+                }
+            },
+            (None, None) => None,
+            _ => return Err(flag("--tls-cert", "and --tls-key go together")),
+        };
+        let max_objects = self.max_objects.unwrap_or(10_000_000);
+        if max_objects == 0 {
+            return Err(value("--max-objects", 0, "must be at least 1"));
+        }
+        Ok(Checked::S3(fake::FakeConfig {
+            listen,
+            buckets,
+            creds: creds.map(|c| (c.access_key, c.secret_key)),
+            domain: self.domain.clone(),
+            threads: cpus.len(),
+            max_objects,
+            max_uploads: 10_000,
+            tls,
+        }))
+    }
+}
+
+/// Serves until SIGINT or SIGTERM: checks the request, pins the process to
+/// its CPUs, starts the server, writes `listening` on `out` (and, unless a
+/// run started it, a line for people on stderr), then `stopped` with the
+/// counters. `exit_with_parent`: stop (as on SIGTERM) when that process dies.
+pub fn serve(
+    req: &ServeRequest,
+    creds: Option<crate::Credentials>,
+    topo: &Topology,
+    exit_with_parent: Option<u32>,
+    out: &mut impl Write,
+) -> Result<(), ServeError> {
+    let cpus = req.cpus.clone().unwrap_or_else(|| topo.usable());
+    check_cpus("--cpus", &cpus, topo)?;
+    let checked = req.check(&cpus, creds)?;
+    // Block SIGINT/SIGTERM before any thread starts, so all threads inherit
+    // the mask and this thread alone receives them, with sigwait.
+    process::block_termination_signals()?;
+    if let Some(parent) = exit_with_parent {
+        process::terminate_with_parent(parent)?;
+    }
+    sys::pin_process_threads(cpus.cpus())?;
+    let quiet = exit_with_parent.is_some();
+    let pid = std::process::id();
+    let (endpoint, note, shutdown): (Endpoint, String, Box<dyn FnOnce() -> ServerStats>) =
+        match checked {
+            Checked::Msgr(cfg, trace) => {
+                if trace.is_some() {
+                    wirebench_trace::set_sample(req.trace_sample.unwrap_or(1));
+                    wirebench_trace::enable();
+                }
+                let srv = server::start(&cfg)?;
+                let note = format!(
+                    "{} {} on {}, CPUs {cpus}{}",
+                    cfg.arch,
+                    if cfg.conn.raw.is_some() { "rr" } else { "msgr" },
+                    srv.endpoint,
+                    if cfg.poll { ", busy-polling" } else { "" }
+                );
+                let ep = srv.endpoint.clone();
+                let stop = move || {
+                    let stats = srv.shutdown();
+                    if let Some(f) = &trace
+                        && let Err(e) = wirebench_trace::dump(f)
+                    {
+                        eprintln!("wirebench serve: writing --trace {}: {e}", f.display());
+                    }
+                    stats
+                };
+                (ep, note, Box::new(stop))
+            }
+            Checked::Shm(cfg) => {
+                let srv = wirebench_transports::shm::server::start(&cfg)?;
+                let ep = Endpoint::Unix(cfg.socket.clone());
+                let note =
+                    format!("shm sessions on {ep}, CPUs {cpus} (a pinned thread per session)");
+                (ep, note, Box::new(move || srv.shutdown()))
+            }
+            Checked::S3(cfg) => {
+                let signed = cfg.creds.is_some();
+                let tls = cfg.tls.is_some();
+                let buckets = cfg.buckets.clone();
+                let srv = wirebench_transports::s3::fake::start(&cfg)?;
+                let ep = Endpoint::S3 {
+                    tls,
+                    addr: srv.addr.to_string(),
+                    bucket: buckets[0].clone(),
+                };
+                let note = format!(
+                    "fake S3 on {ep} (buckets {}), CPUs {cpus}, {}",
+                    buckets.join(", "),
+                    if signed {
+                        "SigV4 signatures checked"
+                    } else {
+                        "anonymous requests served"
+                    }
+                );
+                (ep, note, Box::new(move || srv.shutdown()))
+            }
+        };
+    emit(
+        out,
+        &ServerEvent::Listening {
+            endpoint,
+            pid,
+            cpus: cpus.clone(),
+        },
+    )?;
+    if !quiet {
+        eprintln!("wirebench serve: {note}; Ctrl-C to stop");
+    }
+    let signal = process::wait_for_termination()?;
+    let stats = shutdown();
+    // The run may be gone already: the counters then have no reader.
+    let _ = emit(
+        out,
+        &ServerEvent::Stopped {
+            signal: signal.to_string(),
+            stats,
+        },
+    );
+    Ok(())
+}
+
+fn emit(out: &mut impl Write, e: &ServerEvent) -> std::io::Result<()> {
+    let line = serde_json::to_string(e).map_err(std::io::Error::other)?;
+    writeln!(out, "{line}")?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_one_json_line_each_way() {
+        let e = ServerEvent::Listening {
+            endpoint: "tcp://127.0.0.1:7470".parse().unwrap(),
+            pid: 42,
+            cpus: CpuList::parse("1").unwrap(),
+        };
+        let line = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            line,
+            r#"{"event":"listening","endpoint":"tcp://127.0.0.1:7470","pid":42,"cpus":"1"}"#
+        );
+        assert_eq!(serde_json::from_str::<ServerEvent>(&line).unwrap(), e);
+        let order = ServeOrder {
+            request: ServeRequest {
+                stall: Some("100ms/1s".parse().unwrap()),
+                max_frame: Some(Bytes(1 << 20)),
+                ..ServeRequest::default()
+            },
+            credentials: None,
+        };
+        let text = serde_json::to_string(&order).unwrap();
+        let back: ServeOrder = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.request, order.request);
+    }
+
+    #[test]
+    fn bad_servers_name_the_flag() {
+        let cpus = CpuList::parse("0").unwrap();
+        let cases: &[(ServeRequest, &str)] = &[
+            (
+                ServeRequest {
+                    arch: Some(Arch::Pool),
+                    poll: true,
+                    ..Default::default()
+                },
+                "--poll",
+            ),
+            (
+                ServeRequest {
+                    mode: Some("rr".into()),
+                    ..Default::default()
+                },
+                "--size",
+            ),
+            (
+                ServeRequest {
+                    workers: Some(2),
+                    ..Default::default()
+                },
+                "--workers",
+            ),
+            (
+                ServeRequest {
+                    transport: Some(TransportKind::Shm),
+                    poll: true,
+                    ..Default::default()
+                },
+                "--poll",
+            ),
+            (
+                ServeRequest {
+                    bucket: vec!["x".into()],
+                    ..Default::default()
+                },
+                "--bucket",
+            ),
+        ];
+        for (req, f) in cases {
+            match req.check(&cpus, None) {
+                Err(e) => assert_eq!(e.flag(), *f, "{e}"),
+                Ok(_) => panic!("{req:?} passed"),
+            }
+        }
+        assert!("1s/100ms".parse::<Stall>().is_err());
+    }
+}

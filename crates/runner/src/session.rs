@@ -1,0 +1,472 @@
+//! A session: a target (the embedded server it starts, or an external
+//! one) and the driver of the run's transport, against which one or more
+//! loads are measured (repetitions, search steps, ipc-compare's variants).
+//! It takes a [`Cancel`] and credentials as values and prints nothing: what
+//! people should see goes to its [`Events`].
+
+use crate::dispatch::{self, Driver};
+use crate::outcome;
+use crate::process::Cancel;
+use crate::target::{Embedded, External, Target};
+use crate::{Credentials, RunError};
+use std::path::PathBuf;
+use std::time::Duration;
+use wirebench_core::request::RunRequest;
+use wirebench_core::result::{Placement, RunResult};
+use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec, TransportSpec};
+use wirebench_load::engine::{Abort, EndState, IntervalReport, LoadConfig, Observer};
+use wirebench_load::sampler::Sampler;
+
+/// What a run tells the people watching it. Every method does nothing by
+/// default.
+pub trait Events {
+    /// A line of what is happening (S3's prepare and cleanup, traces).
+    fn note(&mut self, _text: &str) {}
+    /// Every connection is ready; the load starts.
+    fn connected(&mut self, _connect_time_ns: u64) {}
+    /// A second (an interval) of the load is complete.
+    fn interval(&mut self, _iv: &IntervalReport) {}
+}
+
+/// Events nobody watches.
+pub struct Quiet;
+impl Events for Quiet {}
+
+/// What opening a session needs besides the spec.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// S3: requests are signed with these (the embedded fake server gets
+    /// random ones when none are given).
+    pub credentials: Option<Credentials>,
+    /// S3: create the target bucket if it does not exist.
+    pub create_bucket: bool,
+    /// S3 over TLS: also trust this CA.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl SessionOptions {
+    /// The options of a request, with these credentials.
+    pub fn of(req: &RunRequest, credentials: Option<Credentials>) -> SessionOptions {
+        SessionOptions {
+            credentials,
+            create_bucket: req.create_bucket.unwrap_or(false),
+            ca_file: req.ca_file.clone(),
+        }
+    }
+}
+
+/// The engine's observer during a load: progress to the events, and a stop
+/// when the run is cancelled or the target dies.
+struct LoadObserver<'a> {
+    events: &'a mut dyn Events,
+    cancel: &'a Cancel,
+    target: &'a mut dyn Target,
+}
+
+impl Observer for LoadObserver<'_> {
+    fn connected(&mut self, connect_time_ns: u64) {
+        self.events.connected(connect_time_ns);
+    }
+    fn interval(&mut self, iv: &IntervalReport) {
+        self.events.interval(iv);
+    }
+    fn poll_abort(&mut self) -> Option<Abort> {
+        if let Some(why) = self.cancel.reason() {
+            return Some(Abort::Interrupted(why.to_string()));
+        }
+        let pid = self.target.server_pid()?;
+        let why = self.target.exited(Duration::ZERO)?;
+        Some(Abort::Failed(format!(
+            "the embedded server (pid {pid}) {why}"
+        )))
+    }
+}
+
+/// The engine's configuration of a measured load.
+pub fn load_config(spec: &RunSpec, placement: &Placement, server_pid: Option<u32>) -> LoadConfig {
+    LoadConfig {
+        clients: spec.clients,
+        conns_per_client: spec.conns_per_client,
+        depth: spec.depth,
+        warmup: Duration::from_nanos(spec.warmup_ns),
+        duration: match spec.stop {
+            StopSpec::DurationNs(ns) => Duration::from_nanos(ns),
+            StopSpec::Count(_) => Duration::ZERO,
+        },
+        count: match spec.stop {
+            StopSpec::Count(c) => Some(c),
+            StopSpec::DurationNs(_) => None,
+        },
+        rate: spec.rate_per_s,
+        arrival: spec.arrival,
+        seed: 1,
+        finite_work: false,
+        poll: spec.poll,
+        client_cpus: placement.client_cpus.cpus().to_vec(),
+        sampler: Sampler {
+            client_cpus: placement.client_cpus.cpus().to_vec(),
+            server_cpus: placement
+                .server_cpus
+                .as_ref()
+                .map(|c| c.cpus().to_vec())
+                .unwrap_or_default(),
+            server_pid,
+            client_children: Default::default(),
+        },
+        interval: Duration::from_secs(1),
+        connect_timeout: Duration::from_secs(10),
+    }
+}
+
+/// A target and a driver, ready for loads.
+pub struct Session {
+    cancel: Cancel,
+    target: Box<dyn Target>,
+    driver: Option<Box<dyn Driver>>,
+    /// S3: whether requests are signed (known once the credentials are).
+    signed: Option<bool>,
+    /// The stopped server's trace file (`--trace`).
+    pub server_trace: Option<PathBuf>,
+}
+
+impl Session {
+    /// Starts the embedded server if the spec wants one, and opens the
+    /// transport's driver against the target (S3: checks the endpoint and
+    /// prepares the objects). On an error, what was started is stopped.
+    pub fn open(
+        spec: &RunSpec,
+        opts: &SessionOptions,
+        cancel: Cancel,
+        events: &mut dyn Events,
+    ) -> Result<Session, RunError> {
+        let s3 = matches!(spec.transport, TransportSpec::S3(_));
+        let mut spec = spec.clone();
+        let credentials = match &spec.target {
+            TargetSpec::Embedded { .. } if s3 => {
+                Some(opts.credentials.clone().unwrap_or_else(Credentials::random))
+            }
+            _ if s3 => opts.credentials.clone(),
+            _ => None,
+        };
+        let signed = s3.then_some(credentials.is_some());
+        if let TransportSpec::S3(s) = &mut spec.transport {
+            s.signed = credentials.is_some();
+        }
+        let target: Box<dyn Target> = match &spec.target {
+            TargetSpec::Embedded { .. } => {
+                Box::new(Embedded::start(&spec, credentials.clone()).map_err(RunError::Failed)?)
+            }
+            TargetSpec::External { endpoint } => Box::new(External(endpoint.clone())),
+        };
+        let mut session = Session {
+            cancel,
+            target,
+            driver: None,
+            signed,
+            server_trace: None,
+        };
+        let endpoint = session.endpoint().clone();
+        match dispatch::open(&spec, &endpoint, opts, credentials, events) {
+            Ok(d) => session.driver = Some(d),
+            Err(e) => {
+                session.close(None, events);
+                return Err(e);
+            }
+        }
+        Ok(session)
+    }
+
+    /// A session over any target and driver (tests use doubles).
+    pub fn with(target: Box<dyn Target>, driver: Box<dyn Driver>, cancel: Cancel) -> Session {
+        Session {
+            cancel,
+            target,
+            driver: Some(driver),
+            signed: None,
+            server_trace: None,
+        }
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        self.target.endpoint()
+    }
+
+    pub fn server_pid(&self) -> Option<u32> {
+        self.target.server_pid()
+    }
+
+    /// Whether the run was cancelled (Ctrl-C, SIGTERM).
+    pub fn interrupted(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// One measured load against the session's target. The result has no
+    /// identity (run id, command line, start time) and no server report yet.
+    pub fn measure(
+        &mut self,
+        spec: &RunSpec,
+        placement: &Placement,
+        events: &mut dyn Events,
+    ) -> RunResult {
+        let cfg = load_config(spec, placement, self.server_pid());
+        let driver = self.driver.as_mut().expect("measure before close");
+        let outcome = {
+            let mut obs = LoadObserver {
+                events,
+                cancel: &self.cancel,
+                target: self.target.as_mut(),
+            };
+            driver.drive(spec, &cfg, &mut obs)
+        };
+        let mut end = outcome.end.clone();
+        if let EndState::Failed(r) = &end
+            && !r.contains("embedded server")
+            && let Some(pid) = self.target.server_pid()
+            && let Some(why) = self.target.exited(Duration::from_secs(1))
+        {
+            end = EndState::Failed(format!("{r}; the embedded server (pid {pid}) {why}"));
+        }
+        let mut r = outcome::from_outcome(spec, placement.clone(), &outcome, end);
+        r.prepare = driver.take_prepare();
+        if let (Some(signed), TransportSpec::S3(s)) = (self.signed, &mut r.spec.transport) {
+            s.signed = signed;
+        }
+        r
+    }
+
+    /// Undoes what the run created, stops the embedded server, and puts
+    /// their reports (cleanup, server counters, peak RSS) into `result`.
+    /// Safe to call twice.
+    pub fn close(&mut self, mut result: Option<&mut RunResult>, events: &mut dyn Events) {
+        if let Some(mut d) = self.driver.take()
+            && let Some(c) = d.close(events)
+            && let Some(r) = result.as_deref_mut()
+        {
+            r.cleanup = Some(c);
+        }
+        if let Some(s) = self.target.stop() {
+            self.server_trace = s.trace_file;
+            if let Some(r) = result {
+                r.summary.server_peak_rss_bytes = s.peak_rss_bytes;
+                r.server = Some(s.report);
+            }
+        }
+        // A shm server that died without removing its control socket
+        // (SIGKILL): the survivor removes it.
+        if let Endpoint::Unix(path) = self.target.endpoint()
+            && let Some(pid) = wirebench_transports::shm::cleanup::remove_if_owner_gone(path)
+        {
+            events.note(&format!(
+                "removed {}, left by the server (pid {pid}) that died",
+                path.display()
+            ));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close(None, &mut Quiet);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Stopped;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use wirebench_core::request::RunRequest;
+    use wirebench_core::result::{RunState, ServerReport};
+    use wirebench_core::topo::{CpuList, Topology};
+    use wirebench_load::engine::LoadOutcome;
+    use wirebench_load::mock::MockTransport;
+    use wirebench_load::transport::Pattern;
+
+    /// A target that is "listening" until told it died.
+    #[derive(Clone, Default)]
+    struct FakeTarget {
+        dead: Arc<AtomicBool>,
+        stopped: Arc<AtomicBool>,
+    }
+
+    impl Target for FakeTarget {
+        fn endpoint(&self) -> &Endpoint {
+            static E: std::sync::OnceLock<Endpoint> = std::sync::OnceLock::new();
+            E.get_or_init(|| Endpoint::Tcp("127.0.0.1:1".into()))
+        }
+        fn server_pid(&self) -> Option<u32> {
+            Some(4242)
+        }
+        fn exited(&mut self, _: Duration) -> Option<String> {
+            self.dead
+                .load(Ordering::Relaxed)
+                .then(|| "killed by signal 9 (SIGKILL)".to_string())
+        }
+        fn stop(&mut self) -> Option<Stopped> {
+            if self.stopped.swap(true, Ordering::Relaxed) {
+                return None;
+            }
+            Some(Stopped {
+                report: ServerReport {
+                    pid: 4242,
+                    endpoint: "tcp://127.0.0.1:1".into(),
+                    stats: None,
+                    exit: None,
+                },
+                peak_rss_bytes: Some(1 << 20),
+                trace_file: None,
+            })
+        }
+    }
+
+    /// The mock transport on the real engine; what `close` undid.
+    struct MockDriver {
+        transport: Arc<MockTransport>,
+        closed: Arc<Mutex<u32>>,
+        /// Called at each interval (to kill the target or cancel the run).
+        on_interval: Option<Box<dyn FnMut()>>,
+    }
+
+    struct Hook<'a>(&'a mut dyn Observer, &'a mut Option<Box<dyn FnMut()>>);
+    impl Observer for Hook<'_> {
+        fn connected(&mut self, ns: u64) {
+            self.0.connected(ns);
+        }
+        fn interval(&mut self, iv: &IntervalReport) {
+            if let Some(f) = self.1.as_mut() {
+                f();
+            }
+            self.0.interval(iv);
+        }
+        fn poll_abort(&mut self) -> Option<Abort> {
+            self.0.poll_abort()
+        }
+    }
+
+    impl Driver for MockDriver {
+        fn drive(&mut self, _: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+            let mut hook = Hook(obs, &mut self.on_interval);
+            wirebench_load::engine::run_load(self.transport.clone(), cfg, &mut hook)
+        }
+        fn close(&mut self, _: &mut dyn Events) -> Option<wirebench_core::result::PhaseReport> {
+            *self.closed.lock().unwrap() += 1;
+            None
+        }
+    }
+
+    fn spec(json: &str) -> (RunSpec, Placement) {
+        let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+        serde_json::from_str::<RunRequest>(json)
+            .unwrap()
+            .check(&topo)
+            .unwrap()
+    }
+
+    fn session(
+        target: FakeTarget,
+        on_interval: Option<Box<dyn FnMut()>>,
+        cancel: Cancel,
+    ) -> (Session, Arc<Mutex<u32>>) {
+        let closed = Arc::new(Mutex::new(0));
+        let driver = MockDriver {
+            transport: Arc::new(MockTransport::new(
+                Pattern::RequestResponse,
+                Duration::from_micros(100),
+            )),
+            closed: closed.clone(),
+            on_interval,
+        };
+        (
+            Session::with(Box::new(target), Box::new(driver), cancel),
+            closed,
+        )
+    }
+
+    #[derive(Default)]
+    struct Seen {
+        connected: bool,
+        intervals: usize,
+    }
+    impl Events for Seen {
+        fn connected(&mut self, _: u64) {
+            self.connected = true;
+        }
+        fn interval(&mut self, _: &IntervalReport) {
+            self.intervals += 1;
+        }
+    }
+
+    #[test]
+    fn a_load_completes_and_close_reports_the_server() {
+        let (spec, placement) = spec(r#"{"count": 300, "warmup": "0s"}"#);
+        let target = FakeTarget::default();
+        let (mut s, closed) = session(target.clone(), None, Cancel::new());
+        let mut seen = Seen::default();
+        let mut r = s.measure(&spec, &placement, &mut seen);
+        assert_eq!(r.status.state, RunState::Complete, "{:?}", r.status);
+        assert_eq!(r.summary.ops, 300);
+        assert!(seen.connected && seen.intervals >= 1);
+        s.close(Some(&mut r), &mut Quiet);
+        assert_eq!(r.server.as_ref().map(|x| x.pid), Some(4242));
+        assert_eq!(r.summary.server_peak_rss_bytes, Some(1 << 20));
+        s.close(None, &mut Quiet);
+        drop(s);
+        assert_eq!(*closed.lock().unwrap(), 1, "the driver is closed once");
+        assert!(target.stopped.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_target_that_dies_fails_the_run_and_keeps_what_was_measured() {
+        let (spec, placement) = spec(r#"{"duration": "60s", "warmup": "0s"}"#);
+        let target = FakeTarget::default();
+        let dead = target.dead.clone();
+        let kill = Box::new(move || dead.store(true, Ordering::Relaxed));
+        let (mut s, _) = session(target, Some(kill), Cancel::new());
+        let began = std::time::Instant::now();
+        let r = s.measure(&spec, &placement, &mut Quiet);
+        assert!(began.elapsed() < Duration::from_secs(10));
+        assert_eq!(r.status.state, RunState::Failed);
+        let why = r.status.reason.unwrap_or_default();
+        assert!(
+            why.contains("the embedded server (pid 4242) killed by signal 9"),
+            "{why}"
+        );
+        assert!(r.summary.ops > 0, "what was measured is kept");
+    }
+
+    #[test]
+    fn cancel_interrupts_the_load() {
+        let (spec, placement) = spec(r#"{"duration": "60s", "warmup": "0s"}"#);
+        let cancel = Cancel::new();
+        let c = cancel.clone();
+        let stop = Box::new(move || c.cancel("SIGINT received"));
+        let (mut s, _) = session(FakeTarget::default(), Some(stop), cancel);
+        let r = s.measure(&spec, &placement, &mut Quiet);
+        assert_eq!(r.status.state, RunState::Interrupted);
+        assert_eq!(r.status.reason.as_deref(), Some("SIGINT received"));
+        assert!(s.interrupted());
+    }
+
+    #[test]
+    fn a_failing_connection_fails_the_load() {
+        let (spec, placement) = spec(r#"{"duration": "60s", "warmup": "0s"}"#);
+        let closed = Arc::new(Mutex::new(0));
+        let driver = MockDriver {
+            transport: Arc::new(
+                MockTransport::new(Pattern::RequestResponse, Duration::from_micros(100))
+                    .failing_after(50),
+            ),
+            closed,
+            on_interval: None,
+        };
+        let mut s = Session::with(
+            Box::new(External("tcp://127.0.0.1:1".parse().unwrap())),
+            Box::new(driver),
+            Cancel::new(),
+        );
+        let r = s.measure(&spec, &placement, &mut Quiet);
+        assert_eq!(r.status.state, RunState::Failed);
+        assert!(r.status.reason.unwrap_or_default().contains("mock failure"));
+    }
+}

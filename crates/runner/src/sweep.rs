@@ -1,0 +1,227 @@
+//! `sweep`: an experiment's planned runs executed in turn, each instance a
+//! `wirebench run --request-stdin` child process that gets its
+//! [`RunRequest`] as one JSON line on stdin and writes its own result under
+//! `<results>/<name>/`. The index (`sweep.json`) is rewritten after every
+//! run, so `--resume` skips what is complete. A child per run keeps a
+//! crashed run from taking the sweep with it, and gives each run a fresh
+//! process to measure.
+
+use crate::RunError;
+use crate::process::{self, Cancel};
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use wirebench_core::index::{self, Entry, Index};
+use wirebench_core::plan::{Experiment, PlannedRun};
+use wirebench_core::request::{Format, RunRequest, SpecError};
+use wirebench_core::result::{RunResult, RunState};
+use wirebench_core::store;
+
+/// What a sweep tells the people watching.
+pub trait SweepEvents {
+    /// Resuming: `done` of `total` runs are complete already.
+    fn resuming(&mut self, _done: usize, _total: usize) {}
+    /// Run `number` (from 1) of `total` begins.
+    fn run_started(
+        &mut self,
+        _number: usize,
+        _total: usize,
+        _run: &PlannedRun,
+        _eta: Option<Duration>,
+    ) {
+    }
+    /// A run ended (its entry in the index).
+    fn run_ended(&mut self, _entry: &Entry) {}
+}
+
+/// How a sweep ended.
+pub struct SweepOutcome {
+    pub index: Index,
+    pub dir: PathBuf,
+    pub elapsed: Duration,
+    pub failed: usize,
+    pub interrupted: bool,
+}
+
+/// Runs the planned runs of `exp` under `results/<name>/`. Without
+/// `resume`, an existing experiment is never touched.
+pub fn sweep(
+    exp: &Experiment,
+    spec_file: &Path,
+    runs: &[PlannedRun],
+    results: &Path,
+    resume: bool,
+    cancel: &Cancel,
+    events: &mut dyn SweepEvents,
+) -> Result<SweepOutcome, RunError> {
+    let dir = results.join(&exp.name);
+    let load = |dir: &Path| index::load(dir).map_err(|e| RunError::Failed(e.to_string()));
+    let mut ix = match load(&dir)? {
+        Some(_) if !resume => {
+            return Err(RunError::Spec(SpecError::Flag {
+                flag: "--resume",
+                why: format!(
+                    "is needed: {} holds an experiment already; add --resume to continue it, or change its name",
+                    dir.display()
+                ),
+            }));
+        }
+        Some(ix) => ix,
+        None => Index {
+            name: exp.name.clone(),
+            spec_file: spec_file.display().to_string(),
+            planned: runs.len(),
+            runs: vec![],
+        },
+    };
+    ix.planned = runs.len();
+    std::fs::create_dir_all(&dir)?;
+    let done: Vec<String> = ix
+        .runs
+        .iter()
+        .filter(|e| e.status == "complete")
+        .map(|e| e.key.clone())
+        .collect();
+    let todo: Vec<&PlannedRun> = runs.iter().filter(|r| !done.contains(&r.key)).collect();
+    if todo.len() < runs.len() {
+        events.resuming(runs.len() - todo.len(), runs.len());
+    }
+    let began = Instant::now();
+    let exe = std::env::current_exe()?;
+    let mut failed = 0;
+    for (i, r) in todo.iter().enumerate() {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let eta = (i > 0).then(|| began.elapsed() / i as u32 * (todo.len() - i) as u32);
+        events.run_started(runs.len() - todo.len() + i + 1, runs.len(), r, eta);
+        let entry = run_one(&exe, &dir, r, cancel)?;
+        if entry.status != "complete" {
+            failed += 1;
+        }
+        events.run_ended(&entry);
+        ix.runs.retain(|e| e.key != entry.key);
+        ix.runs.push(entry);
+        index::scaling(&mut ix);
+        store::write_atomic(
+            &index::path(&dir),
+            &serde_json::to_vec_pretty(&ix).map_err(std::io::Error::other)?,
+        )?;
+    }
+    Ok(SweepOutcome {
+        index: ix,
+        dir,
+        elapsed: began.elapsed(),
+        failed,
+        interrupted: cancel.is_cancelled(),
+    })
+}
+
+/// Runs one planned run (its instances at once) and reads their results.
+fn run_one(exe: &Path, dir: &Path, r: &PlannedRun, cancel: &Cancel) -> Result<Entry, RunError> {
+    let mut children: Vec<Child> = Vec::new();
+    for req in &r.requests {
+        let req = RunRequest {
+            results: Some(dir.to_path_buf()),
+            format: Some(Format::Json),
+            ..req.clone()
+        };
+        let mut child = Command::new(exe)
+            .args(["run", "--request-stdin"])
+            .args(["--exit-with-parent", &std::process::id().to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| RunError::Failed(format!("starting a run: {e}")))?;
+        let mut line = serde_json::to_vec(&req).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        // A child that died at once is reported below, from its stderr.
+        let _ = child.stdin.take().expect("piped").write_all(&line);
+        children.push(child);
+    }
+    // Drain the pipes while they run (a full pipe would block a child).
+    let readers: Vec<_> = children
+        .iter_mut()
+        .map(|c| {
+            let mut out = c.stdout.take().expect("piped");
+            let mut err = c.stderr.take().expect("piped");
+            let o = std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = out.read_to_string(&mut s);
+                s
+            });
+            let e = std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = err.read_to_string(&mut s);
+                s
+            });
+            (o, e)
+        })
+        .collect();
+    let mut forwarded = false;
+    loop {
+        let running = children
+            .iter_mut()
+            .filter_map(|c| c.try_wait().ok())
+            .filter(|s| s.is_none())
+            .count();
+        if running == 0 {
+            break;
+        }
+        // Ctrl-C: the run under way is stopped as on SIGTERM, its partial
+        // result saved.
+        if cancel.is_cancelled() && !forwarded {
+            for c in &children {
+                let _ = process::signal_process(c.id(), false);
+            }
+            forwarded = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut results = Vec::new();
+    let mut worst: Option<(String, Option<String>)> = None;
+    for ((o, e), mut c) in readers.into_iter().zip(children) {
+        let status = c.wait()?;
+        let out = o.join().unwrap_or_default();
+        let err = e.join().unwrap_or_default();
+        match serde_json::from_str::<RunResult>(&out) {
+            Ok(res) => {
+                let state = match res.status.state {
+                    RunState::Complete => "complete",
+                    RunState::Failed => "failed",
+                    RunState::Interrupted => "interrupted",
+                };
+                if state != "complete" && worst.is_none() {
+                    worst = Some((state.into(), res.status.reason.clone()));
+                }
+                results.push(res);
+            }
+            Err(_) => {
+                let tail: Vec<&str> = err.lines().rev().take(3).collect();
+                let why = format!(
+                    "run exited with {}: {}",
+                    process::describe(status),
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+                );
+                worst.get_or_insert(("failed".into(), Some(why)));
+            }
+        }
+    }
+    let (status, reason) = worst.unwrap_or(("complete".into(), None));
+    Ok(Entry {
+        key: r.key.clone(),
+        point: r.point.clone(),
+        rep: r.rep,
+        instances: r.instances,
+        placement: r.placement.clone(),
+        aggregate: index::aggregate(&results),
+        run_ids: results.iter().map(|x| x.run_id.clone()).collect(),
+        status,
+        reason,
+        scaling_vs_one_instance: None,
+    })
+}

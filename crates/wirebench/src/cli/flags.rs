@@ -1,0 +1,282 @@
+//! The flags of a run, shared by `run`, `search`, `flame` and
+//! `ipc-compare`: each is a key of `RunRequest` (the spec file writes the
+//! same name with underscores), so the conversion is a copy.
+
+use clap::Args;
+use std::path::PathBuf;
+use wirebench_core::request::{Format, RunRequest, Trace};
+use wirebench_core::spec::{
+    Arch, Arrival, Channel, ClientsAs, Endpoint, Mix, S3Workload, SizeSpec, TransportKind,
+    UrlStyle, Wait,
+};
+use wirebench_core::topo::CpuList;
+use wirebench_core::units::{Bytes, Dur, Rate};
+use wirebench_runner::{Credentials, SpecError};
+
+#[derive(Args, Debug, Default)]
+pub struct RunFlags {
+    /// Transport: msgr (framed messenger over TCP or Unix sockets), shm (shared-memory rings;
+    /// see --wait, --clients-as, --channel) or s3 (S3 over HTTP/1.1; see --workload; the
+    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET).
+    #[arg(long)]
+    pub transport: Option<TransportKind>,
+    /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
+    #[arg(long)]
+    arch: Option<Arch>,
+    /// Measure a server already listening at tcp://HOST:PORT, unix:PATH or (s3)
+    /// s3://HOST:PORT/BUCKET instead of the embedded one.
+    #[arg(long, conflicts_with_all = ["arch", "server_cpus", "listen", "max_frame"])]
+    target: Option<Endpoint>,
+    /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
+    #[arg(long)]
+    listen: Option<Endpoint>,
+    /// msgr: echo (request/response), oneway (requests only), stream (server sends, client
+    /// drops), rr (raw fixed-size request/response, no framing); default echo. shm: sync (one
+    /// request outstanding), async (a sender and a receiver thread, --depth outstanding,
+    /// default 64), nores (requests only), stream (the data channel: the server writes, the
+    /// client reads every byte); default sync.
+    #[arg(long)]
+    mode: Option<String>,
+    /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
+    /// kernel), adaptive (spin ~50 us, then sleep). Default: adaptive.
+    #[arg(long)]
+    pub wait: Option<Wait>,
+    /// shm: clients as threads of this process (the IPC report's mt) or one process per
+    /// session (mp). Default: threads.
+    #[arg(long)]
+    clients_as: Option<ClientsAs>,
+    /// shm: what carries the sessions: shm (shared memory), or for comparison pipe, unix
+    /// (socket pair) or tcp (loopback), with the same records and server. Default: shm.
+    #[arg(long)]
+    pub channel: Option<Channel>,
+    /// shm: bytes of each ring (requests, responses), a power of two. Default: 1MiB, or room
+    /// for four messages.
+    #[arg(long)]
+    ring_size: Option<Bytes>,
+    /// Request payload (echo, oneway, rr) or stream frame payload: 64, 4KiB, 1MiB... Default 64.
+    /// s3: object size, fixed (4KiB), a list objects take in turn (4KiB,1MiB) or a log-uniform
+    /// range (1KiB..1MiB); default 4KiB.
+    #[arg(long)]
+    size: Option<SizeSpec>,
+    /// Response payload (echo, rr). Default: --size.
+    #[arg(long)]
+    response_size: Option<Bytes>,
+    /// Client workers: one thread each, pinned round-robin to the client CPUs (shm: sessions,
+    /// each with its own rings and server thread). Default: 1.
+    #[arg(long, visible_alias = "sessions")]
+    clients: Option<usize>,
+    /// Connections per client. Default: 1.
+    #[arg(long)]
+    conns_per_client: Option<usize>,
+    /// Requests outstanding per connection (echo, rr); frames per send call (oneway). Default: 1.
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// Open loop: total requests per second (500, 50k/s), sent on a fixed timetable whatever the
+    /// server does; latency then runs from each request's intended send time (no coordinated
+    /// omission). Default: closed loop. --depth becomes the most requests outstanding per
+    /// connection (default 1024).
+    #[arg(long)]
+    pub rate: Option<Rate>,
+    /// Open loop: uniform (evenly spaced) or poisson (exponential gaps) arrivals.
+    #[arg(long, requires = "rate")]
+    arrival: Option<Arrival>,
+    /// Length of the measured phase (after the warm-up): 500ms, 10s, 1m. Default: 5s.
+    #[arg(long, conflicts_with = "count")]
+    duration: Option<Dur>,
+    /// Stop after this many operations in the measured phase, over all connections.
+    #[arg(long)]
+    count: Option<u64>,
+    /// Warm-up: measured and shown, excluded from the summary. Default: 1s.
+    #[arg(long)]
+    warmup: Option<Dur>,
+    /// Busy-poll on the client and on the embedded (reactor) server instead of sleeping in the kernel.
+    #[arg(long)]
+    poll: bool,
+    /// Fill payloads with a per-message pattern and check every payload on both sides.
+    #[arg(long)]
+    verify: bool,
+    /// CPUs of the embedded server (e.g. 1 or 2-3). Default: the upper half of the usable CPUs.
+    #[arg(long)]
+    server_cpus: Option<CpuList>,
+    /// CPUs of the client workers. Default: the lower half of the usable CPUs (all of them with --target).
+    #[arg(long)]
+    client_cpus: Option<CpuList>,
+    /// Largest frame payload the embedded server accepts. Default: 16MiB.
+    #[arg(long)]
+    max_frame: Option<Bytes>,
+    /// Run the same spec N times (against one server); each metric is then reported as mean with
+    /// a 95% confidence interval, min and max.
+    #[arg(long)]
+    pub repeat: Option<usize>,
+    /// Service-level objectives to check (repeatable, or comma-separated): p99<1ms, mean<200us,
+    /// max<50ms, ops>=10k/s, errors<1%, ttfb-p99<150ms. A complete run that misses one exits
+    /// with status 3.
+    #[arg(long)]
+    pub slo: Vec<String>,
+    /// Also write the per-second latency histograms to FILE, in the HdrHistogram interval-log
+    /// format (warm-up intervals tagged 'warmup').
+    #[arg(long)]
+    pub hlog: Option<PathBuf>,
+    /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv. Default: results.
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// text: progress lines on stderr and a summary on stdout; json: the whole result on
+    /// stdout; csv: one line per run, the IPC report's columns then latency: sessions, mt|mp,
+    /// mode, size, operations, elapsed s, messages/s, GB/s (GiB, of messages/s x size),
+    /// p50 us, p99 us. A round trip counts as two messages, as in the report.
+    #[arg(long)]
+    pub format: Option<Format>,
+    /// Record an event timeline of the requests (client: scheduled, sent, response received;
+    /// embedded server: received, parsed, reply queued, reply sent) into trace-client.txt and
+    /// trace-server.txt in the run's directory, and the client's also into FILE if given; read
+    /// them with `wirebench timeline`. msgr only.
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    trace: Option<Option<PathBuf>>,
+    /// With --trace: trace one request in N (by sequence number).
+    #[arg(long, requires = "trace")]
+    trace_sample: Option<u64>,
+    #[command(flatten)]
+    s3: S3Flags,
+}
+
+/// The S3 transport's flags.
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "S3 (--transport s3)")]
+struct S3Flags {
+    /// get, put, head, delete (each object once; the run ends when all are deleted), list (a
+    /// page of up to 1000 keys) or mixed (see --mix). Default: get. Time to first byte (TTFB):
+    /// GET, from the request's start to the first byte of the body; PUT (and HEAD, DELETE),
+    /// to the response headers, which come after the whole body was sent; LIST, to the first
+    /// byte of the body. Open loop (--rate): from the intended start.
+    #[arg(long)]
+    workload: Option<S3Workload>,
+    /// Weights of the operations of --workload mixed: get=70,put=20,delete=10 (of get, put,
+    /// head, delete, list).
+    #[arg(long)]
+    mix: Option<Mix>,
+    /// Objects the workload works on: created by a prepare phase for reads (timed and
+    /// reported apart), overwritten by puts. Default: 100.
+    #[arg(long)]
+    objects: Option<u64>,
+    /// path (`http://host/bucket/key`) or virtual (`http://bucket.host/key`; the connection still
+    /// goes to the target's HOST:PORT). Default: path.
+    #[arg(long)]
+    url_style: Option<UrlStyle>,
+    /// SigV4 region. Default: $AWS_REGION, else us-east-1.
+    #[arg(long)]
+    region: Option<String>,
+    /// Access key (default: $AWS_ACCESS_KEY_ID). Never printed nor stored.
+    #[arg(long)]
+    access_key: Option<String>,
+    /// Secret key (default: $AWS_SECRET_ACCESS_KEY). Never printed nor stored.
+    #[arg(long)]
+    secret_key: Option<String>,
+    /// Objects larger than this are uploaded in parts. Default: 64MiB.
+    #[arg(long)]
+    multipart_threshold: Option<Bytes>,
+    /// Part size of multipart uploads and of --get-parts ranged reads. Default: 16MiB.
+    #[arg(long)]
+    part_size: Option<Bytes>,
+    /// Parts of one multipart upload sent at once (each on a connection of its own). Default: 1.
+    #[arg(long)]
+    put_parts: Option<usize>,
+    /// Read objects larger than --part-size as ranged GETs of a part, this many at once (each
+    /// on a connection of its own). Default: 1 (one streamed GET).
+    #[arg(long)]
+    get_parts: Option<usize>,
+    /// Keep the objects the run created (default: deleted at the end).
+    #[arg(long)]
+    keep: bool,
+    /// Create the target bucket if it does not exist.
+    #[arg(long)]
+    create_bucket: bool,
+    /// s3s:// targets: also trust the certificates of this PEM file (a private CA, a
+    /// self-signed endpoint); the Mozilla roots are always trusted.
+    #[arg(long)]
+    ca_file: Option<PathBuf>,
+}
+
+impl RunFlags {
+    /// The request these flags make (the region from $AWS_REGION when not given).
+    pub fn request(&self) -> RunRequest {
+        let on = |b: bool| b.then_some(true);
+        let s3 = &self.s3;
+        wirebench_runner::with_env_region(RunRequest {
+            transport: self.transport,
+            arch: self.arch,
+            target: self.target.clone(),
+            listen: self.listen.clone(),
+            mode: self.mode.clone(),
+            wait: self.wait,
+            clients_as: self.clients_as,
+            channel: self.channel,
+            ring_size: self.ring_size,
+            size: self.size.clone(),
+            response_size: self.response_size,
+            clients: self.clients,
+            conns_per_client: self.conns_per_client,
+            depth: self.depth,
+            rate: self.rate,
+            arrival: self.arrival,
+            duration: self.duration,
+            count: self.count,
+            warmup: self.warmup,
+            poll: on(self.poll),
+            verify: on(self.verify),
+            server_cpus: self.server_cpus.clone(),
+            client_cpus: self.client_cpus.clone(),
+            max_frame: self.max_frame,
+            repeat: self.repeat,
+            slo: self.slo.clone(),
+            hlog: self.hlog.clone(),
+            results: self.results.clone(),
+            format: self.format,
+            trace: self.trace.clone().map(|f| match f {
+                Some(f) => Trace::File(f),
+                None => Trace::On(true),
+            }),
+            trace_sample: self.trace_sample,
+            placement_policy: None,
+            placement_note: Vec::new(),
+            workload: s3.workload,
+            mix: s3.mix.clone(),
+            objects: s3.objects,
+            url_style: s3.url_style,
+            region: s3.region.clone(),
+            multipart_threshold: s3.multipart_threshold,
+            part_size: s3.part_size,
+            put_parts: s3.put_parts,
+            get_parts: s3.get_parts,
+            keep: on(s3.keep),
+            create_bucket: on(s3.create_bucket),
+            ca_file: s3.ca_file.clone(),
+        })
+    }
+
+    /// The S3 credentials of the flags, else of the AWS_* variables (S3 runs only).
+    pub fn credentials(&self) -> Result<Option<Credentials>, SpecError> {
+        let (k, s) = (self.s3.access_key.clone(), self.s3.secret_key.clone());
+        if self.transport != Some(TransportKind::S3) {
+            if k.is_some() || s.is_some() {
+                return Err(SpecError::OtherTransport {
+                    flag: if k.is_some() {
+                        "--access-key"
+                    } else {
+                        "--secret-key"
+                    },
+                    transport: TransportKind::S3,
+                });
+            }
+            return Ok(None);
+        }
+        Credentials::given_or_env(k, s)
+    }
+
+    /// The session options of these flags.
+    pub fn session(&self) -> Result<wirebench_runner::session::SessionOptions, SpecError> {
+        Ok(wirebench_runner::session::SessionOptions::of(
+            &self.request(),
+            self.credentials()?,
+        ))
+    }
+}
