@@ -1,7 +1,7 @@
 //! Hints: what the data suggest, each with its evidence. They point where
 //! to look; they prove nothing.
 
-use wirebench_core::result::{CoreBusy, Phase, RunResult};
+use wirebench_core::result::{CoreBusy, Phase, RunResult, Warning};
 use wirebench_core::units::{format_ns, format_rate};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,18 +49,33 @@ fn mean_busy(r: &RunResult, server: bool) -> Vec<(usize, f64)> {
 pub fn of_run(r: &RunResult) -> Vec<Hint> {
     let mut out = Vec::new();
     let id = Some(r.run_id.clone());
-    let client = mean_busy(r, false);
-    let hot: Vec<String> = client
-        .iter()
-        .filter(|(_, b)| *b > 90.0)
-        .map(|(c, b)| format!("CPU {c} {b:.0}% busy"))
-        .collect();
-    if !hot.is_empty() && !r.spec.poll {
+    // The client-bound rule is the runner's: its verdict is in the result.
+    let hot = r.warnings.iter().find_map(|w| match w {
+        Warning::ClientBound { cores } => Some(cores),
+        _ => None,
+    });
+    let evidence = match hot {
+        Some(cores) => Some(format!(
+            "client cores over the measured seconds: {}",
+            cores
+                .iter()
+                .map(|c| format!("CPU {} {:.0}% busy", c.cpu, c.busy_pct))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        // A result of schema 2 has the verdict without the cores.
+        None if r.summary.client_bound => Some(format!(
+            "the run recorded its client as bound (busiest client core {:.0}% busy)",
+            r.summary.client_core_max_busy_pct
+        )),
+        None => None,
+    };
+    if let Some(evidence) = evidence {
         out.push(Hint {
             kind: Kind::ClientBound,
             run_id: id.clone(),
             text: "the result is likely client-bound: a faster server would not show".into(),
-            evidence: format!("client cores over the measured seconds: {}", hot.join(", ")),
+            evidence,
         });
     }
     let server = mean_busy(r, true);
@@ -174,6 +189,9 @@ mod tests {
             iv.client_cores = vec![busy(0, 97.0)];
             iv.server_cores = vec![busy(1, 99.0), busy(2, 10.0)];
         }
+        r.warnings = vec![Warning::ClientBound {
+            cores: vec![busy(0, 97.0)],
+        }];
         r.intervals[2].latency.p99_ns = 9_000_000;
         r.summary.latency.p50_ns = 100_000;
         r.summary.latency.p99_ns = 5_000_000;

@@ -11,4 +11,5 @@ pub mod hints;
 pub mod inputs;
 pub mod plot;
 pub mod report;
+pub mod summary;
 pub mod timeline;

@@ -4,12 +4,14 @@
 //! S3), and undoes what the transport created (S3's objects) at the end.
 //! A new transport is one arm here.
 
-use crate::session::{Events, SessionOptions};
+use crate::events::Events;
 use crate::{Credentials, RunError};
 use std::io::Write;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
+use wirebench_core::request::RunRequest;
 use wirebench_core::result::PhaseReport;
 use wirebench_core::spec::{ClientsAs, Endpoint, RunSpec, TransportSpec};
 use wirebench_load::engine::{self, LoadConfig, LoadOutcome, Observer};
@@ -17,6 +19,29 @@ use wirebench_load::{blocking, calls, remote};
 use wirebench_transports::msgr::client::MsgrClient;
 use wirebench_transports::s3;
 use wirebench_transports::shm::client::ShmClient;
+
+/// What opening a session needs besides the spec.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// S3: requests are signed with these (the embedded fake server gets
+    /// random ones when none are given).
+    pub credentials: Option<Credentials>,
+    /// S3: create the target bucket if it does not exist.
+    pub create_bucket: bool,
+    /// S3 over TLS: also trust this CA.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl SessionOptions {
+    /// The options of a request, with these credentials.
+    pub fn of(req: &RunRequest, credentials: Option<Credentials>) -> SessionOptions {
+        SessionOptions {
+            credentials,
+            create_bucket: req.create_bucket.unwrap_or(false),
+            ca_file: req.ca_file.clone(),
+        }
+    }
+}
 
 /// Runs a transport's loads against one endpoint.
 pub trait Driver {

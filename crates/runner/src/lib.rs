@@ -25,6 +25,7 @@
 //! ```
 
 pub mod dispatch;
+pub mod events;
 pub mod flame;
 pub mod ipc_compare;
 pub mod outcome;

@@ -225,3 +225,119 @@ pub fn from_outcome(
         warnings,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+    use wirebench_core::request::RunRequest;
+    use wirebench_core::topo::{CpuList, Topology};
+    use wirebench_load::engine::{self, NoObserver};
+    use wirebench_load::mock::MockTransport;
+    use wirebench_load::transport::Pattern;
+
+    /// Replaces what timing and the machine decide (latencies, rates, CPU,
+    /// memory, the environment) so that the snapshot holds run.json's
+    /// shape and the figures a count-mode run fixes exactly.
+    fn settle(v: &mut serde_json::Value) {
+        const VOLATILE: [&str; 27] = [
+            "messages_sent",
+            "bytes_out",
+            "client_bound",
+            "latency",
+            "service_latency",
+            "latency_hist",
+            "service_hist",
+            "ttfb_hist",
+            "env",
+            "connect_time_ns",
+            "measured_ns",
+            "ops_per_s",
+            "sent_per_s",
+            "mb_per_s_out",
+            "mb_per_s_in",
+            "client_cpu_s",
+            "server_cpu_s",
+            "client_cpu_us_per_op",
+            "server_cpu_us_per_op",
+            "client_runq_wait_s",
+            "server_runq_wait_s",
+            "client_peak_rss_bytes",
+            "client_core_max_busy_pct",
+            "intervals",
+            "throughput_trend",
+            "max_steal_pct",
+            "prefix",
+        ];
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    if VOLATILE.contains(&k.as_str()) {
+                        *x = serde_json::Value::String("[varies]".into());
+                    } else {
+                        settle(x);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(settle),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_run_json_of_a_mock_transport_run() {
+        let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+        let req: RunRequest =
+            serde_json::from_str(r#"{"count": 1000, "depth": 4, "clients": 2, "warmup": "0s"}"#)
+                .unwrap();
+        let (spec, placement) = req.check(&topo).unwrap();
+        let cfg = crate::session::load_config(&spec, &placement, None);
+        let t = Arc::new(MockTransport::new(
+            Pattern::RequestResponse,
+            Duration::from_micros(50),
+        ));
+        let out = engine::run_load(t, &cfg, &mut NoObserver);
+        let r = from_outcome(&spec, placement, &out, out.end.clone());
+        assert_eq!(r.summary.ops, 1000);
+        assert_eq!(r.summary.latency.count, 1000);
+        let mut r = r;
+        // Which build, and how busy this machine's CPU 0 was, vary too.
+        r.warnings
+            .retain(|w| !matches!(w, Warning::DebugBuild | Warning::ClientBound { .. }));
+        let mut v = serde_json::to_value(&r).unwrap();
+        settle(&mut v);
+        insta::assert_snapshot!(serde_json::to_string_pretty(&v).unwrap());
+    }
+
+    #[test]
+    fn one_client_bound_rule_with_its_exceptions() {
+        let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+        let check = |json: &str| {
+            serde_json::from_str::<RunRequest>(json)
+                .unwrap()
+                .check(&topo)
+                .unwrap()
+                .0
+        };
+        let hot = [CoreBusy {
+            cpu: 0,
+            busy_pct: 97.0,
+            steal_pct: 0.0,
+        }];
+        assert_eq!(client_bound(&check("{}"), &hot).len(), 1);
+        assert!(client_bound(&check(r#"{"poll": true}"#), &hot).is_empty());
+        assert!(client_bound(&check(r#"{"transport": "shm", "wait": "spin"}"#), &hot).is_empty());
+        assert!(
+            client_bound(&check(r#"{"transport": "shm", "wait": "adaptive"}"#), &hot).is_empty()
+        );
+        assert_eq!(
+            client_bound(&check(r#"{"transport": "shm", "wait": "futex"}"#), &hot).len(),
+            1
+        );
+        assert_eq!(
+            client_bound(&check(r#"{"transport": "shm", "channel": "pipe"}"#), &hot).len(),
+            1
+        );
+    }
+}

@@ -427,15 +427,16 @@ impl ServeRequest {
 }
 
 /// Serves until SIGINT or SIGTERM: checks the request, pins the process to
-/// its CPUs, starts the server, writes `listening` on `out` (and, unless a
-/// run started it, a line for people on stderr), then `stopped` with the
-/// counters. `exit_with_parent`: stop (as on SIGTERM) when that process dies.
+/// its CPUs, starts the server, writes `listening` on `out` (and gives
+/// `note` a line for people), then `stopped` with the counters.
+/// `exit_with_parent`: stop (as on SIGTERM) when that process dies.
 pub fn serve(
     req: &ServeRequest,
     creds: Option<crate::Credentials>,
     topo: &Topology,
     exit_with_parent: Option<u32>,
     out: &mut impl Write,
+    note: &mut dyn FnMut(&str),
 ) -> Result<(), ServeError> {
     let cpus = req.cpus.clone().unwrap_or_else(|| topo.usable());
     check_cpus("--cpus", &cpus, topo)?;
@@ -447,9 +448,9 @@ pub fn serve(
         process::terminate_with_parent(parent)?;
     }
     sys::pin_process_threads(cpus.cpus())?;
-    let quiet = exit_with_parent.is_some();
     let pid = std::process::id();
-    let (endpoint, note, shutdown): (Endpoint, String, Box<dyn FnOnce() -> ServerStats>) =
+    let mut trace_file = None;
+    let (endpoint, note_text, shutdown): (Endpoint, String, Box<dyn FnOnce() -> ServerStats>) =
         match checked {
             Checked::Msgr(cfg, trace) => {
                 if trace.is_some() {
@@ -465,16 +466,8 @@ pub fn serve(
                     if cfg.poll { ", busy-polling" } else { "" }
                 );
                 let ep = srv.endpoint.clone();
-                let stop = move || {
-                    let stats = srv.shutdown();
-                    if let Some(f) = &trace
-                        && let Err(e) = wirebench_trace::dump(f)
-                    {
-                        eprintln!("wirebench serve: writing --trace {}: {e}", f.display());
-                    }
-                    stats
-                };
-                (ep, note, Box::new(stop))
+                trace_file = trace;
+                (ep, note, Box::new(move || srv.shutdown()))
             }
             Checked::Shm(cfg) => {
                 let srv = wirebench_transports::shm::server::start(&cfg)?;
@@ -513,12 +506,14 @@ pub fn serve(
             cpus: cpus.clone(),
         },
     )?;
-    if !quiet {
-        eprintln!("wirebench serve: {note}; Ctrl-C to stop");
-    }
+    note(&format!("wirebench serve: {note_text}; Ctrl-C to stop"));
     let signal = process::wait_for_termination()?;
     let stats = shutdown();
     // The run may be gone already: the counters then have no reader.
+    if let Some(f) = &trace_file {
+        wirebench_trace::dump(f)
+            .map_err(|e| ServeError::Failed(format!("writing --trace {}: {e}", f.display())))?;
+    }
     let _ = emit(
         out,
         &ServerEvent::Stopped {

@@ -4,56 +4,19 @@
 //! It takes a [`Cancel`] and credentials as values and prints nothing: what
 //! people should see goes to its [`Events`].
 
+pub use crate::dispatch::SessionOptions;
 use crate::dispatch::{self, Driver};
+pub use crate::events::{Events, Quiet};
 use crate::outcome;
 use crate::process::Cancel;
 use crate::target::{Embedded, External, Target};
 use crate::{Credentials, RunError};
 use std::path::PathBuf;
 use std::time::Duration;
-use wirebench_core::request::RunRequest;
 use wirebench_core::result::{Placement, RunResult};
 use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec, TransportSpec};
 use wirebench_load::engine::{Abort, EndState, IntervalReport, LoadConfig, Observer};
 use wirebench_load::sampler::Sampler;
-
-/// What a run tells the people watching it. Every method does nothing by
-/// default.
-pub trait Events {
-    /// A line of what is happening (S3's prepare and cleanup, traces).
-    fn note(&mut self, _text: &str) {}
-    /// Every connection is ready; the load starts.
-    fn connected(&mut self, _connect_time_ns: u64) {}
-    /// A second (an interval) of the load is complete.
-    fn interval(&mut self, _iv: &IntervalReport) {}
-}
-
-/// Events nobody watches.
-pub struct Quiet;
-impl Events for Quiet {}
-
-/// What opening a session needs besides the spec.
-#[derive(Debug, Clone, Default)]
-pub struct SessionOptions {
-    /// S3: requests are signed with these (the embedded fake server gets
-    /// random ones when none are given).
-    pub credentials: Option<Credentials>,
-    /// S3: create the target bucket if it does not exist.
-    pub create_bucket: bool,
-    /// S3 over TLS: also trust this CA.
-    pub ca_file: Option<PathBuf>,
-}
-
-impl SessionOptions {
-    /// The options of a request, with these credentials.
-    pub fn of(req: &RunRequest, credentials: Option<Credentials>) -> SessionOptions {
-        SessionOptions {
-            credentials,
-            create_bucket: req.create_bucket.unwrap_or(false),
-            ca_file: req.ca_file.clone(),
-        }
-    }
-}
 
 /// The engine's observer during a load: progress to the events, and a stop
 /// when the run is cancelled or the target dies.

@@ -1,7 +1,7 @@
 //! CSV: the document's tables, each with its header line, one after the
 //! other (a blank line between two).
 
-use super::{Document, Exporter};
+use super::document::{Document, Exporter};
 
 pub struct CsvExporter;
 

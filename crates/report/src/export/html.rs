@@ -1,7 +1,7 @@
 //! A self-contained HTML page: inline SVG, inline style, no script,
 //! nothing fetched.
 
-use super::{Block, Document, Exporter, Table};
+use super::document::{Block, Document, Exporter, Table};
 
 pub struct HtmlExporter;
 

@@ -1,6 +1,6 @@
 //! Markdown: GitHub's tables; figures listed by title (they live in the HTML).
 
-use super::{Block, Document, Exporter, Table};
+use super::document::{Block, Document, Exporter, Table};
 
 pub struct MarkdownExporter;
 

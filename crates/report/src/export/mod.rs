@@ -18,106 +18,13 @@ mod html;
 mod markdown;
 mod text;
 
+mod document;
+
 pub use csv::CsvExporter;
+pub use document::{Block, Document, Exporter, Figure, Table};
 pub use html::{HtmlExporter, escape};
 pub use markdown::MarkdownExporter;
 pub use text::TextExporter;
-
-/// A plot: its title and its SVG.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
-    pub title: String,
-    pub svg: String,
-}
-
-/// Rows under a header. Columns are right-aligned, but the first (and
-/// those marked `left`), which name things.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Table {
-    pub head: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    /// Columns (by index) aligned left besides the first.
-    pub left: Vec<usize>,
-}
-
-impl Table {
-    pub fn new<S: Into<String>>(head: impl IntoIterator<Item = S>) -> Table {
-        Table {
-            head: head.into_iter().map(Into::into).collect(),
-            ..Table::default()
-        }
-    }
-
-    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
-        self.rows.push(cells.into_iter().map(Into::into).collect());
-    }
-
-    fn is_left(&self, col: usize) -> bool {
-        col == 0 || self.left.contains(&col)
-    }
-}
-
-/// One part of a document.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Block {
-    /// A section's title (level 2; the document's own title is level 1).
-    Heading(String),
-    /// A paragraph.
-    Text(String),
-    /// A bulleted list; each item is (what, its detail): "**what**: detail".
-    List(Vec<(String, String)>),
-    Table(Table),
-    /// Text in fixed-width columns, kept as it is.
-    Pre(String),
-    /// Figures: drawn in HTML; listed by title elsewhere.
-    Figures(Vec<Figure>),
-}
-
-/// A title and its blocks.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Document {
-    pub title: String,
-    pub blocks: Vec<Block>,
-}
-
-impl Document {
-    pub fn new(title: impl Into<String>) -> Document {
-        Document {
-            title: title.into(),
-            blocks: Vec::new(),
-        }
-    }
-
-    pub fn push(mut self, b: Block) -> Document {
-        self.blocks.push(b);
-        self
-    }
-
-    pub fn heading(self, t: impl Into<String>) -> Document {
-        self.push(Block::Heading(t.into()))
-    }
-
-    pub fn text(self, t: impl Into<String>) -> Document {
-        self.push(Block::Text(t.into()))
-    }
-
-    pub fn table(self, t: Table) -> Document {
-        self.push(Block::Table(t))
-    }
-
-    /// The tables of the document, in order.
-    pub fn tables(&self) -> impl Iterator<Item = &Table> {
-        self.blocks.iter().filter_map(|b| match b {
-            Block::Table(t) => Some(t),
-            _ => None,
-        })
-    }
-}
-
-/// A format a document can be written in.
-pub trait Exporter {
-    fn export(&self, doc: &Document) -> String;
-}
 
 #[cfg(test)]
 mod tests {

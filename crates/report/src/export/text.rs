@@ -1,7 +1,7 @@
 //! Text for a terminal: tables in aligned columns (numbers to the right),
 //! two spaces apart; headings underlined by nothing, just their own line.
 
-use super::{Block, Document, Exporter, Table};
+use super::document::{Block, Document, Exporter, Table};
 
 pub struct TextExporter;
 

@@ -2,7 +2,7 @@
 //! their noise; "faster" or "slower" only beyond the noise. A variant is a
 //! run (`run.json` or its directory) or a directory of runs (repetitions).
 
-use crate::usage;
+use super::error::usage;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;

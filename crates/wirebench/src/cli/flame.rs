@@ -4,9 +4,9 @@
 //! `flame-server.folded`. `wirebench flame --diff A B` draws the
 //! differential flamegraph of two such runs.
 
+use super::error::{UsageError, runner_error};
 use super::flags::RunFlags;
 use crate::ui::progress::Console;
-use crate::{UsageError, runner_error};
 use anyhow::Context;
 use clap::Args;
 use std::path::{Path, PathBuf};

@@ -3,9 +3,9 @@
 //! interleaved rounds (see `wirebench_runner::ipc_compare`), as a table of
 //! medians with ratios to the Unix socket.
 
+use super::error::{UsageError, runner_error};
 use super::flags::RunFlags;
 use crate::ui::progress::Console;
-use crate::{UsageError, runner_error};
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;

@@ -4,6 +4,7 @@
 
 mod args;
 pub mod compare;
+pub mod error;
 mod flags;
 pub mod flame;
 pub mod ipc_compare;

@@ -2,7 +2,7 @@
 //! plots of the runs found at each path, as a self-contained HTML page and
 //! a Markdown file beside it.
 
-use crate::usage;
+use super::error::usage;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;

@@ -2,9 +2,9 @@
 //! flags make, or of a `RunRequest` read as JSON from stdin (how `sweep`
 //! hands a run to its children). The runner does the work; this prints.
 
+use super::error::{UsageError, runner_error, usage};
 use super::flags::RunFlags;
 use crate::ui::progress::Console;
-use crate::{UsageError, runner_error, usage};
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
@@ -81,7 +81,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if let Some(agg) = &report.repetitions {
         match req.format() {
-            Format::Text => crate::ui::summary::print_repetitions(&mut out, agg)?,
+            Format::Text => wirebench_report::summary::print_repetitions(&mut out, agg)?,
             Format::Json => {
                 serde_json::to_writer_pretty(&mut out, agg)?;
                 writeln!(out)?;

@@ -1,9 +1,9 @@
 //! `wirebench search`: the highest open-loop rate that meets the `--slo`
 //! objectives, and the saturation throughput (see `wirebench_runner::search`).
 
+use super::error::{UsageError, runner_error};
 use super::flags::RunFlags;
 use crate::ui::progress::Console;
-use crate::{UsageError, runner_error};
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;

@@ -4,7 +4,7 @@
 //! people on stderr; SIGINT or SIGTERM stop it cleanly. A run that embeds a
 //! server starts it with `--order-stdin` and its order on stdin.
 
-use crate::UsageError;
+use super::error::UsageError;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -152,6 +152,12 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         &Topology::read(),
         parent,
         &mut out,
+        // A run that embeds the server has said where it runs already.
+        &mut |line| {
+            if parent.is_none() {
+                eprintln!("{line}");
+            }
+        },
     )
     .map_err(|e| match e {
         ServeError::Spec(s) => UsageError::from(s).into(),

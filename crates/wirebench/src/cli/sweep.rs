@@ -3,8 +3,8 @@
 //! anything starts) and run by `wirebench_runner::sweep` (each run a child
 //! process, the index rewritten after every run). See `specs/example.toml`.
 
-use crate::runner_error;
-use crate::usage;
+use super::error::runner_error;
+use super::error::usage;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;

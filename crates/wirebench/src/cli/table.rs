@@ -1,7 +1,7 @@
 //! `wirebench table DIR`: a sweep's summary (or any directory of runs) as
 //! Markdown or CSV (see `wirebench_report::experiment`).
 
-use crate::usage;
+use super::error::usage;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! (the RAMCloud timeline report's layout), with each event's CDF in an
 //! HTML page on request. Reads wirebench traces and TimeTrace text.
 
-use crate::usage;
+use super::error::usage;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;

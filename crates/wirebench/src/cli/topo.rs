@@ -1,7 +1,7 @@
 //! `wirebench topo`: the machine's topology and, for each placement policy,
 //! the cpusets of the server and the client for each client count.
 
-use crate::usage;
+use super::error::usage;
 use clap::Args;
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -1,4 +1,3 @@
-//! What a person sees: per-second progress lines and the final summary.
+//! What a person watching a run sees: progress lines, notes and results.
 
 pub mod progress;
-pub mod summary;

@@ -116,7 +116,10 @@ impl Events for Console {
 impl RunEvents for Console {
     fn started(&mut self, spec: &RunSpec, p: &Placement, endpoint: &Endpoint, pid: Option<u32>) {
         if self.text() {
-            eprintln!("{}", super::summary::headline(spec, p, endpoint, pid));
+            eprintln!(
+                "{}",
+                wirebench_report::summary::headline(spec, p, endpoint, pid)
+            );
         }
     }
 
@@ -133,8 +136,8 @@ impl RunEvents for Console {
         let (format, repeat) = (self.format, self.repeat);
         self.out(|out| match format {
             Format::Text => {
-                super::summary::print(out, r, &dir.join("run.json"))?;
-                super::summary::print_slos(out, slos, &r.slos)
+                wirebench_report::summary::print(out, r, &dir.join("run.json"))?;
+                wirebench_report::summary::print_slos(out, slos, &r.slos)
             }
             Format::Csv => writeln!(out, "{}", wirebench_runner::record::ipc_csv_line(r)),
             Format::Json if repeat == 1 => {

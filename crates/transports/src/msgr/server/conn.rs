@@ -3,7 +3,7 @@
 //! connection only, with a log line; the server goes on.
 
 use super::faults::Faults;
-use super::{ConnConfig, ConnStats, StatsRegistry, bump, log};
+use super::shared::{ConnConfig, ConnStats, StatsRegistry, bump, log};
 use crate::msgr::frame::{
     self, FLAG_VERIFY, HEADER_LEN, HELLO_LEN, Header, Hello, Kind, Status, VERSION, WRITE_CHUNK,
     Welcome,

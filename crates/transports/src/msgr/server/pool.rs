@@ -3,7 +3,7 @@
 //! pinned to the whole cpuset; any thread may serve any connection.
 
 use super::conn::serve_conn;
-use super::{ServerConfig, StatsRegistry, StdListener, log};
+use super::shared::{ServerConfig, StatsRegistry, StdListener, log};
 use std::io;
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@
 //! balanced).
 
 use super::conn::serve_conn;
-use super::{ServerConfig, StatsRegistry, StdListener, log};
+use super::shared::{ServerConfig, StatsRegistry, StdListener, log};
 use crate::msgr::stream::Stream;
 use std::io;
 use std::sync::Arc;

@@ -1,5 +1,7 @@
-//! The final summary, in the order of the messenger report's
-//! `all(depth=N)` block, with latency percentiles and CPU cost added.
+//! A run for the terminal: the headline (what is about to run, and where)
+//! and the final summary, in the order of the messenger report's
+//! `all(depth=N)` block, with latency percentiles, CPU cost, the S3
+//! operations table, the objectives and the repetitions' spread added.
 
 use std::io::{self, Write};
 use std::path::Path;

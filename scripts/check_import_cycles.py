@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Fails when modules of a crate import each other in a circle.
+
+For every crate under crates/, each file is a module (lib.rs and main.rs:
+the crate root; x/mod.rs: x). A module depends on another when it names
+it in code: `use crate::a::b`, `crate::a::b::f()`, `super::x`, `self::x`
+(test modules at the bottom of a file are left out: they may use what they
+like). A module's own children and ancestors named through `super` count
+like any other module. `mod x;` declarations are not uses.
+
+Also fails when the crates depend on each other against the design's
+direction (core <- load <- transports <- runner <- binary; report on core
+and trace only).
+
+Usage: python3 scripts/check_import_cycles.py [ROOT]
+"""
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
+
+# What each workspace crate may depend on (among the workspace's crates).
+ALLOWED = {
+    "wirebench-trace": set(),
+    "wirebench-core": set(),
+    "wirebench-load": {"wirebench-core"},
+    "wirebench-transports": {"wirebench-core", "wirebench-load", "wirebench-trace"},
+    "wirebench-report": {"wirebench-core", "wirebench-trace"},
+    "wirebench-runner": {
+        "wirebench-core",
+        "wirebench-load",
+        "wirebench-transports",
+        "wirebench-trace",
+    },
+    "wirebench": {"wirebench-core", "wirebench-runner", "wirebench-report"},
+}
+
+
+def module_of(src: Path, f: Path) -> tuple:
+    rel = f.relative_to(src).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] in ("lib", "main"):
+        parts = parts[:-1]
+    elif parts[-1] == "mod":
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def strip_tests(text: str) -> str:
+    m = re.search(r"^#\[cfg\(test\)\]\s*\n\s*(pub(\(crate\))?\s+)?mod \w+", text, re.M)
+    return text[: m.start()] if m else text
+
+
+def strip_comments(text: str) -> str:
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+PATH = re.compile(r"\b(crate|super|self)((?:::\w+)+)")
+USE_GROUP = re.compile(r"\buse\s+(crate|super|self)((?:::\w+)*)::\{([^;]*)\};", re.S)
+
+
+def resolve(me: tuple, head: str, rest: list, modules: set) -> tuple | None:
+    if head == "crate":
+        base: tuple = ()
+    elif head == "self":
+        base = me
+    else:  # super (possibly several)
+        base = me[:-1]
+        while rest and rest[0] == "super":
+            base = base[:-1]
+            rest = rest[1:]
+    path = base
+    best = base
+    for p in rest:
+        path = path + (p,)
+        if path in modules:
+            best = path
+        else:
+            break
+    return best
+
+
+def crate_cycles(src: Path) -> list:
+    files = [f for f in src.rglob("*.rs")]
+    modules = {module_of(src, f): f for f in files}
+    edges: dict = {m: set() for m in modules}
+    for m, f in modules.items():
+        text = strip_comments(strip_tests(f.read_text()))
+        refs = []
+        for g in USE_GROUP.finditer(text):
+            head, pre, inner = g.group(1), g.group(2), g.group(3)
+            prefix = [p for p in pre.split("::") if p]
+            for item in re.split(r",", inner):
+                item = item.strip().split(" as ")[0].strip()
+                parts = [p for p in re.split(r"::|\{|\}", item) if p.strip()]
+                refs.append((head, prefix + parts[:2]))
+        for p in PATH.finditer(text):
+            refs.append((p.group(1), [x for x in p.group(2).split("::") if x]))
+        # A child module named without `self::` (`engine::run()` in lib.rs).
+        for c in {c[-1] for c in modules if len(c) == len(m) + 1 and c[: len(m)] == m}:
+            if re.search(rf"(?<![:\w]){re.escape(c)}::", text):
+                refs.append(("self", [c]))
+        aliases = {}
+        for head, rest in refs:
+            target = resolve(m, head, rest, set(modules))
+            if target is None:
+                continue
+            if target != m:
+                edges[m].add(target)
+            if rest and target and target[-1] == rest[-1]:
+                aliases[rest[-1]] = target
+        # `use crate::ui;` then `ui::summary::print()`: the alias's modules.
+        for alias, target in aliases.items():
+            for p in re.finditer(rf"(?<![:\w]){re.escape(alias)}((?:::\w+)+)", text):
+                t = resolve(target, "self", [x for x in p.group(1).split("::") if x], set(modules))
+                if t is not None and t != m:
+                    edges[m].add(t)
+    # Find cycles (Tarjan's strongly connected components).
+    index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(comp)
+
+    sys.setrecursionlimit(10000)
+    for v in edges:
+        if v not in index:
+            strong(v)
+    return comps
+
+
+def name(m: tuple) -> str:
+    return "::".join(("crate",) + m)
+
+
+def main() -> int:
+    bad = 0
+    for manifest in sorted((ROOT / "crates").glob("*/Cargo.toml")):
+        toml = tomllib.loads(manifest.read_text())
+        crate = toml["package"]["name"]
+        deps = {d for d in toml.get("dependencies", {}) if d.startswith("wirebench")}
+        extra = deps - ALLOWED.get(crate, set())
+        if extra:
+            print(f"{crate} depends on {', '.join(sorted(extra))}: against the design's direction")
+            bad += 1
+        for comp in crate_cycles(manifest.parent / "src"):
+            print(f"{crate}: modules import each other in a circle: {', '.join(sorted(name(m) for m in comp))}")
+            bad += 1
+    if bad == 0:
+        print("no import circles; crate dependencies point one way")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
