@@ -419,11 +419,15 @@ impl RunRequest {
     }
 
     /// The command line of `wirebench run` that makes this request (a
-    /// dry run shows it): `--key value`, bare flags for booleans.
+    /// dry run shows it): `--key value`, bare flags for booleans. The
+    /// placement's policy and notes, which only a sweep sets, are left out.
     pub fn to_args(&self) -> Vec<String> {
         let v = serde_json::to_value(self).expect("a request serializes");
         let mut out = Vec::new();
         for key in RunRequest::KEYS {
+            if key.starts_with("placement_") {
+                continue;
+            }
             let Some(x) = v.get(key) else {
                 continue;
             };

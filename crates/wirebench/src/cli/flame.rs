@@ -9,6 +9,7 @@ use super::flags::RunFlags;
 use crate::ui::progress::Console;
 use anyhow::Context;
 use clap::Args;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wirebench_core::topo::Topology;
@@ -50,7 +51,11 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         let title = format!("{} vs {}", d[1].display(), d[0].display());
         let svg = flame::differential(&before, &after, &title)?;
         wirebench_core::store::write_atomic(&a.output, svg.as_bytes())?;
-        println!("differential flamegraph: {}", a.output.display());
+        writeln!(
+            std::io::stdout(),
+            "differential flamegraph: {}",
+            a.output.display()
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let req = a.run.request();
@@ -89,13 +94,14 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     )?;
     let cost = flame::cost_per_op(&f.counters, f.result.summary.ops);
     std::fs::write(f.dir.join("perf-stat.txt"), format!("{cost}\n"))?;
-    println!("server cost per operation: {cost}");
-    println!(
+    writeln!(std::io::stdout(), "server cost per operation: {cost}")?;
+    writeln!(
+        std::io::stdout(),
         "flamegraph of the server: {} ({:.1} ms on CPU sampled); run result: {}",
         f.dir.join("flame-server.svg").display(),
         flame::samples(&folded) as f64 / 1e6,
         f.dir.join("run.json").display()
-    );
+    )?;
     Ok(ExitCode::from(
         wirebench_runner::run::RunReport {
             runs: vec![(f.result, f.dir)],

@@ -68,7 +68,10 @@ impl CompareEvents for Rounds {
                     "-".into()
                 }
             ),
-            Format::Csv => println!("{name},{}", wirebench_runner::record::ipc_csv_line(r)),
+            Format::Csv => {
+                let line = format!("{name},{}", wirebench_runner::record::ipc_csv_line(r));
+                self.console.out(|o| writeln!(o, "{line}"));
+            }
             Format::Json => {}
         }
     }
@@ -94,6 +97,7 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
         &mut events,
     )
     .map_err(runner_error)?;
+    events.console.finish()?;
     let mut out = std::io::stdout().lock();
     match req.format() {
         Format::Text => {

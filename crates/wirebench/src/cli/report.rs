@@ -5,6 +5,7 @@
 use super::error::usage;
 use anyhow::Context;
 use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use wirebench_report::{inputs, report, timeline};
@@ -66,12 +67,13 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         report::markdown(&runs, &figures, &sections).as_bytes(),
     )
     .with_context(|| format!("writing {}", md_path.display()))?;
-    println!(
+    writeln!(
+        std::io::stdout(),
         "report of {} run(s), {} figure(s): {} and {}",
         runs.len(),
         figures.len(),
         a.output.display(),
         md_path.display()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

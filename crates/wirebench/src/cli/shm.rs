@@ -3,6 +3,7 @@
 //! `--clients-as processes`).
 
 use clap::Args;
+use std::io::Write;
 use std::process::ExitCode;
 use wirebench_runner::worker::{self, self as cleanup};
 
@@ -21,32 +22,41 @@ pub fn clean(a: CleanArgs) -> anyhow::Result<ExitCode> {
     if a.dry_run {
         let found = cleanup::scan(&places);
         for (p, pid) in &found.kept {
-            println!("in use by running pid {pid}: {}", p.display());
+            writeln!(
+                std::io::stdout(),
+                "in use by running pid {pid}: {}",
+                p.display()
+            )?;
         }
         for p in &found.removed {
-            println!("would remove: {}", p.display());
+            writeln!(std::io::stdout(), "would remove: {}", p.display())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let done = cleanup::clean(&places);
     for p in &done.removed {
-        println!("removed: {}", p.display());
+        writeln!(std::io::stdout(), "removed: {}", p.display())?;
     }
     for (p, pid) in &done.kept {
-        println!("left (pid {pid} is running): {}", p.display());
+        writeln!(
+            std::io::stdout(),
+            "left (pid {pid} is running): {}",
+            p.display()
+        )?;
     }
     for (p, e) in &done.failed {
         eprintln!("cannot remove {}: {e}", p.display());
     }
     if done.removed.is_empty() && done.failed.is_empty() {
-        println!(
+        writeln!(
+            std::io::stdout(),
             "nothing to clean in {}",
             places
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
-        );
+        )?;
     }
     Ok(if done.failed.is_empty() {
         ExitCode::SUCCESS

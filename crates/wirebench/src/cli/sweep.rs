@@ -6,6 +6,7 @@
 use super::error::runner_error;
 use super::error::usage;
 use clap::Args;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -72,24 +73,31 @@ impl SweepEvents for Progress {
     }
 }
 
-fn dry_run(exp: &Experiment, runs: &[PlannedRun], results: &std::path::Path) {
-    println!(
+fn dry_run(
+    exp: &Experiment,
+    runs: &[PlannedRun],
+    results: &std::path::Path,
+) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
         "sweep {}: {} run(s) ({} point(s) x {} repetition(s)), results in {}",
         exp.name,
         runs.len(),
         runs.len() / exp.repetitions,
         exp.repetitions,
         results.join(&exp.name).display()
-    );
+    )?;
     for (i, r) in runs.iter().enumerate() {
-        println!("[{}/{}] {}", i + 1, runs.len(), name(r));
+        writeln!(out, "[{}/{}] {}", i + 1, runs.len(), name(r))?;
         if let Some(p) = &r.placement {
-            println!(
+            writeln!(
+                out,
                 "    placement {}: server {}, client {}",
                 p.policy, p.server, p.client
-            );
+            )?;
             for n in &p.notes {
-                println!("    note: {n}");
+                writeln!(out, "    note: {n}")?;
             }
         }
         for (i, req) in r.requests.iter().enumerate() {
@@ -103,9 +111,18 @@ fn dry_run(exp: &Experiment, runs: &[PlannedRun], results: &std::path::Path) {
                 .into_iter()
                 .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
                 .collect();
-            println!("    {who}wirebench run {}", shown.join(" "));
+            writeln!(out, "    {who}wirebench run {}", shown.join(" "))?;
+            let policy = r
+                .placement
+                .as_ref()
+                .map(|p| p.notes.clone())
+                .unwrap_or_default();
+            for n in req.placement_note.iter().filter(|n| !policy.contains(n)) {
+                writeln!(out, "    {who}note: {n}")?;
+            }
         }
     }
+    Ok(())
 }
 
 pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
@@ -119,7 +136,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         Err(e) => usage!("{e}"),
     };
     if a.dry_run {
-        dry_run(&exp, &runs, &a.results);
+        dry_run(&exp, &runs, &a.results)?;
         return Ok(ExitCode::SUCCESS);
     }
     // Ctrl-C and SIGTERM: the run under way is stopped (its partial result

@@ -45,7 +45,8 @@ impl Console {
         self.failed.map_or(Ok(()), Err)
     }
 
-    fn out(&mut self, f: impl FnOnce(&mut std::io::StdoutLock) -> std::io::Result<()>) {
+    /// Writes to stdout; the first error is kept for [`Console::finish`].
+    pub fn out(&mut self, f: impl FnOnce(&mut std::io::StdoutLock) -> std::io::Result<()>) {
         if self.failed.is_none() {
             let mut out = std::io::stdout().lock();
             if let Err(e) = f(&mut out).and_then(|_| out.flush()) {
