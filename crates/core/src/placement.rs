@@ -276,6 +276,46 @@ fn nearest(policy: &str, n: usize, topo: &Topology, why: String) -> Planned {
     }
 }
 
+/// One policy's cpusets per client count, in the messenger report's JSON
+/// shape (`{"server": {"2": "0,56"}, "client": {...}}`), with the notes of
+/// the counts placed other than the policy says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PolicyTable {
+    pub server: BTreeMap<String, String>,
+    pub client: BTreeMap<String, String>,
+    pub notes: BTreeMap<String, Vec<String>>,
+}
+
+/// The client counts `topo` shows by default: 1, 2, 4... up to half its
+/// usable CPUs.
+pub fn default_counts(topo: &Topology) -> Vec<usize> {
+    let half = (topo.usable().len() / 2).max(1);
+    std::iter::successors(Some(1usize), |n| Some(n * 2))
+        .take_while(|n| *n <= half)
+        .collect()
+}
+
+/// The balanced and separated policies' tables for `counts` clients.
+pub fn tables(
+    topo: &Topology,
+    counts: &[usize],
+) -> Result<Vec<(&'static str, PolicyTable)>, String> {
+    let mut out = Vec::new();
+    for p in [Policy::Balanced, Policy::Separated] {
+        let mut t = PolicyTable::default();
+        for &n in counts {
+            let pl = place(&p, n, topo)?;
+            t.server.insert(n.to_string(), pl.server.to_string());
+            t.client.insert(n.to_string(), pl.client.to_string());
+            if !pl.notes.is_empty() {
+                t.notes.insert(n.to_string(), pl.notes);
+            }
+        }
+        out.push((p.name(), t));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

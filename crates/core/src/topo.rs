@@ -260,6 +260,27 @@ impl Topology {
         CpuList::from_cpus(v).unwrap_or_else(|_| self.online.clone())
     }
 
+    /// One line: CPUs online and usable, sockets, NUMA nodes, cores, threads.
+    pub fn describe(&self) -> String {
+        let count = |f: &dyn Fn(&Cpu) -> (usize, usize)| {
+            let mut v: Vec<(usize, usize)> = self.cpus.iter().map(f).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        let cores = count(&|c| (c.socket, c.core));
+        let usable = self.usable();
+        format!(
+            "{} CPUs online ({}), {} usable ({usable}); {} socket(s), {} NUMA node(s), {cores} physical cores, {} thread(s) per core",
+            self.online.len(),
+            self.online,
+            usable.len(),
+            count(&|c| (c.socket, 0)),
+            count(&|c| (c.node, 0)),
+            self.cpus.len() / cores.max(1),
+        )
+    }
+
     pub fn sockets(&self) -> usize {
         let mut s: Vec<usize> = self.cpus.iter().map(|c| c.socket).collect();
         s.sort_unstable();

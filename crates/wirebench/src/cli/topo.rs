@@ -3,13 +3,12 @@
 
 use super::error::usage;
 use clap::Args;
-use serde_json::json;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_core::placement::{self, Policy};
+use wirebench_core::placement;
 use wirebench_core::topo::Topology;
+use wirebench_report::export::{Document, Exporter, Table, TextExporter};
 
 #[derive(Args, Debug)]
 pub struct TopoArgs {
@@ -44,82 +43,47 @@ pub fn read(sys: Option<&PathBuf>) -> anyhow::Result<Topology> {
 
 pub fn topo(a: TopoArgs) -> anyhow::Result<ExitCode> {
     let t = read(a.sys.as_ref())?;
-    let usable = t.usable();
-    let counts = if a.counts.is_empty() {
-        let half = (usable.len() / 2).max(1);
-        std::iter::successors(Some(1usize), |n| Some(n * 2))
-            .take_while(|n| *n <= half)
-            .collect()
-    } else {
-        if a.counts.contains(&0) {
-            usage!("--counts: a client count must be at least 1");
-        }
-        a.counts.clone()
+    if a.counts.contains(&0) {
+        usage!("--counts: a client count must be at least 1");
+    }
+    let counts = match a.counts.is_empty() {
+        true => placement::default_counts(&t),
+        false => a.counts.clone(),
     };
+    let tables = placement::tables(&t, &counts).map_err(anyhow::Error::msg)?;
     let mut out = std::io::stdout().lock();
-    let policies = [Policy::Balanced, Policy::Separated];
     if a.format == "json" {
         let mut all = serde_json::Map::new();
-        for p in &policies {
-            let (mut server, mut client, mut notes) =
-                (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-            for &n in &counts {
-                let pl = placement::place(p, n, &t).map_err(anyhow::Error::msg)?;
-                server.insert(n.to_string(), pl.server.to_string());
-                client.insert(n.to_string(), pl.client.to_string());
-                if !pl.notes.is_empty() {
-                    notes.insert(n.to_string(), pl.notes);
-                }
-            }
-            all.insert(
-                p.name().into(),
-                json!({ "server": server, "client": client, "notes": notes }),
-            );
+        for (name, table) in tables {
+            all.insert(name.into(), serde_json::to_value(table)?);
         }
         all.insert("topology".into(), serde_json::to_value(&t)?);
         serde_json::to_writer_pretty(&mut out, &all)?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let count = |f: &dyn Fn(&wirebench_core::topo::Cpu) -> usize| {
-        let mut v: Vec<usize> = t.cpus.iter().map(f).collect();
-        v.sort_unstable();
-        v.dedup();
-        v.len()
-    };
-    let cores = {
-        let mut v: Vec<(usize, usize)> = t.cpus.iter().map(|c| (c.socket, c.core)).collect();
-        v.sort_unstable();
-        v.dedup();
-        v.len()
-    };
-    writeln!(
-        out,
-        "{} CPUs online ({}), {} usable ({usable}); {} socket(s), {} NUMA node(s), {cores} physical cores, {} thread(s) per core",
-        t.online.len(),
-        t.online,
-        usable.len(),
-        count(&|c| c.socket),
-        count(&|c| c.node),
-        t.cpus.len() / cores.max(1),
-    )?;
-    for p in &policies {
-        writeln!(out, "\n{}:", p.name())?;
-        writeln!(
-            out,
-            "  {:>7}  {:<28} {:<28} notes",
-            "clients", "server", "client"
-        )?;
-        for &n in &counts {
-            let pl = placement::place(p, n, &t).map_err(anyhow::Error::msg)?;
-            writeln!(
-                out,
-                "  {n:>7}  {:<28} {:<28} {}",
-                pl.server.to_string(),
-                pl.client.to_string(),
-                pl.notes.join("; ")
-            )?;
+    writeln!(out, "{}", t.describe())?;
+    for (name, table) in tables {
+        let mut rows = Table::new(["clients", "server", "client", "notes"]);
+        rows.left = vec![1, 2, 3];
+        for n in &counts {
+            let k = n.to_string();
+            rows.row([
+                k.clone(),
+                table.server[&k].clone(),
+                table.client[&k].clone(),
+                table
+                    .notes
+                    .get(&k)
+                    .map(|v| v.join("; "))
+                    .unwrap_or_default(),
+            ]);
         }
+        write!(
+            out,
+            "{}",
+            TextExporter.export(&Document::new(format!("\n{name}:")).table(rows))
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
