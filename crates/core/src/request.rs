@@ -151,6 +151,13 @@ pub struct RunRequest {
         with = "crate::units::text"
     )]
     pub warmup: Option<Dur>,
+    /// A connection waiting this long for an operation fails the run (0s: no limit).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub op_timeout: Option<Dur>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -319,12 +326,14 @@ pub const MAX_RATE_PER_CONN: f64 = 10e6;
 pub const MAX_REPEAT: usize = 1000;
 /// The longest warm-up or measured phase: a month is a typo, not a plan.
 pub const MAX_PHASE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// How long a connection may wait for an operation before the run fails.
+pub const DEFAULT_OP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The bucket of the embedded fake S3 server.
 pub const DEFAULT_BUCKET: &str = "wirebench";
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 46] = [
+    pub const KEYS: [&'static str; 47] = [
         "transport",
         "arch",
         "target",
@@ -344,6 +353,7 @@ impl RunRequest {
         "duration",
         "count",
         "warmup",
+        "op_timeout",
         "poll",
         "verify",
         "server_cpus",
@@ -569,6 +579,14 @@ impl RunRequest {
             "--warmup",
             self.warmup.map_or(Duration::from_secs(1), |d| d.0),
         )?;
+        let op_timeout = self.op_timeout.map_or(DEFAULT_OP_TIMEOUT, |d| d.0);
+        if op_timeout > MAX_PHASE {
+            return Err(value(
+                "--op-timeout",
+                Dur(op_timeout),
+                "at most 720h; 0s turns the limit off",
+            ));
+        }
         let arch = self.arch.unwrap_or(Arch::Reactor);
         let poll = self.poll.unwrap_or(false);
         if poll && self.target.is_none() && kind == TransportKind::Msgr && arch == Arch::Pool {
@@ -651,6 +669,7 @@ impl RunRequest {
             arrival: self.arrival.unwrap_or(Arrival::Uniform),
             stop,
             warmup_ns,
+            op_timeout_ns: op_timeout.as_nanos() as u64,
             poll: poll || spin,
             verify: self.verify.unwrap_or(false),
             client_cpus: placement.client_cpus.clone(),
@@ -1444,6 +1463,7 @@ mod tests {
             duration: Some(Dur(Duration::from_millis(1500))),
             count: Some(7),
             warmup: Some(Dur(Duration::from_secs(2))),
+            op_timeout: Some(Dur(Duration::from_secs(3))),
             poll: Some(true),
             verify: Some(true),
             server_cpus: Some(CpuList::parse("1").unwrap()),

@@ -425,6 +425,7 @@ pub mod fixture {
                 arrival: Arrival::Uniform,
                 stop: StopSpec::DurationNs(5_000_000_000),
                 warmup_ns: 1_000_000_000,
+                op_timeout_ns: 10_000_000_000,
                 poll: false,
                 verify: false,
                 client_cpus: CpuList::parse("0").unwrap(),

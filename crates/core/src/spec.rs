@@ -596,6 +596,9 @@ pub struct RunSpec {
     pub arrival: Arrival,
     pub stop: StopSpec,
     pub warmup_ns: u64,
+    /// A connection waiting this long for an operation fails the run (0: no limit).
+    #[serde(default = "default_op_timeout_ns")]
+    pub op_timeout_ns: u64,
     /// Client busy-polls instead of sleeping in the kernel.
     pub poll: bool,
     /// Fill and check payloads.
@@ -604,6 +607,10 @@ pub struct RunSpec {
     /// Event tracing: one operation in this many traced (None: no trace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_sample: Option<u64>,
+}
+
+fn default_op_timeout_ns() -> u64 {
+    10_000_000_000
 }
 
 impl RunSpec {

@@ -10,8 +10,8 @@
 //! queue shared with the sender.
 
 use crate::engine::{
-    LoadConfig, LoadOutcome, Msg, Observer, Pacer, Quota, WorkerLink, WorkerRec, coordinate,
-    ns_between, sleep_until, worker_thread,
+    LoadConfig, LoadOutcome, Msg, Observer, Pacer, Quota, Stall, WorkerLink, WorkerRec, coordinate,
+    ns_between, sleep_until, stall_error, worker_thread,
 };
 use crate::os;
 use crate::recorder::Recorder;
@@ -73,6 +73,8 @@ impl Shared {
 }
 
 struct ConnCtx {
+    /// What the worker's thread watches (`--op-timeout`).
+    stall: Arc<Stall>,
     depth: usize,
     quota: Quota,
     pacer: Option<Pacer>,
@@ -138,6 +140,9 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
     let nconns_total = (cfg.clients * cfg.conns_per_client) as u64;
     let pattern = transport.pattern();
     let count_mode = cfg.count.is_some();
+    let stalls: Vec<Arc<Stall>> = (0..conns.len())
+        .map(|_| Arc::new(Stall::new(sched.load_start)))
+        .collect();
     std::thread::scope(|scope| {
         for (j, conn) in conns.into_iter().enumerate() {
             let global = (id * cfg.conns_per_client + j) as u64;
@@ -160,6 +165,7 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
                 None => None,
             };
             let ctx = ConnCtx {
+                stall: stalls[j].clone(),
                 depth: cfg.depth,
                 quota,
                 pacer,
@@ -186,6 +192,15 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
                 break;
             }
             let now = Instant::now();
+            let limit = cfg.op_timeout;
+            let stalled = stalls.iter().enumerate().find_map(|(j, s)| {
+                let w = s.waited(now).filter(|w| !limit.is_zero() && *w > limit)?;
+                Some(stall_error(id, j, w, limit))
+            });
+            if let Some(e) = stalled {
+                shared.fail(e);
+                break;
+            }
             let next = {
                 let mut w = shared.rec.lock().expect("not poisoned");
                 w.advance(now);
@@ -301,6 +316,7 @@ fn request_response_sync(
             return Ok(());
         }
         let st = sh.ns(t);
+        ctx.stall.waiting(t);
         let (n, bytes) = sh.after_end(tx.send(&[Stamp {
             intended: st,
             sent: st,
@@ -312,6 +328,7 @@ fn request_response_sync(
             return Ok(());
         };
         let now = Instant::now();
+        ctx.stall.progressed(now, false);
         if !record_received(sh, &mut ctx.quota, r, &done, now, Some(bytes)) {
             return Ok(());
         }
@@ -335,6 +352,7 @@ fn request_response_async<'s>(
     let spin = ctx.spin;
     {
         let (credits, conn_over) = (credits.clone(), conn_over.clone());
+        let stall = ctx.stall.clone();
         let mut pacer = ctx.pacer.take();
         std::thread::Builder::new()
             .name("wb-client-tx".into())
@@ -377,6 +395,7 @@ fn request_response_async<'s>(
                         continue;
                     }
                     credits.fetch_sub(stamps.len() as u32, Ordering::AcqRel);
+                    stall.waiting(t);
                     let mut off = 0;
                     while off < stamps.len() {
                         match tx.send(&stamps[off..]) {
@@ -412,6 +431,8 @@ fn request_response_async<'s>(
             return Ok(());
         }
         let prev = credits.fetch_add(r.ops as u32, Ordering::AcqRel);
+        let in_flight = (prev as usize + r.ops) < ctx.depth;
+        ctx.stall.progressed(Instant::now(), in_flight);
         if prev == 0 && !spin {
             AsFutex::<Private>::as_futex(&*credits).wake(1);
         }
@@ -475,6 +496,7 @@ fn send_only(mut tx: impl BlockingTx, mut ctx: ConnCtx, sh: &Shared) -> io::Resu
             }
         }
         let mut off = 0;
+        ctx.stall.waiting(t0);
         while off < stamps.len() {
             let (n, bytes) = sh.after_end(tx.send(&stamps[off..]))?;
             if n == 0 {
@@ -484,6 +506,7 @@ fn send_only(mut tx: impl BlockingTx, mut ctx: ConnCtx, sh: &Shared) -> io::Resu
                 continue;
             }
             let t1 = Instant::now();
+            ctx.stall.progressed(t1, off + n < stamps.len());
             let Some(mut w) = sh.rec_at(t0) else {
                 return Ok(());
             };
@@ -499,10 +522,12 @@ fn send_only(mut tx: impl BlockingTx, mut ctx: ConnCtx, sh: &Shared) -> io::Resu
 /// The peer sends (`stream`): an operation is a message received.
 fn receive_only(mut rx: impl BlockingRx, mut ctx: ConnCtx, sh: &Shared) -> io::Result<()> {
     let mut done = Vec::new();
+    ctx.stall.waiting(Instant::now());
     loop {
         let Some(r) = recv_some(&mut rx, &mut done, sh)? else {
             return Ok(());
         };
+        ctx.stall.progressed(Instant::now(), true);
         if !record_received(sh, &mut ctx.quota, r, &done, Instant::now(), None) {
             return Ok(());
         }

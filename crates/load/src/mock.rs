@@ -19,6 +19,7 @@ pub struct MockTransport {
     service: Duration,
     max_outstanding: Arc<AtomicUsize>,
     fail_after: Option<u64>,
+    silent_after: Option<u64>,
 }
 
 impl MockTransport {
@@ -28,7 +29,15 @@ impl MockTransport {
             service,
             max_outstanding: Arc::new(AtomicUsize::new(0)),
             fail_after: None,
+            silent_after: None,
         }
+    }
+
+    /// Each connection answers (or takes sends) this many times, then
+    /// never again: a server that stops answering.
+    pub fn silent_after(mut self, ops: u64) -> MockTransport {
+        self.silent_after = Some(ops);
+        self
     }
 
     /// Each connection fails once it has sent this many requests.
@@ -55,6 +64,7 @@ pub struct MockConn {
     service: Duration,
     max_outstanding: Arc<AtomicUsize>,
     fail_after: Option<u64>,
+    silent_after: Option<u64>,
 }
 
 impl Transport for MockTransport {
@@ -73,6 +83,7 @@ impl Transport for MockTransport {
             service: self.service,
             max_outstanding: self.max_outstanding.clone(),
             fail_after: self.fail_after,
+            silent_after: self.silent_after,
         })
     }
 }
@@ -95,6 +106,14 @@ impl ConnTx for MockTx {
         c.state.sent.set(c.state.sent.get() + n as u64);
         if c.fail_after.is_some_and(|f| c.state.sent.get() > f) {
             return Err(io::Error::other("mock failure"));
+        }
+        let silent = c.silent_after.is_some_and(|s| c.state.sent.get() > s);
+        if silent && c.pattern != Pattern::RequestResponse {
+            // A peer that takes no more: the send never completes.
+            return std::future::pending().await;
+        }
+        if silent {
+            return Ok(n * MSG_BYTES);
         }
         match c.pattern {
             Pattern::RequestResponse => {
@@ -135,6 +154,11 @@ impl ConnRx for MockRx {
             },
             Pattern::SendOnly => std::future::pending().await,
             Pattern::ReceiveOnly => {
+                let got = c.state.sent.get() + 4;
+                c.state.sent.set(got);
+                if c.silent_after.is_some_and(|s| got > s) {
+                    return std::future::pending().await;
+                }
                 tokio::time::sleep(c.service).await;
                 Ok(Received {
                     ops: 4,

@@ -5,6 +5,7 @@
 //! A new transport is one arm here.
 
 use crate::events::Events;
+use crate::process::Cancel;
 use crate::{Credentials, RunError};
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -66,6 +67,7 @@ pub fn open(
     endpoint: &Endpoint,
     opts: &SessionOptions,
     credentials: Option<Credentials>,
+    cancel: &Cancel,
     events: &mut dyn Events,
 ) -> Result<Box<dyn Driver>, RunError> {
     Ok(match &spec.transport {
@@ -84,6 +86,7 @@ pub fn open(
             endpoint,
             opts,
             credentials,
+            cancel,
             events,
         )?),
     })
@@ -174,6 +177,23 @@ struct S3Driver {
     prepare: Option<PhaseReport>,
     concurrency: usize,
     closed: bool,
+    /// A second signal stops the cleanup too.
+    cancel: Cancel,
+}
+
+/// Runs a phase outside the load (preflight, prepare) until it ends or
+/// the run is cancelled: Ctrl-C is obeyed at once, whatever the server does.
+fn unless_cancelled<T>(
+    rt: &tokio::runtime::Runtime,
+    cancel: &Cancel,
+    f: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    rt.block_on(async {
+        tokio::select! {
+            r = f => Some(r),
+            _ = cancel.cancelled(false) => None,
+        }
+    })
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
@@ -189,6 +209,7 @@ impl S3Driver {
         endpoint: &Endpoint,
         opts: &SessionOptions,
         credentials: Option<Credentials>,
+        cancel: &Cancel,
         events: &mut dyn Events,
     ) -> Result<S3Driver, RunError> {
         let Endpoint::S3 { addr, bucket, tls } = endpoint else {
@@ -202,21 +223,44 @@ impl S3Driver {
         let workload = Arc::new(s3::Workload::new(client, s3spec.clone(), spec.verify));
         let concurrency = spec.connections().clamp(1, S3_PHASE_CONCURRENCY);
         let rt = runtime()?;
-        rt.block_on(s3::preflight(&workload.client, opts.create_bucket))
-            .map_err(|e| RunError::Failed(format!("checking {endpoint}: {e}")))?;
+        match unless_cancelled(
+            &rt,
+            cancel,
+            s3::preflight(&workload.client, opts.create_bucket),
+        ) {
+            None => {
+                return Err(RunError::Interrupted(format!(
+                    "checking {endpoint}: {}",
+                    cancel.reason().unwrap_or("cancelled")
+                )));
+            }
+            Some(r) => r.map_err(|e| RunError::Failed(format!("checking {endpoint}: {e}")))?,
+        }
         let mut driver = S3Driver {
             workload,
             prepare: None,
             concurrency,
             closed: false,
+            cancel: cancel.clone(),
         };
         if driver.workload.needs_prepare() {
             events.note(&format!(
                 "prepare: creating {} objects of {} in {endpoint}, keys {}* ...",
                 s3spec.objects, s3spec.sizes, s3spec.prefix
             ));
-            match rt.block_on(s3::prepare(&driver.workload, concurrency)) {
-                Ok(p) => {
+            match unless_cancelled(&rt, cancel, s3::prepare(&driver.workload, concurrency)) {
+                None => {
+                    let made = driver.workload.existing();
+                    events.note(&format!(
+                        "prepare: interrupted ({}) after creating {made} objects",
+                        cancel.reason().unwrap_or("cancelled")
+                    ));
+                    driver.close(events);
+                    return Err(RunError::Interrupted(format!(
+                        "interrupted during prepare; the {made} objects created are deleted"
+                    )));
+                }
+                Some(Ok(p)) => {
                     events.note(&format!(
                         "prepare: {} objects, {} in {:.2} s",
                         p.objects,
@@ -225,7 +269,7 @@ impl S3Driver {
                     ));
                     driver.prepare = Some(p);
                 }
-                Err(e) => {
+                Some(Err(e)) => {
                     // What was created is deleted before the error is told.
                     driver.close(events);
                     return Err(RunError::Failed(e));
@@ -260,7 +304,27 @@ impl Driver for S3Driver {
             ));
         }
         let rt = runtime().ok()?;
-        let c = rt.block_on(s3::cleanup(&self.workload, self.concurrency));
+        // A second Ctrl-C stops the cleanup: it then says what it left.
+        let c = rt.block_on(async {
+            tokio::select! {
+                c = s3::cleanup(&self.workload, self.concurrency) => Some(c),
+                _ = self.cancel.cancelled(true) => None,
+            }
+        });
+        let Some(c) = c else {
+            let left = self.workload.existing();
+            events.note(&format!(
+                "cleanup: stopped by a second signal; {left} objects left under {}{}",
+                self.workload.spec.prefix,
+                if left > 0 { " (delete them by hand, or run again with the same --objects and --workload delete)" } else { "" }
+            ));
+            return Some(PhaseReport {
+                objects: 0,
+                bytes: 0,
+                seconds: 0.0,
+                errors: left,
+            });
+        };
         if c.errors > 0 {
             events.note(&format!(
                 "cleanup: {} objects could not be deleted (prefix {})",

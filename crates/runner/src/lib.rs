@@ -57,6 +57,9 @@ pub enum RunError {
     Spec(#[from] SpecError),
     #[error("{0}")]
     Failed(String),
+    /// Stopped by Ctrl-C or SIGTERM before any load (exit status 130).
+    #[error("{0}")]
+    Interrupted(String),
     #[error(transparent)]
     Store(#[from] wirebench_core::store::StoreError),
     #[error(transparent)]

@@ -201,6 +201,14 @@ pub fn from_outcome(
         })
         .collect();
     let (state, reason) = match end {
+        // A run that measured nothing is a failure, never "complete".
+        EndState::Complete if m.ops == 0 => (
+            RunState::Failed,
+            Some(format!(
+                "the measured phase ({:.1} s) completed no operation: the server took connections but answered nothing this client counts",
+                out.measured_ns as f64 / 1e9
+            )),
+        ),
         EndState::Complete => (RunState::Complete, None),
         EndState::Interrupted(r) => (RunState::Interrupted, Some(r)),
         EndState::Failed(r) => (RunState::Failed, Some(r)),

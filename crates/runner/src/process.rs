@@ -7,12 +7,17 @@
 
 use nix::sys::signal::{SigSet, Signal};
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A run's cancel flag: set once, with why (a signal's name, or the
-/// caller's reason). Cloned into everything that must stop with the run.
+/// caller's reason), then possibly forced (a second signal: stop even the
+/// cleanup). Cloned into everything that must stop with the run.
 #[derive(Debug, Clone, Default)]
-pub struct Cancel(Arc<OnceLock<String>>);
+pub struct Cancel {
+    why: Arc<OnceLock<String>>,
+    forced: Arc<AtomicBool>,
+}
 
 impl Cancel {
     pub fn new() -> Cancel {
@@ -21,16 +26,37 @@ impl Cancel {
 
     /// Asks the run to stop (the first reason wins).
     pub fn cancel(&self, why: impl Into<String>) {
-        let _ = self.0.set(why.into());
+        let _ = self.why.set(why.into());
+    }
+
+    /// Asks again: what cleans up stops too, and says what it left.
+    pub fn force(&self) {
+        self.cancel("forced");
+        self.forced.store(true, Ordering::Relaxed);
     }
 
     /// Why the run was asked to stop, if it was.
     pub fn reason(&self) -> Option<&str> {
-        self.0.get().map(String::as_str)
+        self.why.get().map(String::as_str)
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.get().is_some()
+        self.why.get().is_some()
+    }
+
+    pub fn is_forced(&self) -> bool {
+        self.forced.load(Ordering::Relaxed)
+    }
+
+    /// Resolves once the run is cancelled (`forced`: once forced); for
+    /// `select!` beside a phase that must obey Ctrl-C at once.
+    pub async fn cancelled(&self, forced: bool) {
+        loop {
+            if (forced && self.is_forced()) || (!forced && self.is_cancelled()) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 }
 
@@ -56,7 +82,7 @@ pub fn wait_for_termination() -> io::Result<&'static str> {
 
 /// Takes over SIGINT and SIGTERM: they are blocked in every thread and
 /// taken by one waiting thread, which cancels the returned flag with the
-/// signal's name ("SIGINT received").
+/// signal's name ("SIGINT received"); a second signal forces it.
 pub fn watch_signals() -> io::Result<Cancel> {
     block_termination_signals()?;
     let cancel = Cancel::new();
@@ -64,8 +90,12 @@ pub fn watch_signals() -> io::Result<Cancel> {
     std::thread::Builder::new()
         .name("wb-signals".into())
         .spawn(move || {
-            if let Ok(s) = wait_for_termination() {
-                c.cancel(format!("{s} received"));
+            while let Ok(s) = wait_for_termination() {
+                if c.is_cancelled() {
+                    c.force();
+                } else {
+                    c.cancel(format!("{s} received"));
+                }
             }
         })?;
     Ok(cancel)
@@ -144,5 +174,8 @@ mod tests {
         d.cancel("SIGINT received");
         c.cancel("later");
         assert_eq!(c.reason(), Some("SIGINT received"));
+        assert!(!c.is_forced());
+        d.force();
+        assert!(c.is_forced());
     }
 }

@@ -77,7 +77,12 @@ pub fn load_config(spec: &RunSpec, placement: &Placement, server_pid: Option<u32
             client_children: Default::default(),
         },
         interval: Duration::from_secs(1),
-        connect_timeout: Duration::from_secs(10),
+        // Connecting (and a handshake) is an operation like any other.
+        connect_timeout: match spec.op_timeout_ns {
+            0 => Duration::from_secs(10),
+            ns => Duration::from_nanos(ns),
+        },
+        op_timeout: Duration::from_nanos(spec.op_timeout_ns),
     }
 }
 
@@ -129,7 +134,8 @@ impl Session {
             server_trace: None,
         };
         let endpoint = session.endpoint().clone();
-        match dispatch::open(&spec, &endpoint, opts, credentials, events) {
+        let cancel = session.cancel.clone();
+        match dispatch::open(&spec, &endpoint, opts, credentials, &cancel, events) {
             Ok(d) => session.driver = Some(d),
             Err(e) => {
                 session.close(None, events);

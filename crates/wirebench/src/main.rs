@@ -18,6 +18,10 @@ fn main() -> ExitCode {
             if broken_pipe {
                 return ExitCode::SUCCESS;
             }
+            if e.downcast_ref::<cli::error::Interrupted>().is_some() {
+                eprintln!("{e:#}");
+                return ExitCode::from(130);
+            }
             eprintln!("error: {e:#}");
             if e.downcast_ref::<cli::error::UsageError>().is_some() {
                 ExitCode::from(2)

@@ -48,6 +48,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
             });
             let sender = {
                 let (shared, rec, errors) = (shared.clone(), ctx.rec.clone(), ctx.errors.clone());
+                let stall = ctx.stall.clone();
                 let mut pacer = ctx.pacer.take();
                 tokio::task::spawn_local(async move {
                     let mut due = Vec::new();
@@ -101,6 +102,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                         shared.credits.set(credits - n);
                         match tx.send(n).await {
                             Ok(bytes) => {
+                                stall.waiting(t);
                                 let mut w = rec.borrow_mut();
                                 w.advance(t);
                                 w.rec.sent(n as u64, bytes as u64);
@@ -150,6 +152,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                     return Ok(());
                 }
                 shared.credits.set(shared.credits.get() + r.ops);
+                ctx.stall.progressed(now, shared.credits.get() < ctx.depth);
                 shared.wake_tx.notify_one();
             }
         }
@@ -191,8 +194,10 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 if n == 0 {
                     continue;
                 }
+                ctx.stall.waiting(t0);
                 let bytes = tx.send(n).await.or_else(|e| after_end(&ctx, e))?;
                 let t1 = Instant::now();
+                ctx.stall.progressed(t1, false);
                 let Some(mut w) = recorder_at(&ctx.rec, t0) else {
                     return Ok(());
                 };
@@ -215,9 +220,11 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
             // Keep the sending half open: dropping it would half-close the
             // connection, which a stream server may take as goodbye.
             let _keep = tx;
+            ctx.stall.waiting(Instant::now());
             loop {
                 let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
                 let now = Instant::now();
+                ctx.stall.progressed(now, true);
                 let Some(mut w) = recorder_at(&ctx.rec, now) else {
                     return Ok(());
                 };

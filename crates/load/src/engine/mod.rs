@@ -21,7 +21,8 @@ pub(crate) use coordinator::{
 pub(crate) use pacer::Pacer;
 pub use types::*;
 pub(crate) use worker::{
-    ConnCtx, Quota, WorkerRec, after_end, async_worker_main, recorder_at, worker_thread,
+    ConnCtx, Quota, Stall, WorkerRec, after_end, async_worker_main, recorder_at, stall_error,
+    worker_thread,
 };
 
 use crate::transport::Transport;
@@ -222,5 +223,55 @@ mod tests {
             assert_eq!(out.end, EndState::Complete, "{pattern:?}");
             assert_eq!(out.measured.ops, 500, "{pattern:?}");
         }
+    }
+
+    #[test]
+    fn a_connection_that_waits_past_the_op_timeout_fails_the_run() {
+        for pattern in [
+            Pattern::RequestResponse,
+            Pattern::SendOnly,
+            Pattern::ReceiveOnly,
+        ] {
+            let t =
+                Arc::new(MockTransport::new(pattern, Duration::from_micros(100)).silent_after(40));
+            let cfg = LoadConfig {
+                duration: Duration::from_secs(60),
+                op_timeout: Duration::from_millis(300),
+                depth: 4,
+                ..LoadConfig::default()
+            };
+            let began = Instant::now();
+            let out = run_load(t, &cfg, &mut NoObserver);
+            assert!(began.elapsed() < Duration::from_secs(5), "{pattern:?}");
+            match out.end {
+                EndState::Failed(r) => assert!(
+                    r.contains("no operation completed for") && r.contains("--op-timeout 300ms"),
+                    "{pattern:?}: {r}"
+                ),
+                e => panic!("{pattern:?}: expected a failure, got {e:?}"),
+            }
+            assert!(
+                out.measured.ops > 0,
+                "{pattern:?}: what was measured is kept"
+            );
+        }
+    }
+
+    #[test]
+    fn a_slow_open_loop_is_no_stall() {
+        // 4 requests/s: 250 ms between requests, each answered in 100 us;
+        // the connection is idle, not stalled, between them.
+        let t = Arc::new(MockTransport::new(
+            Pattern::RequestResponse,
+            Duration::from_micros(100),
+        ));
+        let cfg = LoadConfig {
+            rate: Some(4.0),
+            duration: Duration::from_millis(1200),
+            op_timeout: Duration::from_millis(100),
+            ..LoadConfig::default()
+        };
+        let out = run_load(t, &cfg, &mut NoObserver);
+        assert_eq!(out.end, EndState::Complete);
     }
 }

@@ -38,6 +38,12 @@ pub struct LoadConfig {
     pub sampler: Sampler,
     pub interval: Duration,
     pub connect_timeout: Duration,
+    /// A connection that waits this long for an operation to complete (a
+    /// response, a send the peer does not take, a stream's next message)
+    /// fails the run. Zero: no limit. Transports of typed operations (S3)
+    /// apply it to each request's progress themselves.
+    #[serde(default)]
+    pub op_timeout: Duration,
 }
 
 impl Default for LoadConfig {
@@ -58,6 +64,7 @@ impl Default for LoadConfig {
             sampler: Sampler::default(),
             interval: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(10),
+            op_timeout: Duration::from_secs(10),
         }
     }
 }

@@ -10,8 +10,9 @@ use crate::recorder::Recorder;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use wirebench_core::result::Phase;
 
@@ -109,7 +110,7 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
             match c {
                 Ok(Ok(c)) => conns.push(c),
                 Ok(Err(e)) => return Err(format!("client {id} connection {j}: {e}")),
-                Err(_) => return Err(format!("client {id} connection {j}: connect timed out after {:?}", cfg.connect_timeout)),
+                Err(_) => return Err(format!("client {id} connection {j}: no connection (and handshake) within {} (--op-timeout {0})", wirebench_core::units::Dur(cfg.connect_timeout))),
             }
         }
         let _ = msgs.send(Msg::Ready { connect_ns: began.elapsed().as_nanos() as u64 });
@@ -133,6 +134,7 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
         let remaining = Rc::new(Cell::new(conns.len()));
         let all_done = Rc::new(Notify::new());
         let nconns_total = (cfg.clients * cfg.conns_per_client) as u64;
+        let mut stalls = Vec::new();
         for (j, conn) in conns.into_iter().enumerate() {
             let global = (id * cfg.conns_per_client + j) as u64;
             let quota = cfg.count.map(|c| c / nconns_total + u64::from(global < c % nconns_total));
@@ -148,7 +150,9 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
                 }
                 None => None,
             };
-            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40 };
+            let stall = Arc::new(Stall::new(sched.load_start));
+            stalls.push(stall.clone());
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
             let errs = ctx.errors.clone();
             let driving = drive(conn, ctx);
@@ -161,6 +165,25 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
                         }
                     }
                     Err(e) => errs.set(format!("client {id} connection {j}: {e}")),
+                }
+            });
+        }
+        // The watchdog: a connection waiting longer than --op-timeout fails
+        // the run (transports that time their own requests set no stall).
+        if !cfg.op_timeout.is_zero() {
+            let (errors, rec, limit) = (errors.clone(), rec.clone(), cfg.op_timeout);
+            tokio::task::spawn_local(async move {
+                loop {
+                    tokio::time::sleep(watchdog_tick(limit)).await;
+                    if rec.borrow().finished {
+                        return;
+                    }
+                    let now = Instant::now();
+                    for (j, s) in stalls.iter().enumerate() {
+                        if let Some(w) = s.waited(now).filter(|w| *w > limit) {
+                            return errors.set(stall_error(id, j, w, limit));
+                        }
+                    }
                 }
             });
         }
@@ -273,6 +296,65 @@ impl WorkerRec {
     }
 }
 
+/// Whether a connection waits for something that does not come: the time
+/// it started waiting (for a response, for a send to be taken, for a
+/// stream's next message), or none. Shared by a connection's threads (or
+/// tasks) and its worker's watchdog.
+#[derive(Debug)]
+pub(crate) struct Stall {
+    epoch: Instant,
+    /// Nanoseconds from `epoch` + 1 when the wait began; 0: not waiting.
+    since: AtomicU64,
+}
+
+impl Stall {
+    pub(crate) fn new(epoch: Instant) -> Stall {
+        Stall {
+            epoch,
+            since: AtomicU64::new(0),
+        }
+    }
+
+    fn ns(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.epoch).as_nanos() as u64 + 1
+    }
+
+    /// Something is awaited from `now` on (kept if already waiting).
+    pub(crate) fn waiting(&self, now: Instant) {
+        let _ = self
+            .since
+            .compare_exchange(0, self.ns(now), Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// An operation completed at `now`; `more`: something else is awaited.
+    pub(crate) fn progressed(&self, now: Instant, more: bool) {
+        self.since
+            .store(if more { self.ns(now) } else { 0 }, Ordering::Relaxed);
+    }
+
+    /// How long it has waited at `now`, if it waits.
+    pub(crate) fn waited(&self, now: Instant) -> Option<Duration> {
+        match self.since.load(Ordering::Relaxed) {
+            0 => None,
+            s => Some(Duration::from_nanos(self.ns(now).saturating_sub(s))),
+        }
+    }
+}
+
+/// The watchdog's message for connection `j` of client `id`.
+pub(crate) fn stall_error(id: usize, j: usize, waited: Duration, limit: Duration) -> String {
+    format!(
+        "client {id} connection {j}: no operation completed for {:.1} s (--op-timeout {}): the server stopped answering, or answers in a way this client does not count (a wrong --response-size, say)",
+        waited.as_secs_f64(),
+        wirebench_core::units::Dur(limit)
+    )
+}
+
+/// How often a watchdog looks at its connections.
+pub(crate) fn watchdog_tick(limit: Duration) -> Duration {
+    (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(250))
+}
+
 pub(crate) struct ConnCtx {
     pub(crate) rec: Rc<RefCell<WorkerRec>>,
     pub(crate) errors: Rc<ErrorSlot>,
@@ -284,6 +366,8 @@ pub(crate) struct ConnCtx {
     pub(crate) pacer: Option<Pacer>,
     /// The connection's number (over all workers) << 40: unique operation numbers.
     pub(crate) seq_base: u64,
+    /// What the watchdog watches (`--op-timeout`).
+    pub(crate) stall: Arc<Stall>,
 }
 
 /// The worker's recorder, its intervals advanced to `now`; None once the

@@ -27,6 +27,74 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
 }
 
+/// When a request last moved (a byte of its body left, a byte of its
+/// response came): an idle request fails after the op timeout, however long
+/// a large object keeps it busy.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    base: Instant,
+    last_ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress {
+            base: Instant::now(),
+            last_ns: Default::default(),
+        }
+    }
+
+    pub(super) fn tick(&self) {
+        self.last_ns.store(
+            self.base.elapsed().as_nanos() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    fn idle(&self) -> Duration {
+        let last = self.last_ns.load(std::sync::atomic::Ordering::Relaxed);
+        self.base
+            .elapsed()
+            .saturating_sub(Duration::from_nanos(last))
+    }
+
+    /// Resolves when nothing moved for `limit` (never, for a zero limit).
+    async fn stalled(&self, limit: Duration) {
+        if limit.is_zero() {
+            return std::future::pending().await;
+        }
+        let tick = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(250));
+        while self.idle() <= limit {
+            tokio::time::sleep(tick).await;
+        }
+    }
+}
+
+/// The error of a request that did not move for `limit`.
+fn stalled(what: &str, addr: &str, limit: Duration) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "{what} {addr}: nothing moved for {} (--op-timeout)",
+            wirebench_core::units::Dur(limit)
+        ),
+    )
+}
+
+/// Awaits `f`, or fails once nothing moved on `p` for `limit`.
+async fn within<T>(
+    p: &Progress,
+    limit: Duration,
+    what: &str,
+    addr: &str,
+    f: impl std::future::Future<Output = io::Result<T>>,
+) -> io::Result<T> {
+    tokio::select! {
+        r = f => r,
+        _ = p.stalled(limit) => Err(stalled(what, addr, limit)),
+    }
+}
+
 /// One HTTP/1.1 connection (over TLS for `s3s://`), reopened once if the
 /// server closed it while idle.
 pub struct HttpConn {
@@ -120,6 +188,8 @@ pub struct S3Client {
     /// The Host header of every request (bucket.host in virtual style),
     /// made once: the signed URLs all name the same host.
     host: http::HeaderValue,
+    /// A request (or a connect) that does not move for this long fails.
+    pub op_timeout: Duration,
 }
 
 impl S3Client {
@@ -170,12 +240,28 @@ impl S3Client {
             addr: addr.to_string(),
             tls,
             host,
+            op_timeout: Duration::from_secs(10),
         })
     }
 
-    /// Opens a connection to the endpoint.
+    /// The same client, whose requests fail after `d` without progress
+    /// (zero: never).
+    pub fn with_op_timeout(mut self, d: Duration) -> S3Client {
+        self.op_timeout = d;
+        self
+    }
+
+    /// Opens a connection to the endpoint (within the op timeout).
     pub async fn connect(&self) -> io::Result<HttpConn> {
-        HttpConn::connect(&self.addr, self.tls.clone()).await
+        let p = Progress::new();
+        within(
+            &p,
+            self.op_timeout,
+            "connecting to",
+            &self.addr,
+            HttpConn::connect(&self.addr, self.tls.clone()),
+        )
+        .await
     }
 
     pub fn creds(&self) -> Option<&Credentials> {
@@ -215,9 +301,15 @@ impl S3Client {
         for (k, v) in headers {
             req = req.header(*k, v);
         }
-        let req = req.body(body).map_err(io_err)?;
-        conn.ready().await?;
-        let resp = conn.send.send_request(req).await.map_err(io_err)?;
+        let (limit, addr) = (self.op_timeout, self.addr.as_str());
+        let clock = Progress::new();
+        let req = req.body(body.timed(clock.clone())).map_err(io_err)?;
+        within(&clock, limit, "reconnecting to", addr, conn.ready()).await?;
+        clock.tick();
+        let resp = within(&clock, limit, "waiting for", addr, async {
+            conn.send.send_request(req).await.map_err(io_err)
+        })
+        .await?;
         let headers_at = Instant::now();
         let status = resp.status().as_u16();
         let etag = resp
@@ -249,7 +341,15 @@ impl S3Client {
             content_length,
         };
         let mut mismatch = false;
-        while let Some(frame) = body.frame().await {
+        loop {
+            clock.tick();
+            let next = within(&clock, limit, "reading from", addr, async {
+                Ok(body.frame().await)
+            })
+            .await?;
+            let Some(frame) = next else {
+                break;
+            };
             let frame = frame.map_err(io_err)?;
             let Ok(data) = frame.into_data() else {
                 continue;

@@ -57,6 +57,8 @@ pub struct Payload {
     seed: Option<u64>,
     /// A body held in memory (small XML documents) instead.
     held: Option<Bytes>,
+    /// Told each time a frame leaves (the request's progress).
+    clock: Option<super::client::Progress>,
 }
 
 impl Payload {
@@ -66,7 +68,14 @@ impl Payload {
             offset,
             seed,
             held: None,
+            clock: None,
         }
+    }
+
+    /// The same body, telling `clock` each time a frame leaves.
+    pub(super) fn timed(mut self, clock: super::client::Progress) -> Payload {
+        self.clock = Some(clock);
+        self
     }
 
     /// A body of bytes held in memory (small XML documents).
@@ -76,6 +85,7 @@ impl Payload {
             offset: 0,
             seed: None,
             held: Some(Bytes::from(text)),
+            clock: None,
         }
     }
 
@@ -94,6 +104,9 @@ impl Body for Payload {
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         if self.left == 0 {
             return Poll::Ready(None);
+        }
+        if let Some(c) = &self.clock {
+            c.tick();
         }
         if let Some(b) = self.held.take() {
             self.left = 0;

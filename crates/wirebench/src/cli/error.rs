@@ -30,6 +30,19 @@ pub(crate) use usage;
 pub fn runner_error(e: wirebench_runner::RunError) -> anyhow::Error {
     match e {
         wirebench_runner::RunError::Spec(s) => UsageError::from(s).into(),
+        wirebench_runner::RunError::Interrupted(why) => Interrupted(why).into(),
         other => anyhow::Error::new(other),
     }
 }
+
+/// Stopped by Ctrl-C or SIGTERM before any result: exit status 130.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "interrupted: {}", self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}

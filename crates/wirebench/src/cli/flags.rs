@@ -89,6 +89,11 @@ pub struct RunFlags {
     /// Warm-up: measured and shown, excluded from the summary. Default: 1s.
     #[arg(long)]
     warmup: Option<Dur>,
+    /// A connection that waits this long for an operation (a response, a send the server does
+    /// not take, a stream's next message; S3: any byte of a request) fails the run, which then
+    /// says so. 0s: no limit. Default: 10s.
+    #[arg(long)]
+    op_timeout: Option<Dur>,
     /// Busy-poll on the client and on the embedded (reactor) server instead of sleeping in the kernel.
     #[arg(long)]
     poll: bool,
@@ -221,6 +226,7 @@ impl RunFlags {
             duration: self.duration,
             count: self.count,
             warmup: self.warmup,
+            op_timeout: self.op_timeout,
             poll: on(self.poll),
             verify: on(self.verify),
             server_cpus: self.server_cpus.clone(),

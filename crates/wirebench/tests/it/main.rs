@@ -12,3 +12,4 @@ mod results;
 mod s3;
 mod shm;
 mod sweep;
+mod trust;
