@@ -1,7 +1,11 @@
-//! `search`: the highest rate a server takes within its objectives.
-//! Open-loop steps against one server: a coarse phase (x1.5 per step)
-//! until a step misses an objective or the server cannot keep up, then
-//! bisection down to `precision`. Every step is a full result kept under
+//! `search`: the highest rate a server takes within its objectives, and
+//! its saturation throughput. Open-loop steps against one server: a coarse
+//! phase doubles the rate until a step fails (an objective missed, or the
+//! server fell behind: it completed under 95% of the rate asked); bisection
+//! closes in on the highest passing rate to `precision`, which must then
+//! pass twice; if no step fell behind yet, the rate keeps doubling until
+//! one does, which measures the saturation. A budget that ends first is
+//! said, never hidden. Every step is a full result kept under
 //! `<results>/search-<id>/`, with `search.json` beside them.
 
 use crate::RunError;
@@ -54,15 +58,50 @@ pub struct SearchResult {
     pub slos: Vec<String>,
     pub headroom: f64,
     pub steps: Vec<Step>,
-    /// The highest rate that met every objective with the headroom, twice.
+    /// The highest rate that met every objective with the headroom (None:
+    /// no rate tried did).
     pub best_rate_per_s: Option<f64>,
-    /// The most operations per second completed in any step.
-    pub saturation_ops_per_s: f64,
+    /// The best rate passed twice (the machine is noisy: once is luck).
+    pub confirmed: bool,
+    /// A step asked more than the server completed: its saturation was
+    /// measured.
+    pub saturated: bool,
+    /// The most operations per second completed by a step the server fell
+    /// behind in; None unless saturated (the server kept up with every
+    /// rate tried, so its saturation is above them).
+    pub saturation_ops_per_s: Option<f64>,
+    /// The step budget (`--max-steps`) ended the search before it
+    /// confirmed the best rate and measured the saturation.
+    pub budget_exhausted: bool,
     pub interrupted: bool,
     /// Where the steps are.
     #[serde(skip)]
     pub dir: PathBuf,
 }
+
+impl SearchResult {
+    /// The exit status: 130 interrupted, 5 the budget ran out first, 3 no
+    /// rate met the objectives, 0 found.
+    pub fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            130
+        } else if self.budget_exhausted && self.best_rate_per_s.is_some() {
+            // Found something, but not all: say so.
+            EXIT_SEARCH_UNFINISHED
+        } else if self.best_rate_per_s.is_none() {
+            crate::EXIT_SLO_MISSED
+        } else {
+            0
+        }
+    }
+}
+
+/// Exit status of a search whose step budget ended before it found and
+/// confirmed its answer.
+pub const EXIT_SEARCH_UNFINISHED: u8 = 5;
+
+/// How much each coarse step raises the rate.
+const GROWTH: f64 = 2.0;
 
 /// What a search tells the people watching.
 pub trait SearchEvents: Events {
@@ -140,10 +179,16 @@ pub fn search(
     let texts: Vec<String> = slos.iter().map(|s| s.text.clone()).collect();
     events.started(&texts, session.endpoint());
     let mut steps: Vec<Step> = Vec::new();
-    let mut lo: Option<f64> = None;
     let mut rate = settings.start_rate;
     let mut interrupted = false;
-    while steps.len() < settings.max_steps {
+    // The coarse phase doubles the rate until a step fails (an objective
+    // missed, or the server fell behind); bisection then closes in between
+    // the highest passing rate and the lowest failing one; the best rate
+    // must pass twice.
+    let verdict = loop {
+        if steps.len() >= settings.max_steps {
+            break None;
+        }
         spec.rate_per_s = Some(rate);
         let mut r = session.measure(&spec, &placement, events);
         recorder.save(
@@ -160,7 +205,7 @@ pub fn search(
                     r.status.reason.unwrap_or_default()
                 )));
             }
-            break;
+            break None;
         }
         let kept_up = r.summary.ops_per_s >= 0.95 * rate;
         let step = Step {
@@ -180,44 +225,27 @@ pub fn search(
         };
         events.step(steps.len() + 1, &step);
         steps.push(step);
-        // The lowest rate that missed, and the highest that passed below it.
-        let hi = steps
-            .iter()
-            .filter(|s| !s.pass)
-            .map(|s| s.rate_per_s)
-            .min_by(f64::total_cmp);
-        lo = steps
-            .iter()
-            .filter(|s| s.pass && hi.is_none_or(|h| s.rate_per_s < h))
-            .map(|s| s.rate_per_s)
-            .max_by(f64::total_cmp);
-        // Coarse phase: up by half until the server falls behind, which
-        // measures the saturation throughput; then bisection on the
-        // objectives between the highest passing and the lowest failing rate.
-        let saturated = steps
-            .iter()
-            .any(|s| s.completed_per_s < 0.95 * s.rate_per_s);
-        rate = match (lo, hi) {
-            _ if !saturated => steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max) * 1.5,
-            (Some(l), None) => l * 1.5,
-            (None, Some(h)) => h / 2.0,
-            (Some(l), Some(h)) if h / l - 1.0 > settings.precision => (l + h) / 2.0,
-            // Bracketed: the best rate must pass twice, the machine being
-            // noisy; if the second try misses, the search goes on below it.
-            (Some(l), Some(_))
-                if steps.iter().filter(|s| s.pass && s.rate_per_s == l).count() < 2 =>
-            {
-                l
-            }
-            _ => break,
-        };
-    }
+        match next_rate(&steps, settings.precision) {
+            Next::Try(r) => rate = r,
+            Next::Done => break Some(()),
+        }
+    };
+    let (best, confirmed) = best_rate(&steps);
     session.close(None, events);
+    let behind: Vec<f64> = steps
+        .iter()
+        .filter(|s| !s.kept_up)
+        .map(|s| s.completed_per_s)
+        .collect();
     let result = SearchResult {
         slos: texts,
         headroom: settings.headroom,
-        saturation_ops_per_s: steps.iter().map(|s| s.completed_per_s).fold(0.0, f64::max),
-        best_rate_per_s: lo,
+        saturated: !behind.is_empty(),
+        saturation_ops_per_s: (!behind.is_empty())
+            .then(|| behind.iter().copied().fold(0.0, f64::max)),
+        best_rate_per_s: best,
+        confirmed,
+        budget_exhausted: verdict.is_none() && !interrupted,
         steps,
         interrupted,
         dir: dir.clone(),
@@ -228,4 +256,118 @@ pub fn search(
         &serde_json::to_vec_pretty(&result).map_err(std::io::Error::other)?,
     )?;
     Ok(result)
+}
+
+/// What the search does next.
+#[derive(Debug, PartialEq)]
+enum Next {
+    Try(f64),
+    Done,
+}
+
+/// The highest passing rate below the lowest failing one, and whether it
+/// passed twice.
+fn best_rate(steps: &[Step]) -> (Option<f64>, bool) {
+    let hi = steps
+        .iter()
+        .filter(|s| !s.pass)
+        .map(|s| s.rate_per_s)
+        .min_by(f64::total_cmp);
+    let lo = steps
+        .iter()
+        .filter(|s| s.pass && hi.is_none_or(|h| s.rate_per_s < h))
+        .map(|s| s.rate_per_s)
+        .max_by(f64::total_cmp);
+    let twice =
+        lo.is_some_and(|l| steps.iter().filter(|s| s.pass && s.rate_per_s == l).count() >= 2);
+    (lo, twice)
+}
+
+/// The next rate from the steps so far.
+fn next_rate(steps: &[Step], precision: f64) -> Next {
+    let hi = steps
+        .iter()
+        .filter(|s| !s.pass)
+        .map(|s| s.rate_per_s)
+        .min_by(f64::total_cmp);
+    let (lo, twice) = best_rate(steps);
+    match (lo, hi) {
+        // Coarse: every step passed so far.
+        (Some(l), None) => Next::Try(l * GROWTH),
+        // Nothing passed yet: lower.
+        (None, Some(h)) => Next::Try(h / GROWTH),
+        (Some(l), Some(h)) if h / l - 1.0 > precision => Next::Try((l + h) / 2.0),
+        // Bracketed: the best rate must pass twice, the machine being noisy;
+        // if the second try misses, the search goes on below it.
+        (Some(l), Some(_)) if !twice => Next::Try(l),
+        // Found: now the saturation, if no step fell behind yet (the
+        // objectives failed first): higher until the server falls behind.
+        (Some(_), Some(_)) if steps.iter().all(|s| s.kept_up) => {
+            Next::Try(steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max) * GROWTH)
+        }
+        (Some(_), Some(_)) => Next::Done,
+        (None, None) => unreachable!("a step was measured"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(rate: f64, pass: bool, completed: f64) -> Step {
+        Step {
+            rate_per_s: rate,
+            sent_per_s: rate,
+            completed_per_s: completed,
+            p50_ns: 0,
+            p99_ns: 0,
+            slos: vec![],
+            pass,
+            kept_up: completed >= 0.95 * rate,
+            run_id: String::new(),
+        }
+    }
+
+    /// Runs the search's rule against a server that keeps up to `capacity`
+    /// and meets the objectives up to `good`.
+    fn simulate(capacity: f64, good: f64, max_steps: usize) -> (Vec<Step>, bool) {
+        let mut steps = Vec::new();
+        let mut rate: f64 = 1000.0;
+        while steps.len() < max_steps {
+            let done = rate.min(capacity);
+            steps.push(step(rate, rate <= good && done >= 0.95 * rate, done));
+            match next_rate(&steps, 0.05) {
+                Next::Try(r) => rate = r,
+                Next::Done => return (steps, true),
+            }
+        }
+        (steps, false)
+    }
+
+    #[test]
+    fn the_search_brackets_bisects_confirms_and_saturates() {
+        let (steps, done) = simulate(2000.0, 1900.0, 24);
+        assert!(done, "{steps:#?}");
+        let (best, twice) = best_rate(&steps);
+        let best = best.unwrap();
+        assert!(twice);
+        assert!((1800.0..=1900.0).contains(&best), "{best}");
+        // The answer is the highest step that passed.
+        let highest = steps
+            .iter()
+            .filter(|s| s.pass)
+            .map(|s| s.rate_per_s)
+            .fold(0.0, f64::max);
+        assert_eq!(best, highest);
+    }
+
+    #[test]
+    fn a_budget_too_small_is_said() {
+        // A fast server (1M/s) from 1000/s: 24 steps are enough.
+        assert!(simulate(1e6, 1e6, 24).1);
+        // 6 steps do not: the search reports it unfinished.
+        let (steps, done) = simulate(1e6, 1e6, 6);
+        assert!(!done);
+        assert!(steps.iter().all(|s| s.kept_up), "never saturated");
+    }
 }

@@ -12,8 +12,8 @@ use wirebench_core::spec::Endpoint;
 use wirebench_core::topo::Topology;
 use wirebench_core::units::{Rate, format_ns, format_rate};
 use wirebench_report::export::{Document, Exporter, Table, TextExporter};
+use wirebench_runner::process;
 use wirebench_runner::search::{self, SearchEvents, SearchSettings, Step};
-use wirebench_runner::{EXIT_SLO_MISSED, process};
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
@@ -31,8 +31,8 @@ pub struct SearchArgs {
     /// run again on a noisy machine. 0 for the bare objectives.
     #[arg(long, default_value_t = 0.2)]
     headroom: f64,
-    /// At most this many steps.
-    #[arg(long, default_value_t = 16)]
+    /// At most this many steps. A search that runs out of steps says so and exits with 5.
+    #[arg(long, default_value_t = 24)]
     max_steps: usize,
 }
 
@@ -114,33 +114,48 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
             ]);
         }
         write!(out, "{}", TextExporter.export(&Document::new("").table(t)))?;
+        let top = r.steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max);
         if r.interrupted {
             writeln!(
                 out,
                 "interrupted after {} step(s): what follows is partial",
                 r.steps.len()
             )?;
+        } else if r.budget_exhausted {
+            writeln!(
+                out,
+                "the step budget (--max-steps) ran out after {} step(s), before the search bracketed and confirmed its answer: what follows is partial; raise --max-steps or --start-rate",
+                r.steps.len()
+            )?;
         }
-        match r.best_rate_per_s {
-            Some(b) => writeln!(out, "highest rate meeting {}: {b:.0}/s", r.slos.join(", "))?,
-            None => writeln!(out, "no rate tried met {}", r.slos.join(", "))?,
+        match (r.best_rate_per_s, r.confirmed) {
+            (Some(b), true) => writeln!(
+                out,
+                "highest rate meeting {}: {b:.0}/s (passed twice)",
+                r.slos.join(", ")
+            )?,
+            (Some(b), false) => writeln!(
+                out,
+                "highest rate meeting {} so far: {b:.0}/s (not confirmed)",
+                r.slos.join(", ")
+            )?,
+            (None, _) => writeln!(out, "no rate tried met {}", r.slos.join(", "))?,
         }
-        writeln!(
-            out,
-            "saturation throughput: {:.0} ops/s",
-            r.saturation_ops_per_s
-        )?;
+        match r.saturation_ops_per_s {
+            Some(s) => writeln!(
+                out,
+                "saturation throughput: {s:.0} ops/s (the most completed in a step the server fell behind)"
+            )?,
+            None => writeln!(
+                out,
+                "saturation: not reached: the server kept up with every rate tried (up to {top:.0}/s)"
+            )?,
+        }
         writeln!(out, "steps saved in {}", r.dir.display())?;
     } else {
         serde_json::to_writer_pretty(&mut out, &r)?;
         writeln!(out)?;
     }
     out.flush()?;
-    Ok(ExitCode::from(if r.interrupted {
-        130
-    } else if r.best_rate_per_s.is_none() {
-        EXIT_SLO_MISSED
-    } else {
-        0
-    }))
+    Ok(ExitCode::from(r.exit_code()))
 }

@@ -230,3 +230,79 @@ fn a_missed_objective_sets_the_exit_status() {
     assert!(r.slos[1].pass);
     srv.stop();
 }
+
+/// The answers of a search.json, checked against its own steps: the best
+/// rate is the highest passing step below the lowest failing one, and a
+/// saturation is reported only from a step the server fell behind in.
+fn check_search(v: &serde_json::Value) {
+    let steps = v["steps"].as_array().unwrap();
+    let rate = |s: &serde_json::Value| s["rate_per_s"].as_f64().unwrap();
+    let lowest_fail = steps
+        .iter()
+        .filter(|s| s["pass"] == false)
+        .map(rate)
+        .fold(f64::INFINITY, f64::min);
+    let highest_pass = steps
+        .iter()
+        .filter(|s| s["pass"] == true && rate(s) < lowest_fail)
+        .map(rate)
+        .fold(f64::NAN, f64::max);
+    assert_eq!(v["best_rate_per_s"].as_f64().unwrap(), highest_pass, "{v}");
+    let behind: Vec<f64> = steps
+        .iter()
+        .filter(|s| s["kept_up"] == false)
+        .map(|s| s["completed_per_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(v["saturated"], !behind.is_empty(), "{v}");
+    match v["saturation_ops_per_s"].as_f64() {
+        Some(s) => assert_eq!(s, behind.iter().copied().fold(0.0, f64::max)),
+        None => assert!(behind.is_empty(), "{v}"),
+    }
+}
+
+#[test]
+fn issue_15_search_finds_saturation_or_says_it_did_not() {
+    let _g = exclusive();
+    let dir = TempDir::new("search-embedded");
+    let search = |extra: &[&str]| {
+        let mut args = vec![
+            "search",
+            "--slo",
+            "p99<5ms",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "100ms",
+            "--results",
+            dir.str(),
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let mut p = Proc::spawn(&args);
+        let st = p.wait(std::time::Duration::from_secs(240));
+        let out = p.stdout_all();
+        let v: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{}", p.stderr_all()));
+        (st.code(), v)
+    };
+    let (code, v) = search(&[]);
+    check_search(&v);
+    if v["budget_exhausted"] == true {
+        assert_eq!(code, Some(5), "{v}");
+    } else {
+        assert_eq!(code, Some(0), "{v}");
+        assert_eq!(v["confirmed"], true, "{v}");
+        assert_eq!(
+            v["saturated"], true,
+            "a finished search measured the saturation: {v}"
+        );
+    }
+    // Three steps cannot finish: the search says so (exit 5) and reports
+    // no saturation it did not see.
+    let (code, v) = search(&["--max-steps", "3"]);
+    check_search(&v);
+    assert_eq!(code, Some(5), "{v}");
+    assert_eq!(v["budget_exhausted"], true, "{v}");
+    assert_eq!(v["steps"].as_array().unwrap().len(), 3);
+}
