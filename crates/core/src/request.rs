@@ -966,6 +966,16 @@ impl RunRequest {
         if !(1..=limits::S3_MAX_OBJECTS).contains(&objects) {
             return Err(range("--objects", objects, 1, limits::S3_MAX_OBJECTS));
         }
+        let connections = (self.clients.unwrap_or(1) * self.conns_per_client.unwrap_or(1)) as u64;
+        if workload == S3Workload::Mixed && objects < connections {
+            return Err(value(
+                "--objects",
+                objects,
+                format!(
+                    "the mixed workload gives each connection objects of its own (so that no connection reads what another deletes): at least one per connection, {connections}"
+                ),
+            ));
+        }
         let sizes = self.size.clone().unwrap_or(SizeSpec::Fixed(4096));
         let threshold = self.multipart_threshold.map_or(64 << 20, |b| b.0);
         let part = self.part_size.map_or(16 << 20, |b| b.0);

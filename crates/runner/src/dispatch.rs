@@ -220,7 +220,13 @@ impl S3Driver {
         let client =
             s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds, tls)
                 .map_err(RunError::Failed)?;
-        let workload = Arc::new(s3::Workload::new(client, s3spec.clone(), spec.verify));
+        let workload = Arc::new(s3::Workload::new(
+            client,
+            s3spec.clone(),
+            spec.verify,
+            spec.clients as u64,
+            spec.conns_per_client as u64,
+        ));
         let concurrency = spec.connections().clamp(1, S3_PHASE_CONCURRENCY);
         let rt = runtime()?;
         match unless_cancelled(

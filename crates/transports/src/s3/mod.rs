@@ -34,13 +34,24 @@ pub struct Workload {
     pub client: S3Client,
     pub spec: S3Spec,
     pub verify: bool,
+    /// The run's connections (clients x conns-per-client): in the mixed
+    /// workload each owns the objects whose number is its own modulo this.
+    pub connections: u64,
+    pub conns_per_client: u64,
     seed_base: u64,
     exists: Vec<AtomicBool>,
     next_delete: AtomicU64,
 }
 
 impl Workload {
-    pub fn new(client: S3Client, spec: S3Spec, verify: bool) -> Workload {
+    /// A workload for `clients` x `conns_per_client` connections.
+    pub fn new(
+        client: S3Client,
+        spec: S3Spec,
+        verify: bool,
+        clients: u64,
+        conns_per_client: u64,
+    ) -> Workload {
         let seed_base = spec.prefix.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
         });
@@ -49,6 +60,8 @@ impl Workload {
             client,
             spec,
             verify,
+            connections: (clients * conns_per_client).max(1),
+            conns_per_client: conns_per_client.max(1),
             seed_base,
             next_delete: AtomicU64::new(0),
         }
@@ -93,11 +106,18 @@ impl CallTransport for S3Transport {
                 format!("cannot connect to {}: {e}", w.client.addr),
             )
         })?;
+        // The run's connections are numbered worker-major; those of the
+        // prepare and cleanup phases (numbered past them) own nothing.
+        let k = (worker as u64)
+            .saturating_mul(w.conns_per_client)
+            .saturating_add(index as u64);
+        let slot = (w.spec.workload == S3Workload::Mixed && k < w.connections).then_some(k);
         Ok(S3Conn {
             w,
             http,
             extra: Vec::new(),
             rng: mix64(((worker as u64) << 20) ^ index as u64 ^ 0x5EED),
+            slot,
         })
     }
 }
@@ -108,6 +128,10 @@ pub struct S3Conn {
     http: HttpConn,
     extra: Vec<HttpConn>,
     rng: u64,
+    /// Mixed workload: this connection's number; it works on its own
+    /// objects only (number modulo connections), so that no other
+    /// connection deletes an object it reads: a 404 is then the server's.
+    slot: Option<u64>,
 }
 
 fn outcome(
@@ -143,6 +167,29 @@ impl S3Conn {
             i = self.random(n);
         }
         i
+    }
+
+    /// One of this connection's own objects that exists (`want`) or not:
+    /// a few random tries, then a scan from a random place. None: none is.
+    fn pick_own(&mut self, slot: u64, want: bool) -> Option<u64> {
+        let (n, k) = (self.w.connections, slot);
+        let own = self.w.spec.objects.saturating_sub(k).div_ceil(n);
+        if own == 0 {
+            return None;
+        }
+        let w = self.w.clone();
+        let is = |j: u64| w.exists[(k + j * n) as usize].load(Ordering::Relaxed) == want;
+        for _ in 0..8 {
+            let j = self.random(own);
+            if is(j) {
+                return Some(k + j * n);
+            }
+        }
+        let start = self.random(own);
+        (0..own)
+            .map(|d| (start + d) % own)
+            .find(|&j| is(j))
+            .map(|j| k + j * n)
     }
 
     fn mixed_op(&mut self) -> S3Op {
@@ -480,6 +527,9 @@ impl CallConn for S3Conn {
             None => self.mixed_op(),
             Some(op) => op,
         };
+        if let Some(slot) = self.slot {
+            return self.mixed_call(slot, op).await.map(Some);
+        }
         let out = match op {
             S3Op::Get => {
                 let i = self.pick(true);
@@ -512,6 +562,35 @@ impl CallConn for S3Conn {
             S3Op::List => self.list().await?,
         };
         Ok(Some(out))
+    }
+}
+
+impl S3Conn {
+    /// An operation of the mixed workload on this connection's own
+    /// objects. A read or a delete with none of its objects there writes
+    /// one instead; a write with all of them there overwrites one.
+    async fn mixed_call(&mut self, slot: u64, op: S3Op) -> io::Result<CallOutcome> {
+        let missing = |c: &mut S3Conn| c.pick_own(slot, false);
+        match op {
+            S3Op::List => self.list().await,
+            S3Op::Put => match missing(self).or_else(|| self.pick_own(slot, true)) {
+                Some(i) => self.put(i).await,
+                None => Err(io::Error::other(
+                    "a connection of the mixed workload has no object",
+                )),
+            },
+            S3Op::Get | S3Op::Head | S3Op::Delete => match self.pick_own(slot, true) {
+                Some(i) if op == S3Op::Get => self.get(i).await,
+                Some(i) if op == S3Op::Head => self.head(i).await,
+                Some(i) => self.delete(i).await,
+                None => match missing(self) {
+                    Some(i) => self.put(i).await,
+                    None => Err(io::Error::other(
+                        "a connection of the mixed workload has no object",
+                    )),
+                },
+            },
+        }
     }
 }
 

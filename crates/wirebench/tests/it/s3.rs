@@ -690,3 +690,47 @@ fn the_aws_sdk_for_python_works_against_the_fake_server() {
     );
     srv.stop();
 }
+
+/// The mixed workload with 8 connections: every operation succeeds, so a
+/// 404 would be the server's, never one the run made itself (a GET of an
+/// object another connection had just deleted).
+#[test]
+fn issue_15_mixed_with_8_connections_makes_no_errors_of_its_own() {
+    let _g = shared();
+    let mixed = |extra: &[&str]| {
+        let dir = TempDir::new("s3mixed");
+        let mut args = vec![
+            "--transport",
+            "s3",
+            "--workload",
+            "mixed",
+            "--mix",
+            "get=50,put=25,delete=25",
+            "--clients",
+            "2",
+            "--conns-per-client",
+            "4",
+            "--objects",
+            "64",
+            "--duration",
+            "10s",
+            "--warmup",
+            "0s",
+            "--verify",
+        ];
+        args.extend_from_slice(extra);
+        let (st, r, err) = run_json(&dir, &args);
+        assert!(st.success(), "{err}");
+        assert_eq!(r.summary.errors, 0, "{:?}", r.summary.failures);
+        for op in ["get", "put", "delete"] {
+            assert!(r.summary.by_op[op].ops > 0, "{op}: {:?}", r.summary.by_op);
+        }
+        assert_eq!(r.cleanup.as_ref().map(|c| c.errors), Some(0));
+    };
+    mixed(&[]);
+    let Some(minio) = Minio::start() else { return };
+    let target = format!("s3://{}/mixed", minio.addr);
+    let mut extra = vec!["--target", target.as_str(), "--create-bucket"];
+    extra.extend_from_slice(&minio.creds());
+    mixed(&extra);
+}
