@@ -145,8 +145,27 @@ pub struct Summary {
     pub server_peak_rss_bytes: Option<u64>,
     /// Highest busy % of any client core over the measured phase.
     pub client_core_max_busy_pct: f64,
-    /// A client core was over 90% busy: the result may be client-bound.
+    /// The client's own CPU time (less its open-loop timers' deliberate
+    /// spin) as a share of the CPUs it may use (min(its load threads, its
+    /// CPUs)) over the measured phase, in %.
+    #[serde(default)]
+    pub client_cpu_pct: Option<f64>,
+    /// The embedded server's CPU time as a share of its CPUs, in %.
+    #[serde(default)]
+    pub server_cpu_pct: Option<f64>,
+    /// What the open-loop timers spun on purpose (not load), in seconds.
+    #[serde(default)]
+    pub client_timer_spin_s: f64,
+    /// CPU time other processes took on the run's CPUs over the measured
+    /// phase: the CPUs' busy time less the client's and server's own.
+    #[serde(default)]
+    pub foreign_cpu_s: Option<f64>,
+    /// The client used nearly all the CPU it may use: the result may be
+    /// client-bound (see `warnings`).
     pub client_bound: bool,
+    /// The server used nearly all its CPUs: the result is likely server-bound.
+    #[serde(default)]
+    pub server_bound: bool,
     /// Highest steal % of any client or server CPU in any second of the
     /// measured phase.
     #[serde(default)]
@@ -248,8 +267,17 @@ pub enum Warning {
     Steal { max_steal_pct: f64 },
     /// Not a release build.
     DebugBuild,
-    /// Client cores were nearly always busy: the client may be the limit.
-    ClientBound { cores: Vec<CoreBusy> },
+    /// The client used nearly all the CPU it may use: it may be the limit.
+    ClientBound { client_cpu_pct: f64, cpus: usize },
+    /// The server used nearly all its CPUs: it is likely the limit.
+    ServerBound { server_cpu_pct: f64, cpus: usize },
+    /// The run's threads waited for a CPU, or other processes used the
+    /// run's CPUs: the figures include contention the server did not cause.
+    MachineBusy {
+        runq_wait_s: f64,
+        foreign_cpu_s: f64,
+        measured_s: f64,
+    },
     /// Busy-polling: the polling cores read 100% busy whatever the load.
     Polling,
     /// Open loop: requests left at a lower rate than asked.
@@ -277,17 +305,28 @@ impl std::fmt::Display for Warning {
                 "the hypervisor took up to {max_steal_pct:.0}% of a CPU (steal) in a measured second: this run is noisy; repeat it"
             ),
             Warning::DebugBuild => f.write_str("debug build: figures are not representative"),
-            Warning::ClientBound { cores } => {
-                let hot: Vec<String> = cores
-                    .iter()
-                    .map(|c| format!("CPU {} {:.1}%", c.cpu, c.busy_pct))
-                    .collect();
-                write!(
-                    f,
-                    "client cores over 90% busy ({}): the result may be client-bound",
-                    hot.join(", ")
-                )
-            }
+            Warning::ClientBound {
+                client_cpu_pct,
+                cpus,
+            } => write!(
+                f,
+                "the client used {client_cpu_pct:.0}% of the {cpus} CPU(s) it may use: the result may be client-bound (a faster server would not show)"
+            ),
+            Warning::ServerBound {
+                server_cpu_pct,
+                cpus,
+            } => write!(
+                f,
+                "the server used {server_cpu_pct:.0}% of its {cpus} CPU(s): the result is likely server-bound"
+            ),
+            Warning::MachineBusy {
+                runq_wait_s,
+                foreign_cpu_s,
+                measured_s,
+            } => write!(
+                f,
+                "the machine was busy: the run's threads waited {runq_wait_s:.2} s for a CPU and other processes took {foreign_cpu_s:.2} s of CPU on the run's CPUs, in {measured_s:.1} s measured; the figures include contention the server did not cause"
+            ),
             Warning::Polling => {
                 f.write_str("busy-polling: polling cores show 100% busy whatever the load")
             }
@@ -482,11 +521,8 @@ pub(crate) mod tests {
             Warning::DebugBuild,
             Warning::Drift { drift_pct: -12.0 },
             Warning::ClientBound {
-                cores: vec![CoreBusy {
-                    cpu: 0,
-                    busy_pct: 97.5,
-                    steal_pct: 0.0,
-                }],
+                client_cpu_pct: 97.5,
+                cpus: 1,
             },
         ];
         let text = serde_json::to_string(&r).unwrap();

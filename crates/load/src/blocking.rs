@@ -361,10 +361,11 @@ fn request_response_async<'s>(
                 let mut stamps: Vec<Stamp> = Vec::new();
                 let mut due = Vec::new();
                 while !gone() {
-                    if let Some(p) = pacer.as_ref()
-                        && !os::sleep_precise(p.next, STEP, gone)
-                    {
-                        return;
+                    if let Some(p) = pacer.as_ref() {
+                        match os::sleep_precise(p.next, STEP, gone) {
+                            Some(spun) => sh.rec.lock().expect("not poisoned").rec.spun(spun),
+                            None => return,
+                        }
                     }
                     let c = credits.load(Ordering::Acquire);
                     if c == 0 {
@@ -466,10 +467,11 @@ fn send_only(mut tx: impl BlockingTx, mut ctx: ConnCtx, sh: &Shared) -> io::Resu
         if sh.over() {
             return Ok(());
         }
-        if let Some(p) = ctx.pacer.as_ref()
-            && !os::sleep_precise(p.next, STEP, gone)
-        {
-            return Ok(());
+        if let Some(p) = ctx.pacer.as_ref() {
+            match os::sleep_precise(p.next, STEP, gone) {
+                Some(spun) => sh.rec.lock().expect("not poisoned").rec.spun(spun),
+                None => return Ok(()),
+            }
         }
         let t0 = Instant::now();
         let want = ctx.quota.allow(ctx.depth, t0);

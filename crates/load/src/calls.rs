@@ -68,11 +68,13 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
         let intended = match ctx.pacer.as_mut() {
             Some(p) => {
                 let next = p.next;
-                p.timer
+                let spun = p
+                    .timer
                     .as_mut()
                     .expect("async pacer")
                     .sleep_until(next)
                     .await?;
+                ctx.rec.borrow_mut().rec.spun(spun);
                 due.clear();
                 p.take_due(Instant::now().max(next), 1, &mut due);
                 due[0]

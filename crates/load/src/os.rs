@@ -141,22 +141,28 @@ pub const SPIN_MARGIN: std::time::Duration = std::time::Duration::from_micros(60
 
 /// Sleeps the calling thread until `t`: in the kernel until
 /// [`SPIN_MARGIN`] before it (in steps of at most `step`, returning early
-/// when `give_up()` holds), then spinning. Returns false if it gave up.
-pub fn sleep_precise(t: Instant, step: std::time::Duration, give_up: impl Fn() -> bool) -> bool {
+/// when `give_up()` holds), then spinning. Returns how long it spun, or
+/// None if it gave up.
+pub fn sleep_precise(
+    t: Instant,
+    step: std::time::Duration,
+    give_up: impl Fn() -> bool,
+) -> Option<std::time::Duration> {
     loop {
         let left = t.saturating_duration_since(Instant::now());
         if left <= SPIN_MARGIN {
             break;
         }
         if give_up() {
-            return false;
+            return None;
         }
         std::thread::sleep((left - SPIN_MARGIN).min(step));
     }
+    let began = Instant::now();
     while Instant::now() < t {
         std::hint::spin_loop();
     }
-    true
+    Some(began.elapsed())
 }
 
 /// CLOCK_MONOTONIC now, in nanoseconds: the clock of `Instant`, shared by
@@ -231,15 +237,17 @@ impl PreciseTimer {
     /// Sleeps until `t` (returns at once if `t` has passed). It sleeps in
     /// the kernel until [`SPIN_MARGIN`] before `t`, then yields to the
     /// runtime until `t`: waking an idle vCPU takes tens of microseconds,
-    /// which would otherwise make every deadline that much late.
-    pub async fn sleep_until(&mut self, t: Instant) -> io::Result<()> {
+    /// which would otherwise make every deadline that much late. Returns
+    /// how long it spun (CPU time spent on purpose, not on the load).
+    pub async fn sleep_until(&mut self, t: Instant) -> io::Result<std::time::Duration> {
         if t.saturating_duration_since(Instant::now()) > SPIN_MARGIN {
             self.sleep_in_kernel_until(t - SPIN_MARGIN).await?;
         }
+        let began = Instant::now();
         while Instant::now() < t {
             tokio::task::yield_now().await;
         }
-        Ok(())
+        Ok(began.elapsed())
     }
 
     async fn sleep_in_kernel_until(&mut self, t: Instant) -> io::Result<()> {

@@ -65,6 +65,8 @@ pub struct IntervalData {
     pub by_op: BTreeMap<&'static str, OpData>,
     /// Failed operations by cause ("404 NoSuchKey"); their sum is `errors`.
     pub failures: BTreeMap<String, u64>,
+    /// Time the open-loop timers spun on purpose before their deadlines.
+    pub timer_spin_ns: u64,
 }
 
 impl IntervalData {
@@ -80,6 +82,7 @@ impl IntervalData {
             service: hist::new_hist(),
             by_op: BTreeMap::new(),
             failures: BTreeMap::new(),
+            timer_spin_ns: 0,
         }
     }
 
@@ -91,6 +94,7 @@ impl IntervalData {
         self.bytes_out += o.bytes_out;
         self.bytes_in += o.bytes_in;
         self.errors += o.errors;
+        self.timer_spin_ns += o.timer_spin_ns;
         self.hist.add(&o.hist).expect("histograms share bounds");
         self.service
             .add(&o.service)
@@ -154,6 +158,12 @@ impl Recorder {
 
     pub fn error(&mut self) {
         self.cur.errors += 1;
+    }
+
+    /// Time a timer spun on purpose (open loop), not counted as load.
+    #[inline]
+    pub fn spun(&mut self, d: std::time::Duration) {
+        self.cur.timer_spin_ns += d.as_nanos() as u64;
     }
 
     /// Records one typed operation that succeeded: its latency, service

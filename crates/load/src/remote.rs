@@ -36,6 +36,8 @@ struct WireData {
     errors: u64,
     hist: String,
     service: String,
+    #[serde(default)]
+    timer_spin_ns: u64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -77,6 +79,7 @@ fn to_wire(d: &IntervalData) -> WireData {
         errors: d.errors,
         hist: hist::encode(&d.hist),
         service: hist::encode(&d.service),
+        timer_spin_ns: d.timer_spin_ns,
     }
 }
 
@@ -95,6 +98,7 @@ fn from_wire(w: WireData) -> Result<IntervalData, String> {
         // Typed operations (S3) run in threads only.
         by_op: Default::default(),
         failures: Default::default(),
+        timer_spin_ns: w.timer_spin_ns,
     })
 }
 

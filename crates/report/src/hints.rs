@@ -6,8 +6,12 @@ use wirebench_core::units::{format_ns, format_rate};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    /// A client core above 90% busy: the client may be the limit.
+    /// The client used nearly all the CPU it may use: it may be the limit.
     ClientBound,
+    /// The server used nearly all its CPUs: it is likely the limit.
+    ServerBound,
+    /// Run-queue wait or other processes' CPU on the run's CPUs.
+    MachineBusy,
     /// One server core saturated while another idles.
     Imbalance,
     /// Throughput falls as clients grow past a peak.
@@ -49,33 +53,60 @@ fn mean_busy(r: &RunResult, server: bool) -> Vec<(usize, f64)> {
 pub fn of_run(r: &RunResult) -> Vec<Hint> {
     let mut out = Vec::new();
     let id = Some(r.run_id.clone());
-    // The client-bound rule is the runner's: its verdict is in the result.
-    let hot = r.warnings.iter().find_map(|w| match w {
-        Warning::ClientBound { cores } => Some(cores),
-        _ => None,
-    });
-    let evidence = match hot {
-        Some(cores) => Some(format!(
-            "client cores over the measured seconds: {}",
-            cores
-                .iter()
-                .map(|c| format!("CPU {} {:.0}% busy", c.cpu, c.busy_pct))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        // A result of schema 2 has the verdict without the cores.
-        None if r.summary.client_bound => Some(format!(
-            "the run recorded its client as bound (busiest client core {:.0}% busy)",
-            r.summary.client_core_max_busy_pct
-        )),
-        None => None,
-    };
-    if let Some(evidence) = evidence {
+    // The bound and busy rules are the runner's: their verdicts are in the
+    // result, with their figures.
+    for w in &r.warnings {
+        let (kind, text, evidence) = match w {
+            Warning::ClientBound {
+                client_cpu_pct,
+                cpus,
+            } => (
+                Kind::ClientBound,
+                "the result is likely client-bound: a faster server would not show",
+                format!(
+                    "the client's own CPU time was {client_cpu_pct:.0}% of the {cpus} CPU(s) it may use over the measured seconds"
+                ),
+            ),
+            Warning::ServerBound {
+                server_cpu_pct,
+                cpus,
+            } => (
+                Kind::ServerBound,
+                "the server is the limit: it used nearly all its CPUs",
+                format!(
+                    "the server's CPU time was {server_cpu_pct:.0}% of its {cpus} CPU(s) over the measured seconds"
+                ),
+            ),
+            Warning::MachineBusy {
+                runq_wait_s,
+                foreign_cpu_s,
+                measured_s,
+            } => (
+                Kind::MachineBusy,
+                "the machine was busy: part of what was measured is contention the server did not cause",
+                format!(
+                    "run-queue wait {runq_wait_s:.2} s and other processes' CPU {foreign_cpu_s:.2} s on the run's CPUs, in {measured_s:.1} s measured"
+                ),
+            ),
+            _ => continue,
+        };
+        out.push(Hint {
+            kind,
+            run_id: id.clone(),
+            text: text.into(),
+            evidence,
+        });
+    }
+    // A result of schema 2 has the client-bound verdict without its figures.
+    if r.summary.client_bound && !out.iter().any(|h| h.kind == Kind::ClientBound) {
         out.push(Hint {
             kind: Kind::ClientBound,
             run_id: id.clone(),
             text: "the result is likely client-bound: a faster server would not show".into(),
-            evidence,
+            evidence: format!(
+                "the run recorded its client as bound (busiest client core {:.0}% busy)",
+                r.summary.client_core_max_busy_pct
+            ),
         });
     }
     let server = mean_busy(r, true);
@@ -190,7 +221,8 @@ mod tests {
             iv.server_cores = vec![busy(1, 99.0), busy(2, 10.0)];
         }
         r.warnings = vec![Warning::ClientBound {
-            cores: vec![busy(0, 97.0)],
+            client_cpu_pct: 97.0,
+            cpus: 1,
         }];
         r.intervals[2].latency.p99_ns = 9_000_000;
         r.summary.latency.p50_ns = 100_000;
@@ -198,7 +230,7 @@ mod tests {
         let h = of_run(&r);
         let kinds: Vec<Kind> = h.iter().map(|x| x.kind.clone()).collect();
         assert_eq!(kinds, vec![Kind::ClientBound, Kind::Imbalance, Kind::Tail]);
-        assert!(h[0].evidence.contains("CPU 0 97% busy"), "{:?}", h[0]);
+        assert!(h[0].evidence.contains("97% of the 1 CPU(s)"), "{:?}", h[0]);
         assert!(h[1].evidence.contains("CPU 1 99%") && h[1].evidence.contains("CPU 2 10%"));
         assert!(h[2].evidence.contains("2-3 s: p99 9.00ms"), "{:?}", h[2]);
 

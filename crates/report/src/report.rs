@@ -481,7 +481,7 @@ fn hints_block(runs: &[RunResult]) -> Block {
     h.extend(hints::of_set(runs));
     if h.is_empty() {
         return Block::Text(
-            "None: no client-bound run, no server imbalance, no contention, no p99 far above p50."
+            "None: no client- or server-bound run, no busy machine, no server imbalance, no contention, no p99 far above p50."
                 .into(),
         );
     }

@@ -8,42 +8,99 @@ use wirebench_core::hist::{self, LatencySummary};
 use wirebench_core::result::{
     self, CoreBusy, Interval, Phase, Placement, RunResult, RunState, RunStatus, Summary, Warning,
 };
-use wirebench_core::spec::{Channel, RunSpec, TransportSpec, Wait};
+use wirebench_core::spec::{Channel, RunSpec, ShmMode, TargetSpec, TransportSpec, Wait};
 use wirebench_core::stats::Trend;
 use wirebench_load::engine::{EndState, LoadOutcome};
 use wirebench_load::os;
 
-/// A client core busier than this is "hot".
-pub const HOT_CORE_PCT: f64 = 90.0;
+/// A side that used more than this share of its CPUs is bound by them.
+pub const BOUND_PCT: f64 = 90.0;
 /// A measured second with more steal than this makes the run noisy.
 pub const NOISY_STEAL_PCT: f64 = 5.0;
 /// Open loop: a rate below this share of the asked one was not reached.
 pub const RATE_REACHED: f64 = 0.95;
+/// The machine is busy when the run's threads waited for a CPU this share
+/// of the measured time (summed over threads)...
+pub const BUSY_RUNQ_SHARE: f64 = 0.10;
+/// ...or other processes took this share of one CPU on the run's CPUs.
+pub const BUSY_FOREIGN_SHARE: f64 = 0.20;
 
-/// Whether the client's busy % says anything about saturation: cores that
-/// busy-poll (the client's `--poll`, or shm's spinning waits) are always
-/// 100% busy, whatever the load.
-fn client_cores_tell_load(spec: &RunSpec) -> bool {
+/// Whether a client's CPU time says anything about saturation: clients
+/// that busy-poll (`--poll`, or shm's spinning waits) use their CPUs fully
+/// whatever the load.
+fn client_cpu_tells_load(spec: &RunSpec) -> bool {
     let spinning = matches!(&spec.transport, TransportSpec::Shm(s) if s.channel == Channel::Shm && s.wait != Wait::Futex);
     !spec.poll && !spinning
 }
 
-/// The client-bound rule: a client core over [`HOT_CORE_PCT`] busy over
-/// the measured phase, on a client whose busy % tells the load. Returns
-/// the hot cores.
-pub fn client_bound(spec: &RunSpec, client_cores: &[CoreBusy]) -> Vec<CoreBusy> {
-    if !client_cores_tell_load(spec) {
-        return Vec::new();
-    }
-    client_cores
-        .iter()
-        .filter(|c| c.busy_pct > HOT_CORE_PCT)
-        .copied()
-        .collect()
+/// Whether the embedded server's CPU time says anything about saturation.
+fn server_cpu_tells_load(spec: &RunSpec) -> bool {
+    let polling = matches!(spec.target, TargetSpec::Embedded { poll: true, .. });
+    let spinning = matches!(&spec.transport, TransportSpec::Shm(s) if s.channel == Channel::Shm && s.wait != Wait::Futex);
+    !polling && !spinning
 }
 
-/// The warnings of a run, from its summary and its client cores.
-pub fn warnings(spec: &RunSpec, s: &Summary, client_cores: &[CoreBusy]) -> Vec<Warning> {
+/// The CPUs the client may use: no more than its CPUs, nor than its
+/// threads that carry the load (a worker per client; shm: a thread per
+/// connection, two with a sender and a receiver).
+pub fn client_capacity(spec: &RunSpec, placement: &Placement) -> usize {
+    let threads = match &spec.transport {
+        TransportSpec::Shm(s) => {
+            let two = s.mode == ShmMode::Async || spec.rate_per_s.is_some();
+            spec.connections() * if two { 2 } else { 1 }
+        }
+        _ => spec.clients,
+    };
+    threads.min(placement.client_cpus.len()).max(1)
+}
+
+/// The client's CPU time, less its timers' spin, as a % of its capacity.
+fn client_cpu_pct(spec: &RunSpec, placement: &Placement, s: &Summary) -> Option<f64> {
+    let secs = s.measured_ns as f64 / 1e9;
+    (secs > 0.0).then(|| {
+        let cap = client_capacity(spec, placement) as f64;
+        100.0 * (s.client_cpu_s - s.client_timer_spin_s).max(0.0) / (secs * cap)
+    })
+}
+
+/// The embedded server's CPU time as a % of its CPUs.
+fn server_cpu_pct(placement: &Placement, s: &Summary) -> Option<f64> {
+    let secs = s.measured_ns as f64 / 1e9;
+    let cpus = placement.server_cpus.as_ref()?.len().max(1) as f64;
+    Some(100.0 * s.server_cpu_s? / (secs * cpus)).filter(|_| secs > 0.0)
+}
+
+/// CPU time on the run's CPUs (client's and server's, once each) over the
+/// measured seconds, less what the client and the server used themselves.
+fn foreign_cpu_s(s: &Summary, intervals: &[Interval]) -> Option<f64> {
+    let mut busy = 0.0;
+    let mut seen = false;
+    for iv in intervals.iter().filter(|i| i.phase == Phase::Measure) {
+        let secs = (iv.end_ns.saturating_sub(iv.start_ns)) as f64 / 1e9;
+        let mut cpus: Vec<&CoreBusy> = iv.client_cores.iter().chain(&iv.server_cores).collect();
+        cpus.sort_by_key(|c| c.cpu);
+        cpus.dedup_by_key(|c| c.cpu);
+        for c in cpus {
+            busy += c.busy_pct / 100.0 * secs;
+            seen = true;
+        }
+    }
+    seen.then(|| (busy - s.client_cpu_s - s.server_cpu_s.unwrap_or(0.0)).max(0.0))
+}
+
+/// Fills the summary's verdicts (CPU shares, bound, foreign CPU) from its
+/// figures and the per-second series: the one rule the summary, run.json
+/// and the report all read.
+pub fn judge(spec: &RunSpec, placement: &Placement, s: &mut Summary, intervals: &[Interval]) {
+    s.client_cpu_pct = client_cpu_pct(spec, placement, s);
+    s.server_cpu_pct = server_cpu_pct(placement, s);
+    s.foreign_cpu_s = foreign_cpu_s(s, intervals);
+    s.client_bound = client_cpu_tells_load(spec) && s.client_cpu_pct.is_some_and(|p| p > BOUND_PCT);
+    s.server_bound = server_cpu_tells_load(spec) && s.server_cpu_pct.is_some_and(|p| p > BOUND_PCT);
+}
+
+/// The warnings of a run, from its (judged) summary.
+pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warning> {
     let mut w = Vec::new();
     if let Some(t) = s.throughput_trend
         && t.drifting
@@ -60,9 +117,27 @@ pub fn warnings(spec: &RunSpec, s: &Summary, client_cores: &[CoreBusy]) -> Vec<W
     if cfg!(debug_assertions) {
         w.push(Warning::DebugBuild);
     }
-    let hot = client_bound(spec, client_cores);
-    if !hot.is_empty() {
-        w.push(Warning::ClientBound { cores: hot });
+    if s.client_bound {
+        w.push(Warning::ClientBound {
+            client_cpu_pct: s.client_cpu_pct.unwrap_or(0.0),
+            cpus: client_capacity(spec, placement),
+        });
+    }
+    if s.server_bound {
+        w.push(Warning::ServerBound {
+            server_cpu_pct: s.server_cpu_pct.unwrap_or(0.0),
+            cpus: placement.server_cpus.as_ref().map_or(0, |c| c.len()),
+        });
+    }
+    let secs = s.measured_ns as f64 / 1e9;
+    let runq = s.client_runq_wait_s.unwrap_or(0.0) + s.server_runq_wait_s.unwrap_or(0.0);
+    let foreign = s.foreign_cpu_s.unwrap_or(0.0);
+    if secs > 0.0 && (runq > BUSY_RUNQ_SHARE * secs || foreign > BUSY_FOREIGN_SHARE * secs) {
+        w.push(Warning::MachineBusy {
+            runq_wait_s: runq,
+            foreign_cpu_s: foreign,
+            measured_s: secs,
+        });
     }
     if spec.poll {
         w.push(Warning::Polling);
@@ -140,7 +215,12 @@ pub fn from_outcome(
         client_peak_rss_bytes: os::process_peak_rss_bytes(std::process::id()).unwrap_or(0),
         server_peak_rss_bytes: None,
         client_core_max_busy_pct: max_busy,
-        client_bound: !client_bound(spec, &out.client_cores).is_empty(),
+        client_timer_spin_s: m.timer_spin_ns as f64 / 1e9,
+        client_cpu_pct: None,
+        server_cpu_pct: None,
+        foreign_cpu_s: None,
+        client_bound: false,
+        server_bound: false,
         max_steal_pct: measured
             .iter()
             .flat_map(|iv| iv.client_cores.iter().chain(&iv.server_cores))
@@ -175,8 +255,7 @@ pub fn from_outcome(
                 .collect::<Vec<_>>(),
         ),
     };
-    let warnings = warnings(spec, &summary, &out.client_cores);
-    let intervals = out
+    let intervals: Vec<Interval> = out
         .intervals
         .iter()
         .map(|iv| Interval {
@@ -200,6 +279,9 @@ pub fn from_outcome(
             server_cores: iv.server_cores.clone(),
         })
         .collect();
+    let mut summary = summary;
+    judge(spec, &placement, &mut summary, &intervals);
+    let warnings = warnings(spec, &placement, &summary);
     let (state, reason) = match end {
         // A run that measured nothing is a failure, never "complete".
         EndState::Complete if m.ops == 0 => (
@@ -249,10 +331,14 @@ mod tests {
     /// memory, the environment) so that the snapshot holds run.json's
     /// shape and the figures a count-mode run fixes exactly.
     fn settle(v: &mut serde_json::Value) {
-        const VOLATILE: [&str; 27] = [
+        const VOLATILE: [&str; 31] = [
             "messages_sent",
             "bytes_out",
             "client_bound",
+            "client_cpu_pct",
+            "server_cpu_pct",
+            "foreign_cpu_s",
+            "client_timer_spin_s",
             "latency",
             "service_latency",
             "latency_hist",
@@ -311,41 +397,120 @@ mod tests {
         assert_eq!(r.summary.latency.count, 1000);
         let mut r = r;
         // Which build, and how busy this machine's CPU 0 was, vary too.
-        r.warnings
-            .retain(|w| !matches!(w, Warning::DebugBuild | Warning::ClientBound { .. }));
+        r.warnings.retain(|w| {
+            !matches!(
+                w,
+                Warning::DebugBuild | Warning::ClientBound { .. } | Warning::MachineBusy { .. }
+            )
+        });
         let mut v = serde_json::to_value(&r).unwrap();
         settle(&mut v);
         insta::assert_snapshot!(serde_json::to_string_pretty(&v).unwrap());
     }
 
-    #[test]
-    fn one_client_bound_rule_with_its_exceptions() {
+    /// A judged summary of a 5 s run of `json` with these CPU figures and
+    /// per-second busy % of CPU 0 (client) and 1 (server).
+    fn judged(
+        json: &str,
+        client_cpu_s: f64,
+        server_cpu_s: f64,
+        busy: (f64, f64),
+        tweak: impl Fn(&mut Summary),
+    ) -> (Summary, Vec<Warning>) {
         let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
-        let check = |json: &str| {
-            serde_json::from_str::<RunRequest>(json)
-                .unwrap()
-                .check(&topo)
-                .unwrap()
-                .0
+        let (spec, placement) = serde_json::from_str::<RunRequest>(json)
+            .unwrap()
+            .check(&topo)
+            .unwrap();
+        let mut s = Summary {
+            measured_ns: 5_000_000_000,
+            ops: 1000,
+            client_cpu_s,
+            server_cpu_s: Some(server_cpu_s),
+            ..Summary::default()
         };
-        let hot = [CoreBusy {
-            cpu: 0,
-            busy_pct: 97.0,
+        tweak(&mut s);
+        let core = |cpu, busy_pct| CoreBusy {
+            cpu,
+            busy_pct,
             steal_pct: 0.0,
-        }];
-        assert_eq!(client_bound(&check("{}"), &hot).len(), 1);
-        assert!(client_bound(&check(r#"{"poll": true}"#), &hot).is_empty());
-        assert!(client_bound(&check(r#"{"transport": "shm", "wait": "spin"}"#), &hot).is_empty());
+        };
+        let intervals: Vec<Interval> = (0..5)
+            .map(|k| {
+                let mut i = wirebench_core::result::fixture::interval(k, 200.0, 50_000);
+                i.client_cores = vec![core(0, busy.0)];
+                i.server_cores = vec![core(1, busy.1)];
+                i
+            })
+            .collect();
+        judge(&spec, &placement, &mut s, &intervals);
+        let w = warnings(&spec, &placement, &s)
+            .into_iter()
+            .filter(|w| !matches!(w, Warning::DebugBuild))
+            .collect();
+        (s, w)
+    }
+
+    fn kinds(w: &[Warning]) -> Vec<String> {
+        w.iter()
+            .map(|w| {
+                serde_json::to_value(w).unwrap()["kind"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn issue_15_hints_come_from_the_right_evidence() {
+        // A busy process beside the client: its CPU is 100% busy, but the
+        // client itself used 20% of it. The machine is busy; the client is
+        // not the limit.
+        let (s, w) = judged("{}", 1.0, 2.5, (100.0, 50.0), |_| {});
+        assert!(!s.client_bound, "{s:?}");
+        assert_eq!(kinds(&w), ["machine_busy"]);
+        assert!((s.foreign_cpu_s.unwrap() - 4.0).abs() < 1e-9, "{s:?}");
         assert!(
-            client_bound(&check(r#"{"transport": "shm", "wait": "adaptive"}"#), &hot).is_empty()
+            w[0].to_string()
+                .contains("other processes took 4.00 s of CPU"),
+            "{}",
+            w[0]
         );
-        assert_eq!(
-            client_bound(&check(r#"{"transport": "shm", "wait": "futex"}"#), &hot).len(),
-            1
+        // The server's core saturated, the client's half idle: server-bound.
+        let (s, w) = judged("{}", 2.5, 4.9, (50.0, 98.0), |_| {});
+        assert!(s.server_bound && !s.client_bound, "{s:?}");
+        assert_eq!(kinds(&w), ["server_bound"]);
+        assert!(
+            w[0].to_string()
+                .contains("the server used 98% of its 1 CPU(s)"),
+            "{}",
+            w[0]
         );
-        assert_eq!(
-            client_bound(&check(r#"{"transport": "shm", "channel": "pipe"}"#), &hot).len(),
-            1
+        // The client used its CPU: client-bound...
+        let (s, w) = judged("{}", 4.8, 2.0, (96.0, 40.0), |_| {});
+        assert!(s.client_bound, "{s:?}");
+        assert_eq!(kinds(&w), ["client_bound"]);
+        // ...unless it busy-polls (its CPU is full whatever the load)...
+        let (s, _) = judged(r#"{"poll": true}"#, 4.8, 4.8, (96.0, 96.0), |_| {});
+        assert!(!s.client_bound && !s.server_bound, "{s:?}");
+        // ...or the CPU went into the open loop's timer spinning on purpose.
+        let (s, _) = judged(r#"{"rate": 20000}"#, 4.8, 1.0, (97.0, 20.0), |s| {
+            s.client_timer_spin_s = 4.0;
+        });
+        assert!(!s.client_bound, "{s:?}");
+        // Threads waiting for a CPU: 0.6 s of run-queue wait in 5 s.
+        let (_, w) = judged("{}", 2.0, 2.0, (40.0, 40.0), |s| {
+            s.client_runq_wait_s = Some(0.6);
+        });
+        assert_eq!(kinds(&w), ["machine_busy"]);
+        assert!(
+            w[0].to_string().contains("waited 0.60 s for a CPU"),
+            "{}",
+            w[0]
         );
+        // A quiet run raises nothing.
+        let (_, w) = judged("{}", 2.0, 2.0, (40.0, 40.0), |_| {});
+        assert!(w.is_empty(), "{w:?}");
     }
 }

@@ -53,15 +53,17 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 tokio::task::spawn_local(async move {
                     let mut due = Vec::new();
                     loop {
-                        if let Some(p) = pacer.as_mut()
-                            && let Err(e) = p
+                        if let Some(p) = pacer.as_mut() {
+                            match p
                                 .timer
                                 .as_mut()
                                 .expect("async pacer")
                                 .sleep_until(p.next)
                                 .await
-                        {
-                            return errors.set(format!("timer: {e}"));
+                            {
+                                Ok(spun) => rec.borrow_mut().rec.spun(spun),
+                                Err(e) => return errors.set(format!("timer: {e}")),
+                            }
                         }
                         let credits = shared.credits.get();
                         if credits == 0 {
@@ -174,11 +176,13 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
             let mut due = Vec::new();
             loop {
                 if let Some(p) = ctx.pacer.as_mut() {
-                    p.timer
+                    let spun = p
+                        .timer
                         .as_mut()
                         .expect("async pacer")
                         .sleep_until(p.next)
                         .await?;
+                    ctx.rec.borrow_mut().rec.spun(spun);
                 }
                 let t0 = Instant::now();
                 let want = ctx.quota.allow(ctx.depth, t0);
