@@ -28,6 +28,8 @@ pub enum Better {
 
 pub struct Metric {
     pub name: &'static str,
+    /// The metric in `--fail-if` and JSON: `ops_per_s`, `p99`...
+    pub key: &'static str,
     pub unit: &'static str,
     pub better: Better,
     /// Words for a significant difference: (better, worse).
@@ -50,6 +52,7 @@ fn get_ttfb(s: &Summary, f: fn(&wirebench_core::hist::LatencySummary) -> f64) ->
 pub const METRICS: [Metric; 9] = [
     Metric {
         name: "ops/s",
+        key: "ops_per_s",
         unit: "/s",
         better: Better::Higher,
         words: ("faster", "slower"),
@@ -59,6 +62,7 @@ pub const METRICS: [Metric; 9] = [
     },
     Metric {
         name: "MB/s in",
+        key: "mb_per_s_in",
         unit: "MB/s",
         better: Better::Higher,
         words: ("faster", "slower"),
@@ -68,6 +72,7 @@ pub const METRICS: [Metric; 9] = [
     },
     Metric {
         name: "latency mean",
+        key: "mean",
         unit: "ns",
         better: Better::Lower,
         words: ("faster", "slower"),
@@ -77,6 +82,7 @@ pub const METRICS: [Metric; 9] = [
     },
     Metric {
         name: "latency p50",
+        key: "p50",
         unit: "ns",
         better: Better::Lower,
         words: ("faster", "slower"),
@@ -86,6 +92,7 @@ pub const METRICS: [Metric; 9] = [
     },
     Metric {
         name: "latency p99",
+        key: "p99",
         unit: "ns",
         better: Better::Lower,
         words: ("faster", "slower"),
@@ -95,6 +102,7 @@ pub const METRICS: [Metric; 9] = [
     },
     Metric {
         name: "latency p99.9",
+        key: "p999",
         unit: "ns",
         better: Better::Lower,
         words: ("faster", "slower"),
@@ -104,6 +112,7 @@ pub const METRICS: [Metric; 9] = [
     },
     Metric {
         name: "client CPU per op",
+        key: "client_cpu_per_op",
         unit: "us",
         better: Better::Lower,
         words: ("cheaper", "costlier"),
@@ -113,6 +122,7 @@ pub const METRICS: [Metric; 9] = [
     },
     Metric {
         name: "GET TTFB mean",
+        key: "ttfb_mean",
         unit: "ns",
         better: Better::Lower,
         words: ("faster", "slower"),
@@ -122,6 +132,7 @@ pub const METRICS: [Metric; 9] = [
     },
     Metric {
         name: "GET TTFB p99",
+        key: "ttfb_p99",
         unit: "ns",
         better: Better::Lower,
         words: ("faster", "slower"),
@@ -278,6 +289,141 @@ pub fn compare(variants: &[Variant]) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// A condition of `compare --fail-if`: a metric whose change against the
+/// first variant, when beyond the noise, crosses a threshold in %.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    pub text: String,
+    pub key: String,
+    /// `<`: fails below the threshold; `>`: above.
+    pub below: bool,
+    /// The threshold, in % of the first variant (-5 for `<-5%`).
+    pub pct: f64,
+}
+
+impl Gate {
+    /// Parses `ops_per_s<-5%,p99>+10%`.
+    pub fn parse_list(text: &str) -> Result<Vec<Gate>, String> {
+        let keys: Vec<&str> = METRICS.iter().map(|m| m.key).collect();
+        text.split(',')
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| {
+                let t = t.trim();
+                let bad = || {
+                    format!(
+                        "'{t}' is not a condition: write METRIC<-N% or METRIC>+N%, e.g. ops_per_s<-5%,p99>+10% (METRIC: {})",
+                        keys.join(", ")
+                    )
+                };
+                let at = t.find(['<', '>']).ok_or_else(bad)?;
+                let (key, rest) = (t[..at].trim(), &t[at..]);
+                if !keys.contains(&key) {
+                    return Err(bad());
+                }
+                let pct: f64 = rest[1..]
+                    .trim()
+                    .strip_suffix('%')
+                    .ok_or_else(bad)?
+                    .trim()
+                    .parse()
+                    .map_err(|_| bad())?;
+                if !pct.is_finite() {
+                    return Err(bad());
+                }
+                Ok(Gate {
+                    text: t.to_string(),
+                    key: key.to_string(),
+                    below: rest.starts_with('<'),
+                    pct,
+                })
+            })
+            .collect()
+    }
+}
+
+/// A condition a variant met: it fails the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tripped {
+    pub gate: String,
+    /// The variant's letter (B, C...).
+    pub variant: char,
+    /// Its change against the first variant, in %.
+    pub change_pct: f64,
+}
+
+/// The conditions that variants after the first meet with a difference
+/// beyond the noise (a "same within noise" never trips a gate).
+pub fn tripped(gates: &[Gate], rows: &[Row]) -> Vec<Tripped> {
+    let mut out = Vec::new();
+    for g in gates {
+        let Some(row) = rows.iter().find(|r| r.metric.key == g.key) else {
+            continue;
+        };
+        for (i, (ratio, verdict)) in row.against_first.iter().enumerate() {
+            let Some(ratio) = ratio else { continue };
+            let change = 100.0 * (ratio - 1.0);
+            let beyond = matches!(verdict, Verdict::Better | Verdict::Worse);
+            let crosses = if g.below {
+                change < g.pct
+            } else {
+                change > g.pct
+            };
+            if beyond && crosses {
+                out.push(Tripped {
+                    gate: g.text.clone(),
+                    variant: (b'B' + i as u8) as char,
+                    change_pct: change,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The comparison as JSON: the variants, then per metric each variant's
+/// mean, 95% CI and noise, and its ratio and verdict against the first.
+pub fn json(variants: &[Variant], rows: &[Row]) -> serde_json::Value {
+    let verdict = |v: Verdict, m: &Metric| match v {
+        Verdict::Better => m.words.0,
+        Verdict::Worse => m.words.1,
+        Verdict::Same => "same within noise",
+        Verdict::Unknown => "no noise estimate",
+        Verdict::Absent => "absent",
+    };
+    let cell = |c: &Option<Cell>| match c {
+        None => serde_json::Value::Null,
+        Some(c) => serde_json::json!({
+            "mean": c.spread.mean,
+            "ci95": c.spread.ci95,
+            "n": c.spread.n,
+            "noise": match c.noise {
+                Noise::Repetitions => "repetitions",
+                Noise::Seconds => "seconds",
+                Noise::None => "none",
+            },
+        }),
+    };
+    serde_json::json!({
+        "variants": variants.iter().enumerate().map(|(i, v)| serde_json::json!({
+            "letter": ((b'A' + i as u8) as char).to_string(),
+            "label": v.label,
+            "runs": v.runs.iter().map(|r| r.run_id.clone()).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "metrics": rows.iter().map(|r| serde_json::json!({
+            "metric": r.metric.key,
+            "name": r.metric.name,
+            "unit": r.metric.unit,
+            "better": match r.metric.better { Better::Higher => "higher", Better::Lower => "lower" },
+            "values": r.cells.iter().map(cell).collect::<Vec<_>>(),
+            "against_first": r.against_first.iter().map(|(ratio, v)| serde_json::json!({
+                "ratio": ratio,
+                "verdict": verdict(*v, r.metric),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "note": NOTE,
+    })
 }
 
 fn value(x: f64, unit: &str) -> String {
@@ -514,5 +660,42 @@ mod tests {
         assert_eq!(differ(&[1.0, 1.0], &[1.0, 1.0]), Some(false));
         assert_eq!(differ(&[1.0, 1.0], &[2.0, 2.0]), Some(true));
         assert_eq!(differ(&[1.0, 3.0], &[2.0, 4.0]), Some(false));
+    }
+
+    #[test]
+    fn issue_15_gates_trip_only_beyond_the_noise() {
+        let gates = Gate::parse_list("ops_per_s<-5%, p99>+10%").unwrap();
+        assert_eq!(gates.len(), 2);
+        assert!(gates[0].below && gates[0].pct == -5.0);
+        assert!(!gates[1].below && gates[1].pct == 10.0);
+        for bad in ["ops<-5%", "ops_per_s<5", "p99=10%", "p99>x%"] {
+            let e = Gate::parse_list(bad).unwrap_err();
+            assert!(e.contains("ops_per_s, mb_per_s_in"), "{bad}: {e}");
+        }
+        let reps =
+            |vals: &[f64], p99: u64| vals.iter().map(|&v| run(&[v, v], p99)).collect::<Vec<_>>();
+        let a = variant("a", reps(&[99e3, 100e3, 101e3, 100e3], 1000));
+        // 1.3x slower, clearly beyond the noise; p99 30% higher.
+        let slow = variant("slow", reps(&[76e3, 77e3, 78e3, 77e3], 1300));
+        let twin = variant("twin", reps(&[98e3, 102e3, 100e3, 101e3], 1000));
+        let rows = compare(&[a.clone(), slow, twin]);
+        let t = tripped(&gates, &rows);
+        // B trips both; C, a twin of A, trips none.
+        assert_eq!(t.len(), 2, "{t:?}");
+        assert_eq!((t[0].gate.as_str(), t[0].variant), ("ops_per_s<-5%", 'B'));
+        assert!((t[0].change_pct + 23.0).abs() < 1.0, "{t:?}");
+        assert_eq!((t[1].gate.as_str(), t[1].variant), ("p99>+10%", 'B'));
+        let j = json(
+            &[a.clone(), a],
+            &compare(&[
+                variant("a", reps(&[1.0, 2.0], 1)),
+                variant("b", reps(&[1.0, 2.0], 1)),
+            ]),
+        );
+        assert_eq!(j["metrics"][0]["metric"], "ops_per_s");
+        assert_eq!(
+            j["metrics"][0]["against_first"][0]["verdict"],
+            "same within noise"
+        );
     }
 }

@@ -19,7 +19,18 @@ pub struct CompareArgs {
     /// Also write an HTML page: the table, and the plots with the variants overlaid.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// md (the table, for people) or json (every figure, for tools).
+    #[arg(long, default_value = "md", value_parser = ["md", "json"])]
+    format: String,
+    /// A gate for CI: exit 4 when a variant's change against A, beyond the noise, crosses a
+    /// threshold: ops_per_s<-5%,p99>+10% (metrics: ops_per_s, mb_per_s_in, mean, p50, p99,
+    /// p999, client_cpu_per_op, ttfb_mean, ttfb_p99). A change within the noise never fails.
+    #[arg(long)]
+    fail_if: Option<String>,
 }
+
+/// Exit status of a comparison whose `--fail-if` gate a variant tripped.
+const EXIT_GATE: u8 = 4;
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let mut variants = Vec::new();
@@ -38,9 +49,24 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     {
         usage!("-o {}: the page's name must end in .html", o.display());
     }
+    let gates = match compare::Gate::parse_list(a.fail_if.as_deref().unwrap_or("")) {
+        Ok(g) => g,
+        Err(e) => usage!("--fail-if: {e}"),
+    };
     let rows = compare::compare(&variants);
+    let tripped = compare::tripped(&gates, &rows);
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", compare::markdown(&variants, &rows))?;
+    if a.format == "json" {
+        let mut j = compare::json(&variants, &rows);
+        j["fail_if"] = serde_json::json!(tripped
+            .iter()
+            .map(|t| serde_json::json!({"condition": t.gate, "variant": t.variant.to_string(), "change_pct": t.change_pct}))
+            .collect::<Vec<_>>());
+        serde_json::to_writer_pretty(&mut out, &j)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", compare::markdown(&variants, &rows))?;
+    }
     if let Some(o) = &a.output {
         let mut layout = report::Layout::default();
         let mut all = Vec::new();
@@ -58,6 +84,19 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         let doc = doc.push(Block::Figures(report::figures(&all, &layout)));
         wirebench_core::store::write_atomic(o, HtmlExporter.export(&doc).as_bytes())?;
         writeln!(out, "\nwritten: {}", o.display())?;
+    }
+    for t in &tripped {
+        eprintln!(
+            "fail-if {}: variant {} changed {:+.1}% against A, beyond the noise",
+            t.gate, t.variant, t.change_pct
+        );
+    }
+    if !tripped.is_empty() {
+        out.flush()?;
+        return Ok(ExitCode::from(EXIT_GATE));
+    }
+    if a.format == "json" {
+        return Ok(ExitCode::SUCCESS);
     }
     let mut any = false;
     for v in &variants {

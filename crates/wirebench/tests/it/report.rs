@@ -341,3 +341,59 @@ fn flamegraphs_of_two_runs_and_their_difference() {
     );
     assert!(std::fs::read_to_string(&diff).unwrap().contains("<svg"));
 }
+
+#[test]
+fn issue_15_compare_gates_ci_on_a_regression_and_passes_twins() {
+    let _g = shared();
+    let dir = TempDir::new("gate");
+    // Servers that hold each response 1 ms and 1.3 ms: a 1.3x regression
+    // on any machine.
+    let fast = Server::start(&["--delay", "1ms"]);
+    let slow = Server::start(&["--delay", "1300us"]);
+    let (a, twin, b) = (
+        dir.path().join("a"),
+        dir.path().join("twin"),
+        dir.path().join("b"),
+    );
+    run_into(&a, &["--target", &fast.endpoint]);
+    run_into(&twin, &["--target", &fast.endpoint]);
+    run_into(&b, &["--target", &slow.endpoint]);
+    fast.stop();
+    slow.stop();
+    let gate = |x: &Path, y: &Path| {
+        let mut p = Proc::spawn(&[
+            "compare",
+            x.to_str().unwrap(),
+            y.to_str().unwrap(),
+            "--fail-if",
+            "ops_per_s<-10%,p50>+10%",
+            "--format",
+            "json",
+        ]);
+        let st = p.wait(Duration::from_secs(30));
+        let v: serde_json::Value = serde_json::from_str(&p.stdout_all()).unwrap();
+        (st.code(), v, p.stderr_all())
+    };
+    let (code, v, err) = gate(&a, &b);
+    assert_eq!(code, Some(4), "{v}\n{err}");
+    assert!(
+        err.contains("fail-if ops_per_s<-10%: variant B changed"),
+        "{err}"
+    );
+    let ratio = v["metrics"][0]["against_first"][0]["ratio"]
+        .as_f64()
+        .unwrap();
+    assert!((0.7..0.85).contains(&ratio), "{ratio}");
+    let (code, v, err) = gate(&a, &twin);
+    assert_eq!(code, Some(0), "{v}\n{err}");
+    assert_eq!(v["fail_if"].as_array().unwrap().len(), 0, "{v}");
+    let mut bad = Proc::spawn(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--fail-if",
+        "iops<5%",
+    ]);
+    assert_eq!(bad.wait(Duration::from_secs(30)).code(), Some(2));
+    assert!(bad.stderr_all().contains("--fail-if"));
+}
