@@ -1,5 +1,7 @@
-//! Finding runs: a `run.json`, a run directory, or a directory of run
-//! directories (an experiment, or the repetitions of one variant).
+//! Finding runs: a `run.json`, a run directory, a directory of run
+//! directories (an experiment, a group: the repetitions of one variant), or
+//! a directory of groups (an ipc-compare's variants, repetitions under a
+//! results root).
 
 use std::path::{Path, PathBuf};
 use wirebench_core::result::RunResult;
@@ -23,13 +25,26 @@ pub fn runs_at(path: &Path) -> Result<Vec<RunResult>, InputError> {
     if path.is_file() || path.join("run.json").is_file() {
         return Ok(vec![store::load(path).map_err(|e| bad(e.to_string()))?]);
     }
-    let entries = std::fs::read_dir(path).map_err(|e| bad(e.to_string()))?;
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("run.json").is_file())
-        .collect();
-    dirs.sort();
+    let subdirs = |p: &Path| -> Result<Vec<PathBuf>, InputError> {
+        let entries = std::fs::read_dir(p).map_err(|e| bad(e.to_string()))?;
+        let mut v: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    let is_run = |p: &PathBuf| p.join("run.json").is_file();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for d in subdirs(path)? {
+        if is_run(&d) {
+            dirs.push(d);
+        } else {
+            // A group: its runs count too.
+            dirs.extend(subdirs(&d)?.into_iter().filter(is_run));
+        }
+    }
     if dirs.is_empty() {
         return Err(InputError::NoRuns(path.to_path_buf()));
     }

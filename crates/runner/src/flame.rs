@@ -85,11 +85,7 @@ pub fn flame(
         return Err(RunError::Failed(why));
     }
     let results = req.results_dir();
-    let recorder = Recorder {
-        root: results.clone(),
-        command_line,
-        slos: req.slos()?,
-    };
+    let recorder = Recorder::new(results.clone(), command_line, req.slos()?);
     let mut session = Session::open(&spec, opts, cancel, events)?;
     events.started(&spec, &placement, session.endpoint(), session.server_pid());
     let pid = session.server_pid().expect("an embedded server");

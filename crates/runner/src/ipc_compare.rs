@@ -25,14 +25,19 @@ pub const VARIANTS: [(&str, Channel, Option<Wait>); 6] = [
     ("pipe", Channel::Pipe, None),
 ];
 
-/// One variant's medians over the rounds.
+/// One variant's medians over the rounds, and their range.
 #[derive(Debug, Serialize)]
 pub struct Row {
     pub variant: String,
     pub runs: Vec<String>,
     pub ops_per_s: f64,
+    /// The lowest and highest ops/s of a round.
+    pub ops_per_s_min: f64,
+    pub ops_per_s_max: f64,
     pub messages_per_s: f64,
     pub p50_ns: Option<f64>,
+    /// The lowest and highest p50 of a round.
+    pub p50_ns_range: Option<(f64, f64)>,
     pub p99_ns: Option<f64>,
     pub client_cpu_us_per_op: f64,
     /// ops/s divided by the Unix socket's.
@@ -50,6 +55,8 @@ pub trait CompareEvents: Events {
 
 /// All the runs, and how the rounds ended.
 pub struct IpcComparison {
+    /// Where the runs are: a directory per variant.
+    pub dir: std::path::PathBuf,
     /// (variant index, run), in the order they ran.
     pub results: Vec<(usize, RunResult)>,
     pub rows: Vec<Row>,
@@ -108,11 +115,17 @@ pub fn ipc_compare(
         ..req.clone()
     };
     let (base, placement) = req.check(topo)?;
-    let recorder = Recorder {
-        root: req.results_dir(),
-        command_line,
-        slos: Vec::new(),
-    };
+    // One directory per comparison, one per variant inside it: each variant
+    // is a group that compare and report take as one.
+    let dir = req.results_dir().join(store::new_run_id("ipc-compare"));
+    let recorders: Vec<Recorder> = VARIANTS
+        .iter()
+        .map(|(name, _, _)| Recorder {
+            root: dir.join(name),
+            also_csv: Some(req.results_dir()),
+            ..Recorder::new(dir.clone(), command_line.clone(), Vec::new())
+        })
+        .collect();
     let mut session = Session::open(&base, opts, cancel, events)?;
     events.started(&base, rounds);
     let mut results: Vec<(usize, RunResult)> = Vec::new();
@@ -126,7 +139,7 @@ pub fn ipc_compare(
             }
             spec.poll = *wait == Some(Wait::Spin);
             let mut r = session.measure(&spec, &placement, events);
-            recorder.save(
+            recorders[v].save(
                 &mut r,
                 &format!("ipc-compare-{name}-r{}", round + 1),
                 store::now_rfc3339(),
@@ -143,6 +156,7 @@ pub fn ipc_compare(
     }
     session.close(None, events);
     Ok(IpcComparison {
+        dir,
         rows: table(&results),
         interrupted: session.interrupted(),
         results,
@@ -182,10 +196,21 @@ fn table(results: &[(usize, RunResult)]) -> Vec<Row> {
             1.0
         };
         let ops = med(&|r| r.summary.ops_per_s);
+        let range = |f: &dyn Fn(&RunResult) -> f64| {
+            let xs = runs.iter().map(|r| f(r));
+            (
+                xs.clone().fold(f64::INFINITY, f64::min),
+                xs.fold(f64::NEG_INFINITY, f64::max),
+            )
+        };
+        let (ops_min, ops_max) = range(&|r| r.summary.ops_per_s);
         rows.push(Row {
             variant: name.to_string(),
             runs: runs.iter().map(|r| r.run_id.clone()).collect(),
             ops_per_s: ops,
+            ops_per_s_min: ops_min,
+            ops_per_s_max: ops_max,
+            p50_ns_range: has_latency.then(|| range(&|r| r.summary.latency.p50_ns as f64)),
             messages_per_s: ops * per_op,
             p50_ns: has_latency.then(|| med(&|r| r.summary.latency.p50_ns as f64)),
             p99_ns: has_latency.then(|| med(&|r| r.summary.latency.p99_ns as f64)),

@@ -20,6 +20,31 @@ pub struct Recorder {
     pub command_line: Vec<String>,
     /// Checked against every run.
     pub slos: Vec<Slo>,
+    /// Another `summary.csv` that gets each run's line too (a group's
+    /// runs are also listed in the results root's).
+    pub also_csv: Option<PathBuf>,
+}
+
+impl Recorder {
+    /// A recorder of runs under `root`.
+    pub fn new(root: PathBuf, command_line: Vec<String>, slos: Vec<Slo>) -> Recorder {
+        Recorder {
+            root,
+            command_line,
+            slos,
+            also_csv: None,
+        }
+    }
+
+    /// A recorder of a group of runs (repetitions, a variant): they go to
+    /// `<root>/<group>/`, a directory `compare` and `report` take as one.
+    pub fn group(&self, group: &str) -> Recorder {
+        Recorder {
+            root: self.root.join(group),
+            also_csv: Some(self.root.clone()),
+            ..self.clone()
+        }
+    }
 }
 
 impl Recorder {
@@ -49,6 +74,9 @@ impl Recorder {
             ))
         })?;
         store::append_summary_csv(&self.root, r)?;
+        if let Some(root) = &self.also_csv {
+            store::append_summary_csv(root, r)?;
+        }
         Ok(dir)
     }
 }

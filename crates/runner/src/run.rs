@@ -61,6 +61,8 @@ pub struct RunReport {
     pub runs: Vec<(RunResult, PathBuf)>,
     /// With `repeat` > 1: each metric's spread over the runs.
     pub repetitions: Option<Repetitions>,
+    /// With `repeat` > 1: the directory of the runs.
+    pub group: Option<PathBuf>,
 }
 
 impl RunReport {
@@ -104,19 +106,22 @@ pub fn run(
     events: &mut dyn RunEvents,
 ) -> Result<RunReport, RunError> {
     let (spec, placement) = req.check(topo)?;
-    let recorder = Recorder {
-        root: req.results_dir(),
-        command_line,
-        slos: req.slos()?,
-    };
+    let recorder = Recorder::new(req.results_dir(), command_line, req.slos()?);
     if let Some(n) = spec.trace_sample {
         wirebench_trace::set_sample(n);
         wirebench_trace::enable();
     }
     let label = spec.label();
+    let repeat = req.repeat();
+    // Repetitions are a group: one directory, which compare and report take
+    // as one variant.
+    let group = (repeat > 1).then(|| store::new_run_id(&format!("{label}-x{repeat}")));
+    let recorder = match &group {
+        Some(g) => recorder.group(g),
+        None => recorder,
+    };
     let mut session = Session::open(&spec, opts, cancel, events)?;
     events.started(&spec, &placement, session.endpoint(), session.server_pid());
-    let repeat = req.repeat();
     let mut runs = Vec::new();
     for k in 0..repeat {
         if repeat > 1 {
@@ -158,5 +163,9 @@ pub fn run(
     }
     let repetitions = (repeat > 1)
         .then(|| Repetitions::of(&runs.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()));
-    Ok(RunReport { runs, repetitions })
+    Ok(RunReport {
+        runs,
+        repetitions,
+        group: group.map(|_| recorder.root.clone()),
+    })
 }

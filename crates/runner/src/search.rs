@@ -170,11 +170,7 @@ pub fn search(
         spec.depth = 1024;
     }
     let dir = req.results_dir().join(store::new_run_id("search"));
-    let recorder = Recorder {
-        root: dir.clone(),
-        command_line,
-        slos: slos.clone(),
-    };
+    let recorder = Recorder::new(dir.clone(), command_line, slos.clone());
     let mut session = Session::open(&spec, opts, cancel, events)?;
     let texts: Vec<String> = slos.iter().map(|s| s.text.clone()).collect();
     events.started(&texts, session.endpoint());

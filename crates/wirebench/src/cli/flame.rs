@@ -106,6 +106,7 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         wirebench_runner::run::RunReport {
             runs: vec![(f.result, f.dir)],
             repetitions: None,
+            group: None,
         }
         .verdict()
         .exit_code(),

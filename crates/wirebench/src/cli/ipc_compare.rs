@@ -102,11 +102,15 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
     match req.format() {
         Format::Text => {
             let opt = |x: Option<f64>, f: &dyn Fn(f64) -> String| x.map_or("-".to_string(), f);
+            let span =
+                |lo: f64, hi: f64, f: &dyn Fn(f64) -> String| format!("({}-{})", f(lo), f(hi));
             let mut t = Table::new([
                 "variant",
                 "ops/s",
+                "(min-max)",
                 "messages/s",
                 "p50",
+                "(min-max)",
                 "p99",
                 "CPU us/op",
                 "x unix",
@@ -116,8 +120,11 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
                 t.row([
                     r.variant.clone(),
                     format_rate(r.ops_per_s),
+                    span(r.ops_per_s_min, r.ops_per_s_max, &format_rate),
                     format_rate(r.messages_per_s),
                     opt(r.p50_ns, &format_ns),
+                    r.p50_ns_range
+                        .map_or("-".into(), |(lo, hi)| span(lo, hi, &format_ns)),
                     opt(r.p99_ns, &format_ns),
                     format!("{:.2}", r.client_cpu_us_per_op),
                     opt(r.ops_vs_unix, &|x| format!("{x:.2}x")),
@@ -131,12 +138,12 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
             )?;
             writeln!(
                 out,
-                "medians over the rounds; a round trip is two messages; shm-spin keeps a core busy on each side"
+                "medians over the rounds (the lowest and highest round in brackets); a round trip is two messages; shm-spin keeps a core busy on each side"
             )?;
             writeln!(
                 out,
-                "results: {} ({} runs)",
-                req.results_dir().display(),
+                "results: {} ({} runs, a directory per variant: compare or report them)",
+                c.dir.display(),
                 c.results.len()
             )?;
         }

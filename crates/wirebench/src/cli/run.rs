@@ -81,7 +81,16 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if let Some(agg) = &report.repetitions {
         match req.format() {
-            Format::Text => wirebench_report::summary::print_repetitions(&mut out, agg)?,
+            Format::Text => {
+                wirebench_report::summary::print_repetitions(&mut out, agg)?;
+                if let Some(g) = &report.group {
+                    writeln!(
+                        out,
+                        "  runs in {} (compare and report take it as one variant)",
+                        g.display()
+                    )?;
+                }
+            }
             Format::Json => {
                 serde_json::to_writer_pretty(&mut out, agg)?;
                 writeln!(out)?;

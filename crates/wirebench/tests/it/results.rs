@@ -189,11 +189,21 @@ fn repeated_runs_are_kept_and_summarised_with_their_spread() {
         s["max"].as_f64().unwrap(),
     );
     assert!(min <= mean && mean <= max && min > 0.0, "{s}");
-    let dirs = std::fs::read_dir(dir.path())
+    // The repetitions are one group (issue 15): a directory of 3 runs,
+    // which compare takes as one variant.
+    let group = only_run_dir(&dir);
+    let runs = std::fs::read_dir(&group)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .filter(|e| e.as_ref().unwrap().path().join("run.json").is_file())
         .count();
-    assert_eq!(dirs, 3);
+    assert_eq!(runs, 3);
     let csv = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4);
+    let mut c = Proc::spawn(&["compare", group.to_str().unwrap(), group.to_str().unwrap()]);
+    assert!(
+        c.wait(Duration::from_secs(30)).success(),
+        "{}",
+        c.stderr_all()
+    );
+    assert!(c.stdout_all().contains("(n=3)"));
 }

@@ -253,12 +253,37 @@ fn ipc_compare_puts_every_channel_side_by_side() {
         assert!(r["p50_ns"].as_f64().unwrap() > 0.0, "{r}");
     }
     assert_eq!(rows[3]["ops_vs_unix"].as_f64(), Some(1.0));
-    let runs = std::fs::read_dir(dir.path())
+    for r in rows.as_array().unwrap() {
+        let (lo, hi) = (
+            r["ops_per_s_min"].as_f64().unwrap(),
+            r["ops_per_s_max"].as_f64().unwrap(),
+        );
+        assert!(
+            lo <= r["ops_per_s"].as_f64().unwrap() && r["ops_per_s"].as_f64().unwrap() <= hi,
+            "{r}"
+        );
+    }
+    // One directory for the comparison, one per variant inside it (issue 15):
+    // each a group that compare takes as one variant.
+    let comparison = only_run_dir(&dir);
+    let variants: Vec<String> = std::fs::read_dir(&comparison)
         .unwrap()
         .flatten()
-        .filter(|e| e.path().join("run.json").exists())
-        .count();
-    assert_eq!(runs, 6);
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(variants.len(), 6, "{variants:?}");
+    let mut c = Proc::spawn(&[
+        "compare",
+        comparison.join("unix").to_str().unwrap(),
+        comparison.join("shm-spin").to_str().unwrap(),
+    ]);
+    assert!(
+        c.wait(Duration::from_secs(30)).success(),
+        "{}",
+        c.stderr_all()
+    );
+    assert!(c.stdout_all().contains("| ops/s |"));
 }
 
 /// Starts a long shm run; returns it and its server's PID once it measures.
