@@ -180,6 +180,7 @@ pub fn upgrade_v2(doc: &mut serde_json::Value) -> Result<(), String> {
         stop: old.stop,
         warmup_ns: old.warmup_ns,
         op_timeout_ns: 10_000_000_000,
+        hiccup_threshold_ns: None,
         poll: old.poll,
         verify: old.verify,
         client_cpus: old.client_cpus,

@@ -158,6 +158,16 @@ pub struct RunRequest {
         with = "crate::units::text"
     )]
     pub op_timeout: Option<Dur>,
+    /// Turns the hiccup meter off (`--no-hiccup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_hiccup: Option<bool>,
+    /// A measured second with a platform stall longer than this is flagged.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub hiccup_threshold: Option<Dur>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,6 +336,8 @@ pub const MAX_RATE_PER_CONN: f64 = 10e6;
 pub const MAX_REPEAT: usize = 1000;
 /// The longest warm-up or measured phase: a month is a typo, not a plan.
 pub const MAX_PHASE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// A measured second with a platform stall longer than this is flagged.
+pub const DEFAULT_HICCUP_THRESHOLD: Duration = Duration::from_millis(10);
 /// How long a connection may wait for an operation before the run fails.
 pub const DEFAULT_OP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The bucket of the embedded fake S3 server.
@@ -333,7 +345,7 @@ pub const DEFAULT_BUCKET: &str = "wirebench";
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 47] = [
+    pub const KEYS: [&'static str; 49] = [
         "transport",
         "arch",
         "target",
@@ -354,6 +366,8 @@ impl RunRequest {
         "count",
         "warmup",
         "op_timeout",
+        "no_hiccup",
+        "hiccup_threshold",
         "poll",
         "verify",
         "server_cpus",
@@ -580,6 +594,19 @@ impl RunRequest {
             self.warmup.map_or(Duration::from_secs(1), |d| d.0),
         )?;
         let op_timeout = self.op_timeout.map_or(DEFAULT_OP_TIMEOUT, |d| d.0);
+        let hiccup = match (self.no_hiccup, self.hiccup_threshold) {
+            (Some(true), Some(_)) => {
+                return Err(flag(
+                    "--hiccup-threshold",
+                    "and --no-hiccup: give one of them",
+                ));
+            }
+            (Some(true), None) => None,
+            (_, Some(Dur(d))) if d < Duration::from_millis(1) || d > Duration::from_secs(60) => {
+                return Err(range("--hiccup-threshold", Dur(d), "1ms", "1m"));
+            }
+            (_, t) => Some(t.map_or(DEFAULT_HICCUP_THRESHOLD, |d| d.0).as_nanos() as u64),
+        };
         if op_timeout > MAX_PHASE {
             return Err(value(
                 "--op-timeout",
@@ -670,6 +697,7 @@ impl RunRequest {
             stop,
             warmup_ns,
             op_timeout_ns: op_timeout.as_nanos() as u64,
+            hiccup_threshold_ns: hiccup,
             poll: poll || spin,
             verify: self.verify.unwrap_or(false),
             client_cpus: placement.client_cpus.clone(),
@@ -1474,6 +1502,8 @@ mod tests {
             count: Some(7),
             warmup: Some(Dur(Duration::from_secs(2))),
             op_timeout: Some(Dur(Duration::from_secs(3))),
+            no_hiccup: Some(true),
+            hiccup_threshold: Some(Dur(Duration::from_millis(20))),
             poll: Some(true),
             verify: Some(true),
             server_cpus: Some(CpuList::parse("1").unwrap()),

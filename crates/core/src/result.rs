@@ -79,6 +79,29 @@ pub struct Interval {
     pub latency_hist: String,
     pub client_cores: Vec<CoreBusy>,
     pub server_cores: Vec<CoreBusy>,
+    /// The hiccup meter: the latest wake-up of its probe, and the time its
+    /// wake-ups lost in all (None: the meter was off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hiccup_max_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hiccup_lost_ns: Option<u64>,
+    /// A stall above the threshold happened in this second: the platform,
+    /// not the server, stopped everything.
+    #[serde(default)]
+    pub stalled: bool,
+}
+
+/// What the hiccup meter saw over the measured phase.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HiccupSummary {
+    /// How late the probe's 1 ms sleeps woke: p99 and the worst.
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    /// The sum of the wake-ups' lateness: time the platform took, in s.
+    pub lost_s: f64,
+    /// Measured seconds with a stall above the threshold.
+    pub stalled_seconds: usize,
+    pub threshold_ns: u64,
 }
 
 /// Counters kept by a reference server, reported when it stops.
@@ -174,6 +197,9 @@ pub struct Summary {
     /// with fewer than 4 whole seconds).
     #[serde(default)]
     pub throughput_trend: Option<crate::stats::Trend>,
+    /// The hiccup meter (None: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hiccup: Option<HiccupSummary>,
     /// Per operation type (S3), keyed by type.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_op: BTreeMap<String, OpSummary>,
@@ -288,6 +314,14 @@ pub enum Warning {
     },
     /// Open loop: the server answered at a lower rate than asked.
     RateNotAnswered { ops_per_s: f64, rate_per_s: f64 },
+    /// The platform stalled: the hiccup meter's probe woke late by more
+    /// than the threshold in some measured seconds.
+    Stalls {
+        seconds: usize,
+        max_ns: u64,
+        lost_s: f64,
+        threshold_ns: u64,
+    },
     /// A warning of a result written before warnings were typed (schema 2),
     /// as it was written.
     Note { message: String },
@@ -346,6 +380,18 @@ impl std::fmt::Display for Warning {
                 f,
                 "target rate not reached: the server answered {ops_per_s:.0}/s of the {rate_per_s:.0}/s asked ({:.0}%)",
                 100.0 * ops_per_s / rate_per_s
+            ),
+            Warning::Stalls {
+                seconds,
+                max_ns,
+                lost_s,
+                threshold_ns,
+            } => write!(
+                f,
+                "the platform stalled in {seconds} measured second(s) (the hiccup meter woke up to {} late, over {}; {:.1} ms lost in all): those seconds' figures include stalls the server did not cause",
+                crate::units::format_ns(*max_ns as f64),
+                crate::units::format_ns(*threshold_ns as f64),
+                lost_s * 1e3
             ),
             Warning::Note { message } => f.write_str(message),
         }
@@ -433,6 +479,9 @@ pub mod fixture {
             latency_hist: hist::encode(&h),
             client_cores: vec![],
             server_cores: vec![],
+            hiccup_max_ns: None,
+            hiccup_lost_ns: None,
+            stalled: false,
         }
     }
 
@@ -465,6 +514,7 @@ pub mod fixture {
                 stop: StopSpec::DurationNs(5_000_000_000),
                 warmup_ns: 1_000_000_000,
                 op_timeout_ns: 10_000_000_000,
+                hiccup_threshold_ns: None,
                 poll: false,
                 verify: false,
                 client_cpus: CpuList::parse("0").unwrap(),

@@ -599,6 +599,10 @@ pub struct RunSpec {
     /// A connection waiting this long for an operation fails the run (0: no limit).
     #[serde(default = "default_op_timeout_ns")]
     pub op_timeout_ns: u64,
+    /// The hiccup meter's threshold: a measured second with a stall longer
+    /// than this is flagged. None: the meter is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hiccup_threshold_ns: Option<u64>,
     /// Client busy-polls instead of sleeping in the kernel.
     pub poll: bool,
     /// Fill and check payloads.

@@ -18,6 +18,7 @@
 pub mod blocking;
 pub mod calls;
 pub mod engine;
+pub mod hiccup;
 pub mod mock;
 pub mod os;
 pub mod recorder;

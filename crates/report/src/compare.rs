@@ -49,7 +49,15 @@ fn get_ttfb(s: &Summary, f: fn(&wirebench_core::hist::LatencySummary) -> f64) ->
         .map_or(f64::NAN, f)
 }
 
-pub const METRICS: [Metric; 9] = [
+/// Time the platform stalled (hiccup meter), in ms per measured second.
+fn stall_ms_per_s(s: &Summary) -> f64 {
+    match s.hiccup {
+        Some(h) if s.measured_ns > 0 => h.lost_s * 1e3 / (s.measured_ns as f64 / 1e9),
+        _ => f64::NAN,
+    }
+}
+
+pub const METRICS: [Metric; 10] = [
     Metric {
         name: "ops/s",
         key: "ops_per_s",
@@ -119,6 +127,19 @@ pub const METRICS: [Metric; 9] = [
         of_run: |s| s.client_cpu_us_per_op,
         of_interval: None,
         optional: false,
+    },
+    Metric {
+        name: "platform stalls",
+        key: "stall_ms_per_s",
+        unit: "ms/s",
+        better: Better::Lower,
+        words: ("quieter platform", "noisier platform"),
+        of_run: stall_ms_per_s,
+        of_interval: Some(|i| match i.hiccup_lost_ns {
+            Some(ns) => ns as f64 / 1e6 / secs(i),
+            None => f64::NAN,
+        }),
+        optional: true,
     },
     Metric {
         name: "GET TTFB mean",
@@ -205,6 +226,7 @@ fn cell(runs: &[RunResult], m: &Metric) -> Option<Cell> {
                 .iter()
                 .filter(|i| i.phase == Phase::Measure && secs(i) >= 0.9 && i.ops > 0)
                 .map(f)
+                .filter(|v| !v.is_nan())
                 .collect(),
             None => vec![],
         };
@@ -439,7 +461,7 @@ fn cell_text(c: &Option<Cell>, unit: &str) -> String {
         None => "-".into(),
         Some(c) => {
             let s = &c.spread;
-            let unit_s = if unit == "MB/s" || unit == "us" {
+            let unit_s = if unit == "MB/s" || unit == "us" || unit == "ms/s" {
                 format!(" {unit}")
             } else {
                 String::new()
@@ -506,10 +528,21 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
         }
         t.row(cells);
     }
-    Document::new("")
+    let mut d = Document::new("")
         .push(Block::List(legend))
         .table(t)
-        .text(NOTE)
+        .text(NOTE);
+    if let Some(r) = rows.iter().find(|r| r.metric.key == "stall_ms_per_s") {
+        for (i, (_, v)) in r.against_first.iter().enumerate() {
+            if matches!(v, Verdict::Better | Verdict::Worse) {
+                d = d.text(format!(
+                    "Platform noise: A and {} did not see the same platform (the hiccup meter's stalls differ beyond the noise): part of their difference may be the machine's, not the server's; run them again, interleaved.",
+                    (b'B' + i as u8) as char
+                ));
+            }
+        }
+    }
+    d
 }
 
 /// The comparison as Markdown (also what the terminal shows).

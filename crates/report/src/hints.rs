@@ -12,6 +12,8 @@ pub enum Kind {
     ServerBound,
     /// Run-queue wait or other processes' CPU on the run's CPUs.
     MachineBusy,
+    /// The hiccup meter saw the platform stop everything.
+    PlatformStalls,
     /// One server core saturated while another idles.
     Imbalance,
     /// Throughput falls as clients grow past a peak.
@@ -86,6 +88,20 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
                 "the machine was busy: part of what was measured is contention the server did not cause",
                 format!(
                     "run-queue wait {runq_wait_s:.2} s and other processes' CPU {foreign_cpu_s:.2} s on the run's CPUs, in {measured_s:.1} s measured"
+                ),
+            ),
+            Warning::Stalls {
+                seconds,
+                max_ns,
+                lost_s,
+                ..
+            } => (
+                Kind::PlatformStalls,
+                "the platform stalled: those seconds' figures include stalls the server did not cause",
+                format!(
+                    "the hiccup meter woke up to {} late in {seconds} measured second(s), {:.1} ms lost in all",
+                    format_ns(*max_ns as f64),
+                    lost_s * 1e3
                 ),
             ),
             _ => continue,

@@ -338,9 +338,10 @@ fn summary_table(runs: &[RunResult]) -> Table {
         "p99",
         "p99.9",
         "client CPU us/op",
+        "stalls",
         "status",
     ]);
-    t.left = vec![1, 2, 5, 12];
+    t.left = vec![1, 2, 5, 13];
     t.rows = runs
         .iter()
         .map(|r| {
@@ -365,6 +366,13 @@ fn summary_table(runs: &[RunResult]) -> Table {
                 lat(s.latency.p99_ns),
                 lat(s.latency.p999_ns),
                 format!("{:.3}", s.client_cpu_us_per_op),
+                s.hiccup.map_or("-".into(), |h| {
+                    format!(
+                        "max {} ({} s)",
+                        format_ns(h.max_ns as f64),
+                        h.stalled_seconds
+                    )
+                }),
                 format!("{:?}", r.status.state).to_lowercase(),
             ]
         })

@@ -228,6 +228,17 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         "  CPU:               client {:.2} s ({:.2} us/op){server_cpu}",
         s.client_cpu_s, s.client_cpu_us_per_op
     )?;
+    if let Some(h) = s.hiccup {
+        writeln!(
+            out,
+            "  platform stalls:   p99 {}, max {}, {:.1} ms lost; {} second(s) over {} (hiccup meter)",
+            format_ns(h.p99_ns as f64),
+            format_ns(h.max_ns as f64),
+            h.lost_s * 1e3,
+            h.stalled_seconds,
+            format_ns(h.threshold_ns as f64)
+        )?;
+    }
     if let Some(c) = s.client_runq_wait_s {
         let server = s
             .server_runq_wait_s

@@ -4,13 +4,16 @@
 //! and the report read the result, never apply a rule of their own.
 
 use wirebench_core::env::Environment;
+use wirebench_core::hist::LatencyHist;
 use wirebench_core::hist::{self, LatencySummary};
 use wirebench_core::result::{
-    self, CoreBusy, Interval, Phase, Placement, RunResult, RunState, RunStatus, Summary, Warning,
+    self, CoreBusy, HiccupSummary, Interval, Phase, Placement, RunResult, RunState, RunStatus,
+    Summary, Warning,
 };
 use wirebench_core::spec::{Channel, RunSpec, ShmMode, TargetSpec, TransportSpec, Wait};
 use wirebench_core::stats::Trend;
 use wirebench_load::engine::{EndState, LoadOutcome};
+use wirebench_load::hiccup::stalls;
 use wirebench_load::os;
 
 /// A side that used more than this share of its CPUs is bound by them.
@@ -109,6 +112,16 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
             drift_pct: t.drift_pct,
         });
     }
+    if let Some(h) = s.hiccup
+        && h.stalled_seconds > 0
+    {
+        w.push(Warning::Stalls {
+            seconds: h.stalled_seconds,
+            max_ns: h.max_ns,
+            lost_s: h.lost_s,
+            threshold_ns: h.threshold_ns,
+        });
+    }
     if s.max_steal_pct > NOISY_STEAL_PCT {
         w.push(Warning::Steal {
             max_steal_pct: s.max_steal_pct,
@@ -160,6 +173,36 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
         }
     }
     w
+}
+
+/// The hiccup meter's summary (None: off), flagging each second of the
+/// series whose worst stall passed the threshold.
+fn hiccup(
+    spec: &RunSpec,
+    measured: Option<&LatencyHist>,
+    intervals: &mut [Interval],
+) -> Option<HiccupSummary> {
+    let threshold_ns = spec.hiccup_threshold_ns?;
+    let h = measured?;
+    let mut stalled_seconds = 0;
+    for iv in intervals.iter_mut() {
+        iv.stalled = iv.hiccup_max_ns.is_some_and(|m| m > threshold_ns);
+        if iv.stalled && iv.phase == Phase::Measure {
+            stalled_seconds += 1;
+        }
+    }
+    let (max_ns, lost_ns) = stalls(h);
+    Some(HiccupSummary {
+        p99_ns: if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.99)
+        },
+        max_ns,
+        lost_s: lost_ns as f64 / 1e9,
+        stalled_seconds,
+        threshold_ns,
+    })
 }
 
 /// The result of one measured load: no identity yet (run id, command line,
@@ -247,6 +290,7 @@ pub fn from_outcome(
             })
             .collect(),
         failures: m.failures.clone(),
+        hiccup: None,
         throughput_trend: Trend::of(
             &measured
                 .iter()
@@ -277,9 +321,14 @@ pub fn from_outcome(
             latency_hist: hist::encode(&iv.data.hist),
             client_cores: iv.client_cores.clone(),
             server_cores: iv.server_cores.clone(),
+            hiccup_max_ns: iv.hiccup.as_ref().map(|h| stalls(h).0),
+            hiccup_lost_ns: iv.hiccup.as_ref().map(|h| stalls(h).1),
+            stalled: false,
         })
         .collect();
     let mut summary = summary;
+    let mut intervals = intervals;
+    summary.hiccup = hiccup(spec, out.hiccup.as_ref(), &mut intervals);
     judge(spec, &placement, &mut summary, &intervals);
     let warnings = warnings(spec, &placement, &summary);
     let (state, reason) = match end {

@@ -83,6 +83,7 @@ pub fn load_config(spec: &RunSpec, placement: &Placement, server_pid: Option<u32
             ns => Duration::from_nanos(ns),
         },
         op_timeout: Duration::from_nanos(spec.op_timeout_ns),
+        hiccup: spec.hiccup_threshold_ns.is_some(),
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch};
+use wirebench_core::hist::LatencyHist;
 use wirebench_core::result::Phase;
 
 /// Interval boundaries, aligned on the start of the measured phase.
@@ -212,9 +213,15 @@ pub(crate) fn coordinate(
             client_runq_wait_s: None,
             server_runq_wait_s: None,
             client_cores: Sampler::busy(&cfg.client_cpus, &zero, &zero),
+            hiccup: None,
         };
     }
     observer.connected(connect_time_ns);
+    // The hiccup meter: sampled with the CPU at each boundary.
+    let probe = cfg
+        .hiccup
+        .then(|| crate::hiccup::Probe::start(cfg.client_cpus.first().copied()).ok())
+        .flatten();
 
     // Start everybody at one instant, a little ahead so all receive it first.
     let sched = Schedule::new(Instant::now() + Duration::from_millis(20), cfg);
@@ -223,15 +230,19 @@ pub(crate) fn coordinate(
     }
     sleep_until(sched.load_start);
     let mut samples: Vec<Sample> = vec![cfg.sampler.sample()];
+    // probes[k]: the probe's wake-ups up to boundary k (0: before the load).
+    let mut probes: Vec<Option<LatencyHist>> = vec![probe.as_ref().map(|p| p.take())];
     let mut pending: BTreeMap<usize, (IntervalData, usize, Instant)> = BTreeMap::new();
     let mut reported = vec![0usize; cfg.clients]; // intervals received per worker
     let mut intervals: Vec<IntervalReport> = Vec::new();
     let mut final_sample: Option<Sample> = None;
 
+    let mut final_probe: Option<LatencyHist> = None;
     loop {
         let all_done = done.iter().all(|d| *d);
         if all_done && final_sample.is_none() {
             final_sample = Some(cfg.sampler.sample());
+            final_probe = probe.as_ref().map(|p| p.take());
         }
         // Emit every interval that is complete, in order.
         loop {
@@ -248,6 +259,10 @@ pub(crate) fn coordinate(
             let Some(after) = after else { break };
             let (data, _, iv_end) = pending.remove(&i).expect("present");
             let before = &samples[i.min(samples.len() - 1)];
+            let hiccup = match probes.get(i + 1) {
+                Some(h) => h.clone(),
+                None => final_probe.take(),
+            };
             let iv = IntervalReport {
                 index: i,
                 start_ns: ns_between(sched.load_start, sched.boundary(i)),
@@ -256,6 +271,7 @@ pub(crate) fn coordinate(
                 data,
                 client_cores: Sampler::busy(&cfg.client_cpus, before, after),
                 server_cores: Sampler::busy(&cfg.sampler.server_cpus, before, after),
+                hiccup,
             };
             observer.interval(&iv);
             intervals.push(iv);
@@ -274,6 +290,7 @@ pub(crate) fn coordinate(
         let now = Instant::now();
         if more && next <= now {
             samples.push(cfg.sampler.sample());
+            probes.push(probe.as_ref().map(|p| p.take()));
             continue;
         }
         let wait = if more {
@@ -323,11 +340,19 @@ pub(crate) fn coordinate(
         let _ = h.join();
     }
 
+    drop(probe);
     // Totals of the measured phase.
     let mut measured = IntervalData::new();
     let mut measured_end = sched.measure_start;
+    let mut hiccup: Option<LatencyHist> = None;
     for iv in intervals.iter().filter(|iv| iv.phase == Phase::Measure) {
         measured.merge(&iv.data);
+        if let Some(h) = &iv.hiccup {
+            hiccup
+                .get_or_insert_with(wirebench_core::hist::new_hist)
+                .add(h)
+                .expect("histograms share bounds");
+        }
         measured_end = measured_end.max(sched.load_start + Duration::from_nanos(iv.end_ns));
     }
     let last = final_sample.expect("taken when all workers were done");
@@ -363,6 +388,7 @@ pub(crate) fn coordinate(
         client_runq_wait_s,
         server_runq_wait_s,
         client_cores,
+        hiccup,
     }
 }
 

@@ -4,6 +4,7 @@
 use crate::recorder::IntervalData;
 use crate::sampler::Sampler;
 use std::time::Duration;
+use wirebench_core::hist::LatencyHist;
 use wirebench_core::result::{CoreBusy, Phase};
 
 /// What the engine runs.
@@ -44,6 +45,9 @@ pub struct LoadConfig {
     /// apply it to each request's progress themselves.
     #[serde(default)]
     pub op_timeout: Duration,
+    /// Run the hiccup meter (a probe thread on the first client CPU).
+    #[serde(default)]
+    pub hiccup: bool,
 }
 
 impl Default for LoadConfig {
@@ -65,6 +69,7 @@ impl Default for LoadConfig {
             interval: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(10),
             op_timeout: Duration::from_secs(10),
+            hiccup: false,
         }
     }
 }
@@ -96,6 +101,8 @@ pub struct IntervalReport {
     pub data: IntervalData,
     pub client_cores: Vec<CoreBusy>,
     pub server_cores: Vec<CoreBusy>,
+    /// The hiccup meter's wake-ups of the interval (their lateness).
+    pub hiccup: Option<LatencyHist>,
 }
 
 impl IntervalReport {
@@ -136,4 +143,6 @@ pub struct LoadOutcome {
     pub server_runq_wait_s: Option<f64>,
     /// Busy % of each client CPU over the measured phase.
     pub client_cores: Vec<CoreBusy>,
+    /// The hiccup meter's wake-ups over the measured phase.
+    pub hiccup: Option<LatencyHist>,
 }

@@ -24,6 +24,8 @@ pub struct Console {
     pub results: bool,
     /// Errors of writing to stdout (a closed pipe), reported at the end.
     pub failed: Option<std::io::Error>,
+    /// A second whose hiccup-meter stall passed this is flagged.
+    stall_ns: u64,
 }
 
 impl Console {
@@ -33,6 +35,7 @@ impl Console {
             repeat: 1,
             results: true,
             failed: None,
+            stall_ns: 10_000_000,
         }
     }
 
@@ -95,8 +98,12 @@ impl Events for Console {
                 format_ns(h.value_at_quantile(0.99) as f64),
             )
         };
+        let stall = match iv.hiccup.as_ref().map(|h| h.max()) {
+            Some(m) if m > self.stall_ns => format!("   STALL {}", format_ns(m as f64)),
+            _ => String::new(),
+        };
         eprintln!(
-            "{:>6.1}s {:<7} {:>9} {:>9.2} {:>9.2} {:>9} {:>9}   {} | {}",
+            "{:>6.1}s {:<7} {:>9} {:>9.2} {:>9.2} {:>9} {:>9}   {} | {}{stall}",
             iv.end_ns as f64 / 1e9,
             if iv.phase == Phase::Warmup {
                 "warmup"
@@ -116,6 +123,7 @@ impl Events for Console {
 
 impl RunEvents for Console {
     fn started(&mut self, spec: &RunSpec, p: &Placement, endpoint: &Endpoint, pid: Option<u32>) {
+        self.stall_ns = spec.hiccup_threshold_ns.unwrap_or(u64::MAX);
         if self.text() {
             eprintln!(
                 "{}",
