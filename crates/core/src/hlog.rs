@@ -83,6 +83,9 @@ mod tests {
             latency_hist: hist::encode(&h),
             client_cores: vec![],
             server_cores: vec![],
+            hiccup_max_ns: None,
+            hiccup_lost_ns: None,
+            stalled: false,
         };
         r.intervals = vec![iv(Phase::Warmup, 0), iv(Phase::Measure, 1_000_000_000)];
         let mut buf = Vec::new();

@@ -69,7 +69,13 @@ impl CompareEvents for Rounds {
                 }
             ),
             Format::Csv => {
-                let line = format!("{name},{}", wirebench_runner::record::ipc_csv_line(r));
+                let mut line = format!("{name},{}", wirebench_runner::record::ipc_csv_line(r));
+                if !std::mem::replace(&mut self.console.csv_header, true) {
+                    line = format!(
+                        "variant,{}\n{line}",
+                        wirebench_runner::record::IPC_CSV_HEADER
+                    );
+                }
                 self.console.out(|o| writeln!(o, "{line}"));
             }
             Format::Json => {}

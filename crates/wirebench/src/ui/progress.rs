@@ -26,6 +26,8 @@ pub struct Console {
     pub failed: Option<std::io::Error>,
     /// A second whose hiccup-meter stall passed this is flagged.
     stall_ns: u64,
+    /// The CSV header line was printed (it comes before the first line).
+    pub csv_header: bool,
 }
 
 impl Console {
@@ -36,6 +38,7 @@ impl Console {
             results: true,
             failed: None,
             stall_ns: 10_000_000,
+            csv_header: false,
         }
     }
 
@@ -143,7 +146,14 @@ impl RunEvents for Console {
             return;
         }
         let (format, repeat) = (self.format, self.repeat);
+        let header = format == Format::Csv && !std::mem::replace(&mut self.csv_header, true);
         self.out(|out| match format {
+            Format::Csv if header => writeln!(
+                out,
+                "{}\n{}",
+                wirebench_runner::record::IPC_CSV_HEADER,
+                wirebench_runner::record::ipc_csv_line(r)
+            ),
             Format::Text => {
                 wirebench_report::summary::print(out, r, &dir.join("run.json"))?;
                 wirebench_report::summary::print_slos(out, slos, &r.slos)

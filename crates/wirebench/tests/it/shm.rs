@@ -173,7 +173,7 @@ fn four_gib_through_the_data_channel_keep_memory_flat() {
 }
 
 #[test]
-fn csv_prints_one_line_with_the_reports_columns() {
+fn csv_prints_a_header_and_one_line_with_the_reports_columns() {
     let _g = shared();
     let dir = TempDir::new("shm-csv");
     let mut p = Proc::spawn(&[
@@ -194,8 +194,13 @@ fn csv_prints_one_line_with_the_reports_columns() {
     assert!(p.wait(Duration::from_secs(60)).success());
     let out = p.stdout_all();
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 1, "{out}");
-    let f: Vec<&str> = lines[0].split(',').collect();
+    // A header line (issue 15), then the run's line.
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("sessions,clients_as,mode,size_bytes"),
+        "{out}"
+    );
+    let f: Vec<&str> = lines[1].split(',').collect();
     assert_eq!(f.len(), 10, "{out}");
     assert_eq!(&f[..5], &["2", "mt", "sync", "64", "5000"], "{out}");
     let elapsed: f64 = f[5].parse().unwrap();
