@@ -589,7 +589,7 @@ pub(crate) mod tests {
             "{text}"
         );
         assert!(
-            text.contains("client cores over 90% busy (CPU 0 97.5%)"),
+            text.contains("the client used 98% of the 1 CPU(s) it may use"),
             "{text}"
         );
         let back: RunResult = serde_json::from_str(&text).unwrap();

@@ -8,6 +8,7 @@
 //! headers come after its whole body was sent).
 
 use super::payload::{self, Payload};
+pub use super::progress::Progress;
 use super::tls::ClientTls;
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -25,49 +26,6 @@ const MAX_KEPT: usize = 1 << 20;
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
-}
-
-/// When a request last moved (a byte of its body left, a byte of its
-/// response came): an idle request fails after the op timeout, however long
-/// a large object keeps it busy.
-#[derive(Debug, Clone)]
-pub struct Progress {
-    base: Instant,
-    last_ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl Progress {
-    fn new() -> Progress {
-        Progress {
-            base: Instant::now(),
-            last_ns: Default::default(),
-        }
-    }
-
-    pub(super) fn tick(&self) {
-        self.last_ns.store(
-            self.base.elapsed().as_nanos() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
-    }
-
-    fn idle(&self) -> Duration {
-        let last = self.last_ns.load(std::sync::atomic::Ordering::Relaxed);
-        self.base
-            .elapsed()
-            .saturating_sub(Duration::from_nanos(last))
-    }
-
-    /// Resolves when nothing moved for `limit` (never, for a zero limit).
-    async fn stalled(&self, limit: Duration) {
-        if limit.is_zero() {
-            return std::future::pending().await;
-        }
-        let tick = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(250));
-        while self.idle() <= limit {
-            tokio::time::sleep(tick).await;
-        }
-    }
 }
 
 /// The error of a request that did not move for `limit`.

@@ -12,6 +12,7 @@
 pub mod client;
 pub mod fake;
 pub mod payload;
+pub mod progress;
 pub mod tls;
 
 use client::{HttpConn, Reply, S3Client, Sink};

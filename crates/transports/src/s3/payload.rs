@@ -58,7 +58,7 @@ pub struct Payload {
     /// A body held in memory (small XML documents) instead.
     held: Option<Bytes>,
     /// Told each time a frame leaves (the request's progress).
-    clock: Option<super::client::Progress>,
+    clock: Option<super::progress::Progress>,
 }
 
 impl Payload {
@@ -73,7 +73,7 @@ impl Payload {
     }
 
     /// The same body, telling `clock` each time a frame leaves.
-    pub(super) fn timed(mut self, clock: super::client::Progress) -> Payload {
+    pub(super) fn timed(mut self, clock: super::progress::Progress) -> Payload {
         self.clock = Some(clock);
         self
     }
