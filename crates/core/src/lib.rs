@@ -23,5 +23,6 @@ pub mod slo;
 pub mod spec;
 pub mod stats;
 pub mod store;
+pub mod summaries;
 pub mod topo;
 pub mod units;

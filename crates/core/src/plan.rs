@@ -399,6 +399,66 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
     Ok(runs)
 }
 
+impl PlannedRun {
+    /// The run as people read it: its point, or `(base)`.
+    pub fn name(&self) -> &str {
+        if self.key.is_empty() {
+            "(base)"
+        } else {
+            &self.key
+        }
+    }
+}
+
+/// The plan as a dry run prints it: every run, its placement and notes,
+/// and each instance's command line.
+pub fn describe(exp: &Experiment, runs: &[PlannedRun], results: &Path) -> Vec<String> {
+    let mut out = vec![format!(
+        "sweep {}: {} run(s) ({} point(s) x {} repetition(s)), results in {}",
+        exp.name,
+        runs.len(),
+        runs.len() / exp.repetitions,
+        exp.repetitions,
+        results.join(&exp.name).display()
+    )];
+    for (i, r) in runs.iter().enumerate() {
+        out.push(format!("[{}/{}] {}", i + 1, runs.len(), r.name()));
+        let policy_notes = r
+            .placement
+            .as_ref()
+            .map(|p| p.notes.clone())
+            .unwrap_or_default();
+        if let Some(p) = &r.placement {
+            out.push(format!(
+                "    placement {}: server {}, client {}",
+                p.policy, p.server, p.client
+            ));
+            out.extend(p.notes.iter().map(|n| format!("    note: {n}")));
+        }
+        for (k, req) in r.requests.iter().enumerate() {
+            let who = if r.instances > 1 {
+                format!("instance {}: ", k + 1)
+            } else {
+                String::new()
+            };
+            let shown: Vec<String> = req
+                .to_args()
+                .into_iter()
+                .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
+                .collect();
+            out.push(format!("    {who}wirebench run {}", shown.join(" ")));
+            for n in req
+                .placement_note
+                .iter()
+                .filter(|n| !policy_notes.contains(n))
+            {
+                out.push(format!("    {who}note: {n}"));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

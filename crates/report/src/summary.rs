@@ -344,3 +344,128 @@ pub fn print_repetitions(
     }
     Ok(())
 }
+
+/// A search's steps (by rate), its answers, and what it did not find.
+pub fn print_search(
+    out: &mut impl Write,
+    r: &wirebench_core::summaries::SearchResult,
+) -> io::Result<()> {
+    use crate::export::{Document, Exporter, Table, TextExporter};
+    use wirebench_core::summaries::Step;
+    let mut steps: Vec<(usize, &Step)> = r.steps.iter().enumerate().collect();
+    steps.sort_by(|a, b| a.1.rate_per_s.total_cmp(&b.1.rate_per_s));
+    let mut t = Table::new([
+        "step",
+        "asked/s",
+        "sent/s",
+        "completed/s",
+        "p50",
+        "p99",
+        "objectives",
+    ]);
+    t.left = vec![6];
+    for (i, s) in steps {
+        t.row([
+            (i + 1).to_string(),
+            format!("{:.0}", s.rate_per_s),
+            format!("{:.1}", s.sent_per_s),
+            format!("{:.1}", s.completed_per_s),
+            format_ns(s.p50_ns as f64),
+            format_ns(s.p99_ns as f64),
+            (if s.pass { "pass" } else { "MISSED" }).to_string(),
+        ]);
+    }
+    write!(out, "{}", TextExporter.export(&Document::new("").table(t)))?;
+    let top = r.steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max);
+    if r.interrupted {
+        writeln!(
+            out,
+            "interrupted after {} step(s): what follows is partial",
+            r.steps.len()
+        )?;
+    } else if r.budget_exhausted {
+        writeln!(
+            out,
+            "the step budget (--max-steps) ran out after {} step(s), before the search bracketed and confirmed its answer: what follows is partial; raise --max-steps or --start-rate",
+            r.steps.len()
+        )?;
+    }
+    match (r.best_rate_per_s, r.confirmed) {
+        (Some(b), true) => writeln!(
+            out,
+            "highest rate meeting {}: {b:.0}/s (passed twice)",
+            r.slos.join(", ")
+        )?,
+        (Some(b), false) => writeln!(
+            out,
+            "highest rate meeting {} so far: {b:.0}/s (not confirmed)",
+            r.slos.join(", ")
+        )?,
+        (None, _) => writeln!(out, "no rate tried met {}", r.slos.join(", "))?,
+    }
+    match r.saturation_ops_per_s {
+        Some(s) => writeln!(
+            out,
+            "saturation throughput: {s:.0} ops/s (the most completed in a step the server fell behind)"
+        )?,
+        None => writeln!(
+            out,
+            "saturation: not reached: the server kept up with every rate tried (up to {top:.0}/s)"
+        )?,
+    }
+    writeln!(out, "steps saved in {}", r.dir.display())?;
+    Ok(())
+}
+
+/// An ipc-compare's variants: medians with their range, ratios to the Unix
+/// socket, and where the runs are.
+pub fn print_ipc(
+    out: &mut impl Write,
+    rows: &[wirebench_core::summaries::IpcRow],
+    dir: &Path,
+    runs: usize,
+) -> io::Result<()> {
+    use crate::export::{Document, Exporter, Table, TextExporter};
+    use wirebench_core::units::format_rate;
+    let opt = |x: Option<f64>, f: &dyn Fn(f64) -> String| x.map_or("-".to_string(), f);
+    let span = |lo: f64, hi: f64, f: &dyn Fn(f64) -> String| format!("({}-{})", f(lo), f(hi));
+    let mut t = Table::new([
+        "variant",
+        "ops/s",
+        "(min-max)",
+        "messages/s",
+        "p50",
+        "(min-max)",
+        "p99",
+        "CPU us/op",
+        "x unix",
+        "p50/unix",
+    ]);
+    for r in rows {
+        t.row([
+            r.variant.clone(),
+            format_rate(r.ops_per_s),
+            span(r.ops_per_s_min, r.ops_per_s_max, &format_rate),
+            format_rate(r.messages_per_s),
+            opt(r.p50_ns, &format_ns),
+            r.p50_ns_range
+                .map_or("-".into(), |(lo, hi)| span(lo, hi, &format_ns)),
+            opt(r.p99_ns, &format_ns),
+            format!("{:.2}", r.client_cpu_us_per_op),
+            opt(r.ops_vs_unix, &|x| format!("{x:.2}x")),
+            opt(r.p50_vs_unix, &|x| format!("{x:.3}")),
+        ]);
+    }
+    write!(out, "{}", TextExporter.export(&Document::new("").table(t)))?;
+    writeln!(
+        out,
+        "medians over the rounds (the lowest and highest round in brackets); a round trip is two messages; shm-spin keeps a core busy on each side"
+    )?;
+    writeln!(
+        out,
+        "results: {} ({} runs, a directory per variant: compare or report them)",
+        dir.display(),
+        runs
+    )?;
+    Ok(())
+}

@@ -8,7 +8,6 @@ use crate::RunError;
 use crate::process::Cancel;
 use crate::record::Recorder;
 use crate::session::{Events, Session, SessionOptions};
-use serde::Serialize;
 use wirebench_core::request::{RunRequest, SpecError};
 use wirebench_core::result::{RunResult, RunState};
 use wirebench_core::spec::{Channel, RunSpec, TransportKind, TransportSpec, Wait};
@@ -25,26 +24,7 @@ pub const VARIANTS: [(&str, Channel, Option<Wait>); 6] = [
     ("pipe", Channel::Pipe, None),
 ];
 
-/// One variant's medians over the rounds, and their range.
-#[derive(Debug, Serialize)]
-pub struct Row {
-    pub variant: String,
-    pub runs: Vec<String>,
-    pub ops_per_s: f64,
-    /// The lowest and highest ops/s of a round.
-    pub ops_per_s_min: f64,
-    pub ops_per_s_max: f64,
-    pub messages_per_s: f64,
-    pub p50_ns: Option<f64>,
-    /// The lowest and highest p50 of a round.
-    pub p50_ns_range: Option<(f64, f64)>,
-    pub p99_ns: Option<f64>,
-    pub client_cpu_us_per_op: f64,
-    /// ops/s divided by the Unix socket's.
-    pub ops_vs_unix: Option<f64>,
-    /// p50 divided by the Unix socket's.
-    pub p50_vs_unix: Option<f64>,
-}
+pub use wirebench_core::summaries::IpcRow as Row;
 
 /// What ipc-compare tells the people watching.
 pub trait CompareEvents: Events {

@@ -46,8 +46,7 @@ pub use wirebench_load::engine::IntervalReport;
 /// The git revision this build came from (recorded in every result).
 pub const GIT_REVISION: &str = env!("WIREBENCH_GIT_REVISION");
 
-/// Exit status of a complete run whose objectives were not all met.
-pub const EXIT_SLO_MISSED: u8 = 3;
+pub use wirebench_core::summaries::EXIT_SLO_MISSED;
 
 /// Why a command could not run (a failed *run* is a result, not an error).
 #[derive(Debug, thiserror::Error)]

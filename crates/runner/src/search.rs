@@ -12,11 +12,8 @@ use crate::RunError;
 use crate::process::Cancel;
 use crate::record::Recorder;
 use crate::session::{Events, Session, SessionOptions};
-use serde::Serialize;
-use std::path::PathBuf;
 use wirebench_core::request::{RunRequest, SpecError};
 use wirebench_core::result::RunState;
-use wirebench_core::slo::SloOutcome;
 use wirebench_core::spec::Endpoint;
 use wirebench_core::store;
 use wirebench_core::topo::Topology;
@@ -35,70 +32,7 @@ pub struct SearchSettings {
     pub max_steps: usize,
 }
 
-/// One open-loop step.
-#[derive(Debug, Clone, Serialize)]
-pub struct Step {
-    pub rate_per_s: f64,
-    pub sent_per_s: f64,
-    pub completed_per_s: f64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
-    pub slos: Vec<SloOutcome>,
-    /// Every objective met with the headroom, and the server kept up
-    /// (completed >= 95% of the rate).
-    pub pass: bool,
-    /// The server completed at least 95% of the rate.
-    pub kept_up: bool,
-    pub run_id: String,
-}
-
-/// What `search.json` holds.
-#[derive(Debug, Serialize)]
-pub struct SearchResult {
-    pub slos: Vec<String>,
-    pub headroom: f64,
-    pub steps: Vec<Step>,
-    /// The highest rate that met every objective with the headroom (None:
-    /// no rate tried did).
-    pub best_rate_per_s: Option<f64>,
-    /// The best rate passed twice (the machine is noisy: once is luck).
-    pub confirmed: bool,
-    /// A step asked more than the server completed: its saturation was
-    /// measured.
-    pub saturated: bool,
-    /// The most operations per second completed by a step the server fell
-    /// behind in; None unless saturated (the server kept up with every
-    /// rate tried, so its saturation is above them).
-    pub saturation_ops_per_s: Option<f64>,
-    /// The step budget (`--max-steps`) ended the search before it
-    /// confirmed the best rate and measured the saturation.
-    pub budget_exhausted: bool,
-    pub interrupted: bool,
-    /// Where the steps are.
-    #[serde(skip)]
-    pub dir: PathBuf,
-}
-
-impl SearchResult {
-    /// The exit status: 130 interrupted, 5 the budget ran out first, 3 no
-    /// rate met the objectives, 0 found.
-    pub fn exit_code(&self) -> u8 {
-        if self.interrupted {
-            130
-        } else if self.budget_exhausted && self.best_rate_per_s.is_some() {
-            // Found something, but not all: say so.
-            EXIT_SEARCH_UNFINISHED
-        } else if self.best_rate_per_s.is_none() {
-            crate::EXIT_SLO_MISSED
-        } else {
-            0
-        }
-    }
-}
-
-/// Exit status of a search whose step budget ended before it found and
-/// confirmed its answer.
-pub const EXIT_SEARCH_UNFINISHED: u8 = 5;
+pub use wirebench_core::summaries::{EXIT_SEARCH_UNFINISHED, SearchResult, Step};
 
 /// How much each coarse step raises the rate.
 const GROWTH: f64 = 2.0;

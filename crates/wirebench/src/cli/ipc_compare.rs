@@ -14,7 +14,6 @@ use wirebench_core::result::RunResult;
 use wirebench_core::spec::RunSpec;
 use wirebench_core::topo::Topology;
 use wirebench_core::units::{format_ns, format_rate};
-use wirebench_report::export::{Exporter, Table, TextExporter};
 use wirebench_runner::ipc_compare::{self, CompareEvents, VARIANTS};
 use wirebench_runner::process;
 
@@ -107,51 +106,7 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match req.format() {
         Format::Text => {
-            let opt = |x: Option<f64>, f: &dyn Fn(f64) -> String| x.map_or("-".to_string(), f);
-            let span =
-                |lo: f64, hi: f64, f: &dyn Fn(f64) -> String| format!("({}-{})", f(lo), f(hi));
-            let mut t = Table::new([
-                "variant",
-                "ops/s",
-                "(min-max)",
-                "messages/s",
-                "p50",
-                "(min-max)",
-                "p99",
-                "CPU us/op",
-                "x unix",
-                "p50/unix",
-            ]);
-            for r in &c.rows {
-                t.row([
-                    r.variant.clone(),
-                    format_rate(r.ops_per_s),
-                    span(r.ops_per_s_min, r.ops_per_s_max, &format_rate),
-                    format_rate(r.messages_per_s),
-                    opt(r.p50_ns, &format_ns),
-                    r.p50_ns_range
-                        .map_or("-".into(), |(lo, hi)| span(lo, hi, &format_ns)),
-                    opt(r.p99_ns, &format_ns),
-                    format!("{:.2}", r.client_cpu_us_per_op),
-                    opt(r.ops_vs_unix, &|x| format!("{x:.2}x")),
-                    opt(r.p50_vs_unix, &|x| format!("{x:.3}")),
-                ]);
-            }
-            write!(
-                out,
-                "{}",
-                TextExporter.export(&wirebench_report::export::Document::new("").table(t))
-            )?;
-            writeln!(
-                out,
-                "medians over the rounds (the lowest and highest round in brackets); a round trip is two messages; shm-spin keeps a core busy on each side"
-            )?;
-            writeln!(
-                out,
-                "results: {} ({} runs, a directory per variant: compare or report them)",
-                c.dir.display(),
-                c.results.len()
-            )?;
+            wirebench_report::summary::print_ipc(&mut out, &c.rows, &c.dir, c.results.len())?
         }
         Format::Json => {
             serde_json::to_writer_pretty(&mut out, &c.rows)?;

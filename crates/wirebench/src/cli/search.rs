@@ -11,7 +11,6 @@ use wirebench_core::request::Format;
 use wirebench_core::spec::Endpoint;
 use wirebench_core::topo::Topology;
 use wirebench_core::units::{Rate, format_ns, format_rate};
-use wirebench_report::export::{Document, Exporter, Table, TextExporter};
 use wirebench_runner::process;
 use wirebench_runner::search::{self, SearchEvents, SearchSettings, Step};
 
@@ -90,68 +89,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     .map_err(runner_error)?;
     let mut out = std::io::stdout().lock();
     if req.format() == Format::Text {
-        let mut steps: Vec<(usize, &Step)> = r.steps.iter().enumerate().collect();
-        steps.sort_by(|a, b| a.1.rate_per_s.total_cmp(&b.1.rate_per_s));
-        let mut t = Table::new([
-            "step",
-            "asked/s",
-            "sent/s",
-            "completed/s",
-            "p50",
-            "p99",
-            "objectives",
-        ]);
-        t.left = vec![6];
-        for (i, s) in steps {
-            t.row([
-                (i + 1).to_string(),
-                format!("{:.0}", s.rate_per_s),
-                format!("{:.1}", s.sent_per_s),
-                format!("{:.1}", s.completed_per_s),
-                format_ns(s.p50_ns as f64),
-                format_ns(s.p99_ns as f64),
-                (if s.pass { "pass" } else { "MISSED" }).to_string(),
-            ]);
-        }
-        write!(out, "{}", TextExporter.export(&Document::new("").table(t)))?;
-        let top = r.steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max);
-        if r.interrupted {
-            writeln!(
-                out,
-                "interrupted after {} step(s): what follows is partial",
-                r.steps.len()
-            )?;
-        } else if r.budget_exhausted {
-            writeln!(
-                out,
-                "the step budget (--max-steps) ran out after {} step(s), before the search bracketed and confirmed its answer: what follows is partial; raise --max-steps or --start-rate",
-                r.steps.len()
-            )?;
-        }
-        match (r.best_rate_per_s, r.confirmed) {
-            (Some(b), true) => writeln!(
-                out,
-                "highest rate meeting {}: {b:.0}/s (passed twice)",
-                r.slos.join(", ")
-            )?,
-            (Some(b), false) => writeln!(
-                out,
-                "highest rate meeting {} so far: {b:.0}/s (not confirmed)",
-                r.slos.join(", ")
-            )?,
-            (None, _) => writeln!(out, "no rate tried met {}", r.slos.join(", "))?,
-        }
-        match r.saturation_ops_per_s {
-            Some(s) => writeln!(
-                out,
-                "saturation throughput: {s:.0} ops/s (the most completed in a step the server fell behind)"
-            )?,
-            None => writeln!(
-                out,
-                "saturation: not reached: the server kept up with every rate tried (up to {top:.0}/s)"
-            )?,
-        }
-        writeln!(out, "steps saved in {}", r.dir.display())?;
+        wirebench_report::summary::print_search(&mut out, &r)?;
     } else {
         serde_json::to_writer_pretty(&mut out, &r)?;
         writeln!(out)?;

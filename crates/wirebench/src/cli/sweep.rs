@@ -38,10 +38,6 @@ fn fmt_secs(d: Duration) -> String {
     format!("{}:{:02}", s / 60, s % 60)
 }
 
-fn name(r: &PlannedRun) -> &str {
-    if r.key.is_empty() { "(base)" } else { &r.key }
-}
-
 struct Progress(std::time::Instant);
 
 impl SweepEvents for Progress {
@@ -56,7 +52,7 @@ impl SweepEvents for Progress {
             "sweep [{}{}] {n}/{total}  {}  elapsed {}  ETA {}",
             "#".repeat(filled),
             ".".repeat(width - filled),
-            name(r),
+            r.name(),
             fmt_secs(self.0.elapsed()),
             eta.map_or("?".into(), fmt_secs)
         );
@@ -73,58 +69,6 @@ impl SweepEvents for Progress {
     }
 }
 
-fn dry_run(
-    exp: &Experiment,
-    runs: &[PlannedRun],
-    results: &std::path::Path,
-) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "sweep {}: {} run(s) ({} point(s) x {} repetition(s)), results in {}",
-        exp.name,
-        runs.len(),
-        runs.len() / exp.repetitions,
-        exp.repetitions,
-        results.join(&exp.name).display()
-    )?;
-    for (i, r) in runs.iter().enumerate() {
-        writeln!(out, "[{}/{}] {}", i + 1, runs.len(), name(r))?;
-        if let Some(p) = &r.placement {
-            writeln!(
-                out,
-                "    placement {}: server {}, client {}",
-                p.policy, p.server, p.client
-            )?;
-            for n in &p.notes {
-                writeln!(out, "    note: {n}")?;
-            }
-        }
-        for (i, req) in r.requests.iter().enumerate() {
-            let who = if r.instances > 1 {
-                format!("instance {}: ", i + 1)
-            } else {
-                String::new()
-            };
-            let shown: Vec<String> = req
-                .to_args()
-                .into_iter()
-                .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
-                .collect();
-            writeln!(out, "    {who}wirebench run {}", shown.join(" "))?;
-            let policy = r
-                .placement
-                .as_ref()
-                .map(|p| p.notes.clone())
-                .unwrap_or_default();
-            for n in req.placement_note.iter().filter(|n| !policy.contains(n)) {
-                writeln!(out, "    {who}note: {n}")?;
-            }
-        }
-    }
-    Ok(())
-}
-
 pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     let exp = match Experiment::read(&a.file) {
         Ok(e) => e,
@@ -136,7 +80,10 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         Err(e) => usage!("{e}"),
     };
     if a.dry_run {
-        dry_run(&exp, &runs, &a.results)?;
+        let mut out = std::io::stdout().lock();
+        for line in plan::describe(&exp, &runs, &a.results) {
+            writeln!(out, "{line}")?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     // Ctrl-C and SIGTERM: the run under way is stopped (its partial result

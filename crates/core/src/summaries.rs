@@ -1,0 +1,96 @@
+//! What commands over many runs conclude, as data: a search's steps and
+//! answers (`search.json`), an ipc-compare's variants. The runner fills
+//! them; the report crate prints them.
+
+use crate::result::SloOutcome;
+use serde::{Deserialize, Serialize};
+
+/// Exit status of a complete run whose objectives were not all met (and
+/// of a search no rate of which met them).
+pub const EXIT_SLO_MISSED: u8 = 3;
+
+/// One open-loop step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Step {
+    pub rate_per_s: f64,
+    pub sent_per_s: f64,
+    pub completed_per_s: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub slos: Vec<SloOutcome>,
+    /// Every objective met with the headroom, and the server kept up
+    /// (completed >= 95% of the rate).
+    pub pass: bool,
+    /// The server completed at least 95% of the rate.
+    pub kept_up: bool,
+    pub run_id: String,
+}
+
+/// What `search.json` holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchResult {
+    pub slos: Vec<String>,
+    pub headroom: f64,
+    pub steps: Vec<Step>,
+    /// The highest rate that met every objective with the headroom (None:
+    /// no rate tried did).
+    pub best_rate_per_s: Option<f64>,
+    /// The best rate passed twice (the machine is noisy: once is luck).
+    pub confirmed: bool,
+    /// A step asked more than the server completed: its saturation was
+    /// measured.
+    pub saturated: bool,
+    /// The most operations per second completed by a step the server fell
+    /// behind in; None unless saturated (the server kept up with every
+    /// rate tried, so its saturation is above them).
+    pub saturation_ops_per_s: Option<f64>,
+    /// The step budget (`--max-steps`) ended the search before it
+    /// confirmed the best rate and measured the saturation.
+    pub budget_exhausted: bool,
+    pub interrupted: bool,
+    /// Where the steps are.
+    #[serde(skip)]
+    pub dir: std::path::PathBuf,
+}
+
+impl SearchResult {
+    /// The exit status: 130 interrupted, 5 the budget ran out first, 3 no
+    /// rate met the objectives, 0 found.
+    pub fn exit_code(&self) -> u8 {
+        if self.interrupted {
+            130
+        } else if self.budget_exhausted && self.best_rate_per_s.is_some() {
+            // Found something, but not all: say so.
+            EXIT_SEARCH_UNFINISHED
+        } else if self.best_rate_per_s.is_none() {
+            EXIT_SLO_MISSED
+        } else {
+            0
+        }
+    }
+}
+
+/// Exit status of a search whose step budget ended before it found and
+/// confirmed its answer.
+pub const EXIT_SEARCH_UNFINISHED: u8 = 5;
+
+/// One variant's medians over the rounds, and their range.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IpcRow {
+    pub variant: String,
+    pub runs: Vec<String>,
+    pub ops_per_s: f64,
+    /// The lowest and highest ops/s of a round.
+    pub ops_per_s_min: f64,
+    pub ops_per_s_max: f64,
+    pub messages_per_s: f64,
+    pub p50_ns: Option<f64>,
+    /// The lowest and highest p50 of a round.
+    pub p50_ns_range: Option<(f64, f64)>,
+    pub p99_ns: Option<f64>,
+    pub client_cpu_us_per_op: f64,
+    /// ops/s divided by the Unix socket's.
+    pub ops_vs_unix: Option<f64>,
+    /// p50 divided by the Unix socket's.
+    pub p50_vs_unix: Option<f64>,
+}
