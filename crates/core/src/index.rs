@@ -5,6 +5,7 @@
 
 use crate::hist::{self, LatencySummary};
 use crate::placement::Planned;
+use crate::request::RunRequest;
 use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -14,6 +15,9 @@ pub struct Index {
     pub name: String,
     pub spec_file: String,
     pub planned: usize,
+    /// A hash of the normalised spec: every planned run's requests.
+    #[serde(default)]
+    pub spec_hash: Option<String>,
     pub runs: Vec<Entry>,
 }
 
@@ -31,6 +35,54 @@ pub struct Entry {
     pub aggregate: Option<Aggregate>,
     /// Aggregate ops/s over the same point with one instance (K > 1 only).
     pub scaling_vs_one_instance: Option<f64>,
+    /// The requests the run was made with (its instances'), as planned:
+    /// what `--resume` checks the spec against.
+    #[serde(default)]
+    pub requests: Option<Vec<RunRequest>>,
+}
+
+/// A hash of requests in their normal form (every key, as JSON): equal
+/// specs, whatever their layout in the file, hash the same.
+pub fn spec_hash<'a>(requests: impl IntoIterator<Item = &'a RunRequest>) -> String {
+    // FNV-1a over the canonical JSON (keys in field order, units as text).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for r in requests {
+        let json = serde_json::to_string(r).expect("a request serializes");
+        for b in json.bytes().chain([b'\n']) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// What differs between the requests a run was made with and the ones
+/// planned now, a line each: `size: 4KiB -> 8KiB`.
+pub fn changes(old: &[RunRequest], new: &[RunRequest]) -> Vec<String> {
+    if old.len() != new.len() {
+        return vec![format!("instances: {} -> {}", old.len(), new.len())];
+    }
+    let show = |v: Option<&serde_json::Value>| match v {
+        None => "(unset)".to_string(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    };
+    let mut out = Vec::new();
+    for (a, b) in old.iter().zip(new) {
+        let (a, b) = (
+            serde_json::to_value(a).expect("a request serializes"),
+            serde_json::to_value(b).expect("a request serializes"),
+        );
+        for key in RunRequest::KEYS {
+            let (x, y) = (a.get(key), b.get(key));
+            if x != y {
+                let line = format!("{key}: {} -> {}", show(x), show(y));
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The instances of a run taken together.

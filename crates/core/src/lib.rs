@@ -8,6 +8,9 @@
 //! assert_eq!(parse_size("4KiB").unwrap(), 4096);
 //! assert_eq!(CpuList::parse("0-2,8").unwrap().cpus(), &[0, 1, 2, 8]);
 //! ```
+// Input is parsed here: no silent narrowing casts (checked conversions, or
+// units::whole for figures).
+#![deny(clippy::cast_possible_truncation)]
 
 pub mod env;
 pub mod hist;

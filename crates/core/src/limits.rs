@@ -5,6 +5,13 @@
 /// msgr: the default largest frame payload a server accepts.
 pub const MSGR_DEFAULT_MAX_FRAME: u64 = 16 << 20;
 
+/// Servers (msgr, fake S3): connections served at once by default.
+pub const SERVER_DEFAULT_MAX_CONNS: usize = 10_000;
+/// Servers: a connection that makes no progress this long is closed (s).
+pub const SERVER_DEFAULT_IDLE_TIMEOUT_S: u64 = 60;
+/// The fake S3 server: a request's headers must arrive within this (s).
+pub const S3_HEADER_TIMEOUT_S: u64 = 10;
+
 /// shm: the prefix of every file and memfd the transport creates; the
 /// owner's PID follows it.
 pub const SHM_PREFIX: &str = "wirebench-shm-";

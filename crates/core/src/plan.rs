@@ -31,8 +31,9 @@ pub const TOP_KEYS: [&str; 6] = [
 /// Keys of the sweep itself (not flags of `run`).
 pub const SWEEP_KEYS: [&str; 2] = ["placement", "instances"];
 /// Flags of `run` a sweep sets itself.
-pub const RESERVED: [&str; 6] = [
+pub const RESERVED: [&str; 7] = [
     "results",
+    "force",
     "format",
     "repeat",
     "hlog",
@@ -149,7 +150,9 @@ impl Experiment {
         };
         let repetitions = match doc.get("repetitions") {
             None => 1,
-            Some(toml::Value::Integer(n)) if (1..=1000).contains(n) => *n as usize,
+            Some(toml::Value::Integer(n)) if (1..=1000).contains(n) => {
+                usize::try_from(*n).expect("between 1 and 1000")
+            }
             Some(_) => refuse!("{f}: repetitions: a number between 1 and 1000"),
         };
         let table = match doc.get("cpusets") {
@@ -301,7 +304,9 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
             let num = |k: &str| -> Result<usize, PlanError> {
                 match get(k) {
                     None => Ok(1),
-                    Some(toml::Value::Integer(n)) if n > 0 => Ok(n as usize),
+                    Some(toml::Value::Integer(n)) if n > 0 => {
+                        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+                    }
                     Some(v) => refuse!("{k} = {v}: a whole number, at least 1"),
                 }
             };

@@ -191,6 +191,9 @@ pub struct RunRequest {
     pub hlog: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<PathBuf>,
+    /// Replace the files `hlog` and `trace` name when they exist already.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -345,7 +348,7 @@ pub const DEFAULT_BUCKET: &str = "wirebench";
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 49] = [
+    pub const KEYS: [&'static str; 50] = [
         "transport",
         "arch",
         "target",
@@ -377,6 +380,7 @@ impl RunRequest {
         "slo",
         "hlog",
         "results",
+        "force",
         "format",
         "trace",
         "trace_sample",
@@ -428,6 +432,26 @@ impl RunRequest {
             Some(Trace::File(f)) => Some(f),
             _ => None,
         }
+    }
+
+    /// Checks where the run writes, before anything runs: the results
+    /// directory is made (or refused), and the files of `hlog` and `trace`
+    /// can be written and do not exist already (unless `force`).
+    pub fn prepare_outputs(&self) -> Result<(), SpecError> {
+        let dir = self.results_dir();
+        crate::store::prepare_dir(&dir)
+            .map_err(|why| invalid("--results", format!("{}: {why}", dir.display())))?;
+        let force = self.force.unwrap_or(false);
+        for (flag, file) in [
+            ("--hlog", self.hlog.as_deref()),
+            ("--trace", self.trace_file()),
+        ] {
+            if let Some(f) = file {
+                crate::store::check_new_file(f, force)
+                    .map_err(|why| invalid(flag, format!("{}: {why}", f.display())))?;
+            }
+        }
+        Ok(())
     }
 
     /// The objectives, parsed.
@@ -605,7 +629,9 @@ impl RunRequest {
             (_, Some(Dur(d))) if d < Duration::from_millis(1) || d > Duration::from_secs(60) => {
                 return Err(range("--hiccup-threshold", Dur(d), "1ms", "1m"));
             }
-            (_, t) => Some(t.map_or(DEFAULT_HICCUP_THRESHOLD, |d| d.0).as_nanos() as u64),
+            (_, t) => Some(crate::units::nanos(
+                t.map_or(DEFAULT_HICCUP_THRESHOLD, |d| d.0),
+            )),
         };
         if op_timeout > MAX_PHASE {
             return Err(value(
@@ -696,7 +722,7 @@ impl RunRequest {
             arrival: self.arrival.unwrap_or(Arrival::Uniform),
             stop,
             warmup_ns,
-            op_timeout_ns: op_timeout.as_nanos() as u64,
+            op_timeout_ns: crate::units::nanos(op_timeout),
             hiccup_threshold_ns: hiccup,
             poll: poll || spin,
             verify: self.verify.unwrap_or(false),
@@ -1152,7 +1178,7 @@ fn phase_ns(name: &'static str, d: Duration) -> Result<u64, SpecError> {
             "longer than 30 days: a phase is at most 720h; for a longer soak, repeat runs",
         ));
     }
-    Ok(d.as_nanos() as u64)
+    Ok(crate::units::nanos(d))
 }
 
 /// A file's directory must exist (checked before any load).
@@ -1513,6 +1539,7 @@ mod tests {
             slo: vec!["p99<1ms".into()],
             hlog: Some("x.hlog".into()),
             results: Some("r".into()),
+            force: Some(true),
             format: Some(Format::Json),
             trace: Some(Trace::File("t.txt".into())),
             trace_sample: Some(10),

@@ -108,8 +108,12 @@ pub struct HiccupSummary {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ServerStats {
     pub conns_accepted: u64,
-    /// Closed for a bad handshake or a bad frame (garbage, oversize).
+    /// Closed for a bad handshake or a bad frame (garbage, oversize), or
+    /// for making no progress (idle, a frame left unfinished).
     pub conns_refused: u64,
+    /// Closed on arrival: the server served `--max-conns` already.
+    #[serde(default)]
+    pub conns_over_cap: u64,
     pub frames_in: u64,
     pub frames_out: u64,
     pub bytes_in: u64,
@@ -455,6 +459,7 @@ impl Repetitions {
 
 /// Results for tests (of this crate and of those that read results).
 #[doc(hidden)]
+#[allow(clippy::cast_possible_truncation)] // small figures of its own making
 pub mod fixture {
     use super::*;
     use crate::hist;

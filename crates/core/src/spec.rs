@@ -347,11 +347,13 @@ impl SizeSpec {
     pub fn size_of(&self, i: u64) -> u64 {
         match self {
             SizeSpec::Fixed(n) => *n,
-            SizeSpec::List(v) => v[(i % v.len() as u64) as usize],
+            SizeSpec::List(v) => {
+                v[usize::try_from(i % v.len() as u64).expect("less than the length")]
+            }
             SizeSpec::Range { min, max } => {
                 let u = (crate::spec::mix64(i) >> 11) as f64 / (1u64 << 53) as f64;
                 let (lo, hi) = ((*min as f64).ln(), (*max as f64).ln());
-                ((lo + u * (hi - lo)).exp().round() as u64).clamp(*min, *max)
+                crate::units::whole((lo + u * (hi - lo)).exp().round()).clamp(*min, *max)
             }
         }
     }

@@ -25,6 +25,8 @@ pub enum StoreError {
     Csv { path: PathBuf, source: csv::Error },
     #[error("{path}: {why}")]
     Schema { path: PathBuf, why: String },
+    #[error("{path}: exists already (a run id collision): refused, nothing overwritten")]
+    Exists { path: PathBuf },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -43,23 +45,103 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     fs::rename(&tmp, path).map_err(io(path))
 }
 
-/// A run id that sorts by time: `20261122T201100Z-echo-reactor-1a2b`.
+/// A run id that sorts by time and carries 48 random bits:
+/// `20261122T201100Z-echo-reactor-1a2b3c4d5e6f`. Two runs started in the
+/// same second with the same label collide once in 10^14; a collision is
+/// refused by [`save_new`], never overwritten.
 pub fn new_run_id(label: &str) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
     let stamp: String = humantime::format_rfc3339_seconds(SystemTime::now())
         .to_string()
         .chars()
         .filter(|c| *c != '-' && *c != ':')
         .collect();
-    let salt = (now.subsec_nanos() ^ std::process::id().rotate_left(16)) & 0xffff;
-    format!("{stamp}-{label}-{salt:04x}")
+    let salt = random_u64() & 0xffff_ffff_ffff;
+    format!("{stamp}-{label}-{salt:012x}")
+}
+
+/// 64 bits from the kernel's random source (or, without one, from the
+/// clock and the process id).
+pub fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    let read = fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+        .is_ok();
+    if read {
+        return u64::from_le_bytes(b);
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    crate::spec::mix64(crate::units::nanos(now) ^ u64::from(std::process::id()) << 32)
+}
+
+/// Checks that a file can be written at `path` before any work is done:
+/// not a directory, its directory exists and takes files, and it does not
+/// exist already unless `force` (nothing wirebench did not write in this
+/// invocation is overwritten without it).
+pub fn check_new_file(path: &Path, force: bool) -> Result<(), String> {
+    if path.is_dir() {
+        return Err("is a directory: name a file".into());
+    }
+    if path.exists() && !force {
+        return Err("exists already: wirebench does not overwrite it; name a new file, or add --force to replace it".into());
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!("its directory {} does not exist", parent.display()));
+    }
+    probe_writable(parent)
+}
+
+/// Makes `dir` (a results directory) if need be and checks that it takes
+/// files.
+pub fn prepare_dir(dir: &Path) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err("is a file, not a directory: name a directory for the results".into());
+    }
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"))?;
+    probe_writable(dir)
+}
+
+fn probe_writable(dir: &Path) -> Result<(), String> {
+    let probe = dir.join(format!(
+        ".wirebench-probe-{}-{:x}",
+        std::process::id(),
+        random_u64()
+    ));
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(format!("cannot write in {}: {e}", dir.display())),
+    }
 }
 
 /// The current time in RFC 3339 (UTC, seconds).
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// Saves a new run under `root`; returns its directory. A directory of that
+/// run id that exists already is refused.
+pub fn save_new(root: &Path, result: &RunResult) -> Result<PathBuf, StoreError> {
+    fs::create_dir_all(root).map_err(io(root))?;
+    let dir = root.join(&result.run_id);
+    match fs::create_dir(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(StoreError::Exists { path: dir });
+        }
+        r => r.map_err(io(&dir))?,
+    }
+    save(root, result)
 }
 
 /// Saves a result under `root`; returns the run's directory. Safe to call
@@ -206,8 +288,15 @@ mod tests {
         let root = std::env::temp_dir().join(format!("wb-store-{}", std::process::id()));
         let _ = fs::remove_dir_all(&root);
         let r = crate::result::tests::sample();
-        let dir = save(&root, &r).unwrap();
+        let dir = save_new(&root, &r).unwrap();
         assert_eq!(load(&dir).unwrap(), r);
+        // The same run id again: refused, the first kept.
+        assert!(matches!(
+            save_new(&root, &r),
+            Err(StoreError::Exists { .. })
+        ));
+        assert_eq!(load(&dir).unwrap(), r);
+        assert_eq!(save(&root, &r).unwrap(), dir);
         append_summary_csv(&root, &r).unwrap();
         append_summary_csv(&root, &r).unwrap();
         let csv = fs::read_to_string(root.join("summary.csv")).unwrap();
@@ -230,5 +319,38 @@ mod tests {
         let id = new_run_id("echo-reactor");
         assert!(id.starts_with("20"), "{id}");
         assert!(id.contains("-echo-reactor-"));
+        assert_ne!(new_run_id("x"), new_run_id("x"));
+    }
+
+    #[test]
+    fn outputs_are_checked_and_nothing_is_overwritten() {
+        let root = std::env::temp_dir().join(format!("wb-store-out-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        let file = root.join("old.json");
+        fs::write(&file, "keep").unwrap();
+        assert!(
+            check_new_file(&file, false)
+                .unwrap_err()
+                .contains("--force")
+        );
+        assert!(check_new_file(&file, true).is_ok());
+        assert!(
+            check_new_file(&root, true)
+                .unwrap_err()
+                .contains("directory")
+        );
+        assert!(
+            check_new_file(&root.join("no/such/x"), false)
+                .unwrap_err()
+                .contains("does not exist")
+        );
+        assert!(check_new_file(&root.join("new.hlog"), false).is_ok());
+        assert!(prepare_dir(&file).unwrap_err().contains("is a file"));
+        assert!(prepare_dir(&root.join("a/b")).is_ok());
+        assert_eq!(fs::read_to_string(&file).unwrap(), "keep");
+        // Nothing left behind by the probes.
+        assert_eq!(fs::read_dir(&root).unwrap().count(), 2);
+        fs::remove_dir_all(&root).unwrap();
     }
 }

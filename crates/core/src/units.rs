@@ -69,6 +69,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     humantime::parse_duration(text.trim()).map_err(|_| UnitError::Duration(text.to_string()))
 }
 
+/// The nanoseconds of `d`, saturating at `u64::MAX` (584 years).
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// A figure (never raw input) as a whole number: rounded toward zero and
+/// saturating, NaN giving 0, which is what Rust's `as` does, said here once.
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+pub fn whole(x: f64) -> u64 {
+    x as u64
+}
+
+/// [`whole`], as an index or count.
+pub fn whole_usize(x: f64) -> usize {
+    usize::try_from(whole(x)).unwrap_or(usize::MAX)
+}
+
 /// Formats a byte count with a binary unit, exactly when it is a whole
 /// number of that unit (`4KiB`, `65B`, `1.5MiB` is printed `1536KiB`).
 pub fn format_size(bytes: u64) -> String {

@@ -11,6 +11,15 @@
 use crate::export::{Block, Document, Exporter, MarkdownExporter, Table};
 use wirebench_core::result::{Interval, Phase, RunResult, Summary};
 use wirebench_core::stats::{Spread, t975};
+use wirebench_core::units::whole_usize;
+
+/// The most variants one comparison takes: they are lettered A to Z.
+pub const MAX_VARIANTS: usize = 26;
+
+/// The letter of variant `i` (A is the reference).
+pub fn letter(i: usize) -> char {
+    char::from(b'A' + u8::try_from(i % MAX_VARIANTS).expect("less than 26"))
+}
 
 /// A variant: a label and its runs (repetitions).
 #[derive(Debug, Clone)]
@@ -266,7 +275,7 @@ pub fn differ(a: &[f64], b: &[f64]) -> Option<bool> {
     }
     let t = (mb - ma) / (va + vb).sqrt();
     let df = (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0));
-    Some(t.abs() > t975(df.floor().max(1.0) as usize))
+    Some(t.abs() > t975(whole_usize(df.floor().max(1.0))))
 }
 
 /// Every metric for every variant, against the first.
@@ -395,7 +404,7 @@ pub fn tripped(gates: &[Gate], rows: &[Row]) -> Vec<Tripped> {
             if beyond && crosses {
                 out.push(Tripped {
                     gate: g.text.clone(),
-                    variant: (b'B' + i as u8) as char,
+                    variant: letter(i + 1),
                     change_pct: change,
                 });
             }
@@ -429,7 +438,7 @@ pub fn json(variants: &[Variant], rows: &[Row]) -> serde_json::Value {
     };
     serde_json::json!({
         "variants": variants.iter().enumerate().map(|(i, v)| serde_json::json!({
-            "letter": ((b'A' + i as u8) as char).to_string(),
+            "letter": letter(i).to_string(),
             "label": v.label,
             "runs": v.runs.iter().map(|r| r.run_id.clone()).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
@@ -497,14 +506,14 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
         .map(|(i, v)| {
             let what = if i == 0 { " (the reference)" } else { "" };
             (
-                (b'A' + i as u8).to_string_lossy(),
+                letter(i).to_string(),
                 format!("{}{what}, {} run(s)", v.label, v.runs.len()),
             )
         })
         .collect();
     let mut head = vec!["metric".to_string(), "A".to_string()];
     for i in 1..variants.len() {
-        let l = (b'A' + i as u8) as char;
+        let l = letter(i);
         head.extend([l.to_string(), format!("{l}/A"), format!("{l} vs A")]);
     }
     let mut t = Table::new(head);
@@ -537,7 +546,7 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
             if matches!(v, Verdict::Better | Verdict::Worse) {
                 d = d.text(format!(
                     "Platform noise: A and {} did not see the same platform (the hiccup meter's stalls differ beyond the noise): part of their difference may be the machine's, not the server's; run them again, interleaved.",
-                    (b'B' + i as u8) as char
+                    letter(i + 1)
                 ));
             }
         }
@@ -548,16 +557,6 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
 /// The comparison as Markdown (also what the terminal shows).
 pub fn markdown(variants: &[Variant], rows: &[Row]) -> String {
     MarkdownExporter.export(&document(variants, rows))
-}
-
-trait Letter {
-    fn to_string_lossy(self) -> String;
-}
-
-impl Letter for u8 {
-    fn to_string_lossy(self) -> String {
-        (self as char).to_string()
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,9 @@
 //! reads `run.json` files (and sweep indexes), never a live run:
 //! [`inputs`] finds runs, [`compare`] puts variants side by side with their
 //! noise, [`hints`] points at what the data suggest, with the evidence.
+// Input is parsed here: no silent narrowing casts (checked conversions, or
+// units::whole for figures).
+#![deny(clippy::cast_possible_truncation)]
 
 pub mod compare;
 pub mod experiment;

@@ -11,7 +11,7 @@ use wirebench_core::slo::{Slo, SloOutcome};
 use wirebench_core::spec::{
     Endpoint, MsgrMode, RunSpec, S3Workload, ShmMode, StopSpec, TargetSpec, TransportSpec,
 };
-use wirebench_core::units::{format_ns, format_size};
+use wirebench_core::units::{format_ns, format_size, whole};
 
 /// One line saying what is about to run, and where.
 pub fn headline(
@@ -106,7 +106,7 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
     )?;
     for (op, o) in &s.by_op {
         let (tm, t99) = match &o.ttfb {
-            Some(t) => (f(t.mean_ns as u64), f(t.p99_ns)),
+            Some(t) => (f(whole(t.mean_ns)), f(t.p99_ns)),
             None => ("-".into(), "-".into()),
         };
         writeln!(
@@ -116,7 +116,7 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
             o.errors,
             o.ops_per_s,
             o.mb_per_s,
-            f(o.latency.mean_ns as u64),
+            f(whole(o.latency.mean_ns)),
             f(o.latency.p99_ns),
         )?;
     }

@@ -100,8 +100,8 @@ impl Driver for MsgrDriver {
         let client = MsgrClient::new(
             self.0.clone(),
             m.mode,
-            m.size_bytes as usize,
-            m.response_size_bytes as usize,
+            usize::try_from(m.size_bytes).expect("checked: at most 4GiB"),
+            usize::try_from(m.response_size_bytes).expect("checked: at most 4GiB"),
         )
         .verify(spec.verify);
         engine::run_load(Arc::new(client), cfg, obs)

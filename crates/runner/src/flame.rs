@@ -75,6 +75,7 @@ pub fn flame(
         }));
     }
     let (spec, placement) = req.check(topo)?;
+    req.prepare_outputs()?;
     if !matches!(spec.target, TargetSpec::Embedded { .. }) {
         return Err(RunError::Spec(SpecError::Flag {
             flag: "--target",

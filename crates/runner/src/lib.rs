@@ -23,6 +23,9 @@
 //! println!("{} ops/s", report.runs[0].0.summary.ops_per_s);
 //! # Ok::<(), wirebench_runner::RunError>(())
 //! ```
+// Input is parsed here: no silent narrowing casts (checked conversions, or
+// units::whole for figures).
+#![deny(clippy::cast_possible_truncation)]
 
 pub mod dispatch;
 pub mod events;
@@ -116,10 +119,10 @@ impl Credentials {
         if !ok {
             let t = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_nanos();
+                .unwrap_or_default();
+            let t = wirebench_core::units::nanos(t);
             for (i, x) in b.iter_mut().enumerate() {
-                *x = wirebench_core::spec::mix64(t as u64 ^ i as u64) as u8;
+                *x = wirebench_core::spec::mix64(t ^ i as u64).to_le_bytes()[0];
             }
         }
         let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();

@@ -446,11 +446,17 @@ mod tests {
         assert_eq!(r.summary.ops, 1000);
         assert_eq!(r.summary.latency.count, 1000);
         let mut r = r;
-        // Which build, and how busy this machine's CPU 0 was, vary too.
+        // Which build, and what this machine did meanwhile (how busy its
+        // CPUs were, steal, stalls, timer drift), vary too.
         r.warnings.retain(|w| {
             !matches!(
                 w,
-                Warning::DebugBuild | Warning::ClientBound { .. } | Warning::MachineBusy { .. }
+                Warning::DebugBuild
+                    | Warning::ClientBound { .. }
+                    | Warning::MachineBusy { .. }
+                    | Warning::Steal { .. }
+                    | Warning::Stalls { .. }
+                    | Warning::Drift { .. }
             )
         });
         let mut v = serde_json::to_value(&r).unwrap();

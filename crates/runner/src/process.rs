@@ -1,4 +1,4 @@
-//! Processes and signals: SIGINT and SIGTERM taken by one thread and turned
+//! Processes and signals: SIGINT, SIGTERM and SIGHUP taken by one thread and turned
 //! into a [`Cancel`] the run polls; children that die with their parent;
 //! signals sent by PID. Contract: termination signals are blocked in every
 //! thread of a process that calls [`watch_signals`] or
@@ -64,7 +64,38 @@ fn termination_set() -> SigSet {
     let mut set = SigSet::empty();
     set.add(Signal::SIGINT);
     set.add(Signal::SIGTERM);
+    // A closed terminal: stop as on SIGTERM, keeping what was measured.
+    set.add(Signal::SIGHUP);
     set
+}
+
+/// Whether SIGHUP stopped this process (it then exits 129, not 130).
+static HUNG_UP: AtomicBool = AtomicBool::new(false);
+
+/// The exit status of a process stopped by a signal: 129 after SIGHUP,
+/// 130 after SIGINT or SIGTERM.
+pub fn interrupted_exit_code() -> u8 {
+    if HUNG_UP.load(Ordering::Relaxed) {
+        129
+    } else {
+        130
+    }
+}
+
+/// After SIGHUP: standard output and error that were the terminal now go
+/// to /dev/null (writing to a hung-up terminal fails, and a failed write
+/// must not stop the saving of the result). Files and pipes are kept.
+fn detach_from_terminal() {
+    use std::io::IsTerminal;
+    let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+        return;
+    };
+    if std::io::stdout().is_terminal() {
+        let _ = nix::unistd::dup2_stdout(&null);
+    }
+    if std::io::stderr().is_terminal() {
+        let _ = nix::unistd::dup2_stderr(&null);
+    }
 }
 
 /// Blocks SIGINT and SIGTERM in the calling thread (and the threads it
@@ -91,6 +122,10 @@ pub fn watch_signals() -> io::Result<Cancel> {
         .name("wb-signals".into())
         .spawn(move || {
             while let Ok(s) = wait_for_termination() {
+                if s == Signal::SIGHUP.as_str() {
+                    HUNG_UP.store(true, Ordering::Relaxed);
+                    detach_from_terminal();
+                }
                 if c.is_cancelled() {
                     c.force();
                 } else {

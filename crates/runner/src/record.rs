@@ -62,12 +62,7 @@ impl Recorder {
         let h = hist::decode(&r.latency_hist)
             .map_err(|e| RunError::Failed(format!("the run's histogram: {e}")))?;
         r.slos = self.slos.iter().map(|s| s.check(&r.summary, &h)).collect();
-        self.save_again(r)
-    }
-
-    /// Saves an already stamped result (a fuller one replaces the earlier).
-    pub fn save_again(&self, r: &RunResult) -> Result<PathBuf, RunError> {
-        let dir = store::save(&self.root, r).map_err(|e| {
+        let dir = store::save_new(&self.root, r).map_err(|e| {
             RunError::Failed(format!(
                 "saving the result under {}: {e}",
                 self.root.display()

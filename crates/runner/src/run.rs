@@ -43,13 +43,14 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The exit status: 0 complete, 1 failed, 3 an objective missed, 130 interrupted.
+    /// The exit status: 0 complete, 1 failed, 3 an objective missed, 130
+    /// interrupted (129 by SIGHUP).
     pub fn exit_code(&self) -> u8 {
         match self {
             Verdict::Complete => 0,
             Verdict::Failed(_) => 1,
             Verdict::SloMissed => crate::EXIT_SLO_MISSED,
-            Verdict::Interrupted => 130,
+            Verdict::Interrupted => crate::process::interrupted_exit_code(),
         }
     }
 }
@@ -106,6 +107,7 @@ pub fn run(
     events: &mut dyn RunEvents,
 ) -> Result<RunReport, RunError> {
     let (spec, placement) = req.check(topo)?;
+    req.prepare_outputs()?;
     let recorder = Recorder::new(req.results_dir(), command_line, req.slos()?);
     if let Some(n) = spec.trace_sample {
         wirebench_trace::set_sample(n);

@@ -91,6 +91,7 @@ pub fn search(
         ));
     }
     let (mut spec, placement) = req.check(topo)?;
+    req.prepare_outputs()?;
     if !spec.transport.has_response() {
         return Err(bad(
             "--mode",

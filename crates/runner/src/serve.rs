@@ -99,6 +99,12 @@ pub struct ServeRequest {
     pub tls_key: Option<PathBuf>,
     #[serde(default)]
     pub max_objects: Option<usize>,
+    /// msgr and s3: connections served at once.
+    #[serde(default)]
+    pub max_conns: Option<usize>,
+    /// msgr and s3: close a connection that makes no progress this long (0s: never).
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub idle_timeout: Option<Dur>,
 }
 
 /// What a run hands the server it embeds, on the server's stdin.
@@ -231,6 +237,17 @@ impl ServeRequest {
                     });
                 }
                 self.refuse_msgr_flags()?;
+                for (f, set) in [
+                    ("--max-conns", self.max_conns.is_some()),
+                    ("--idle-timeout", self.idle_timeout.is_some()),
+                ] {
+                    if set {
+                        return Err(SpecError::Invalid {
+                            flag: f,
+                            why: "applies to the msgr and s3 servers: a shm session lives as long as its client".into(),
+                        });
+                    }
+                }
                 let socket = match &self.listen {
                     None => wirebench_transports::shm::default_socket_path(std::process::id()),
                     Some(Endpoint::Unix(p)) => p.clone(),
@@ -309,7 +326,8 @@ impl ServeRequest {
                         "and --response-size must be between 1 byte and 4GiB-1 in rr mode",
                     ));
                 }
-                Some((req.0 as usize, resp.0 as usize))
+                let bytes = |b: Bytes| usize::try_from(b.0).expect("checked: below 4GiB");
+                Some((bytes(req), bytes(resp)))
             }
             None | Some("msgr") => {
                 if self.size.is_some() || self.response_size.is_some() {
@@ -332,6 +350,21 @@ impl ServeRequest {
         {
             return Err(flag("--delay", "and --service must be longer than 0s"));
         }
+        let longest = wirebench_core::request::MAX_PHASE;
+        for (f, d) in [
+            ("--delay", self.delay.map(|d| d.0)),
+            ("--service", self.service.map(|d| d.0)),
+            ("--stall", self.stall.map(|s| s.period)),
+        ] {
+            if let Some(d) = d.filter(|d| *d > longest) {
+                return Err(SpecError::Range {
+                    flag: f,
+                    value: Dur(d).to_string(),
+                    min: "1ns".into(),
+                    max: Dur(longest).to_string(),
+                });
+            }
+        }
         let faulty = self.delay.is_some() || self.stall.is_some() || self.service.is_some();
         if faulty && raw.is_some() {
             return Err(flag(
@@ -346,6 +379,7 @@ impl ServeRequest {
                 self.service.map(|s| (s.0, self.workers.unwrap_or(1))),
             ))
         });
+        let (max_conns, idle_timeout) = self.connection_limits()?;
         Ok(Checked::Msgr(
             ServerConfig {
                 arch,
@@ -353,10 +387,11 @@ impl ServeRequest {
                 cpus: cpus.cpus().to_vec(),
                 poll: self.poll,
                 conn: ConnConfig {
-                    max_frame,
                     raw,
-                    handshake_timeout: Duration::from_secs(10),
                     faults,
+                    max_conns,
+                    idle_timeout,
+                    ..ConnConfig::new(max_frame)
                 },
             },
             self.trace.clone(),
@@ -413,16 +448,48 @@ impl ServeRequest {
         if max_objects == 0 {
             return Err(value("--max-objects", 0, "must be at least 1"));
         }
+        let (max_conns, idle_timeout) = self.connection_limits()?;
         Ok(Checked::S3(fake::FakeConfig {
-            listen,
             buckets,
             creds: creds.map(|c| (c.access_key, c.secret_key)),
             domain: self.domain.clone(),
             threads: cpus.len(),
             max_objects,
-            max_uploads: 10_000,
             tls,
+            max_conns,
+            idle_timeout,
+            ..fake::FakeConfig::new(&listen, "")
         }))
+    }
+
+    /// `--max-conns` and `--idle-timeout`, checked, with their defaults.
+    fn connection_limits(&self) -> Result<(usize, Option<Duration>), SpecError> {
+        use wirebench_core::limits as l;
+        let max_conns = self.max_conns.unwrap_or(l::SERVER_DEFAULT_MAX_CONNS);
+        if max_conns == 0 {
+            return Err(value("--max-conns", 0, "must be at least 1"));
+        }
+        let idle = self
+            .idle_timeout
+            .map_or(Duration::from_secs(l::SERVER_DEFAULT_IDLE_TIMEOUT_S), |d| {
+                d.0
+            });
+        if idle > wirebench_core::request::MAX_PHASE {
+            return Err(SpecError::Range {
+                flag: "--idle-timeout",
+                value: Dur(idle).to_string(),
+                min: "0s (never)".into(),
+                max: Dur(wirebench_core::request::MAX_PHASE).to_string(),
+            });
+        }
+        if !idle.is_zero() && idle < Duration::from_millis(100) {
+            return Err(value(
+                "--idle-timeout",
+                Dur(idle),
+                "at least 100ms, or 0s for never",
+            ));
+        }
+        Ok((max_conns, (!idle.is_zero()).then_some(idle)))
     }
 }
 
@@ -498,6 +565,9 @@ pub fn serve(
                 (ep, note, Box::new(move || srv.shutdown()))
             }
         };
+    if let Some(w) = exposure_warning(&endpoint, &note_text) {
+        note(&w);
+    }
     emit(
         out,
         &ServerEvent::Listening {
@@ -522,6 +592,29 @@ pub fn serve(
         },
     );
     Ok(())
+}
+
+/// A warning when a server listens beyond loopback, naming the address,
+/// and for the fake S3 server whether anyone who reaches it is served.
+fn exposure_warning(endpoint: &Endpoint, note: &str) -> Option<String> {
+    let addr = match endpoint {
+        Endpoint::Tcp(a) | Endpoint::S3 { addr: a, .. } => a,
+        Endpoint::Unix(_) => return None,
+    };
+    let ip = addr.parse::<std::net::SocketAddr>().ok()?.ip();
+    if ip.is_loopback() {
+        return None;
+    }
+    let who = match endpoint {
+        Endpoint::S3 { .. } if note.contains("anonymous") => {
+            ": the fake S3 server is anonymous, so anyone who reaches it can write and read; give --access-key and --secret-key to require signed requests"
+        }
+        Endpoint::S3 { .. } => ": the fake S3 server requires signed requests",
+        _ => ", with no authentication",
+    };
+    Some(format!(
+        "warning: listening on {addr}, which other hosts can reach (not loopback){who}"
+    ))
 }
 
 fn emit(out: &mut impl Write, e: &ServerEvent) -> std::io::Result<()> {
@@ -558,6 +651,25 @@ mod tests {
         let text = serde_json::to_string(&order).unwrap();
         let back: ServeOrder = serde_json::from_str(&text).unwrap();
         assert_eq!(back.request, order.request);
+    }
+
+    #[test]
+    fn listening_beyond_loopback_is_warned_of() {
+        let s3 = |addr: &str| Endpoint::S3 {
+            tls: false,
+            addr: addr.into(),
+            bucket: "b".into(),
+        };
+        let tcp = |addr: &str| Endpoint::Tcp(addr.into());
+        assert_eq!(exposure_warning(&tcp("127.0.0.1:7470"), ""), None);
+        assert_eq!(exposure_warning(&tcp("[::1]:7470"), ""), None);
+        assert_eq!(exposure_warning(&Endpoint::Unix("/tmp/x".into()), ""), None);
+        let w = exposure_warning(&tcp("0.0.0.0:7470"), "").unwrap();
+        assert!(w.starts_with("warning: listening on 0.0.0.0:7470"), "{w}");
+        let w = exposure_warning(&s3("[::]:9000"), "anonymous requests served").unwrap();
+        assert!(w.contains("[::]:9000") && w.contains("anonymous"), "{w}");
+        let w = exposure_warning(&s3("10.1.2.3:9000"), "SigV4 signatures checked").unwrap();
+        assert!(w.contains("requires signed requests"), "{w}");
     }
 
     #[test]
@@ -600,6 +712,35 @@ mod tests {
                     ..Default::default()
                 },
                 "--bucket",
+            ),
+            (
+                ServeRequest {
+                    delay: Some("18446744074s".parse().unwrap()),
+                    ..Default::default()
+                },
+                "--delay",
+            ),
+            (
+                ServeRequest {
+                    idle_timeout: Some("50ms".parse().unwrap()),
+                    ..Default::default()
+                },
+                "--idle-timeout",
+            ),
+            (
+                ServeRequest {
+                    max_conns: Some(0),
+                    ..Default::default()
+                },
+                "--max-conns",
+            ),
+            (
+                ServeRequest {
+                    transport: Some(TransportKind::Shm),
+                    idle_timeout: Some("1s".parse().unwrap()),
+                    ..Default::default()
+                },
+                "--idle-timeout",
             ),
         ];
         for (req, f) in cases {

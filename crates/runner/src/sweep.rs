@@ -45,17 +45,34 @@ pub struct SweepOutcome {
     pub interrupted: bool,
 }
 
-/// Runs the planned runs of `exp` under `results/<name>/`. Without
-/// `resume`, an existing experiment is never touched.
+/// How a sweep treats an experiment that exists already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Refused: an existing experiment is never touched.
+    Refuse,
+    /// Continued, if the spec did not change for the runs made.
+    Resume,
+    /// Continued; points whose requests changed are run again.
+    ResumeForce,
+}
+
+/// Runs the planned runs of `exp` under `results/<name>/`.
 pub fn sweep(
     exp: &Experiment,
     spec_file: &Path,
     runs: &[PlannedRun],
     results: &Path,
-    resume: bool,
+    existing: Existing,
     cancel: &Cancel,
     events: &mut dyn SweepEvents,
 ) -> Result<SweepOutcome, RunError> {
+    wirebench_core::store::prepare_dir(results).map_err(|why| {
+        RunError::Spec(SpecError::Invalid {
+            flag: "--results",
+            why: format!("{}: {why}", results.display()),
+        })
+    })?;
+    let resume = existing != Existing::Refuse;
     let dir = results.join(&exp.name);
     let load = |dir: &Path| index::load(dir).map_err(|e| RunError::Failed(e.to_string()));
     let mut ix = match load(&dir)? {
@@ -73,15 +90,34 @@ pub fn sweep(
             name: exp.name.clone(),
             spec_file: spec_file.display().to_string(),
             planned: runs.len(),
+            spec_hash: None,
             runs: vec![],
         },
     };
     ix.planned = runs.len();
+    ix.spec_hash = Some(index::spec_hash(runs.iter().flat_map(|r| &r.requests)));
     std::fs::create_dir_all(&dir)?;
+    let stale = changed_points(&ix, runs);
+    if !stale.is_empty() && existing != Existing::ResumeForce {
+        let mut what: Vec<&str> = stale
+            .iter()
+            .flat_map(|(_, c)| c.iter().map(String::as_str))
+            .collect();
+        what.dedup();
+        return Err(RunError::Spec(SpecError::Flag {
+            flag: "--resume",
+            why: format!(
+                "refused: the spec changed since {} of the runs in {} were made ({}); --resume --force runs those points again, or give the experiment a new name",
+                stale.len(),
+                dir.display(),
+                what.join("; ")
+            ),
+        }));
+    }
     let done: Vec<String> = ix
         .runs
         .iter()
-        .filter(|e| e.status == "complete")
+        .filter(|e| e.status == "complete" && !stale.iter().any(|(k, _)| *k == e.key))
         .map(|e| e.key.clone())
         .collect();
     let todo: Vec<&PlannedRun> = runs.iter().filter(|r| !done.contains(&r.key)).collect();
@@ -95,9 +131,10 @@ pub fn sweep(
         if cancel.is_cancelled() {
             break;
         }
-        let eta = (i > 0).then(|| began.elapsed() / i as u32 * (todo.len() - i) as u32);
+        let eta = (i > 0).then(|| began.elapsed().mul_f64((todo.len() - i) as f64 / i as f64));
         events.run_started(runs.len() - todo.len() + i + 1, runs.len(), r, eta);
-        let entry = run_one(&exe, &dir, r, cancel)?;
+        let mut entry = run_one(&exe, &dir, r, cancel)?;
+        entry.requests = Some(r.requests.clone());
         if entry.status != "complete" {
             failed += 1;
         }
@@ -223,5 +260,26 @@ fn run_one(exe: &Path, dir: &Path, r: &PlannedRun, cancel: &Cancel) -> Result<En
         status,
         reason,
         scaling_vs_one_instance: None,
+        requests: None,
     })
+}
+
+/// The complete runs whose point is still planned but with other requests
+/// than those it was made with, and what changed. A run recorded without
+/// its requests cannot be checked, and counts as changed.
+fn changed_points(ix: &Index, runs: &[PlannedRun]) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for e in ix.runs.iter().filter(|e| e.status == "complete") {
+        let Some(r) = runs.iter().find(|r| r.key == e.key) else {
+            continue;
+        };
+        let changes = match &e.requests {
+            Some(old) => index::changes(old, &r.requests),
+            None => vec!["(its requests were not recorded: it cannot be checked)".into()],
+        };
+        if !changes.is_empty() {
+            out.push((e.key.clone(), changes));
+        }
+    }
+    out
 }

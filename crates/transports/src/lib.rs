@@ -9,6 +9,7 @@
 //! # let _ = client;
 //! ```
 
+pub mod accept;
 pub mod msgr;
 pub mod s3;
 pub mod shm;

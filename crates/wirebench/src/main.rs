@@ -1,6 +1,9 @@
 //! wirebench: measure and diagnose messaging, RPC, shared-memory IPC and S3
 //! servers. This binary is glue: it parses the command line into a request,
 //! hands it to the runner (or the report crate), and prints what they say.
+// Input is parsed here: no silent narrowing casts (checked conversions, or
+// units::whole for figures).
+#![deny(clippy::cast_possible_truncation)]
 
 mod cli;
 mod ui;
@@ -20,7 +23,7 @@ fn main() -> ExitCode {
             }
             if e.downcast_ref::<cli::error::Interrupted>().is_some() {
                 eprintln!("{e:#}");
-                return ExitCode::from(130);
+                return ExitCode::from(wirebench_runner::process::interrupted_exit_code());
             }
             eprintln!("error: {e:#}");
             if e.downcast_ref::<cli::error::UsageError>().is_some() {

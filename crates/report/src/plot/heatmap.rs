@@ -2,13 +2,21 @@
 
 use super::style::{W, font, svg_error};
 use plotters::prelude::*;
+use wirebench_core::units::whole_usize;
+
+/// A colour channel from 0.0..=255.0.
+fn channel(x: f64) -> u8 {
+    u8::try_from(wirebench_core::units::whole(x.clamp(0.0, 255.0))).unwrap_or(u8::MAX)
+}
 
 /// A heatmap: one row per name, one cell per column, values 0..=100 (%).
 pub fn heatmap(title: &str, x_label: &str, rows: &[(String, Vec<f64>)]) -> String {
     font();
     let mut svg = String::new();
     {
-        let h = (120 + 22 * rows.len() as u32).min(900);
+        let h = u32::try_from(120 + 22 * rows.len())
+            .unwrap_or(u32::MAX)
+            .min(900);
         let root = SVGBackend::with_string(&mut svg, (W, h)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let cols = rows.iter().map(|r| r.1.len()).max().unwrap_or(1).max(1);
@@ -30,7 +38,7 @@ pub fn heatmap(title: &str, x_label: &str, rows: &[(String, Vec<f64>)]) -> Strin
             .y_desc("CPU")
             .y_labels(n)
             .y_label_formatter(&|v| {
-                let i = v.floor() as usize;
+                let i = whole_usize(v.floor());
                 if (*v - i as f64 - 0.5).abs() < 0.01 || v.fract() == 0.0 {
                     names
                         .get(n.saturating_sub(1 + i))
@@ -50,8 +58,8 @@ pub fn heatmap(title: &str, x_label: &str, rows: &[(String, Vec<f64>)]) -> Strin
                 // White (idle) to deep red (saturated).
                 let color = RGBColor(
                     255,
-                    (255.0 * (1.0 - t)) as u8,
-                    (255.0 * (1.0 - t) * 0.9) as u8,
+                    channel(255.0 * (1.0 - t)),
+                    channel(255.0 * (1.0 - t) * 0.9),
                 );
                 Rectangle::new(
                     [(c as f64, y + 0.05), (c as f64 + 1.0, y + 0.95)],

@@ -2,6 +2,7 @@
 
 use super::style::{Axis, H, Series, W, font, range, svg_error, tx};
 use plotters::prelude::*;
+use wirebench_core::units::whole_usize;
 
 /// An XY plot with a line and markers per series.
 pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
@@ -35,7 +36,7 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
             .iter()
             .flat_map(|s| s.points.iter())
             .all(|p| p.0.fract() == 0.0);
-        let ticks = |lo: f64, hi: f64| ((hi - lo).ceil() as usize + 1).clamp(2, 12);
+        let ticks = |lo: f64, hi: f64| (whole_usize((hi - lo).ceil()) + 1).clamp(2, 12);
         let x_ticks = if xl || whole_x { ticks(x0, x1) } else { 10 };
         let y_ticks = if yl { ticks(y0, y1) } else { 10 };
         let _ = chart

@@ -187,26 +187,47 @@ impl Header {
     }
 }
 
+/// The payload pattern of one sequence number, generated 8 bytes at a
+/// time, so a large payload can be made (or checked) in pieces: every
+/// piece but the last must be a multiple of 8 bytes long.
+#[derive(Debug, Clone)]
+pub struct Pattern(u64);
+
+impl Pattern {
+    pub fn new(seq: u64) -> Pattern {
+        Pattern(seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn next(&mut self) -> [u8; 8] {
+        let x = &mut self.0;
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        x.to_le_bytes()
+    }
+
+    /// Writes the next `buf.len()` bytes of the pattern.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            chunk.copy_from_slice(&self.next()[..chunk.len()]);
+        }
+    }
+
+    /// Whether `buf` holds the next `buf.len()` bytes of the pattern.
+    pub fn check(&mut self, buf: &[u8]) -> bool {
+        buf.chunks(8)
+            .all(|chunk| chunk == &self.next()[..chunk.len()])
+    }
+}
+
 /// Fills a payload with the pattern of sequence number `seq`.
 pub fn fill_pattern(seq: u64, buf: &mut [u8]) {
-    let mut x = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    for chunk in buf.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
-    }
+    Pattern::new(seq).fill(buf);
 }
 
 /// Whether a payload holds the pattern of `seq`.
 pub fn check_pattern(seq: u64, buf: &[u8]) -> bool {
-    let mut x = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    buf.chunks(8).all(|chunk| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk == &x.to_le_bytes()[..chunk.len()]
-    })
+    Pattern::new(seq).check(buf)
 }
 
 #[cfg(test)]
@@ -257,12 +278,19 @@ mod tests {
 
     #[test]
     fn patterns_differ_by_sequence() {
-        let mut a = vec![0u8; 61];
+        let mut a = vec![0u8; 100];
         fill_pattern(5, &mut a);
         assert!(check_pattern(5, &a));
         assert!(!check_pattern(6, &a));
         a[60] ^= 1;
         assert!(!check_pattern(5, &a));
+        // In pieces, the same bytes.
+        let mut b = vec![0u8; 100];
+        let mut p = Pattern::new(5);
+        p.fill(&mut b[..48]);
+        p.fill(&mut b[48..]);
+        fill_pattern(5, &mut a);
+        assert_eq!(a[..], b[..]);
         for m in [Mode::Echo, Mode::Oneway, Mode::Stream] {
             assert_eq!(mode_from_code(mode_code(m).unwrap()), Some(m));
         }

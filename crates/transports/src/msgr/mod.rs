@@ -25,10 +25,8 @@ mod tests {
             cpus: vec![],
             poll: false,
             conn: ConnConfig {
-                max_frame: DEFAULT_MAX_FRAME,
                 raw,
-                handshake_timeout: Duration::from_secs(5),
-                faults: None,
+                ..ConnConfig::new(DEFAULT_MAX_FRAME)
             },
         })
         .unwrap()
@@ -105,12 +103,7 @@ mod tests {
             listen: "tcp://127.0.0.1:0".parse().unwrap(),
             cpus: vec![],
             poll: false,
-            conn: ConnConfig {
-                max_frame: 1024,
-                raw: None,
-                handshake_timeout: Duration::from_secs(5),
-                faults: None,
-            },
+            conn: ConnConfig::new(1024),
         })
         .unwrap();
         let client = MsgrClient::new(srv.endpoint.clone(), Mode::Echo, 2048, 64);

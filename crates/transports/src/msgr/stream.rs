@@ -96,37 +96,56 @@ impl AsyncWrite for WriteHalf {
     }
 }
 
-/// A receive buffer holding at most one partial frame between reads. It
-/// grows to fit the largest frame seen (bounded by the maximum frame size
-/// the caller checks), and never otherwise.
+/// A receive buffer holding at most one partial frame between reads.
+///
+/// It grows as bytes arrive, never ahead of them: a header that announces a
+/// large frame reserves room (address space) but touches no memory until
+/// the payload comes, so a peer that sends headers and nothing else costs
+/// little. The largest it grows to is one frame plus one read, and frames
+/// are bounded by the maximum frame size the caller checks.
 pub struct FrameBuf {
+    /// Bytes received; `buf.len()` is the end of what was received.
     buf: Vec<u8>,
+    /// Where unparsed bytes start.
     start: usize,
-    end: usize,
+    /// Room to offer each read.
+    read_size: usize,
+    /// Bytes still missing from the frame at `start`, once its header is in.
+    missing: usize,
 }
 
+/// The most room reserved ahead of the bytes for a large frame.
+const MAX_READ_AHEAD: usize = 1 << 20;
+
 impl FrameBuf {
-    pub fn with_capacity(n: usize) -> FrameBuf {
+    /// A buffer offering reads of `read_size` bytes (more while a large
+    /// frame arrives).
+    pub fn with_capacity(read_size: usize) -> FrameBuf {
+        let read_size = read_size.max(HEADER_LEN * 4);
         FrameBuf {
-            buf: vec![0; n.max(HEADER_LEN * 4)],
+            buf: Vec::with_capacity(read_size),
             start: 0,
-            end: 0,
+            read_size,
+            missing: 0,
         }
     }
 
     /// Reads once from `r`; returns the bytes read (0 at end of stream).
     pub async fn fill<R: AsyncRead + Unpin>(&mut self, r: &mut R) -> io::Result<usize> {
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        } else if self.buf.len() - self.end < self.buf.len() / 4 {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
+        if self.start == self.buf.len() {
+            self.buf.clear();
             self.start = 0;
         }
-        let n = r.read(&mut self.buf[self.end..]).await?;
-        self.end += n;
-        Ok(n)
+        let want = self.read_size.max(self.missing.min(MAX_READ_AHEAD));
+        if self.buf.capacity() - self.buf.len() < want {
+            if self.start > 0 {
+                self.buf.drain(..self.start);
+                self.start = 0;
+            }
+            self.buf.reserve(want);
+        }
+        // Reads into the spare capacity: nothing is zero-filled first.
+        r.read_buf(&mut self.buf).await
     }
 
     /// The next complete frame, if the buffer holds one: its header and the
@@ -135,21 +154,18 @@ impl FrameBuf {
         &mut self,
         max_frame: u64,
     ) -> Result<Option<(Header, std::ops::Range<usize>)>, FrameError> {
-        let avail = self.end - self.start;
+        let avail = self.buf.len() - self.start;
         if avail < HEADER_LEN {
+            self.missing = 0;
             return Ok(None);
         }
         let h = Header::decode(&self.buf[self.start..self.start + HEADER_LEN], max_frame)?;
         let total = HEADER_LEN + h.len as usize;
         if avail < total {
-            if total > self.buf.len() {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-                self.buf.resize(total, 0);
-            }
+            self.missing = total - avail;
             return Ok(None);
         }
+        self.missing = 0;
         let payload = self.start + HEADER_LEN..self.start + total;
         self.start += total;
         Ok(Some((h, payload)))
@@ -161,6 +177,85 @@ impl FrameBuf {
 
     /// Bytes received but not yet parsed.
     pub fn pending(&self) -> usize {
-        self.end - self.start
+        self.buf.len() - self.start
+    }
+
+    /// Drops everything received (for byte streams without frames).
+    pub fn consume_all(&mut self) {
+        self.buf.clear();
+        self.start = 0;
+        self.missing = 0;
+    }
+
+    /// The memory this buffer holds.
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msgr::frame::Kind;
+
+    fn header(len: u32, seq: u64) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        Header {
+            kind: Kind::Request,
+            flags: 0,
+            len,
+            seq,
+        }
+        .encode_into(&mut b);
+        b
+    }
+
+    #[tokio::test]
+    async fn a_large_frame_header_alone_reserves_little() {
+        let mut fb = FrameBuf::with_capacity(64 << 10);
+        let mut input: &[u8] = &header(16 << 20, 0);
+        fb.fill(&mut input).await.unwrap();
+        assert!(fb.next_frame(16 << 20).unwrap().is_none());
+        assert_eq!(fb.pending(), HEADER_LEN);
+        let mut nothing: &[u8] = &[];
+        fb.fill(&mut nothing).await.unwrap();
+        // Room for the next read, not for the whole frame announced.
+        assert!(
+            fb.capacity() <= 2 * (MAX_READ_AHEAD + HEADER_LEN),
+            "{}",
+            fb.capacity()
+        );
+    }
+
+    #[tokio::test]
+    async fn frames_split_anywhere_come_out_whole() {
+        let mut wire = Vec::new();
+        for seq in 0..50u64 {
+            let len = (seq * 997 % 70_000) as u32;
+            wire.extend_from_slice(&header(len, seq));
+            wire.extend((0..len).map(|i| (i as u8) ^ (seq as u8)));
+        }
+        for piece in [1, 7, 16, 4096, 100_000] {
+            let mut fb = FrameBuf::with_capacity(256);
+            let mut seen = 0u64;
+            for part in wire.chunks(piece) {
+                let mut r: &[u8] = part;
+                while !r.is_empty() {
+                    fb.fill(&mut r).await.unwrap();
+                }
+                while let Some((h, p)) = fb.next_frame(1 << 20).unwrap() {
+                    assert_eq!(h.seq, seen);
+                    assert_eq!(p.len(), h.len as usize);
+                    let body = &fb.bytes()[p];
+                    assert!(
+                        body.iter()
+                            .enumerate()
+                            .all(|(i, &b)| b == (i as u8) ^ (seen as u8))
+                    );
+                    seen += 1;
+                }
+            }
+            assert_eq!(seen, 50, "pieces of {piece}");
+        }
     }
 }

@@ -2,11 +2,15 @@
 //! routes and (when given credentials) checks SigV4 signatures; this
 //! backend keeps object metadata in memory, counts written data and drops
 //! it, and answers reads with zeroes of the stored size. Memory is bounded:
-//! at most `max_objects` objects and `max_uploads` multipart uploads.
+//! at most `max_objects` objects and `max_uploads` multipart uploads, and
+//! at most `max_conns` connections, each closed when its request headers
+//! take longer than `header_timeout` or nothing moves for `idle_timeout`.
 
+use super::idle::IdleIo;
+use crate::accept::AcceptErrors;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use s3s::dto::*;
 use s3s::{S3, S3Request, S3Response, S3Result, s3_error};
 use std::collections::{BTreeMap, HashMap};
@@ -16,7 +20,11 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 use wirebench_core::result::ServerStats;
+
+/// An idle timeout that never comes (136 years).
+const NEVER: Duration = Duration::from_secs(u32::MAX as u64);
 
 /// A response header of the fake server's reads: the body is zeroes.
 pub const FAKE_HEADER: &str = "x-wirebench-fake";
@@ -39,6 +47,33 @@ pub struct FakeConfig {
     pub max_uploads: usize,
     /// Serve HTTPS with this configuration (`s3s://`).
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Connections served at once; more are closed as they come.
+    pub max_conns: usize,
+    /// A request's headers must arrive within this, from the connection's
+    /// start or the previous response.
+    pub header_timeout: Duration,
+    /// Nothing moving either way this long closes a connection.
+    pub idle_timeout: Option<Duration>,
+}
+
+impl FakeConfig {
+    /// The default limits, on `listen`, with one bucket.
+    pub fn new(listen: &str, bucket: &str) -> FakeConfig {
+        use wirebench_core::limits as l;
+        FakeConfig {
+            listen: listen.into(),
+            buckets: vec![bucket.into()],
+            creds: None,
+            domain: None,
+            threads: 1,
+            max_objects: 10_000_000,
+            max_uploads: 10_000,
+            tls: None,
+            max_conns: l::SERVER_DEFAULT_MAX_CONNS,
+            header_timeout: Duration::from_secs(l::S3_HEADER_TIMEOUT_S),
+            idle_timeout: Some(Duration::from_secs(l::SERVER_DEFAULT_IDLE_TIMEOUT_S)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +97,7 @@ struct Upload {
 #[derive(Default)]
 struct Counters {
     conns: AtomicU64,
+    over_cap: AtomicU64,
     requests: AtomicU64,
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
@@ -539,6 +575,7 @@ impl FakeServer {
         ServerStats {
             conns_accepted: c.conns.load(Ordering::Relaxed),
             conns_refused: 0,
+            conns_over_cap: c.over_cap.load(Ordering::Relaxed),
             frames_in: requests,
             frames_out: requests,
             bytes_in: c.bytes_in.load(Ordering::Relaxed),
@@ -586,6 +623,7 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
     let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
     let c2 = counters.clone();
     let tls = cfg.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let (max_conns, header_timeout, idle) = (cfg.max_conns, cfg.header_timeout, cfg.idle_timeout);
     let thread = std::thread::Builder::new()
         .name("wb-s3-accept".into())
         .spawn(move || {
@@ -594,11 +632,24 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                     return;
                 };
                 let mut conns = tokio::task::JoinSet::new();
+                let mut errors = AcceptErrors::default();
                 loop {
                     tokio::select! {
                         _ = &mut stop_rx => break,
                         a = listener.accept() => {
-                            let Ok((stream, _)) = a else { continue };
+                            let stream = match a {
+                                Ok((stream, _)) => stream,
+                                Err(e) => {
+                                    errors.failed(&e).await;
+                                    continue;
+                                }
+                            };
+                            errors.succeeded();
+                            if conns.len() >= max_conns {
+                                c2.over_cap.fetch_add(1, Ordering::Relaxed);
+                                errors.over_cap(max_conns);
+                                continue;
+                            }
                             let _ = stream.set_nodelay(true);
                             c2.conns.fetch_add(1, Ordering::Relaxed);
                             let (service, c3, tls) = (service.clone(), c2.clone(), tls.clone());
@@ -608,14 +659,19 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                                     let s = service.clone();
                                     async move { hyper::service::Service::call(&s, req).await }
                                 });
-                                let http = hyper::server::conn::http1::Builder::new();
+                                let mut http = hyper::server::conn::http1::Builder::new();
+                                http.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+                                // Idle connections are closed; so is one
+                                // that sends nothing at all.
+                                let stream = IdleIo::new(stream, idle.unwrap_or(NEVER));
                                 match tls {
                                     None => {
                                         let _ = http.serve_connection(TokioIo::new(stream), svc).await;
                                     }
                                     // A failed handshake closes this connection only.
                                     Some(acceptor) => {
-                                        if let Ok(s) = acceptor.accept(stream).await {
+                                        let handshake = tokio::time::timeout(header_timeout, acceptor.accept(stream));
+                                        if let Ok(Ok(s)) = handshake.await {
                                             let _ = http.serve_connection(TokioIo::new(s), svc).await;
                                         }
                                     }

@@ -11,6 +11,7 @@
 
 pub mod client;
 pub mod fake;
+pub mod idle;
 pub mod payload;
 pub mod progress;
 pub mod tls;

@@ -56,6 +56,7 @@ impl RunningShmServer {
         ServerStats {
             conns_accepted: s.sessions.load(Ordering::Relaxed),
             conns_refused: s.refused.load(Ordering::Relaxed),
+            conns_over_cap: 0,
             frames_in: s.msgs_in.load(Ordering::Relaxed),
             frames_out: s.msgs_out.load(Ordering::Relaxed),
             bytes_in: s.bytes_in.load(Ordering::Relaxed),

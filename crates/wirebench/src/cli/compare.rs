@@ -33,6 +33,13 @@ pub struct CompareArgs {
 const EXIT_GATE: u8 = 4;
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if a.variants.len() > compare::MAX_VARIANTS {
+        usage!(
+            "{} variants: at most {} (lettered A to Z)",
+            a.variants.len(),
+            compare::MAX_VARIANTS
+        );
+    }
     let mut variants = Vec::new();
     for p in &a.variants {
         let runs = match inputs::runs_at(p) {
@@ -71,7 +78,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         let mut layout = report::Layout::default();
         let mut all = Vec::new();
         for (i, v) in variants.iter().enumerate() {
-            let letter = (b'A' + i as u8) as char;
+            let letter = compare::letter(i);
             for r in &v.runs {
                 layout
                     .labels

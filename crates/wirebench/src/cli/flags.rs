@@ -133,6 +133,9 @@ pub struct RunFlags {
     /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv. Default: results.
     #[arg(long)]
     pub results: Option<PathBuf>,
+    /// Replace the files --hlog and --trace name if they exist (never done without it).
+    #[arg(long)]
+    pub force: bool,
     /// text: progress lines on stderr and a summary on stdout; json: the whole result on
     /// stdout; csv: one line per run, the IPC report's columns then latency: sessions, mt|mp,
     /// mode, size, operations, elapsed s, messages/s, GB/s (GiB, of messages/s x size),
@@ -246,6 +249,7 @@ impl RunFlags {
             slo: self.slo.clone(),
             hlog: self.hlog.clone(),
             results: self.results.clone(),
+            force: on(self.force),
             format: self.format,
             trace: self.trace.clone().map(|f| match f {
                 Some(f) => Trace::File(f),

@@ -119,7 +119,7 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
         None => ExitCode::SUCCESS,
         Some(why) if c.interrupted => {
             eprintln!("interrupted ({why}): the runs so far are saved");
-            ExitCode::from(130)
+            ExitCode::from(wirebench_runner::process::interrupted_exit_code())
         }
         Some(why) => {
             eprintln!("error: a run failed: {why}; the runs so far are saved");

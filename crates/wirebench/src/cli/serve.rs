@@ -90,6 +90,13 @@ pub struct ServeArgs {
     /// s3: the most objects held (metadata only), which bounds the server's memory. Default: 10000000.
     #[arg(long)]
     max_objects: Option<usize>,
+    /// msgr and s3: connections served at once; more are closed as they come (counted). Default: 10000.
+    #[arg(long)]
+    max_conns: Option<usize>,
+    /// msgr and s3: close a connection when nothing moves for this long, or a frame (s3: request
+    /// headers, within 10s) is left unfinished. 0s: never. Default: 60s.
+    #[arg(long)]
+    idle_timeout: Option<Dur>,
     /// Read the server's order (request and credentials) as one JSON line on stdin (set by `run`).
     #[arg(long, hide = true)]
     order_stdin: bool,
@@ -129,6 +136,8 @@ impl ServeArgs {
                 tls_cert: self.tls_cert,
                 tls_key: self.tls_key,
                 max_objects: self.max_objects,
+                max_conns: self.max_conns,
+                idle_timeout: self.idle_timeout,
             },
             credentials,
         }
@@ -154,7 +163,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         &mut out,
         // A run that embeds the server has said where it runs already.
         &mut |line| {
-            if parent.is_none() {
+            if parent.is_none() || line.starts_with("warning:") {
                 eprintln!("{line}");
             }
         },

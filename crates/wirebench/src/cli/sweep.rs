@@ -22,9 +22,16 @@ pub struct SweepArgs {
     /// Print the plan (every run, its flags and cpusets) without running anything.
     #[arg(long)]
     dry_run: bool,
-    /// Continue an interrupted sweep: runs already complete are skipped.
+    /// Continue an interrupted sweep: runs already complete are skipped. Refused when the spec
+    /// changed since; with --force, the points whose runs changed are run again.
     #[arg(long)]
     resume: bool,
+    #[arg(
+        long,
+        requires = "resume",
+        help = "With --resume: run again the points the spec changed"
+    )]
+    force: bool,
     /// Root of the results: the experiment goes to DIR/NAME/.
     #[arg(long, default_value = "results")]
     results: PathBuf,
@@ -95,7 +102,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         &a.file,
         &runs,
         &a.results,
-        a.resume,
+        match (a.resume, a.force) {
+            (false, _) => sweep::Existing::Refuse,
+            (true, false) => sweep::Existing::Resume,
+            (true, true) => sweep::Existing::ResumeForce,
+        },
         &cancel,
         &mut Progress(began),
     )
@@ -128,7 +139,9 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     }
     if out.interrupted {
         eprintln!("interrupted: continue with --resume");
-        return Ok(ExitCode::from(130));
+        return Ok(ExitCode::from(
+            wirebench_runner::process::interrupted_exit_code(),
+        ));
     }
     Ok(ExitCode::from(u8::from(out.failed > 0)))
 }

@@ -150,7 +150,7 @@ fn an_external_server_killed_mid_run_fails_the_run_with_a_partial_result() {
 
 /// Starts a 60 s run against the embedded server and waits until it
 /// measures; returns the run and the server's PID (from the headline).
-fn long_embedded_run(dir: &TempDir) -> (Proc, u32) {
+pub fn long_embedded_run(dir: &TempDir) -> (Proc, u32) {
     let mut run = Proc::spawn(&[
         "run",
         "--results",

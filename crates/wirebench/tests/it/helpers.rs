@@ -61,7 +61,13 @@ fn lines(r: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
 
 impl Proc {
     pub fn spawn(args: &[&str]) -> Proc {
-        let mut c: Child = Command::new(BIN)
+        Proc::spawn_program(BIN, args)
+    }
+
+    /// Another program (e.g. `prlimit ... wirebench ...`, which execs it:
+    /// the PID is wirebench's).
+    pub fn spawn_program(program: &str, args: &[&str]) -> Proc {
+        let mut c: Child = Command::new(program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -133,6 +139,18 @@ impl Proc {
     /// Everything left on stderr, plus what was already read.
     pub fn stderr_all(&mut self) -> String {
         while let Ok(l) = self.stderr.recv_timeout(Duration::from_secs(5)) {
+            self.stderr_seen.push(l);
+        }
+        self.stderr_seen.join("\n")
+    }
+
+    /// The stderr lines that come within `d`, plus what was already read.
+    pub fn stderr_all_until(&mut self, d: Duration) -> String {
+        let until = Instant::now() + d;
+        while let Ok(l) = self
+            .stderr
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
             self.stderr_seen.push(l);
         }
         self.stderr_seen.join("\n")

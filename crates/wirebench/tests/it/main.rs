@@ -4,6 +4,7 @@
 
 mod cli_errors;
 mod faults;
+mod hardening;
 mod helpers;
 mod modes;
 mod openloop;

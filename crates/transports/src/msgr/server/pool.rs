@@ -4,6 +4,7 @@
 
 use super::conn::serve_conn;
 use super::shared::{ServerConfig, StatsRegistry, StdListener, log};
+use crate::accept::AcceptErrors;
 use std::io;
 use std::sync::Arc;
 
@@ -32,15 +33,18 @@ pub(super) fn start(
     };
     let conn_cfg = Arc::new(cfg.conn.clone());
     rt.spawn(async move {
+        let mut errors = AcceptErrors::default();
         loop {
             match l.accept().await {
                 Ok((s, peer)) => {
-                    tokio::spawn(serve_conn(s, peer, conn_cfg.clone(), registry.clone()));
+                    errors.succeeded();
+                    if registry.admit(conn_cfg.max_conns) {
+                        tokio::spawn(serve_conn(s, peer, conn_cfg.clone(), registry.clone()));
+                    } else {
+                        errors.over_cap(conn_cfg.max_conns);
+                    }
                 }
-                Err(e) => {
-                    log("listener", &format!("accept failed: {e}"));
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                }
+                Err(e) => errors.failed(&e).await,
             }
         }
     });

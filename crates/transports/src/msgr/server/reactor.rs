@@ -8,6 +8,7 @@
 
 use super::conn::serve_conn;
 use super::shared::{ServerConfig, StatsRegistry, StdListener, log};
+use crate::accept::AcceptErrors;
 use crate::msgr::stream::Stream;
 use std::io;
 use std::sync::Arc;
@@ -117,10 +118,15 @@ pub(super) fn start(
                         shared.conns[i].fetch_sub(1, Ordering::Relaxed);
                     });
                 };
+                let mut errors = AcceptErrors::default();
                 loop {
                     tokio::select! {
                         a = l.accept() => match a {
+                            Ok(_) if !registry.admit(conn_cfg.max_conns) => {
+                                errors.over_cap(conn_cfg.max_conns);
+                            }
                             Ok((s, peer)) => {
+                                errors.succeeded();
                                 let (least, count) = shared.conns.iter().enumerate()
                                     .map(|(j, c)| (j, c.load(Ordering::Relaxed)))
                                     .min_by_key(|&(j, c)| (c, j != i))
@@ -134,10 +140,7 @@ pub(super) fn start(
                                     serve(s, peer);
                                 }
                             }
-                            Err(e) => {
-                                log("listener", &format!("accept failed: {e}"));
-                                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                            }
+                            Err(e) => errors.failed(&e).await,
                         },
                         Some((d, peer)) = inbox.recv() => match d.attach() {
                             Ok(s) => serve(s, peer),

@@ -29,8 +29,27 @@ pub struct ConnConfig {
     /// Raw request/response (no handshake, no framing): (request, response) bytes.
     pub raw: Option<(usize, usize)>,
     pub handshake_timeout: Duration,
+    /// Close a connection that makes no progress this long (None: never).
+    pub idle_timeout: Option<Duration>,
+    /// Connections served at once; more are closed as they come.
+    pub max_conns: usize,
     /// Injected faults (echo mode), shared by all connections.
     pub faults: Option<Arc<faults::Faults>>,
+}
+
+impl ConnConfig {
+    /// Framed msgr with the default limits.
+    pub fn new(max_frame: u64) -> ConnConfig {
+        use wirebench_core::limits as l;
+        ConnConfig {
+            max_frame,
+            raw: None,
+            handshake_timeout: Duration::from_secs(10),
+            idle_timeout: Some(Duration::from_secs(l::SERVER_DEFAULT_IDLE_TIMEOUT_S)),
+            max_conns: l::SERVER_DEFAULT_MAX_CONNS,
+            faults: None,
+        }
+    }
 }
 
 /// Counters of one connection. Only that connection's task writes them
@@ -57,6 +76,9 @@ pub struct StatsRegistry {
     closed: Mutex<ServerStats>,
     pub(crate) accepted: AtomicU64,
     pub(crate) refused: AtomicU64,
+    /// Closed on arrival: `max_conns` were served already.
+    pub(crate) over_cap: AtomicU64,
+    served: std::sync::atomic::AtomicUsize,
 }
 
 fn fold(into: &mut ServerStats, c: &ConnStats) {
@@ -70,8 +92,18 @@ fn fold(into: &mut ServerStats, c: &ConnStats) {
 }
 
 impl StatsRegistry {
+    /// Whether a new connection may be served; counts it when not.
+    pub(crate) fn admit(&self, max_conns: usize) -> bool {
+        if self.served.load(Ordering::Relaxed) < max_conns {
+            return true;
+        }
+        self.over_cap.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
     pub(crate) fn register(&self) -> Arc<ConnStats> {
         self.accepted.fetch_add(1, Ordering::Relaxed);
+        self.served.fetch_add(1, Ordering::Relaxed);
         let c = Arc::new(ConnStats::default());
         self.live.lock().expect("stats lock").push(c.clone());
         c
@@ -80,6 +112,7 @@ impl StatsRegistry {
     pub(crate) fn retire(&self, c: &Arc<ConnStats>) {
         let mut live = self.live.lock().expect("stats lock");
         live.retain(|x| !Arc::ptr_eq(x, c));
+        self.served.fetch_sub(1, Ordering::Relaxed);
         fold(&mut self.closed.lock().expect("stats lock"), c);
     }
 
@@ -90,6 +123,7 @@ impl StatsRegistry {
         }
         s.conns_accepted = self.accepted.load(Ordering::Relaxed);
         s.conns_refused = self.refused.load(Ordering::Relaxed);
+        s.conns_over_cap = self.over_cap.load(Ordering::Relaxed);
         s
     }
 }
