@@ -515,7 +515,11 @@ impl RunRequest {
         if !(1..=MAX_CLIENTS).contains(&clients) {
             return Err(range("--clients", clients, 1, MAX_CLIENTS));
         }
-        if conns == 0 || clients * conns > MAX_CONNECTIONS {
+        if conns == 0
+            || clients
+                .checked_mul(conns)
+                .is_none_or(|n| n > MAX_CONNECTIONS)
+        {
             return Err(value(
                 "--conns-per-client",
                 conns,
@@ -1294,6 +1298,13 @@ mod tests {
                 r#"{"duration": "18446744074s"}"#,
                 "--duration",
                 "longer than 30 days",
+            ),
+            // Found by the property tests: the product overflowed (and
+            // wrapped to 0 in a release build, passing the check).
+            (
+                r#"{"clients": 8, "conns_per_client": 2305843009213693952}"#,
+                "--conns-per-client",
+                "at most 65536",
             ),
             (
                 r#"{"server_cpus": "7"}"#,

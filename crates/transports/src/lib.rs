@@ -14,3 +14,12 @@ pub mod msgr;
 pub mod s3;
 pub mod shm;
 pub mod sys;
+
+/// The cases of each property test: `n`, or `PROPTEST_CASES` for a longer hunt.
+#[cfg(test)]
+fn test_cases(n: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(n)
+}

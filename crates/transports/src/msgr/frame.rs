@@ -276,6 +276,29 @@ mod tests {
         ));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::test_cases(3000)))]
+
+        /// Any 16 bytes decode as a header or are refused; what decodes
+        /// encodes back to the same bytes. Any 24 bytes are a hello or not.
+        #[test]
+        fn headers_and_hellos_decode_or_refuse(
+            b in proptest::prelude::any::<[u8; 16]>(),
+            max in proptest::prelude::any::<u32>(),
+            hello in proptest::prelude::any::<[u8; 24]>(),
+        ) {
+            if let Ok(h) = Header::decode(&b, u64::from(max)) {
+                proptest::prop_assert!(h.len <= max);
+                let mut again = [0u8; 16];
+                h.encode_into(&mut again);
+                proptest::prop_assert_eq!(again, b);
+            }
+            if let Some(h) = Hello::decode(&hello) {
+                proptest::prop_assert_eq!(&h.encode()[..20], &hello[..20]);
+            }
+        }
+    }
+
     #[test]
     fn patterns_differ_by_sequence() {
         let mut a = vec![0u8; 100];

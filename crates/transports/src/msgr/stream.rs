@@ -227,6 +227,68 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::test_cases(400)))]
+
+        /// Frames of any kinds and lengths (some above the maximum), then
+        /// garbage, in pieces of any sizes: the frames come out whole and
+        /// in order until the first bad header, and the buffer never holds
+        /// more than a frame and the room for one read ahead.
+        #[test]
+        fn any_bytes_in_any_pieces(
+            frames in proptest::collection::vec((0u8..6, 0u32..6000, proptest::prelude::any::<u64>()), 0..12),
+            garbage in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            cuts in proptest::collection::vec(1usize..5000, 1..8),
+        ) {
+            const MAX: u64 = 4096;
+            let mut wire = Vec::new();
+            for &(kind, len, seq) in &frames {
+                let mut h = header(len, seq);
+                h[2] = kind;
+                wire.extend_from_slice(&h);
+                wire.extend((0..len).map(|i| i as u8));
+            }
+            // Garbage never starts with the frame magic.
+            wire.push(0);
+            wire.extend_from_slice(&garbage);
+            let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let mut fb = FrameBuf::with_capacity(256);
+            let (mut at, mut seen, mut failed) = (0, 0usize, false);
+            let mut pieces = cuts.iter().cycle();
+            while at < wire.len() && !failed {
+                let n = (*pieces.next().unwrap()).min(wire.len() - at);
+                let mut r: &[u8] = &wire[at..at + n];
+                while !r.is_empty() {
+                    rt.block_on(fb.fill(&mut r)).unwrap();
+                }
+                at += n;
+                loop {
+                    match fb.next_frame(MAX) {
+                        Ok(Some((h, p))) => {
+                            let (kind, len, seq) = frames[seen];
+                            proptest::prop_assert_eq!((h.kind as u8, h.len, h.seq), (kind, len, seq));
+                            proptest::prop_assert_eq!(p.len(), len as usize);
+                            seen += 1;
+                        }
+                        Ok(None) => break,
+                        Err(_) => {
+                            failed = true;
+                            break;
+                        }
+                    }
+                }
+                let bound = 2 * (HEADER_LEN + MAX as usize + MAX_READ_AHEAD) + 5000;
+                proptest::prop_assert!(fb.capacity() <= bound, "{} > {bound}", fb.capacity());
+            }
+            // Every good frame before the first bad one came out.
+            let good = frames
+                .iter()
+                .take_while(|&&(kind, len, _)| (1..=4).contains(&kind) && u64::from(len) <= MAX)
+                .count();
+            proptest::prop_assert_eq!(seen, good);
+        }
+    }
+
     #[tokio::test]
     async fn frames_split_anywhere_come_out_whole() {
         let mut wire = Vec::new();

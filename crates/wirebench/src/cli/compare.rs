@@ -2,7 +2,7 @@
 //! their noise; "faster" or "slower" only beyond the noise. A variant is a
 //! run (`run.json` or its directory) or a directory of runs (repetitions).
 
-use super::error::usage;
+use super::error::{check_page, usage};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,6 +19,9 @@ pub struct CompareArgs {
     /// Also write an HTML page: the table, and the plots with the variants overlaid.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Replace the file -o names if it exists (never done without it).
+    #[arg(long)]
+    force: bool,
     /// md (the table, for people) or json (every figure, for tools).
     #[arg(long, default_value = "md", value_parser = ["md", "json"])]
     format: String,
@@ -51,10 +54,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             runs,
         });
     }
-    if let Some(o) = &a.output
-        && o.extension().is_none_or(|e| e != "html")
-    {
-        usage!("-o {}: the page's name must end in .html", o.display());
+    if let Some(o) = &a.output {
+        check_page(o, a.force)?;
     }
     let gates = match compare::Gate::parse_list(a.fail_if.as_deref().unwrap_or("")) {
         Ok(g) => g,

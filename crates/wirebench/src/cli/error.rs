@@ -25,6 +25,22 @@ macro_rules! usage {
 }
 pub(crate) use usage;
 
+/// `-o PAGE` checked before any work: an .html name, and a new file (or `--force`).
+pub fn check_page(page: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    if page.extension().is_none_or(|e| e != "html") {
+        usage!("-o {}: the page's name must end in .html", page.display());
+    }
+    check_output(page, force)
+}
+
+/// `-o FILE` checked before any work: a new file (or `--force`), where files can be written.
+pub fn check_output(file: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    match wirebench_core::store::check_new_file(file, force) {
+        Ok(()) => Ok(()),
+        Err(why) => usage!("-o {}: {why}", file.display()),
+    }
+}
+
 /// A runner's error as this binary reports it: a bad request is a usage
 /// error (exit status 2), anything else a failure (1).
 pub fn runner_error(e: wirebench_runner::RunError) -> anyhow::Error {

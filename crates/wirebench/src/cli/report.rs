@@ -2,7 +2,7 @@
 //! plots of the runs found at each path, as a self-contained HTML page and
 //! a Markdown file beside it.
 
-use super::error::usage;
+use super::error::{check_output, check_page, usage};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -18,6 +18,9 @@ pub struct ReportArgs {
     /// The HTML page to write; the Markdown goes beside it (same name, .md).
     #[arg(short, long, default_value = "report.html")]
     output: PathBuf,
+    /// Replace the file -o names if it exists (never done without it).
+    #[arg(long)]
+    force: bool,
     /// What throughput is plotted against: clients, connections, size, depth or rate.
     #[arg(long, default_value = "clients")]
     x: String,
@@ -36,12 +39,8 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
             usage!("--series {s}: one of {}", report::VARIABLES.join(", "));
         }
     }
-    if a.output.extension().is_none_or(|e| e != "html") {
-        usage!(
-            "-o {}: the page's name must end in .html",
-            a.output.display()
-        );
-    }
+    check_page(&a.output, a.force)?;
+    check_output(&a.output.with_extension("md"), a.force)?;
     let mut runs = Vec::new();
     for p in &a.paths {
         match inputs::runs_at(p) {

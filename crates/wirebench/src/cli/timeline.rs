@@ -3,7 +3,7 @@
 //! (the RAMCloud timeline report's layout), with each event's CDF in an
 //! HTML page on request. Reads wirebench traces and TimeTrace text.
 
-use super::error::usage;
+use super::error::{check_page, usage};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,6 +26,9 @@ pub struct TimelineArgs {
     /// Also write an HTML page with the table and each event's CDF.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Replace the file -o names if it exists (never done without it).
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
@@ -38,10 +41,8 @@ pub fn timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
     if a.shape == 0 {
         usage!("--shape 0: shapes are numbered from 1 (the most common)");
     }
-    if let Some(o) = &a.output
-        && o.extension().is_none_or(|e| e != "html")
-    {
-        usage!("-o {}: the page's name must end in .html", o.display());
+    if let Some(o) = &a.output {
+        check_page(o, a.force)?;
     }
     let ops = match timeline::ops_of_files(&a.files) {
         Ok(o) => o,

@@ -80,10 +80,11 @@ fn frame_headers_alone_pin_no_memory_and_a_real_run_goes_on() {
         let srv = Server::start(&["--arch", arch]);
         let pid = srv.proc.pid;
         let before = status_kib(pid, "VmRSS:");
-        // 32 connections announce a 16 MiB request and send nothing more
-        // (before: 16 MiB zero-filled at once for each, 512 MiB in all).
+        // 32 connections of small frames each announce a 16 MiB request
+        // and send nothing more (before: 16 MiB zero-filled at once for
+        // each, 512 MiB in all).
         let hostile: Vec<TcpStream> = (0..32)
-            .map(|_| shake_hands(srv.addr(), 16 << 20, 16 << 20, &request_header(16 << 20, 0)))
+            .map(|_| shake_hands(srv.addr(), 64, 64, &request_header(16 << 20, 0)))
             .collect();
         let dir = TempDir::new("hostile");
         let (st, r, err) = run_json(
@@ -120,9 +121,12 @@ fn responses_held_back_by_a_delay_are_bounded_in_bytes() {
         // Zero-length requests for 16 MiB responses (before: each response
         // built whole and queued, 1,024 per connection: up to 16 GiB).
         let requests: Vec<u8> = (0..64).flat_map(|seq| request_header(0, seq)).collect();
-        let hostile: Vec<TcpStream> = (0..2)
-            .map(|_| shake_hands(srv.addr(), 0, 16 << 20, &requests))
+        let mut hostile: Vec<TcpStream> = (0..2)
+            .map(|_| shake_hands(srv.addr(), 0, 16 << 20, &[]))
             .collect();
+        for s in &mut hostile {
+            s.write_all(&requests).unwrap();
+        }
         // The server reads the requests at once; its peak over two seconds.
         let until = Instant::now() + Duration::from_secs(2);
         let mut grew = 0;

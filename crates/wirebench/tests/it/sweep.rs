@@ -227,6 +227,49 @@ depth = [1, 2]
     keys.sort();
     keys.dedup();
     assert_eq!(keys.len(), 4, "a run was done twice: {keys:?}");
+
+    // The spec edited: --resume refuses and names what changed; with
+    // --force, the changed points run again.
+    let edited = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("warmup = \"0s\"", "warmup = \"0s\"\nsize = 128");
+    std::fs::write(&spec, edited).unwrap();
+    let resume = |force: bool| {
+        let mut args = vec![
+            "sweep",
+            &spec,
+            "--results",
+            results.to_str().unwrap(),
+            "--resume",
+        ];
+        if force {
+            args.push("--force");
+        }
+        let mut p = Proc::spawn(&args);
+        let st = p.wait(Duration::from_secs(120));
+        (st, p.stderr_all())
+    };
+    let (st, err) = resume(false);
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(
+        err.contains("spec changed") && err.contains("size: (unset) -> 128B"),
+        "{err}"
+    );
+    assert_eq!(
+        sweep_json(&exp)["runs"],
+        serde_json::Value::Array(runs.clone())
+    );
+    let (st, err) = resume(true);
+    assert!(st.success(), "{err}");
+    let rerun = sweep_json(&exp)["runs"].as_array().unwrap().clone();
+    assert_eq!(rerun.len(), 4);
+    for r in &rerun {
+        assert_eq!(r["status"], "complete");
+        assert!(
+            runs.iter().all(|old| old["run_ids"] != r["run_ids"]),
+            "not run again: {r}"
+        );
+    }
 }
 
 #[test]
