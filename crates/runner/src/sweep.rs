@@ -56,6 +56,17 @@ pub enum Existing {
     ResumeForce,
 }
 
+impl Existing {
+    /// From `--resume` and `--force`.
+    pub fn of(resume: bool, force: bool) -> Existing {
+        match (resume, force) {
+            (false, _) => Existing::Refuse,
+            (true, false) => Existing::Resume,
+            (true, true) => Existing::ResumeForce,
+        }
+    }
+}
+
 /// Runs the planned runs of `exp` under `results/<name>/`.
 pub fn sweep(
     exp: &Experiment,

@@ -14,7 +14,6 @@ mod tests {
     use super::frame::DEFAULT_MAX_FRAME;
     use super::server::{self, ConnConfig, ServerConfig};
     use std::sync::Arc;
-    use std::time::Duration;
     use wirebench_core::spec::{Arch, Endpoint, MsgrMode as Mode};
     use wirebench_load::engine::{self, EndState, LoadConfig, NoObserver};
 

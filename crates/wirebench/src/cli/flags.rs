@@ -133,7 +133,8 @@ pub struct RunFlags {
     /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv. Default: results.
     #[arg(long)]
     pub results: Option<PathBuf>,
-    /// Replace the files --hlog and --trace name if they exist (never done without it).
+    /// Replace the files --hlog and --trace (flame --diff: -o) name if they exist (never done
+    /// without it).
     #[arg(long)]
     pub force: bool,
     /// text: progress lines on stderr and a summary on stdout; json: the whole result on

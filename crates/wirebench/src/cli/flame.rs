@@ -34,9 +34,6 @@ pub struct FlameArgs {
     /// With --diff: where to write the SVG.
     #[arg(short, long, default_value = "flame-diff.svg")]
     output: PathBuf,
-    /// Replace the file -o names if it exists (never done without it).
-    #[arg(long)]
-    force: bool,
 }
 
 fn folded_of(p: &Path) -> anyhow::Result<String> {
@@ -50,7 +47,7 @@ fn folded_of(p: &Path) -> anyhow::Result<String> {
 
 pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = &a.diff {
-        super::error::check_output(&a.output, a.force)?;
+        super::error::check_output(&a.output, a.run.force)?;
         let (before, after) = (folded_of(&d[0])?, folded_of(&d[1])?);
         let title = format!("{} vs {}", d[1].display(), d[0].display());
         let svg = flame::differential(&before, &after, &title)?;

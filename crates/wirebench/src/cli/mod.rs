@@ -77,3 +77,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::ShmWorker(a) => shm::shm_worker(a),
     }
 }
+
+#[cfg(test)]
+#[test]
+fn every_command_is_well_formed() {
+    // Names used twice (a command's flag and a flattened one) and the like.
+    <Cli as clap::CommandFactory>::command().debug_assert();
+}

@@ -102,11 +102,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         &a.file,
         &runs,
         &a.results,
-        match (a.resume, a.force) {
-            (false, _) => sweep::Existing::Refuse,
-            (true, false) => sweep::Existing::Resume,
-            (true, true) => sweep::Existing::ResumeForce,
-        },
+        sweep::Existing::of(a.resume, a.force),
         &cancel,
         &mut Progress(began),
     )
