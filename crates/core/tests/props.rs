@@ -191,13 +191,11 @@ proptest! {
         let mut matrix = toml::Table::new();
         matrix.insert(axis.to_string(), toml::Value::Array(values));
         doc.insert("matrix".into(), toml::Value::Table(matrix));
-        if let Ok(exp) = Experiment::from_table("p.toml", &doc, Path::new(".")) {
-            if let Ok(runs) = plan::plan(&exp, &topo(), true) {
-                for r in &runs {
-                    for req in &r.requests {
-                        holds_the_limits(req)?;
-                    }
-                }
+        if let Ok(exp) = Experiment::from_table("p.toml", &doc, Path::new("."))
+            && let Ok(runs) = plan::plan(&exp, &topo(), true)
+        {
+            for req in runs.iter().flat_map(|r| &r.requests) {
+                holds_the_limits(req)?;
             }
         }
     }

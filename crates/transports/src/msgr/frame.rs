@@ -301,14 +301,14 @@ mod tests {
 
     #[test]
     fn patterns_differ_by_sequence() {
-        let mut a = vec![0u8; 100];
+        let mut a = [0u8; 100];
         fill_pattern(5, &mut a);
         assert!(check_pattern(5, &a));
         assert!(!check_pattern(6, &a));
         a[60] ^= 1;
         assert!(!check_pattern(5, &a));
         // In pieces, the same bytes.
-        let mut b = vec![0u8; 100];
+        let mut b = [0u8; 100];
         let mut p = Pattern::new(5);
         p.fill(&mut b[..48]);
         p.fill(&mut b[48..]);
