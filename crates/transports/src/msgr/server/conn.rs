@@ -167,7 +167,7 @@ fn refused(e: frame::FrameError) -> End {
 
 /// Responses held back by injected faults may hold at most this many bytes
 /// per connection (or one response, if larger); each counts at least
-/// [`ENTRY_COST`].
+/// 64 bytes.
 pub const QUEUE_BYTES: usize = 1 << 20;
 const ENTRY_COST: usize = 64;
 
