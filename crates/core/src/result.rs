@@ -91,6 +91,13 @@ pub struct Interval {
     pub stalled: bool,
 }
 
+impl Interval {
+    /// Its length in seconds.
+    pub fn seconds(&self) -> f64 {
+        self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+}
+
 /// What the hiccup meter saw over the measured phase.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct HiccupSummary {

@@ -228,7 +228,7 @@ pub fn from_outcome(
         .iter()
         .map(|c| c.busy_pct)
         .fold(0.0, f64::max);
-    let measured: Vec<&wirebench_load::engine::IntervalReport> = out
+    let measured: Vec<&Interval> = out
         .intervals
         .iter()
         .filter(|iv| iv.phase == Phase::Measure)
@@ -295,37 +295,11 @@ pub fn from_outcome(
             &measured
                 .iter()
                 .filter(|iv| iv.seconds() >= 0.9)
-                .map(|iv| iv.data.ops as f64 / iv.seconds())
+                .map(|iv| iv.ops as f64 / iv.seconds())
                 .collect::<Vec<_>>(),
         ),
     };
-    let intervals: Vec<Interval> = out
-        .intervals
-        .iter()
-        .map(|iv| Interval {
-            start_ns: iv.start_ns,
-            end_ns: iv.end_ns,
-            phase: iv.phase,
-            ops: iv.data.ops,
-            bytes_out: iv.data.bytes_out,
-            bytes_in: iv.data.bytes_in,
-            errors: iv.data.errors,
-            ops_per_s: if iv.seconds() > 0.0 {
-                iv.data.ops as f64 / iv.seconds()
-            } else {
-                0.0
-            },
-            sent: iv.data.sent,
-            latency: LatencySummary::of(&iv.data.hist),
-            service_latency: LatencySummary::of(&iv.data.service),
-            latency_hist: hist::encode(&iv.data.hist),
-            client_cores: iv.client_cores.clone(),
-            server_cores: iv.server_cores.clone(),
-            hiccup_max_ns: iv.hiccup.as_ref().map(|h| stalls(h).0),
-            hiccup_lost_ns: iv.hiccup.as_ref().map(|h| stalls(h).1),
-            stalled: false,
-        })
-        .collect();
+    let intervals: Vec<Interval> = out.intervals.clone();
     let mut summary = summary;
     let mut intervals = intervals;
     summary.hiccup = hiccup(spec, out.hiccup.as_ref(), &mut intervals);

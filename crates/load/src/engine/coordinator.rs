@@ -1,7 +1,8 @@
 //! The coordinator: starts a worker per client, hands them one start
 //! instant, samples CPU at each interval boundary, assembles the
 //! per-second series from the workers' snapshots, asks the observer whether
-//! to abort, and merges the measured histograms exactly at the end.
+//! to abort, and merges the measured histograms exactly, interval by
+//! interval, as each is reported.
 //! Interval boundaries are aligned on the start of the measured phase (see
 //! [`Schedule`]).
 
@@ -14,7 +15,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch};
 use wirebench_core::hist::LatencyHist;
-use wirebench_core::result::Phase;
+use wirebench_core::result::{Interval, Phase};
 
 /// Interval boundaries, aligned on the start of the measured phase.
 #[derive(Debug, Clone, Copy)]
@@ -229,12 +230,25 @@ pub(crate) fn coordinate(
         let _ = s.send(sched);
     }
     sleep_until(sched.load_start);
-    let mut samples: Vec<Sample> = vec![cfg.sampler.sample()];
+    // What is kept stays bounded however long the run: a boundary's CPU
+    // sample and probe are dropped once the interval after it is reported
+    // (the sample that starts the measured phase, and the latest, are kept),
+    // and a reported interval is kept as a point of the result, its
+    // histograms merged into the measured totals.
+    // samples[k]: CPU at boundary k (0: the start of the load).
+    let mut samples: BTreeMap<usize, Sample> = BTreeMap::from([(0, cfg.sampler.sample())]);
+    let mut boundaries = 1; // boundaries sampled
     // probes[k]: the probe's wake-ups up to boundary k (0: before the load).
-    let mut probes: Vec<Option<LatencyHist>> = vec![probe.as_ref().map(|p| p.take())];
+    let mut probes: BTreeMap<usize, LatencyHist> = BTreeMap::new();
+    if let Some(p) = &probe {
+        let _ = p.take();
+    }
     let mut pending: BTreeMap<usize, (IntervalData, usize, Instant)> = BTreeMap::new();
     let mut reported = vec![0usize; cfg.clients]; // intervals received per worker
-    let mut intervals: Vec<IntervalReport> = Vec::new();
+    let mut intervals: Vec<Interval> = Vec::new();
+    let mut measured = IntervalData::new();
+    let mut measured_end = sched.measure_start;
+    let mut hiccup: Option<LatencyHist> = None;
     let mut final_sample: Option<Sample> = None;
 
     let mut final_probe: Option<LatencyHist> = None;
@@ -255,12 +269,14 @@ pub(crate) fn coordinate(
             if !everyone || *n < expected {
                 break;
             }
-            let after = samples.get(i + 1).or(final_sample.as_ref());
+            let after = samples.get(&(i + 1)).or(final_sample.as_ref());
             let Some(after) = after else { break };
             let (data, _, iv_end) = pending.remove(&i).expect("present");
-            let before = &samples[i.min(samples.len() - 1)];
-            let hiccup = match probes.get(i + 1) {
-                Some(h) => h.clone(),
+            // The boundary's sample, or the latest one taken before it.
+            let (_, before) = samples.range(..=i).next_back().expect("boundary 0 is kept");
+            let probed = match probes.remove(&(i + 1)) {
+                Some(h) => Some(h),
+                None if i + 1 < boundaries => None,
                 None => final_probe.take(),
             };
             let iv = IntervalReport {
@@ -271,17 +287,30 @@ pub(crate) fn coordinate(
                 data,
                 client_cores: Sampler::busy(&cfg.client_cpus, before, after),
                 server_cores: Sampler::busy(&cfg.sampler.server_cpus, before, after),
-                hiccup,
+                hiccup: probed,
             };
             observer.interval(&iv);
-            intervals.push(iv);
+            if iv.phase == Phase::Measure {
+                measured.merge(&iv.data);
+                if let Some(h) = &iv.hiccup {
+                    hiccup
+                        .get_or_insert_with(wirebench_core::hist::new_hist)
+                        .add(h)
+                        .expect("histograms share bounds");
+                }
+                measured_end = measured_end.max(sched.load_start + Duration::from_nanos(iv.end_ns));
+            }
+            intervals.push(iv.point());
+            if i != sched.warmup_intervals && samples.contains_key(&(i + 1)) {
+                samples.remove(&i);
+            }
         }
         if all_done {
             break;
         }
         // Sample CPU at each boundary the run reaches (in duration mode the
         // last boundary is the end of the run).
-        let k = samples.len();
+        let k = boundaries;
         let more = match sched.end {
             Some(e) => sched.boundary(k - 1) < e,
             None => true,
@@ -289,8 +318,11 @@ pub(crate) fn coordinate(
         let next = sched.boundary(k);
         let now = Instant::now();
         if more && next <= now {
-            samples.push(cfg.sampler.sample());
-            probes.push(probe.as_ref().map(|p| p.take()));
+            samples.insert(k, cfg.sampler.sample());
+            if let Some(p) = &probe {
+                probes.insert(k, p.take());
+            }
+            boundaries += 1;
             continue;
         }
         let wait = if more {
@@ -341,32 +373,18 @@ pub(crate) fn coordinate(
     }
 
     drop(probe);
-    // Totals of the measured phase.
-    let mut measured = IntervalData::new();
-    let mut measured_end = sched.measure_start;
-    let mut hiccup: Option<LatencyHist> = None;
-    for iv in intervals.iter().filter(|iv| iv.phase == Phase::Measure) {
-        measured.merge(&iv.data);
-        if let Some(h) = &iv.hiccup {
-            hiccup
-                .get_or_insert_with(wirebench_core::hist::new_hist)
-                .add(h)
-                .expect("histograms share bounds");
-        }
-        measured_end = measured_end.max(sched.load_start + Duration::from_nanos(iv.end_ns));
-    }
     let last = final_sample.expect("taken when all workers were done");
     let w = sched.warmup_intervals;
     let measure_end_sample = samples
         .get(
-            intervals
+            &(intervals
                 .iter()
                 .filter(|iv| iv.phase == Phase::Measure)
                 .count()
-                + w,
+                + w),
         )
         .unwrap_or(&last);
-    let measure_start_sample = samples.get(w).filter(|_| intervals.len() > w);
+    let measure_start_sample = samples.get(&w).filter(|_| intervals.len() > w);
     let (client_cpu_s, server_cpu_s, client_cores) = match measure_start_sample {
         Some(a) => {
             let (c, s) = Sampler::cpu_seconds(a, measure_end_sample);

@@ -115,7 +115,7 @@ mod tests {
             .intervals
             .iter()
             .filter(|i| i.phase == Phase::Measure)
-            .map(|i| i.data.ops)
+            .map(|i| i.ops)
             .sum();
         assert_eq!(out.measured.ops, measured_sum);
         assert!(out.measured.ops > 0);

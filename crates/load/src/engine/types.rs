@@ -4,8 +4,8 @@
 use crate::recorder::IntervalData;
 use crate::sampler::Sampler;
 use std::time::Duration;
-use wirebench_core::hist::LatencyHist;
-use wirebench_core::result::{CoreBusy, Phase};
+use wirebench_core::hist::{self, LatencyHist, LatencySummary};
+use wirebench_core::result::{CoreBusy, Interval, Phase};
 
 /// What the engine runs.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -109,6 +109,35 @@ impl IntervalReport {
     pub fn seconds(&self) -> f64 {
         (self.end_ns.saturating_sub(self.start_ns)) as f64 / 1e9
     }
+
+    /// What a run keeps of the interval once it is reported: its counters,
+    /// latency summaries and encoded histogram (a few KiB, where the
+    /// histograms it came from take about a megabyte). Not yet judged:
+    /// `stalled` is false.
+    pub fn point(&self) -> Interval {
+        let d = &self.data;
+        let secs = self.seconds();
+        let stalls = self.hiccup.as_ref().map(crate::hiccup::stalls);
+        Interval {
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            phase: self.phase,
+            ops: d.ops,
+            bytes_out: d.bytes_out,
+            bytes_in: d.bytes_in,
+            errors: d.errors,
+            ops_per_s: if secs > 0.0 { d.ops as f64 / secs } else { 0.0 },
+            sent: d.sent,
+            latency: LatencySummary::of(&d.hist),
+            service_latency: LatencySummary::of(&d.service),
+            latency_hist: hist::encode(&d.hist),
+            client_cores: self.client_cores.clone(),
+            server_cores: self.server_cores.clone(),
+            hiccup_max_ns: stalls.map(|s| s.0),
+            hiccup_lost_ns: stalls.map(|s| s.1),
+            stalled: false,
+        }
+    }
 }
 
 /// Watches a run from the coordinating thread.
@@ -132,7 +161,10 @@ impl Observer for NoObserver {}
 pub struct LoadOutcome {
     pub end: EndState,
     pub connect_time_ns: u64,
-    pub intervals: Vec<IntervalReport>,
+    /// The series, each interval kept as a point of the result: the engine
+    /// holds no interval's histograms once it is reported, so its memory
+    /// grows by a few KiB a second, not a megabyte.
+    pub intervals: Vec<Interval>,
     /// Merge of the measured-phase intervals.
     pub measured: IntervalData,
     pub measured_ns: u64,
