@@ -129,6 +129,9 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 ring_bytes: s.ring_bytes,
             })
         }
+        k @ (TransportKind::Redis | TransportKind::Memcached) => {
+            return Err(format!("schema 2 had no {k} runs"));
+        }
         TransportKind::S3 => {
             let s =
                 v.s3.as_ref()

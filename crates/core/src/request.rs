@@ -24,7 +24,7 @@ use crate::slo::Slo;
 use crate::spec::{
     Arch, Arrival, Channel, ClientsAs, Endpoint, Mix, MsgrMode, MsgrSpec, RunSpec, S3Spec,
     S3Workload, ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec, TransportKind, TransportSpec,
-    UrlStyle, Wait,
+    UrlStyle, Wait, KeyDist, KvMode, KvProtocol, KvSpec, Ratio,
 };
 use crate::topo::{CpuList, Topology};
 use crate::units::{Bytes, Dur, Rate};
@@ -243,6 +243,23 @@ pub struct RunRequest {
     pub create_bucket: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<PathBuf>,
+    // Key-value stores (redis, memcached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<KvProtocol>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<u64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub key_dist: Option<KeyDist>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub ratio: Option<Ratio>,
 }
 
 /// Why a request cannot run. Each names the flag (or spec key: the same
@@ -345,10 +362,13 @@ pub const DEFAULT_HICCUP_THRESHOLD: Duration = Duration::from_millis(10);
 pub const DEFAULT_OP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The bucket of the embedded fake S3 server.
 pub const DEFAULT_BUCKET: &str = "wirebench";
+/// The most keys a key-value run works on (a prepare phase writes them all
+/// for reads).
+pub const MAX_KV_KEYS: u64 = 100_000_000;
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 50] = [
+    pub const KEYS: [&'static str; 54] = [
         "transport",
         "arch",
         "target",
@@ -398,12 +418,18 @@ impl RunRequest {
         "keep",
         "create_bucket",
         "ca_file",
+        "protocol",
+        "keys",
+        "key_dist",
+        "ratio",
         "sessions",
     ];
 
     /// The transport asked for (msgr by default).
     pub fn transport_kind(&self) -> TransportKind {
-        self.transport.unwrap_or(TransportKind::Msgr)
+        self.transport
+            .or_else(|| self.target.as_ref().and_then(Endpoint::scheme_transport))
+            .unwrap_or(TransportKind::Msgr)
     }
 
     /// How the run prints (text by default).
@@ -532,6 +558,7 @@ impl RunRequest {
             TransportKind::Msgr => self.msgr()?,
             TransportKind::Shm => self.shm()?,
             TransportKind::S3 => self.s3()?,
+            TransportKind::Redis | TransportKind::Memcached => self.kv(kind)?,
         };
         let stream = matches!(
             &transport,
@@ -712,7 +739,10 @@ impl RunRequest {
                         limits::shm_default_socket_path(0)
                             .with_file_name("wirebench-shm-<server-pid>.sock"),
                     ),
-                    TransportKind::Msgr | TransportKind::S3 => Endpoint::Tcp("127.0.0.1:0".into()),
+                    TransportKind::Msgr
+                    | TransportKind::S3
+                    | TransportKind::Redis
+                    | TransportKind::Memcached => Endpoint::Tcp("127.0.0.1:0".into()),
                 }),
             },
         };
@@ -795,6 +825,133 @@ impl RunRequest {
         Ok(())
     }
 
+    /// Refuses the flags of the key-value transports (redis, memcached).
+    fn refuse_kv_flags(&self) -> Result<(), SpecError> {
+        let kv_flags = [
+            ("--protocol", self.protocol.is_some()),
+            ("--keys", self.keys.is_some()),
+            ("--key-dist", self.key_dist.is_some()),
+            ("--ratio", self.ratio.is_some()),
+        ];
+        match kv_flags.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(SpecError::OtherTransport {
+                flag: f,
+                transport: TransportKind::Redis,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The settings of a key-value transport (redis, memcached).
+    fn kv(&self, kind: TransportKind) -> Result<TransportSpec, SpecError> {
+        let redis = kind == TransportKind::Redis;
+        let not_kv = [
+            ("--arch", self.arch.is_some()),
+            ("--listen", self.listen.is_some()),
+            ("--server-cpus", self.server_cpus.is_some()),
+            ("--max-frame", self.max_frame.is_some()),
+            ("--response-size", self.response_size.is_some()),
+            ("--wait", self.wait.is_some()),
+            ("--clients-as", self.clients_as.is_some()),
+            ("--channel", self.channel.is_some()),
+            ("--ring-size", self.ring_size.is_some()),
+            ("--workload", self.workload.is_some()),
+            ("--mix", self.mix.is_some()),
+            ("--objects", self.objects.is_some()),
+            ("--url-style", self.url_style.is_some()),
+            ("--region", self.region.is_some()),
+            ("--multipart-threshold", self.multipart_threshold.is_some()),
+            ("--part-size", self.part_size.is_some()),
+            ("--put-parts", self.put_parts.is_some()),
+            ("--get-parts", self.get_parts.is_some()),
+            ("--keep", self.keep == Some(true)),
+            ("--create-bucket", self.create_bucket == Some(true)),
+            ("--ca-file", self.ca_file.is_some()),
+        ];
+        if let Some((f, _)) = not_kv.iter().find(|(_, set)| *set) {
+            return Err(flag(f, format!("does not apply to --transport {kind}")));
+        }
+        let example = if redis {
+            "redis://127.0.0.1:6379"
+        } else {
+            "memcached://127.0.0.1:11211"
+        };
+        match &self.target {
+            Some(Endpoint::Redis { .. }) if redis => {}
+            Some(Endpoint::Memcached { .. }) if !redis => {}
+            None => {
+                return Err(flag(
+                    "--target",
+                    format!("--transport {kind} has no embedded server: give the server's address, e.g. --target {example}"),
+                ));
+            }
+            Some(t) => {
+                return Err(value(
+                    "--target",
+                    t,
+                    format!("a {kind} target is written {example}"),
+                ));
+            }
+        }
+        let mode = self.mode_of(&KvMode::ALL, kind)?;
+        let protocol = match (redis, self.protocol) {
+            (true, None) => KvProtocol::Resp2,
+            (false, None) => KvProtocol::Text,
+            (true, Some(p @ (KvProtocol::Resp2 | KvProtocol::Resp3)))
+            | (false, Some(p @ (KvProtocol::Text | KvProtocol::Meta))) => p,
+            (_, Some(p)) => {
+                return Err(value(
+                    "--protocol",
+                    p,
+                    if redis {
+                        "redis speaks resp2 or resp3"
+                    } else {
+                        "memcached speaks text or meta"
+                    },
+                ));
+            }
+        };
+        if self.ratio.is_some() && mode != KvMode::Mixed {
+            return Err(flag("--ratio", "applies to --mode mixed"));
+        }
+        let keys = self.keys.unwrap_or(10_000);
+        if !(1..=MAX_KV_KEYS).contains(&keys) {
+            return Err(range("--keys", keys, 1, MAX_KV_KEYS));
+        }
+        let sizes = self.size.clone().unwrap_or(SizeSpec::Fixed(64));
+        let max = if redis { 512 << 20 } else { 1 << 20 };
+        let smallest = match &sizes {
+            SizeSpec::Fixed(n) => *n,
+            SizeSpec::List(v) => v.iter().copied().min().unwrap_or(0),
+            SizeSpec::Range { min, .. } => *min,
+        };
+        if smallest == 0 || sizes.max() > max {
+            return Err(value(
+                "--size",
+                &sizes,
+                if redis {
+                    "values of 1 byte to 512MiB (Redis's limit)"
+                } else {
+                    "values of 1 byte to 1MiB (memcached's default item size)"
+                },
+            ));
+        }
+        let spec = KvSpec {
+            mode,
+            protocol,
+            ratio: self.ratio.unwrap_or(Ratio(1, 10)),
+            keys,
+            key_dist: self.key_dist.unwrap_or(KeyDist::Uniform),
+            sizes,
+            prefix: "wirebench:".into(),
+        };
+        Ok(if redis {
+            TransportSpec::Redis(spec)
+        } else {
+            TransportSpec::Memcached(spec)
+        })
+    }
+
     fn refuse_shm_flags(&self) -> Result<(), SpecError> {
         let shm_flags = [
             ("--wait", self.wait.is_some()),
@@ -814,6 +971,7 @@ impl RunRequest {
     /// The msgr transport's settings.
     fn msgr(&self) -> Result<TransportSpec, SpecError> {
         self.refuse_shm_flags()?;
+        self.refuse_kv_flags()?;
         self.refuse_s3_flags()?;
         let mode = self.mode_of(&MsgrMode::ALL, TransportKind::Msgr)?;
         let size = self.fixed_size(64)?;
@@ -883,6 +1041,7 @@ impl RunRequest {
     /// The shm transport's settings.
     fn shm(&self) -> Result<TransportSpec, SpecError> {
         self.refuse_s3_flags()?;
+        self.refuse_kv_flags()?;
         let msgr_flags = [
             ("--arch", self.arch.is_some()),
             ("--poll", self.poll == Some(true)),
@@ -963,6 +1122,7 @@ impl RunRequest {
     /// signed as far as the request knows (embedded server: always; an
     /// external one: the runner sets it once it has the credentials).
     fn s3(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_kv_flags()?;
         if let Some(m) = &self.mode {
             return Err(value(
                 "--mode",

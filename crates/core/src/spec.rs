@@ -14,6 +14,20 @@ pub enum TransportKind {
     Shm,
     /// S3 over HTTP/1.1, against any endpoint or the embedded fake server.
     S3,
+    /// A Redis server (RESP2 or RESP3), at `--target redis://HOST:PORT`.
+    Redis,
+    /// A memcached server (text or meta protocol), at `--target memcached://HOST:PORT`.
+    Memcached,
+}
+
+impl TransportKind {
+    /// Whether the transport has an embedded server (else `--target` is needed).
+    pub fn has_embedded_server(self) -> bool {
+        matches!(
+            self,
+            TransportKind::Msgr | TransportKind::Shm | TransportKind::S3
+        )
+    }
 }
 
 /// The design of a reference messenger server.
@@ -183,7 +197,10 @@ text_enum!(ShmMode, "sync" => ShmMode::Sync, "async" => ShmMode::Async, "nores" 
 text_enum!(S3Op, "get" => S3Op::Get, "put" => S3Op::Put, "head" => S3Op::Head, "delete" => S3Op::Delete, "list" => S3Op::List);
 text_enum!(S3Workload, "get" => S3Workload::Get, "put" => S3Workload::Put, "head" => S3Workload::Head,
     "delete" => S3Workload::Delete, "list" => S3Workload::List, "mixed" => S3Workload::Mixed);
-text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm, "s3" => TransportKind::S3);
+text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm, "s3" => TransportKind::S3,
+    "redis" => TransportKind::Redis, "memcached" => TransportKind::Memcached);
+text_enum!(KvMode, "get" => KvMode::Get, "set" => KvMode::Set, "incr" => KvMode::Incr, "mixed" => KvMode::Mixed);
+text_enum!(KvProtocol, "resp2" => KvProtocol::Resp2, "resp3" => KvProtocol::Resp3, "text" => KvProtocol::Text, "meta" => KvProtocol::Meta);
 text_enum!(UrlStyle, "path" => UrlStyle::Path, "virtual" => UrlStyle::Virtual);
 text_enum!(Wait, "spin" => Wait::Spin, "futex" => Wait::Futex, "adaptive" => Wait::Adaptive);
 text_enum!(Channel, "shm" => Channel::Shm, "unix" => Channel::Unix, "tcp" => Channel::Tcp, "pipe" => Channel::Pipe);
@@ -212,6 +229,53 @@ pub enum Endpoint {
         addr: String,
         bucket: String,
     },
+    /// `redis://[USER@]HOST[:PORT][/DB]` (the password, if any, comes from
+    /// $REDISCLI_AUTH, never from the URL).
+    Redis {
+        /// `host:port`, as written (port 6379 when none is).
+        addr: String,
+        db: u32,
+        user: Option<String>,
+    },
+    /// `memcached://HOST[:PORT]` (port 11211 when none is).
+    Memcached { addr: String },
+}
+
+impl Endpoint {
+    /// The transport this endpoint's scheme names (None: tcp:// and unix:
+    /// carry msgr or shm).
+    pub fn scheme_transport(&self) -> Option<TransportKind> {
+        match self {
+            Endpoint::S3 { .. } => Some(TransportKind::S3),
+            Endpoint::Redis { .. } => Some(TransportKind::Redis),
+            Endpoint::Memcached { .. } => Some(TransportKind::Memcached),
+            Endpoint::Tcp(_) | Endpoint::Unix(_) => None,
+        }
+    }
+}
+
+/// `HOST[:PORT]` with the default port added when none is given; None when
+/// the host is empty or the port is not a number.
+fn host_port(text: &str, default_port: u16) -> Option<String> {
+    if text.is_empty() || text.contains('/') || text.contains('@') {
+        return None;
+    }
+    // An IPv6 address is bracketed: [::1]:6379 or [::1].
+    let (host, port) = match text.strip_prefix('[') {
+        Some(rest) => {
+            let (h, after) = rest.split_once(']')?;
+            (format!("[{h}]"), after.strip_prefix(':'))
+        }
+        None => match text.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (text.to_string(), None),
+        },
+    };
+    let port = match port {
+        Some(p) => p.parse::<u16>().ok()?,
+        None => default_port,
+    };
+    (!host.is_empty() && host != "[]" && port != 0).then(|| format!("{host}:{port}"))
 }
 
 impl FromStr for Endpoint {
@@ -258,9 +322,37 @@ impl FromStr for Endpoint {
                 addr: addr.to_string(),
                 bucket: bucket.to_string(),
             })
+        } else if let Some(rest) = s.strip_prefix("redis://") {
+            let bad = |why: &str| {
+                format!(
+                    "'{s}': {why}; a Redis endpoint is redis://[USER@]HOST[:PORT][/DB], e.g. redis://127.0.0.1:6379/0"
+                )
+            };
+            let (user, rest) = match rest.split_once('@') {
+                Some((u, _)) if u.contains(':') => {
+                    return Err(bad(
+                        "a password is never written in the URL (it would be stored with the results): set $REDISCLI_AUTH",
+                    ));
+                }
+                Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
+                Some(_) => return Err(bad("an empty user name")),
+                None => (None, rest),
+            };
+            let (addr, db) = match rest.split_once('/') {
+                Some((a, "")) => (a, 0),
+                Some((a, d)) => (a, d.parse::<u32>().map_err(|_| bad("the database is a number"))?),
+                None => (rest, 0),
+            };
+            let addr = host_port(addr, 6379).ok_or_else(|| bad("no valid HOST[:PORT]"))?;
+            Ok(Endpoint::Redis { addr, db, user })
+        } else if let Some(rest) = s.strip_prefix("memcached://") {
+            let addr = host_port(rest.trim_end_matches('/'), 11211).ok_or_else(|| {
+                format!("'{s}': a memcached endpoint is memcached://HOST[:PORT], e.g. memcached://127.0.0.1:11211")
+            })?;
+            Ok(Endpoint::Memcached { addr })
         } else {
             Err(format!(
-                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH or s3://HOST:PORT/BUCKET"
+                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET, redis://HOST:PORT or memcached://HOST:PORT"
             ))
         }
     }
@@ -274,6 +366,11 @@ impl fmt::Display for Endpoint {
             Endpoint::S3 { tls, addr, bucket } => {
                 write!(f, "{}://{addr}/{bucket}", if *tls { "s3s" } else { "s3" })
             }
+            Endpoint::Redis { addr, db, user } => {
+                let user = user.as_ref().map_or(String::new(), |u| format!("{u}@"));
+                write!(f, "redis://{user}{addr}/{db}")
+            }
+            Endpoint::Memcached { addr } => write!(f, "memcached://{addr}"),
         }
     }
 }
@@ -525,6 +622,128 @@ pub struct S3Spec {
     pub signed: bool,
 }
 
+/// What one operation of a key-value run is (`--mode` of redis and
+/// memcached).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KvMode {
+    Get,
+    Set,
+    /// Increments a counter (a key of its own per key number).
+    Incr,
+    /// SETs and GETs in the `--ratio` SET:GET.
+    Mixed,
+}
+
+impl KvMode {
+    pub const ALL: [KvMode; 4] = [KvMode::Get, KvMode::Set, KvMode::Incr, KvMode::Mixed];
+
+    /// Whether the mode reads keys (which a prepare phase then writes first).
+    pub fn reads(self) -> bool {
+        matches!(self, KvMode::Get | KvMode::Mixed)
+    }
+}
+
+/// The wire protocol of a key-value run (`--protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KvProtocol {
+    /// Redis's RESP2, the default of every Redis server.
+    Resp2,
+    /// RESP3, asked with `HELLO 3` (Redis 6 and later).
+    Resp3,
+    /// memcached's text protocol (get, set, incr).
+    Text,
+    /// memcached's meta protocol (mg, ms, ma).
+    Meta,
+}
+
+/// How a run picks the key of each operation (`--key-dist`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyDist {
+    /// Every key as likely.
+    Uniform,
+    /// Zipf with this exponent (0.99 is YCSB's): key 0 the most popular.
+    Zipf(f64),
+    /// Each connection walks the keys in order from its own start.
+    Sequential,
+}
+
+impl FromStr for KeyDist {
+    type Err = String;
+    /// `uniform`, `sequential`, `zipf` (exponent 0.99) or `zipf:S`.
+    fn from_str(s: &str) -> Result<KeyDist, String> {
+        match s {
+            "uniform" => Ok(KeyDist::Uniform),
+            "sequential" => Ok(KeyDist::Sequential),
+            "zipf" => Ok(KeyDist::Zipf(0.99)),
+            _ => {
+                let exp = s.strip_prefix("zipf:").and_then(|e| e.parse::<f64>().ok());
+                match exp {
+                    Some(e) if e > 0.0 && e <= 10.0 => Ok(KeyDist::Zipf(e)),
+                    _ => Err(format!(
+                        "'{s}': a key distribution is uniform, sequential, zipf or zipf:S with 0 < S <= 10"
+                    )),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for KeyDist {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyDist::Uniform => f.write_str("uniform"),
+            KeyDist::Sequential => f.write_str("sequential"),
+            KeyDist::Zipf(e) => write!(f, "zipf:{e}"),
+        }
+    }
+}
+
+/// SETs to GETs of a mixed key-value run (`--ratio SET:GET`, as memtier
+/// writes it): `1:10` is one SET for every ten GETs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ratio(pub u32, pub u32);
+
+impl FromStr for Ratio {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Ratio, String> {
+        let bad = || format!("'{s}': a ratio is SET:GET, two whole numbers not both 0, e.g. 1:10");
+        let (a, b) = s.split_once(':').ok_or_else(bad)?;
+        let (a, b) = (
+            a.trim().parse::<u32>().map_err(|_| bad())?,
+            b.trim().parse::<u32>().map_err(|_| bad())?,
+        );
+        if a == 0 && b == 0 || a.checked_add(b).is_none() {
+            return Err(bad());
+        }
+        Ok(Ratio(a, b))
+    }
+}
+
+impl fmt::Display for Ratio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.0, self.1)
+    }
+}
+
+/// A key-value run (redis, memcached): which operations, on which keys,
+/// with which values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KvSpec {
+    pub mode: KvMode,
+    pub protocol: KvProtocol,
+    /// mixed: SETs and GETs in this proportion (memtier's `--ratio`).
+    pub ratio: Ratio,
+    /// Keys are `<prefix><number>`, numbers below `keys`.
+    pub keys: u64,
+    pub key_dist: KeyDist,
+    /// Value sizes: one, a list or a range; a key's size follows from its number.
+    pub sizes: SizeSpec,
+    pub prefix: String,
+}
+
 /// What drives the load: one variant per transport, each with its own
 /// modes and settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -533,6 +752,8 @@ pub enum TransportSpec {
     Msgr(MsgrSpec),
     Shm(ShmSpec),
     S3(S3Spec),
+    Redis(KvSpec),
+    Memcached(KvSpec),
 }
 
 impl TransportSpec {
@@ -541,6 +762,16 @@ impl TransportSpec {
             TransportSpec::Msgr(_) => TransportKind::Msgr,
             TransportSpec::Shm(_) => TransportKind::Shm,
             TransportSpec::S3(_) => TransportKind::S3,
+            TransportSpec::Redis(_) => TransportKind::Redis,
+            TransportSpec::Memcached(_) => TransportKind::Memcached,
+        }
+    }
+
+    /// The key-value settings (redis, memcached).
+    pub fn kv(&self) -> Option<&KvSpec> {
+        match self {
+            TransportSpec::Redis(k) | TransportSpec::Memcached(k) => Some(k),
+            _ => None,
         }
     }
 
@@ -550,6 +781,7 @@ impl TransportSpec {
             TransportSpec::Msgr(m) => m.mode.to_string(),
             TransportSpec::Shm(s) => s.mode.to_string(),
             TransportSpec::S3(s) => s.workload.to_string(),
+            TransportSpec::Redis(k) | TransportSpec::Memcached(k) => k.mode.to_string(),
         }
     }
 
@@ -561,6 +793,7 @@ impl TransportSpec {
             TransportSpec::Msgr(m) => m.mode.has_response(),
             TransportSpec::Shm(s) => s.mode.has_response(),
             TransportSpec::S3(_) => false,
+            TransportSpec::Redis(_) | TransportSpec::Memcached(_) => true,
         }
     }
 
@@ -570,6 +803,7 @@ impl TransportSpec {
             TransportSpec::Msgr(m) => m.size_bytes,
             TransportSpec::Shm(s) => s.size_bytes,
             TransportSpec::S3(s) => s.sizes.max(),
+            TransportSpec::Redis(k) | TransportSpec::Memcached(k) => k.sizes.max(),
         }
     }
 
@@ -670,6 +904,9 @@ impl RunSpec {
                     s3.workload,
                     if external { "-external" } else { "" }
                 )
+            }
+            (t @ (TransportSpec::Redis(k) | TransportSpec::Memcached(k)), _) => {
+                format!("{}-{}", t.kind(), k.mode)
             }
             (TransportSpec::Shm(shm), TargetSpec::Embedded { .. }) => match shm.channel {
                 Channel::Shm => format!("shm-{}-{}", shm.mode, shm.wait),

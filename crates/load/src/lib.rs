@@ -28,5 +28,5 @@ pub mod transport;
 
 pub use transport::{
     BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Conn, ConnRx, ConnTx, Pattern,
-    Received, Stamp, Transport,
+    Received, Reply, Stamp, Transport,
 };

@@ -52,6 +52,26 @@ pub trait ConnRx: 'static {
     /// Waits for at least one complete message; returns how many arrived.
     /// A closed connection is an error (`UnexpectedEof`).
     fn recv(&mut self) -> impl Future<Output = io::Result<Received>>;
+
+    /// Transports of typed operations (a cache's GET and SET): what each
+    /// response of the last `recv` was, in order, one per response. Empty
+    /// (the default) for untyped transports, whose responses are counted
+    /// as operations that succeeded.
+    fn replies(&self) -> &[Reply] {
+        &[]
+    }
+}
+
+/// What one response of a typed request/response transport said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The operation type ("get", "set"...).
+    pub op: &'static str,
+    /// The request's bytes and the response's.
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    /// Why it failed ("-ERR wrong type", "miss"); None when it succeeded.
+    pub failure: Option<String>,
 }
 
 /// When a request was meant to leave and when it left, in nanoseconds

@@ -18,6 +18,7 @@ use wirebench_core::spec::{ClientsAs, Endpoint, RunSpec, TransportSpec};
 use wirebench_load::engine::{self, LoadConfig, LoadOutcome, Observer};
 use wirebench_load::{blocking, calls, remote};
 use wirebench_transports::msgr::client::MsgrClient;
+use wirebench_transports::kv;
 use wirebench_transports::s3;
 use wirebench_transports::shm::client::ShmClient;
 
@@ -80,6 +81,9 @@ pub fn open(
                 )));
             }
         },
+        TransportSpec::Redis(kv) | TransportSpec::Memcached(kv) => {
+            Box::new(KvDriver::open(spec, kv, endpoint, cancel, events)?)
+        }
         TransportSpec::S3(s3spec) => Box::new(S3Driver::open(
             spec,
             s3spec,
@@ -338,5 +342,95 @@ impl Driver for S3Driver {
             ));
         }
         Some(c)
+    }
+}
+
+/// A key-value run (redis, memcached): its client, and its prepare phase.
+struct KvDriver {
+    client: Arc<kv::KvClient>,
+    prepare: Option<PhaseReport>,
+}
+
+impl KvDriver {
+    /// Checks that the endpoint answers in the protocol (and takes the
+    /// password of $REDISCLI_AUTH), then writes the keys reads need.
+    fn open(
+        spec: &RunSpec,
+        kvspec: &wirebench_core::spec::KvSpec,
+        endpoint: &Endpoint,
+        cancel: &Cancel,
+        events: &mut dyn Events,
+    ) -> Result<KvDriver, RunError> {
+        let auth = match endpoint {
+            Endpoint::Redis { user, .. } => std::env::var("REDISCLI_AUTH")
+                .ok()
+                .filter(|p| !p.is_empty())
+                .map(|password| kv::Auth {
+                    user: user.clone(),
+                    password,
+                }),
+            _ => None,
+        };
+        let client = kv::KvClient::new(
+            endpoint,
+            kvspec.clone(),
+            auth,
+            spec.verify,
+            spec.clients as u64,
+            spec.conns_per_client as u64,
+        )
+        .map_err(RunError::Failed)?;
+        let client = Arc::new(client);
+        let rt = runtime()?;
+        let timeout = std::time::Duration::from_nanos(spec.op_timeout_ns)
+            .clamp(std::time::Duration::from_secs(1), std::time::Duration::from_secs(30));
+        match unless_cancelled(&rt, cancel, kv::preflight(&client, timeout)) {
+            None => {
+                return Err(RunError::Interrupted(format!(
+                    "checking {endpoint}: {}",
+                    cancel.reason().unwrap_or("cancelled")
+                )));
+            }
+            Some(r) => r.map_err(|e| RunError::Failed(format!("checking {endpoint}: {e}")))?,
+        }
+        let mut prepare = None;
+        if kv::needs_prepare(kvspec) {
+            events.note(&format!(
+                "prepare: writing {} keys {}0..{} of {} in {endpoint} ...",
+                kvspec.keys,
+                kvspec.prefix,
+                kvspec.keys - 1,
+                kvspec.sizes
+            ));
+            match unless_cancelled(&rt, cancel, kv::prepare(&client)) {
+                None => {
+                    return Err(RunError::Interrupted(format!(
+                        "interrupted during prepare ({})",
+                        cancel.reason().unwrap_or("cancelled")
+                    )));
+                }
+                Some(Ok(p)) => {
+                    events.note(&format!(
+                        "prepare: {} keys, {} in {:.2} s",
+                        p.objects,
+                        wirebench_core::units::format_size(p.bytes),
+                        p.seconds
+                    ));
+                    prepare = Some(p);
+                }
+                Some(Err(e)) => return Err(RunError::Failed(e)),
+            }
+        }
+        Ok(KvDriver { client, prepare })
+    }
+}
+
+impl Driver for KvDriver {
+    fn drive(&mut self, _: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+        engine::run_load(Arc::new(kv::KvTransport(self.client.clone())), cfg, obs)
+    }
+
+    fn take_prepare(&mut self) -> Option<PhaseReport> {
+        self.prepare.take()
     }
 }

@@ -135,7 +135,7 @@ impl Credentials {
 
 /// The region of a request: the flag, else `AWS_REGION`.
 pub fn with_env_region(mut req: RunRequest) -> RunRequest {
-    if req.transport == Some(wirebench_core::spec::TransportKind::S3) && req.region.is_none() {
+    if req.transport_kind() == wirebench_core::spec::TransportKind::S3 && req.region.is_none() {
         req.region = std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty());
     }
     req

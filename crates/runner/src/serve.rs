@@ -267,6 +267,10 @@ impl ServeRequest {
                 ))
             }
             TransportKind::S3 => self.check_s3(cpus, creds),
+            k @ (TransportKind::Redis | TransportKind::Memcached) => Err(SpecError::Invalid {
+                flag: "--transport",
+                why: format!("wirebench has no {k} server: run the real one and measure it with run --target"),
+            }),
         }
     }
 
@@ -598,7 +602,10 @@ pub fn serve(
 /// and for the fake S3 server whether anyone who reaches it is served.
 fn exposure_warning(endpoint: &Endpoint, note: &str) -> Option<String> {
     let addr = match endpoint {
-        Endpoint::Tcp(a) | Endpoint::S3 { addr: a, .. } => a,
+        Endpoint::Tcp(a)
+        | Endpoint::S3 { addr: a, .. }
+        | Endpoint::Redis { addr: a, .. }
+        | Endpoint::Memcached { addr: a } => a,
         Endpoint::Unix(_) => return None,
     };
     let ip = addr.parse::<std::net::SocketAddr>().ok()?.ip();

@@ -110,6 +110,8 @@ pub fn serve_request(spec: &RunSpec, trace_file: Option<PathBuf>) -> ServeReques
         TransportSpec::S3(_) => {
             req.bucket = vec![wirebench_core::request::DEFAULT_BUCKET.into()];
         }
+        // No embedded server: the request checks that a target is given.
+        TransportSpec::Redis(_) | TransportSpec::Memcached(_) => {}
     }
     req
 }

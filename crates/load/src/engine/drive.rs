@@ -4,6 +4,7 @@
 
 use super::coordinator::WorkerLink;
 use super::worker::{ConnCtx, after_end, async_worker_main, recorder_at};
+use crate::recorder::OpTimes;
 use crate::transport::{Conn, ConnRx, ConnTx, Pattern, Transport};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -127,8 +128,17 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 rec.received(r.ops as u64, r.bytes as u64);
                 let counted = ctx.quota.take(r.ops, measuring);
                 let mut runs = shared.runs.borrow_mut();
+                let replies = rx.replies();
+                if !replies.is_empty() && replies.len() != r.ops {
+                    return Err(std::io::Error::other(format!(
+                        "transport error: {} replies told for {} responses",
+                        replies.len(),
+                        r.ops
+                    )));
+                }
                 let mut left = r.ops;
                 let mut to_count = counted;
+                let mut next_reply = replies.iter();
                 while left > 0 {
                     let Some(front) = runs.front_mut() else {
                         return Err(std::io::Error::other(
@@ -137,11 +147,30 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                     };
                     let k = front.n.min(left);
                     let kc = k.min(to_count);
-                    rec.timing(
-                        now.saturating_duration_since(front.intended).as_nanos() as u64,
-                        now.saturating_duration_since(front.sent).as_nanos() as u64,
-                        kc as u64,
-                    );
+                    let latency_ns = now.saturating_duration_since(front.intended).as_nanos() as u64;
+                    let service_ns = now.saturating_duration_since(front.sent).as_nanos() as u64;
+                    if replies.is_empty() {
+                        rec.timing(latency_ns, service_ns, kc as u64);
+                    } else {
+                        // Typed: each counted response by its type, a
+                        // failure by its cause (and not in the histograms).
+                        for reply in next_reply.by_ref().take(kc) {
+                            match &reply.failure {
+                                None => rec.op_done(
+                                    reply.op,
+                                    OpTimes {
+                                        latency_ns,
+                                        service_ns,
+                                        ttfb_ns: None,
+                                    },
+                                    reply.bytes_out,
+                                    reply.bytes_in,
+                                ),
+                                Some(cause) => rec.op_failed(reply.op, cause),
+                            }
+                        }
+                        next_reply.by_ref().take(k - kc).for_each(drop);
+                    }
                     to_count -= kc;
                     left -= k;
                     front.n -= k;
@@ -149,7 +178,9 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                         runs.pop_front();
                     }
                 }
-                rec.completed(counted as u64);
+                if replies.is_empty() {
+                    rec.completed(counted as u64);
+                }
                 if ctx.quota.reached() {
                     return Ok(());
                 }

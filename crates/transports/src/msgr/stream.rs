@@ -25,10 +25,8 @@ impl Stream {
                 Stream::Tcp(s)
             }
             Endpoint::Unix(path) => Stream::Unix(UnixStream::connect(path).await?),
-            Endpoint::S3 { .. } => {
-                return Err(io::Error::other(format!(
-                    "{ep}: an S3 endpoint, not a messenger one"
-                )));
+            Endpoint::S3 { .. } | Endpoint::Redis { .. } | Endpoint::Memcached { .. } => {
+                return Err(io::Error::other(format!("{ep}: not a messenger endpoint")));
             }
         };
         Ok(s)

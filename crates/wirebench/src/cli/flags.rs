@@ -6,8 +6,8 @@ use clap::Args;
 use std::path::PathBuf;
 use wirebench_core::request::{Format, RunRequest, Trace};
 use wirebench_core::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, Mix, S3Workload, SizeSpec, TransportKind,
-    UrlStyle, Wait,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, KeyDist, KvProtocol, Mix, Ratio, S3Workload,
+    SizeSpec, TransportKind, UrlStyle, Wait,
 };
 use wirebench_core::topo::CpuList;
 use wirebench_core::units::{Bytes, Dur, Rate};
@@ -16,15 +16,16 @@ use wirebench_runner::{Credentials, SpecError};
 #[derive(Args, Debug, Default)]
 pub struct RunFlags {
     /// Transport: msgr (framed messenger over TCP or Unix sockets), shm (shared-memory rings;
-    /// see --wait, --clients-as, --channel) or s3 (S3 over HTTP/1.1; see --workload; the
-    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET).
+    /// see --wait, --clients-as, --channel), s3 (S3 over HTTP/1.1; see --workload; the
+    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET), redis or memcached.
+    /// Default: the --target's scheme (s3://, redis://, memcached://), else msgr.
     #[arg(long)]
     pub transport: Option<TransportKind>,
     /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
     #[arg(long)]
     arch: Option<Arch>,
-    /// Measure a server already listening at tcp://HOST:PORT, unix:PATH or (s3)
-    /// s3://HOST:PORT/BUCKET instead of the embedded one.
+    /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
+    /// redis://[USER@]HOST[:PORT][/DB] (password: $REDISCLI_AUTH) or memcached://HOST[:PORT].
     #[arg(long, conflicts_with_all = ["arch", "server_cpus", "listen", "max_frame"])]
     target: Option<Endpoint>,
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
@@ -34,7 +35,8 @@ pub struct RunFlags {
     /// drops), rr (raw fixed-size request/response, no framing); default echo. shm: sync (one
     /// request outstanding), async (a sender and a receiver thread, --depth outstanding,
     /// default 64), nores (requests only), stream (the data channel: the server writes, the
-    /// client reads every byte); default sync.
+    /// client reads every byte); default sync. redis, memcached: get, set, incr, mixed (see
+    /// --ratio); default get.
     #[arg(long)]
     mode: Option<String>,
     /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
@@ -154,6 +156,26 @@ pub struct RunFlags {
     trace_sample: Option<u64>,
     #[command(flatten)]
     s3: S3Flags,
+    #[command(flatten)]
+    kv: KvFlags,
+}
+
+/// The flags of the key-value transports (--mode get|set|incr|mixed; --depth pipelines).
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)")]
+struct KvFlags {
+    /// resp2 or resp3 (redis; default resp2), text or meta (memcached; default text).
+    #[arg(long)]
+    protocol: Option<KvProtocol>,
+    /// Keys the run works on, written by a prepare phase for reads. Default: 10000.
+    #[arg(long)]
+    keys: Option<u64>,
+    /// uniform, sequential, zipf (exponent 0.99) or zipf:S. Default: uniform.
+    #[arg(long)]
+    key_dist: Option<KeyDist>,
+    /// --mode mixed: SETs to GETs, SET:GET. Default: 1:10.
+    #[arg(long)]
+    ratio: Option<Ratio>,
 }
 
 /// The S3 transport's flags.
@@ -271,13 +293,17 @@ impl RunFlags {
             keep: on(s3.keep),
             create_bucket: on(s3.create_bucket),
             ca_file: s3.ca_file.clone(),
+            protocol: self.kv.protocol,
+            keys: self.kv.keys,
+            key_dist: self.kv.key_dist,
+            ratio: self.kv.ratio,
         })
     }
 
     /// The S3 credentials of the flags, else of the AWS_* variables (S3 runs only).
     pub fn credentials(&self) -> Result<Option<Credentials>, SpecError> {
         let (k, s) = (self.s3.access_key.clone(), self.s3.secret_key.clone());
-        if self.transport != Some(TransportKind::S3) {
+        if self.request().transport_kind() != TransportKind::S3 {
             if k.is_some() || s.is_some() {
                 return Err(SpecError::OtherTransport {
                     flag: if k.is_some() {

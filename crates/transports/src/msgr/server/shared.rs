@@ -146,9 +146,11 @@ impl StdListener {
                 l.set_nonblocking(true)?;
                 Ok((StdListener::Tcp(l), Endpoint::Tcp(local.to_string())))
             }
-            Endpoint::S3 { .. } => Err(io::Error::other(format!(
-                "{ep}: an S3 endpoint; a messenger server listens on tcp://HOST:PORT or unix:PATH"
-            ))),
+            Endpoint::S3 { .. } | Endpoint::Redis { .. } | Endpoint::Memcached { .. } => {
+                Err(io::Error::other(format!(
+                    "{ep}: a messenger server listens on tcp://HOST:PORT or unix:PATH"
+                )))
+            }
             Endpoint::Unix(path) => {
                 if path.exists() {
                     if std::os::unix::net::UnixStream::connect(path).is_ok() {
