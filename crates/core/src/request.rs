@@ -22,9 +22,9 @@ use crate::limits;
 use crate::result::Placement;
 use crate::slo::Slo;
 use crate::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, Mix, MsgrMode, MsgrSpec, RunSpec, S3Spec,
-    S3Workload, ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec, TransportKind, TransportSpec,
-    UrlStyle, Wait, KeyDist, KvMode, KvProtocol, KvSpec, Ratio,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, KeyDist, KvMode, KvProtocol, KvSpec, Mix,
+    MsgrMode, MsgrSpec, Ratio, RunSpec, S3Spec, S3Workload, ShmMode, ShmSpec, SizeSpec, StopSpec,
+    TargetSpec, TransportKind, TransportSpec, UrlStyle, Wait,
 };
 use crate::topo::{CpuList, Topology};
 use crate::units::{Bytes, Dur, Rate};
@@ -882,7 +882,9 @@ impl RunRequest {
             None => {
                 return Err(flag(
                     "--target",
-                    format!("--transport {kind} has no embedded server: give the server's address, e.g. --target {example}"),
+                    format!(
+                        "--transport {kind} has no embedded server: give the server's address, e.g. --target {example}"
+                    ),
                 ));
             }
             Some(t) => {
@@ -1558,7 +1560,7 @@ mod tests {
                 "applies to --transport s3 only",
             ),
             (
-                r#"{"target": "s3://127.0.0.1:9/bucket"}"#,
+                r#"{"transport": "msgr", "target": "s3://127.0.0.1:9/bucket"}"#,
                 "--target",
                 "add --transport s3",
             ),
@@ -1728,6 +1730,10 @@ mod tests {
             keep: Some(true),
             create_bucket: Some(true),
             ca_file: Some("ca.pem".into()),
+            protocol: Some(KvProtocol::Resp3),
+            keys: Some(1000),
+            key_dist: Some(KeyDist::Zipf(0.9)),
+            ratio: Some(Ratio(1, 4)),
         };
         let json = serde_json::to_value(&full).unwrap();
         let mut keys: Vec<&str> = json
@@ -1746,6 +1752,8 @@ mod tests {
         assert_eq!(json["duration"], "1s 500ms");
         assert_eq!(json["size"], "1KiB..1MiB");
         assert_eq!(json["mix"], "get=70,put=20,delete=10");
+        assert_eq!(json["key_dist"], "zipf:0.9");
+        assert_eq!(json["ratio"], "1:4");
         // TOML writes numbers and booleans bare.
         let t: RunRequest =
             toml::from_str("size = 4096\nrate = 500\npoll = true\ntrace = true\nduration = \"2s\"")

@@ -238,7 +238,9 @@ pub enum Endpoint {
         user: Option<String>,
     },
     /// `memcached://HOST[:PORT]` (port 11211 when none is).
-    Memcached { addr: String },
+    Memcached {
+        addr: String,
+    },
 }
 
 impl Endpoint {
@@ -340,7 +342,11 @@ impl FromStr for Endpoint {
             };
             let (addr, db) = match rest.split_once('/') {
                 Some((a, "")) => (a, 0),
-                Some((a, d)) => (a, d.parse::<u32>().map_err(|_| bad("the database is a number"))?),
+                Some((a, d)) => (
+                    a,
+                    d.parse::<u32>()
+                        .map_err(|_| bad("the database is a number"))?,
+                ),
                 None => (rest, 0),
             };
             let addr = host_port(addr, 6379).ok_or_else(|| bad("no valid HOST[:PORT]"))?;
@@ -925,6 +931,60 @@ impl RunSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_value_endpoints_and_settings() {
+        let r = |s: &str| s.parse::<Endpoint>();
+        assert_eq!(
+            r("redis://127.0.0.1"),
+            Ok(Endpoint::Redis {
+                addr: "127.0.0.1:6379".into(),
+                db: 0,
+                user: None
+            })
+        );
+        assert_eq!(
+            r("redis://bench@[::1]:7000/3"),
+            Ok(Endpoint::Redis {
+                addr: "[::1]:7000".into(),
+                db: 3,
+                user: Some("bench".into())
+            })
+        );
+        assert_eq!(
+            r("memcached://localhost"),
+            Ok(Endpoint::Memcached {
+                addr: "localhost:11211".into()
+            })
+        );
+        for bad in [
+            "redis://",
+            "redis://h:notaport",
+            "redis://h:1/x",
+            "redis://u:pw@h:1",
+            "memcached://",
+            "memcached://h:0",
+        ] {
+            assert!(r(bad).is_err(), "{bad}");
+        }
+        assert!(r("redis://u:pw@h:1").unwrap_err().contains("REDISCLI_AUTH"));
+        for e in ["redis://u@h:1/2", "memcached://h:5"] {
+            assert_eq!(r(e).unwrap().to_string(), e);
+        }
+        assert_eq!(
+            r("redis://h:1").unwrap().scheme_transport(),
+            Some(TransportKind::Redis)
+        );
+        assert_eq!("zipf".parse(), Ok(KeyDist::Zipf(0.99)));
+        assert_eq!("zipf:1.2".parse(), Ok(KeyDist::Zipf(1.2)));
+        assert!("zipf:0".parse::<KeyDist>().is_err());
+        assert!("zipf:x".parse::<KeyDist>().is_err());
+        assert_eq!("1:10".parse(), Ok(Ratio(1, 10)));
+        assert_eq!("0:1".parse(), Ok(Ratio(0, 1)));
+        for bad in ["0:0", "1", "a:b", "4294967295:1"] {
+            assert!(bad.parse::<Ratio>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn endpoints() {

@@ -17,8 +17,8 @@ use wirebench_core::result::PhaseReport;
 use wirebench_core::spec::{ClientsAs, Endpoint, RunSpec, TransportSpec};
 use wirebench_load::engine::{self, LoadConfig, LoadOutcome, Observer};
 use wirebench_load::{blocking, calls, remote};
-use wirebench_transports::msgr::client::MsgrClient;
 use wirebench_transports::kv;
+use wirebench_transports::msgr::client::MsgrClient;
 use wirebench_transports::s3;
 use wirebench_transports::shm::client::ShmClient;
 
@@ -382,8 +382,10 @@ impl KvDriver {
         .map_err(RunError::Failed)?;
         let client = Arc::new(client);
         let rt = runtime()?;
-        let timeout = std::time::Duration::from_nanos(spec.op_timeout_ns)
-            .clamp(std::time::Duration::from_secs(1), std::time::Duration::from_secs(30));
+        let timeout = std::time::Duration::from_nanos(spec.op_timeout_ns).clamp(
+            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(30),
+        );
         match unless_cancelled(&rt, cancel, kv::preflight(&client, timeout)) {
             None => {
                 return Err(RunError::Interrupted(format!(

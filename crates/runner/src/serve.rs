@@ -269,7 +269,9 @@ impl ServeRequest {
             TransportKind::S3 => self.check_s3(cpus, creds),
             k @ (TransportKind::Redis | TransportKind::Memcached) => Err(SpecError::Invalid {
                 flag: "--transport",
-                why: format!("wirebench has no {k} server: run the real one and measure it with run --target"),
+                why: format!(
+                    "wirebench has no {k} server: run the real one and measure it with run --target"
+                ),
             }),
         }
     }

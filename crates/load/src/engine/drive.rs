@@ -147,7 +147,8 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                     };
                     let k = front.n.min(left);
                     let kc = k.min(to_count);
-                    let latency_ns = now.saturating_duration_since(front.intended).as_nanos() as u64;
+                    let latency_ns =
+                        now.saturating_duration_since(front.intended).as_nanos() as u64;
                     let service_ns = now.saturating_duration_since(front.sent).as_nanos() as u64;
                     if replies.is_empty() {
                         rec.timing(latency_ns, service_ns, kc as u64);

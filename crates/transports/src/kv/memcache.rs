@@ -73,11 +73,19 @@ pub fn parse(buf: &[u8], max_value: usize) -> Result<Option<(Answer<'_>, usize)>
                     "a value of {len} bytes, more than any value this run writes ({max_value})"
                 )));
             }
-            let end = if first == b"VALUE" { b"\r\nEND\r\n".len() } else { 2 };
+            let end = if first == b"VALUE" {
+                b"\r\nEND\r\n".len()
+            } else {
+                2
+            };
             if buf.len() < n + len + end {
                 return Ok(None);
             }
-            let trailer: &[u8] = if first == b"VALUE" { b"\r\nEND\r\n" } else { b"\r\n" };
+            let trailer: &[u8] = if first == b"VALUE" {
+                b"\r\nEND\r\n"
+            } else {
+                b"\r\n"
+            };
             if &buf[n + len..n + len + end] != trailer {
                 return Err(ReplyError::Protocol(
                     "a value not followed by its end marker (a get of several keys?)".into(),

@@ -216,7 +216,7 @@ impl KvClient {
     }
 
     /// Connects and says hello: RESP3's HELLO, AUTH, SELECT.
-    async fn open(&self, conn: u64) -> io::Result<KvConn> {
+    async fn open(&self) -> io::Result<KvConn> {
         let stream = TcpStream::connect(self.addr.as_str())
             .await
             .map_err(|e| io::Error::new(e.kind(), format!("connect to {}: {e}", self.addr)))?;
@@ -265,18 +265,14 @@ impl KvClient {
             }
             for (cmd, what) in hello.iter().zip(what) {
                 w.write_all(cmd).await?;
-                match rx.next_answer().await? {
-                    Answer::Failed(cause) => {
-                        return Err(io::Error::new(
-                            io::ErrorKind::PermissionDenied,
-                            format!("{what} refused by redis://{}: {cause}", self.addr),
-                        ));
-                    }
-                    _ => {}
+                if let Answer::Failed(cause) = rx.next_answer().await? {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!("{what} refused by redis://{}: {cause}", self.addr),
+                    ));
                 }
             }
         }
-        let _ = conn;
         Ok(KvConn { r: rx, w })
     }
 }
@@ -310,7 +306,7 @@ impl Transport for KvTransport {
     async fn connect(&self, worker: usize, index: usize) -> io::Result<KvBound> {
         let c = &self.0;
         let conn = worker as u64 * c.conns_per_client + index as u64;
-        let k = c.open(conn).await?;
+        let k = c.open().await?;
         Ok(KvBound {
             conn: k,
             picker: Picker::new(&c.spec, c.seed, conn, c.conns),
@@ -496,7 +492,12 @@ impl KvRx {
             }
             (KvOp::Get | KvOp::Incr, Answer::Miss) => Some("miss".to_string()),
             (KvOp::Set, Answer::Done) | (KvOp::Incr, Answer::Int(_) | Answer::Done) => None,
-            (op, a) => Some(format!("unexpected reply to {}: {a:?}", op.name()).chars().take(100).collect()),
+            (op, a) => Some(
+                format!("unexpected reply to {}: {a:?}", op.name())
+                    .chars()
+                    .take(100)
+                    .collect(),
+            ),
         };
         Ok(Reply {
             op: p.op.name(),
@@ -578,7 +579,8 @@ const PREPARE_CONNS: u64 = 4;
 /// memcached's incr its counters.
 pub fn needs_prepare(spec: &KvSpec) -> bool {
     spec.mode.reads()
-        || (spec.mode == KvMode::Incr && matches!(spec.protocol, KvProtocol::Text | KvProtocol::Meta))
+        || (spec.mode == KvMode::Incr
+            && matches!(spec.protocol, KvProtocol::Text | KvProtocol::Meta))
 }
 
 /// Writes every key the run reads (or every counter memcached's incr
@@ -679,7 +681,10 @@ mod tests {
         // Zipf 0.99 over 1000 keys: key 0 takes about 13%, key 9 a tenth of it.
         assert!((11_000..15_000).contains(&hits[0]), "{}", hits[0]);
         assert!(hits[0] > 5 * hits[9], "{} vs {}", hits[0], hits[9]);
-        assert!((23_000..27_000).contains(&sets), "{sets} sets of 100000 at 1:3");
+        assert!(
+            (23_000..27_000).contains(&sets),
+            "{sets} sets of 100000 at 1:3"
+        );
 
         let u = spec(KeyDist::Uniform, KvMode::Get);
         let mut p = Picker::new(&u, 1, 0, 1);

@@ -162,7 +162,9 @@ pub struct RunFlags {
 
 /// The flags of the key-value transports (--mode get|set|incr|mixed; --depth pipelines).
 #[derive(Args, Debug, Default)]
-#[command(next_help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)")]
+#[command(
+    next_help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+)]
 struct KvFlags {
     /// resp2 or resp3 (redis; default resp2), text or meta (memcached; default text).
     #[arg(long)]

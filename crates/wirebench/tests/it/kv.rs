@@ -1,0 +1,421 @@
+//! The key-value transports against the real servers: redis-server and
+//! memcached (Debian's packages, started here on free loopback ports and
+//! killed by PID).
+
+use crate::helpers::*;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server started by a test, killed by PID when dropped.
+struct Daemon {
+    child: Child,
+    addr: String,
+}
+
+impl Daemon {
+    /// Starts `program` (found on PATH) with the port put into `args`
+    /// ("{port}"); None when the program is missing, unless
+    /// $WIREBENCH_REQUIRE_KV is set (as `.ci/run` does): then it fails.
+    fn start(program: &str, args: &[&str]) -> Option<Daemon> {
+        let found = std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
+        if !found {
+            assert!(
+                std::env::var_os("WIREBENCH_REQUIRE_KV").is_none(),
+                "WIREBENCH_REQUIRE_KV is set but {program} is not installed (see .ci/run)"
+            );
+            eprintln!("skipped: no {program} (apt-get install redis-server memcached)");
+            return None;
+        }
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.replace("{port}", &port.to_string()))
+            .collect();
+        let child = Command::new(program)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the server");
+        let d = Daemon {
+            child,
+            addr: format!("127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&d.addr).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "{program} did not listen on {}",
+                d.addr
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(d)
+    }
+
+    fn redis(extra: &[&str]) -> Option<Daemon> {
+        let mut args = vec![
+            "--port",
+            "{port}",
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ];
+        args.extend_from_slice(extra);
+        Daemon::start("redis-server", &args)
+    }
+
+    fn memcached() -> Option<Daemon> {
+        Daemon::start(
+            "memcached",
+            &["-p", "{port}", "-l", "127.0.0.1", "-U", "0", "-u", "root"],
+        )
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+/// The figures of one operation type in a result.
+fn op(r: &wirebench_core::result::RunResult, name: &str) -> (u64, u64) {
+    let o = r
+        .summary
+        .by_op
+        .get(name)
+        .unwrap_or_else(|| panic!("no {name} in {:?}", r.summary.by_op.keys()));
+    (o.ops, o.errors)
+}
+
+#[test]
+fn redis_set_and_get_zipf_keys_pipelined_and_verified() {
+    let _g = shared();
+    let Some(redis) = Daemon::redis(&[]) else {
+        return;
+    };
+    let dir = TempDir::new("kv-redis");
+    let target = format!("redis://{}", redis.addr);
+    for protocol in ["resp2", "resp3"] {
+        let (st, r, err) = run_json(
+            &dir,
+            &[
+                "--target",
+                &target,
+                "--protocol",
+                protocol,
+                "--mode",
+                "mixed",
+                "--ratio",
+                "1:3",
+                "--key-dist",
+                "zipf",
+                "--keys",
+                "500",
+                "--size",
+                "100,3000",
+                "--depth",
+                "16",
+                "--conns-per-client",
+                "2",
+                "--duration",
+                "1s",
+                "--warmup",
+                "200ms",
+                "--verify",
+            ],
+        );
+        assert!(st.success(), "{protocol}: {err}");
+        assert_eq!(r.spec.kind().to_string(), "redis");
+        let (gets, get_errors) = op(&r, "get");
+        let (sets, set_errors) = op(&r, "set");
+        // Every GET hit (the prepare phase wrote every key) and matched.
+        assert_eq!(
+            (get_errors, set_errors),
+            (0, 0),
+            "{protocol}: {:?}",
+            r.summary.failures
+        );
+        assert_eq!(r.summary.ops, gets + sets);
+        let share = sets as f64 / (gets + sets) as f64;
+        assert!(
+            (0.2..0.3).contains(&share),
+            "{protocol}: {share} of SETs at 1:3"
+        );
+        assert_eq!(
+            r.prepare.as_ref().map(|p| p.objects),
+            Some(500),
+            "{protocol}"
+        );
+        assert_eq!(r.spec.depth, 16);
+    }
+    // The keys are there, with the sizes the run wrote.
+    let out = Command::new("redis-cli")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &redis.addr[10..],
+            "STRLEN",
+            "wirebench:1",
+        ])
+        .output();
+    if let Ok(out) = out {
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3000");
+    }
+}
+
+#[test]
+fn redis_incr_counts_and_an_error_reply_is_a_failure_not_a_crash() {
+    let _g = shared();
+    let Some(redis) = Daemon::redis(&[]) else {
+        return;
+    };
+    let dir = TempDir::new("kv-redis-incr");
+    let target = format!("redis://{}", redis.addr);
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target", &target, "--mode", "incr", "--keys", "10", "--count", "2000", "--depth",
+            "8",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(op(&r, "incr"), (2000, 0));
+    // A key that holds a string: INCR answers -ERR, counted by its cause.
+    let mut s = std::net::TcpStream::connect(&redis.addr).unwrap();
+    use std::io::{Read, Write};
+    s.write_all(b"*3\r\n$3\r\nSET\r\n$13\r\nwirebench:n:0\r\n$1\r\nx\r\n")
+        .unwrap();
+    let mut buf = [0u8; 5];
+    s.read_exact(&mut buf).unwrap();
+    // Every operation failed: the run fails (it measured nothing), and its
+    // result says why.
+    let (st, r, err) = run_json_or_error(
+        &dir,
+        &[
+            "--target", &target, "--mode", "incr", "--keys", "1", "--count", "50",
+        ],
+    );
+    assert_eq!(st.code(), Some(1), "{err}");
+    let r = r.expect("the partial result");
+    assert_eq!(r.summary.errors, 50);
+    let cause = r
+        .summary
+        .failures
+        .keys()
+        .next()
+        .cloned()
+        .unwrap_or_default();
+    assert!(cause.starts_with("-ERR value is not an integer"), "{cause}");
+}
+
+#[test]
+fn redis_wrong_password_fails_before_any_load() {
+    let _g = shared();
+    let Some(redis) = Daemon::redis(&["--requirepass", "right-secret"]) else {
+        return;
+    };
+    let dir = TempDir::new("kv-redis-auth");
+    let target = format!("redis://{}", redis.addr);
+    let run = |password: &str| {
+        let mut p = Proc::spawn_program(
+            "env",
+            &[
+                &format!("REDISCLI_AUTH={password}"),
+                BIN,
+                "run",
+                "--results",
+                dir.str(),
+                "--target",
+                &target,
+                "--duration",
+                "300ms",
+                "--warmup",
+                "0s",
+            ],
+        );
+        let st = p.wait(Duration::from_secs(60));
+        (st, p.stderr_all())
+    };
+    let (st, err) = run("wrong-secret");
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(
+        err.contains("AUTH refused") && err.contains("WRONGPASS"),
+        "{err}"
+    );
+    assert!(!err.contains("measure"), "load ran: {err}");
+    let (st, err) = run("right-secret");
+    assert!(st.success(), "{err}");
+}
+
+#[test]
+fn memcached_text_and_meta_get_set_incr() {
+    let _g = shared();
+    let Some(mc) = Daemon::memcached() else {
+        return;
+    };
+    let dir = TempDir::new("kv-memcached");
+    let target = format!("memcached://{}", mc.addr);
+    for protocol in ["text", "meta"] {
+        let (st, r, err) = run_json(
+            &dir,
+            &[
+                "--target",
+                &target,
+                "--protocol",
+                protocol,
+                "--mode",
+                "mixed",
+                "--keys",
+                "300",
+                "--size",
+                "10..20KiB",
+                "--depth",
+                "8",
+                "--duration",
+                "1s",
+                "--warmup",
+                "200ms",
+                "--verify",
+            ],
+        );
+        assert!(st.success(), "{protocol}: {err}");
+        assert_eq!(r.spec.kind().to_string(), "memcached");
+        let ((gets, ge), (sets, se)) = (op(&r, "get"), op(&r, "set"));
+        assert_eq!((ge, se), (0, 0), "{protocol}: {:?}", r.summary.failures);
+        assert!(
+            gets > 5 * sets && sets > 0,
+            "{protocol}: {gets} gets, {sets} sets at 1:10"
+        );
+        let (st, r, err) = run_json(
+            &dir,
+            &[
+                "--target",
+                &target,
+                "--protocol",
+                protocol,
+                "--mode",
+                "incr",
+                "--keys",
+                "20",
+                "--count",
+                "1000",
+                "--depth",
+                "4",
+            ],
+        );
+        assert!(st.success(), "{protocol}: {err}");
+        assert_eq!(op(&r, "incr"), (1000, 0), "{protocol}");
+    }
+}
+
+#[test]
+fn the_wrong_server_for_the_protocol_is_told_before_any_load() {
+    let _g = shared();
+    let (Some(redis), Some(mc)) = (Daemon::redis(&[]), Daemon::memcached()) else {
+        return;
+    };
+    let dir = TempDir::new("kv-wrong");
+    for (target, want) in [
+        (
+            format!("memcached://{}", redis.addr),
+            "is it a memcached server?",
+        ),
+        (format!("redis://{}", mc.addr), "is it a redis server?"),
+    ] {
+        let mut p = Proc::spawn(&[
+            "run",
+            "--results",
+            dir.str(),
+            "--target",
+            &target,
+            "--duration",
+            "300ms",
+        ]);
+        let st = p.wait(Duration::from_secs(60));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(1), "{target}: {err}");
+        assert!(
+            err.contains(want) && err.contains("protocol error"),
+            "{target}: {err}"
+        );
+        assert!(!err.contains("measure"), "load ran: {err}");
+    }
+}
+
+#[test]
+fn bad_key_value_targets_fail_before_any_load_naming_the_flag() {
+    let _g = shared();
+    let dir = TempDir::new("kv-bad");
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (
+            vec!["--target".into(), format!("redis://127.0.0.1:{closed}")],
+            1,
+            "Connection refused",
+        ),
+        (
+            vec![
+                "--transport".into(),
+                "memcached".into(),
+                "--target".into(),
+                "redis://127.0.0.1:6379".into(),
+            ],
+            2,
+            "--target",
+        ),
+        (vec!["--transport".into(), "redis".into()], 2, "--target"),
+        (
+            vec!["--target".into(), "redis://:secret@127.0.0.1:6379".into()],
+            2,
+            "REDISCLI_AUTH",
+        ),
+        (
+            vec![
+                "--target".into(),
+                "redis://127.0.0.1:6379".into(),
+                "--protocol".into(),
+                "meta".into(),
+            ],
+            2,
+            "--protocol",
+        ),
+        (
+            vec![
+                "--target".into(),
+                "redis://127.0.0.1:6379".into(),
+                "--ratio".into(),
+                "1:2".into(),
+            ],
+            2,
+            "--ratio",
+        ),
+        (vec!["--keys".into(), "10".into()], 2, "--keys"),
+    ];
+    for (args, code, needle) in cases {
+        let mut all = vec!["run", "--results", dir.str(), "--duration", "300ms"];
+        all.extend(args.iter().map(String::as_str));
+        let mut p = Proc::spawn(&all);
+        let st = p.wait(Duration::from_secs(30));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
