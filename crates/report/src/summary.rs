@@ -27,6 +27,18 @@ pub fn headline(
             format!("{} objects of {} ({})", s3.objects, s3.sizes, mix.join(","))
         }
         TransportSpec::S3(s3) => format!("{} objects of {}", s3.objects, s3.sizes),
+        TransportSpec::Redis(kv) | TransportSpec::Memcached(kv) => format!(
+            "{} keys ({}) of {}, {}{}",
+            kv.keys,
+            kv.key_dist,
+            kv.sizes,
+            kv.protocol,
+            if kv.mode == wirebench_core::spec::KvMode::Mixed {
+                format!(", SET:GET {}", kv.ratio)
+            } else {
+                String::new()
+            }
+        ),
         _ if t.has_response() => format!(
             "{} -> {}",
             format_size(t.size_bytes()),
@@ -123,11 +135,16 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
     for (cause, n) in &s.failures {
         writeln!(out, "  failed:            {n} x {cause}")?;
     }
+    let things = if r.spec.transport.kv().is_some() {
+        "keys"
+    } else {
+        "objects"
+    };
     for (name, p) in [("prepare", &r.prepare), ("cleanup", &r.cleanup)] {
         if let Some(p) = p {
             writeln!(
                 out,
-                "  {name}:{:w$}{} objects, {} in {:.2} s{}",
+                "  {name}:{:w$}{} {things}, {} in {:.2} s{}",
                 "",
                 p.objects,
                 format_size(p.bytes),
