@@ -382,6 +382,17 @@ fn bad_key_value_targets_fail_before_any_load_naming_the_flag() {
             "--target",
         ),
         (vec!["--transport".into(), "redis".into()], 2, "--target"),
+        // The scheme picks the transport: S3's flags apply without --transport s3.
+        (
+            vec![
+                "--target".into(),
+                format!("s3://127.0.0.1:{closed}/bench"),
+                "--workload".into(),
+                "put".into(),
+            ],
+            1,
+            "checking s3://",
+        ),
         (
             vec!["--target".into(), "redis://:secret@127.0.0.1:6379".into()],
             2,
