@@ -710,3 +710,83 @@ mod tests {
         assert_eq!(v.of(&s, 2), v.of(&s, 2));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::{Answer, memcache, resp};
+    use proptest::prelude::*;
+
+    fn parse(
+        b: &[u8],
+        max: usize,
+        redis: bool,
+    ) -> Result<Option<(Answer<'_>, usize)>, super::ReplyError> {
+        if redis {
+            resp::parse(b, max)
+        } else {
+            memcache::parse(b, max)
+        }
+    }
+
+    /// Reads every reply of `buf` in turn, as a connection would.
+    fn read_all(buf: &[u8], max: usize, redis: bool) -> Result<usize, super::ReplyError> {
+        let mut at = 0;
+        let mut n = 0;
+        loop {
+            let r = if redis {
+                resp::parse(&buf[at..], max)?
+            } else {
+                memcache::parse(&buf[at..], max)?
+            };
+            let Some((a, used)) = r else { return Ok(n) };
+            assert!(used > 0 && at + used <= buf.len());
+            if let Answer::Value(v) = a {
+                assert!(v.len() <= max);
+            }
+            at += used;
+            n += 1;
+        }
+    }
+
+    /// Bytes that look like replies: fragments of both protocols, mixed.
+    fn replyish() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            Just(b"+OK\r\n".to_vec()),
+            Just(b"$5\r\nhello\r\n".to_vec()),
+            Just(b"$-1\r\n".to_vec()),
+            Just(b"*2\r\n".to_vec()),
+            Just(b"%1\r\n".to_vec()),
+            Just(b"|1\r\n".to_vec()),
+            Just(b">2\r\n".to_vec()),
+            Just(b":12\r\n".to_vec()),
+            Just(b"VALUE k 0 3\r\nabc\r\nEND\r\n".to_vec()),
+            Just(b"VA 2\r\nab\r\n".to_vec()),
+            Just(b"END\r\n".to_vec()),
+            Just(b"STORED\r\n".to_vec()),
+            Just(b"\r\n".to_vec()),
+            proptest::collection::vec(any::<u8>(), 0..12),
+        ];
+        proptest::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::test_cases(2000)))]
+
+        /// Whatever a peer sends, the readers neither panic nor claim more
+        /// bytes than they were given, nor a value above the bound; and a
+        /// reply read whole reads the same when it arrives in two pieces.
+        #[test]
+        fn replies_of_any_shape_read_or_refuse(buf in replyish(), max in 0usize..64, cut in any::<prop::sample::Index>()) {
+            for redis in [true, false] {
+                let whole = read_all(&buf, max, redis);
+                if let Ok(Some((_, used))) = parse(&buf, max, redis) {
+                    // Any prefix of a complete reply is incomplete, not an error
+                    // nor another reply.
+                    let c = cut.index(used);
+                    prop_assert_eq!(parse(&buf[..c], max, redis), Ok(None), "cut {} of {}", c, used);
+                }
+                let _ = whole;
+            }
+        }
+    }
+}
