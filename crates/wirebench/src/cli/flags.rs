@@ -25,7 +25,7 @@ pub struct RunFlags {
     #[arg(long)]
     arch: Option<Arch>,
     /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
-    /// redis://[USER@]HOST[:PORT][/DB] (password: $REDISCLI_AUTH) or memcached://HOST[:PORT].
+    /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH) or memcached://HOST:PORT.
     #[arg(long, conflicts_with_all = ["arch", "server_cpus", "listen", "max_frame"])]
     target: Option<Endpoint>,
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
