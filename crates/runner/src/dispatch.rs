@@ -404,7 +404,7 @@ impl KvDriver {
                 kvspec.keys - 1,
                 kvspec.sizes
             ));
-            match unless_cancelled(&rt, cancel, kv::prepare(&client)) {
+            match unless_cancelled(&rt, cancel, kv::prepare(&client, timeout)) {
                 None => {
                     return Err(RunError::Interrupted(format!(
                         "interrupted during prepare ({})",

@@ -584,8 +584,9 @@ pub fn needs_prepare(spec: &KvSpec) -> bool {
 }
 
 /// Writes every key the run reads (or every counter memcached's incr
-/// needs), over a few pipelined connections.
-pub async fn prepare(client: &Arc<KvClient>) -> Result<PhaseReport, String> {
+/// needs), over a few pipelined connections. A batch that makes no
+/// progress for `timeout` fails the phase (a silent server never hangs it).
+pub async fn prepare(client: &Arc<KvClient>, timeout: Duration) -> Result<PhaseReport, String> {
     let began = Instant::now();
     let spec = &client.spec;
     let counters = spec.mode == KvMode::Incr;
@@ -595,7 +596,15 @@ pub async fn prepare(client: &Arc<KvClient>) -> Result<PhaseReport, String> {
         let t = KvTransport(client.clone());
         let (from, to) = (spec.keys * c / conns, spec.keys * (c + 1) / conns);
         tasks.push(async move {
-            let conn = t.connect(0, 0).await?;
+            let silent = || {
+                io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no progress in {} s", timeout.as_secs_f64()),
+                )
+            };
+            let conn = tokio::time::timeout(timeout, t.connect(0, 0))
+                .await
+                .map_err(|_| silent())??;
             let (mut tx, mut rx) = conn.split();
             let (mut bytes, mut errors) = (0u64, 0u64);
             let mut key = from;
@@ -617,10 +626,14 @@ pub async fn prepare(client: &Arc<KvClient>) -> Result<PhaseReport, String> {
                         tx.encode(KvOp::Set, k);
                     }
                 }
-                bytes += tx.flush().await? as u64;
+                bytes += tokio::time::timeout(timeout, tx.flush())
+                    .await
+                    .map_err(|_| silent())?? as u64;
                 let mut left = end - key;
                 while left > 0 {
-                    rx.recv().await?;
+                    tokio::time::timeout(timeout, rx.recv())
+                        .await
+                        .map_err(|_| silent())??;
                     for r in rx.replies() {
                         errors += u64::from(r.failure.is_some());
                     }
