@@ -1,7 +1,7 @@
 //! memcached's text protocol (get, set, incr) and meta protocol (mg, ms,
 //! ma): requests, and an incremental reader of their replies.
 
-use super::{Answer, ReplyError};
+use super::reply::{Answer, ReplyError};
 
 /// Longest reply line read.
 const MAX_LINE: usize = 8 * 1024;

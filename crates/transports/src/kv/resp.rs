@@ -3,7 +3,7 @@
 //! for the replies a benchmark gets (status, integer, bulk, null) and skips
 //! whole any other (aggregates, RESP3 push messages and attributes).
 
-use super::{Answer, ReplyError};
+use super::reply::{Answer, ReplyError};
 
 /// Deepest nesting of aggregates read; deeper is a protocol error.
 const MAX_DEPTH: usize = 32;
