@@ -6,6 +6,7 @@
 //! Interval boundaries are aligned on the start of the measured phase (see
 //! [`Schedule`]).
 
+use super::spool::Spool;
 use super::types::{Abort, EndState, IntervalReport, LoadConfig, LoadOutcome, Observer};
 use crate::recorder::IntervalData;
 use crate::sampler::{Sample, Sampler};
@@ -234,7 +235,8 @@ pub(crate) fn coordinate(
     // sample and probe are dropped once the interval after it is reported
     // (the sample that starts the measured phase, and the latest, are kept),
     // and a reported interval is kept as a point of the result, its
-    // histograms merged into the measured totals.
+    // histograms merged into the measured totals and its encoded latency
+    // histogram parked in the spool until the run ends.
     // samples[k]: CPU at boundary k (0: the start of the load).
     let mut samples: BTreeMap<usize, Sample> = BTreeMap::from([(0, cfg.sampler.sample())]);
     let mut boundaries = 1; // boundaries sampled
@@ -246,6 +248,7 @@ pub(crate) fn coordinate(
     let mut pending: BTreeMap<usize, (IntervalData, usize, Instant)> = BTreeMap::new();
     let mut reported = vec![0usize; cfg.clients]; // intervals received per worker
     let mut intervals: Vec<Interval> = Vec::new();
+    let mut spool = Spool::new();
     let mut measured = IntervalData::new();
     let mut measured_end = sched.measure_start;
     let mut hiccup: Option<LatencyHist> = None;
@@ -300,7 +303,7 @@ pub(crate) fn coordinate(
                 }
                 measured_end = measured_end.max(sched.load_start + Duration::from_nanos(iv.end_ns));
             }
-            intervals.push(iv.point());
+            intervals.push(spool.park(iv.point()));
             if i != sched.warmup_intervals && samples.contains_key(&(i + 1)) {
                 samples.remove(&i);
             }
@@ -395,6 +398,12 @@ pub(crate) fn coordinate(
     let (client_runq_wait_s, server_runq_wait_s) = measure_start_sample.map_or((None, None), |a| {
         Sampler::runq_wait_seconds(a, measure_end_sample)
     });
+    let lost = spool.restore(&mut intervals);
+    if lost > 0 && end.is_none() {
+        end = Some(EndState::Failed(format!(
+            "{lost} per-second latency histograms could not be read back from the engine's temporary file"
+        )));
+    }
     LoadOutcome {
         end: end.unwrap_or(EndState::Complete),
         connect_time_ns,

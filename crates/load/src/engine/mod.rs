@@ -12,6 +12,7 @@
 mod coordinator;
 mod drive;
 mod pacer;
+mod spool;
 mod types;
 mod worker;
 
