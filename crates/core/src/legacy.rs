@@ -129,7 +129,7 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 ring_bytes: s.ring_bytes,
             })
         }
-        k @ (TransportKind::Redis | TransportKind::Memcached) => {
+        k @ (TransportKind::Redis | TransportKind::Memcached | TransportKind::Http) => {
             return Err(format!("schema 2 had no {k} runs"));
         }
         TransportKind::S3 => {

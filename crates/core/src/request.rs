@@ -22,9 +22,9 @@ use crate::limits;
 use crate::result::Placement;
 use crate::slo::Slo;
 use crate::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, KeyDist, KvMode, KvProtocol, KvSpec, Mix,
-    MsgrMode, MsgrSpec, Ratio, RunSpec, S3Spec, S3Workload, ShmMode, ShmSpec, SizeSpec, StopSpec,
-    TargetSpec, TransportKind, TransportSpec, UrlStyle, Wait,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpMethod, HttpSpec, HttpVersion, KeyDist,
+    KvMode, KvProtocol, KvSpec, Mix, MsgrMode, MsgrSpec, Ratio, RunSpec, S3Spec, S3Workload,
+    ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec, TransportKind, TransportSpec, UrlStyle, Wait,
 };
 use crate::topo::{CpuList, Topology};
 use crate::units::{Bytes, Dur, Rate};
@@ -260,6 +260,14 @@ pub struct RunRequest {
         with = "crate::units::text"
     )]
     pub ratio: Option<Ratio>,
+    // HTTP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpVersion>,
+    /// Extra request headers, `Name: value` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub header: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<bool>,
 }
 
 /// Why a request cannot run. Each names the flag (or spec key: the same
@@ -365,10 +373,33 @@ pub const DEFAULT_BUCKET: &str = "wirebench";
 /// The most keys a key-value run works on (a prepare phase writes them all
 /// for reads).
 pub const MAX_KV_KEYS: u64 = 100_000_000;
+/// The most HTTP/2 streams a connection keeps outstanding (`--depth`).
+pub const MAX_HTTP2_STREAMS: usize = 1024;
+
+/// Checks an extra HTTP header, `Name: value`: a token for the name, no
+/// control character in the value, and none of the headers the transport
+/// writes itself.
+fn check_header(h: &str) -> Result<(), String> {
+    let Some((name, v)) = h.split_once(':') else {
+        return Err("a header is 'Name: value'".into());
+    };
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(token) {
+        return Err(format!("'{name}' is not a header name"));
+    }
+    if v.chars().any(|c| c.is_control() && c != '\t') {
+        return Err("the value has a control character".into());
+    }
+    let own = ["host", "content-length", "transfer-encoding", "connection"];
+    if own.contains(&name.to_ascii_lowercase().as_str()) {
+        return Err(format!("{name} is written by the transport itself"));
+    }
+    Ok(())
+}
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 54] = [
+    pub const KEYS: [&'static str; 57] = [
         "transport",
         "arch",
         "target",
@@ -422,6 +453,9 @@ impl RunRequest {
         "keys",
         "key_dist",
         "ratio",
+        "http",
+        "header",
+        "churn",
         "sessions",
     ];
 
@@ -559,6 +593,7 @@ impl RunRequest {
             TransportKind::Shm => self.shm()?,
             TransportKind::S3 => self.s3()?,
             TransportKind::Redis | TransportKind::Memcached => self.kv(kind)?,
+            TransportKind::Http => self.http()?,
         };
         let stream = matches!(
             &transport,
@@ -624,6 +659,8 @@ impl RunRequest {
         // bounded when the server falls behind the timetable.
         let depth = self.depth.unwrap_or(match &transport {
             TransportSpec::Shm(s) if s.mode == ShmMode::Async => 64,
+            // HTTP/2 streams are connections of the engine's: one unless asked.
+            TransportSpec::Http(_) => 1,
             _ if self.rate.is_some() => 1024,
             _ => 1,
         });
@@ -742,7 +779,8 @@ impl RunRequest {
                     TransportKind::Msgr
                     | TransportKind::S3
                     | TransportKind::Redis
-                    | TransportKind::Memcached => Endpoint::Tcp("127.0.0.1:0".into()),
+                    | TransportKind::Memcached
+                    | TransportKind::Http => Endpoint::Tcp("127.0.0.1:0".into()),
                 }),
             },
         };
@@ -825,6 +863,126 @@ impl RunRequest {
         Ok(())
     }
 
+    /// Refuses the flags of the HTTP transport.
+    fn refuse_http_flags(&self) -> Result<(), SpecError> {
+        let http_flags = [
+            ("--http", self.http.is_some()),
+            ("--header", !self.header.is_empty()),
+            ("--churn", self.churn == Some(true)),
+        ];
+        match http_flags.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(SpecError::OtherTransport {
+                flag: f,
+                transport: TransportKind::Http,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The settings of the HTTP transport.
+    fn http(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_kv_flags()?;
+        let not_http = [
+            ("--arch", self.arch.is_some()),
+            ("--listen", self.listen.is_some()),
+            ("--server-cpus", self.server_cpus.is_some()),
+            ("--max-frame", self.max_frame.is_some()),
+            ("--response-size", self.response_size.is_some()),
+            ("--wait", self.wait.is_some()),
+            ("--clients-as", self.clients_as.is_some()),
+            ("--channel", self.channel.is_some()),
+            ("--ring-size", self.ring_size.is_some()),
+            ("--workload", self.workload.is_some()),
+            ("--mix", self.mix.is_some()),
+            ("--objects", self.objects.is_some()),
+            ("--url-style", self.url_style.is_some()),
+            ("--region", self.region.is_some()),
+            ("--multipart-threshold", self.multipart_threshold.is_some()),
+            ("--part-size", self.part_size.is_some()),
+            ("--put-parts", self.put_parts.is_some()),
+            ("--get-parts", self.get_parts.is_some()),
+            ("--keep", self.keep == Some(true)),
+            ("--create-bucket", self.create_bucket == Some(true)),
+            ("--verify", self.verify == Some(true)),
+        ];
+        if let Some((f, _)) = not_http.iter().find(|(_, set)| *set) {
+            return Err(flag(f, "does not apply to --transport http"));
+        }
+        let tls = match &self.target {
+            Some(Endpoint::Http { tls, .. }) => *tls,
+            None => {
+                return Err(flag(
+                    "--target",
+                    "--transport http has no embedded server: give the server's URL, e.g. --target http://127.0.0.1:8080/index.html",
+                ));
+            }
+            Some(t) => {
+                return Err(value(
+                    "--target",
+                    t,
+                    "an HTTP target is written http://HOST[:PORT]/PATH or https://…",
+                ));
+            }
+        };
+        if self.ca_file.is_some() && !tls {
+            return Err(flag("--ca-file", "applies to an https:// target"));
+        }
+        let method = self.mode_of(&HttpMethod::ALL, TransportKind::Http)?;
+        let body_bytes = match (&self.size, method.has_body()) {
+            (None, false) => 0,
+            (Some(s), false) => {
+                return Err(value(
+                    "--size",
+                    s,
+                    "a GET has no body; --size is the body of --mode post or put",
+                ));
+            }
+            (_, true) => self.fixed_size(1024)?,
+        };
+        let version = self.http.unwrap_or(HttpVersion::H1);
+        let churn = self.churn == Some(true);
+        match self.depth {
+            Some(d) if d > 1 && churn => {
+                return Err(invalid(
+                    "--depth",
+                    "--churn opens a connection for each request, one at a time: add connections with --conns-per-client",
+                ));
+            }
+            Some(d) if d > 1 && version == HttpVersion::H1 => {
+                return Err(invalid(
+                    "--depth",
+                    "an HTTP/1.1 connection has one request outstanding (no pipelining): add connections with --conns-per-client, or use --http 2 for streams",
+                ));
+            }
+            Some(d) if d > MAX_HTTP2_STREAMS => {
+                return Err(range("--depth", d, 1, MAX_HTTP2_STREAMS));
+            }
+            _ => {}
+        }
+        let streams = self.depth.unwrap_or(1);
+        let conns = self.clients.unwrap_or(1) * self.conns_per_client.unwrap_or(1);
+        if conns.saturating_mul(streams) > MAX_CONNECTIONS {
+            return Err(value(
+                "--depth",
+                streams,
+                format!(
+                    "--clients x --conns-per-client x --depth (HTTP/2 streams) at most {MAX_CONNECTIONS}"
+                ),
+            ));
+        }
+        for h in &self.header {
+            check_header(h).map_err(|why| value("--header", h, why))?;
+        }
+        Ok(TransportSpec::Http(HttpSpec {
+            method,
+            version,
+            body_bytes,
+            headers: self.header.clone(),
+            churn,
+            ca_file: self.ca_file.clone(),
+        }))
+    }
+
     /// Refuses the flags of the key-value transports (redis, memcached).
     fn refuse_kv_flags(&self) -> Result<(), SpecError> {
         let kv_flags = [
@@ -844,6 +1002,7 @@ impl RunRequest {
 
     /// The settings of a key-value transport (redis, memcached).
     fn kv(&self, kind: TransportKind) -> Result<TransportSpec, SpecError> {
+        self.refuse_http_flags()?;
         let redis = kind == TransportKind::Redis;
         let not_kv = [
             ("--arch", self.arch.is_some()),
@@ -974,6 +1133,7 @@ impl RunRequest {
     fn msgr(&self) -> Result<TransportSpec, SpecError> {
         self.refuse_shm_flags()?;
         self.refuse_kv_flags()?;
+        self.refuse_http_flags()?;
         self.refuse_s3_flags()?;
         let mode = self.mode_of(&MsgrMode::ALL, TransportKind::Msgr)?;
         let size = self.fixed_size(64)?;
@@ -1044,6 +1204,7 @@ impl RunRequest {
     fn shm(&self) -> Result<TransportSpec, SpecError> {
         self.refuse_s3_flags()?;
         self.refuse_kv_flags()?;
+        self.refuse_http_flags()?;
         let msgr_flags = [
             ("--arch", self.arch.is_some()),
             ("--poll", self.poll == Some(true)),
@@ -1125,6 +1286,7 @@ impl RunRequest {
     /// external one: the runner sets it once it has the credentials).
     fn s3(&self) -> Result<TransportSpec, SpecError> {
         self.refuse_kv_flags()?;
+        self.refuse_http_flags()?;
         if let Some(m) = &self.mode {
             return Err(value(
                 "--mode",
@@ -1734,6 +1896,9 @@ mod tests {
             keys: Some(1000),
             key_dist: Some(KeyDist::Zipf(0.9)),
             ratio: Some(Ratio(1, 4)),
+            http: Some(HttpVersion::H2),
+            header: vec!["X-A: 1".into()],
+            churn: Some(true),
         };
         let json = serde_json::to_value(&full).unwrap();
         let mut keys: Vec<&str> = json

@@ -18,6 +18,9 @@ pub enum TransportKind {
     Redis,
     /// A memcached server (text or meta protocol), at `--target memcached://HOST:PORT`.
     Memcached,
+    /// Any HTTP server (HTTP/1.1 or HTTP/2), at `--target http://HOST:PORT/PATH`
+    /// or `https://…`.
+    Http,
 }
 
 impl TransportKind {
@@ -198,7 +201,9 @@ text_enum!(S3Op, "get" => S3Op::Get, "put" => S3Op::Put, "head" => S3Op::Head, "
 text_enum!(S3Workload, "get" => S3Workload::Get, "put" => S3Workload::Put, "head" => S3Workload::Head,
     "delete" => S3Workload::Delete, "list" => S3Workload::List, "mixed" => S3Workload::Mixed);
 text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm, "s3" => TransportKind::S3,
-    "redis" => TransportKind::Redis, "memcached" => TransportKind::Memcached);
+    "redis" => TransportKind::Redis, "memcached" => TransportKind::Memcached, "http" => TransportKind::Http);
+text_enum!(HttpMethod, "get" => HttpMethod::Get, "post" => HttpMethod::Post, "put" => HttpMethod::Put);
+text_enum!(HttpVersion, "1.1" => HttpVersion::H1, "2" => HttpVersion::H2);
 text_enum!(KvMode, "get" => KvMode::Get, "set" => KvMode::Set, "incr" => KvMode::Incr, "mixed" => KvMode::Mixed);
 text_enum!(KvProtocol, "resp2" => KvProtocol::Resp2, "resp3" => KvProtocol::Resp3, "text" => KvProtocol::Text, "meta" => KvProtocol::Meta);
 text_enum!(UrlStyle, "path" => UrlStyle::Path, "virtual" => UrlStyle::Virtual);
@@ -241,6 +246,15 @@ pub enum Endpoint {
     Memcached {
         addr: String,
     },
+    /// `http://HOST[:PORT][/PATH]`, or `https://` for TLS (ports 80 and 443
+    /// when none is).
+    Http {
+        tls: bool,
+        /// `host:port`, as written (with the default port when none is).
+        addr: String,
+        /// The request target: a path starting with `/`, with its query.
+        path: String,
+    },
 }
 
 impl Endpoint {
@@ -251,6 +265,7 @@ impl Endpoint {
             Endpoint::S3 { .. } => Some(TransportKind::S3),
             Endpoint::Redis { .. } => Some(TransportKind::Redis),
             Endpoint::Memcached { .. } => Some(TransportKind::Memcached),
+            Endpoint::Http { .. } => Some(TransportKind::Http),
             Endpoint::Tcp(_) | Endpoint::Unix(_) => None,
         }
     }
@@ -356,9 +371,41 @@ impl FromStr for Endpoint {
                 format!("'{s}': a memcached endpoint is memcached://HOST[:PORT], e.g. memcached://127.0.0.1:11211")
             })?;
             Ok(Endpoint::Memcached { addr })
+        } else if let Some((tls, rest)) = s
+            .strip_prefix("http://")
+            .map(|r| (false, r))
+            .or_else(|| s.strip_prefix("https://").map(|r| (true, r)))
+        {
+            let bad = |why: &str| {
+                format!(
+                    "'{s}': {why}; an HTTP endpoint is http://HOST[:PORT][/PATH] (https:// for TLS), e.g. http://127.0.0.1:8080/index.html"
+                )
+            };
+            let (authority, path) = match rest.find(['/', '?']) {
+                Some(i) => (&rest[..i], rest[i..].to_string()),
+                None => (rest, "/".to_string()),
+            };
+            let path = if path.starts_with('?') {
+                format!("/{path}")
+            } else {
+                path
+            };
+            if authority.contains('@') {
+                return Err(bad(
+                    "credentials are never written in the URL (they would be stored with the results): use --header",
+                ));
+            }
+            if path.contains('#') || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+                return Err(bad(
+                    "the path has a fragment, a space or a control character",
+                ));
+            }
+            let addr = host_port(authority, if tls { 443 } else { 80 })
+                .ok_or_else(|| bad("no valid HOST[:PORT]"))?;
+            Ok(Endpoint::Http { tls, addr, path })
         } else {
             Err(format!(
-                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET, redis://HOST:PORT or memcached://HOST:PORT"
+                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET, http://HOST:PORT/PATH, redis://HOST:PORT or memcached://HOST:PORT"
             ))
         }
     }
@@ -377,6 +424,9 @@ impl fmt::Display for Endpoint {
                 write!(f, "redis://{user}{addr}/{db}")
             }
             Endpoint::Memcached { addr } => write!(f, "memcached://{addr}"),
+            Endpoint::Http { tls, addr, path } => {
+                write!(f, "{}://{addr}{path}", if *tls { "https" } else { "http" })
+            }
         }
     }
 }
@@ -750,6 +800,57 @@ pub struct KvSpec {
     pub prefix: String,
 }
 
+/// The request method of an HTTP run (`--mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpMethod {
+    Get,
+    /// With a body of `--size` bytes.
+    Post,
+    /// With a body of `--size` bytes.
+    Put,
+}
+
+impl HttpMethod {
+    pub const ALL: [HttpMethod; 3] = [HttpMethod::Get, HttpMethod::Post, HttpMethod::Put];
+
+    /// Whether its requests carry a body.
+    pub fn has_body(self) -> bool {
+        !matches!(self, HttpMethod::Get)
+    }
+}
+
+/// The HTTP version of a run (`--http`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HttpVersion {
+    /// HTTP/1.1: one request outstanding per connection (no pipelining).
+    #[serde(rename = "1.1")]
+    H1,
+    /// HTTP/2: `--depth` streams per connection; h2c (prior knowledge) on
+    /// `http://`, ALPN on `https://`.
+    #[serde(rename = "2")]
+    H2,
+}
+
+/// An HTTP run: which requests, on which connections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpSpec {
+    pub method: HttpMethod,
+    pub version: HttpVersion,
+    /// The body of a POST or PUT (0 for GET).
+    pub body_bytes: u64,
+    /// Extra request headers, `Name: value` each, sent as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+    /// A new connection for every request (`--churn`): the request's time
+    /// includes connecting (and the TLS handshake).
+    #[serde(default)]
+    pub churn: bool,
+    /// Trusted certificates besides the Mozilla roots (`--ca-file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<std::path::PathBuf>,
+}
+
 /// What drives the load: one variant per transport, each with its own
 /// modes and settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -760,6 +861,7 @@ pub enum TransportSpec {
     S3(S3Spec),
     Redis(KvSpec),
     Memcached(KvSpec),
+    Http(HttpSpec),
 }
 
 impl TransportSpec {
@@ -770,6 +872,7 @@ impl TransportSpec {
             TransportSpec::S3(_) => TransportKind::S3,
             TransportSpec::Redis(_) => TransportKind::Redis,
             TransportSpec::Memcached(_) => TransportKind::Memcached,
+            TransportSpec::Http(_) => TransportKind::Http,
         }
     }
 
@@ -788,6 +891,7 @@ impl TransportSpec {
             TransportSpec::Shm(s) => s.mode.to_string(),
             TransportSpec::S3(s) => s.workload.to_string(),
             TransportSpec::Redis(k) | TransportSpec::Memcached(k) => k.mode.to_string(),
+            TransportSpec::Http(h) => h.method.to_string(),
         }
     }
 
@@ -798,7 +902,7 @@ impl TransportSpec {
         match self {
             TransportSpec::Msgr(m) => m.mode.has_response(),
             TransportSpec::Shm(s) => s.mode.has_response(),
-            TransportSpec::S3(_) => false,
+            TransportSpec::S3(_) | TransportSpec::Http(_) => false,
             TransportSpec::Redis(_) | TransportSpec::Memcached(_) => true,
         }
     }
@@ -810,6 +914,7 @@ impl TransportSpec {
             TransportSpec::Shm(s) => s.size_bytes,
             TransportSpec::S3(s) => s.sizes.max(),
             TransportSpec::Redis(k) | TransportSpec::Memcached(k) => k.sizes.max(),
+            TransportSpec::Http(h) => h.body_bytes,
         }
     }
 
@@ -914,6 +1019,16 @@ impl RunSpec {
             (t @ (TransportSpec::Redis(k) | TransportSpec::Memcached(k)), _) => {
                 format!("{}-{}", t.kind(), k.mode)
             }
+            (TransportSpec::Http(h), _) => format!(
+                "http{}-{}{}",
+                if h.version == HttpVersion::H2 {
+                    "2"
+                } else {
+                    ""
+                },
+                h.method,
+                if h.churn { "-churn" } else { "" }
+            ),
             (TransportSpec::Shm(shm), TargetSpec::Embedded { .. }) => match shm.channel {
                 Channel::Shm => format!("shm-{}-{}", shm.mode, shm.wait),
                 c => format!("shm-{}-{c}", shm.mode),
@@ -931,6 +1046,42 @@ impl RunSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_endpoints() {
+        let r = |s: &str| s.parse::<Endpoint>();
+        let http = |tls, addr: &str, path: &str| {
+            Ok(Endpoint::Http {
+                tls,
+                addr: addr.into(),
+                path: path.into(),
+            })
+        };
+        assert_eq!(r("http://127.0.0.1"), http(false, "127.0.0.1:80", "/"));
+        assert_eq!(
+            r("http://h:8080/a/b?c=1&d"),
+            http(false, "h:8080", "/a/b?c=1&d")
+        );
+        assert_eq!(r("https://[::1]/x"), http(true, "[::1]:443", "/x"));
+        assert_eq!(r("http://h:1?q"), http(false, "h:1", "/?q"));
+        for bad in [
+            "http://",
+            "http:///path",
+            "http://h:99999/",
+            "http://u:p@h/",
+            "http://h/a b",
+            "http://h/a#frag",
+        ] {
+            assert!(r(bad).is_err(), "{bad}");
+        }
+        for e in ["http://h:80/", "https://h:8443/a?b=c"] {
+            assert_eq!(r(e).unwrap().to_string(), e);
+        }
+        assert_eq!(
+            r("https://h/").unwrap().scheme_transport(),
+            Some(TransportKind::Http)
+        );
+    }
 
     #[test]
     fn key_value_endpoints_and_settings() {
@@ -1002,7 +1153,7 @@ mod tests {
             "tcp://127.0.0.1",
             "tcp://:80",
             "unix:",
-            "http://x:1",
+            "ftp://x:1",
         ] {
             assert!(bad.parse::<Endpoint>().is_err(), "{bad}");
         }

@@ -39,6 +39,21 @@ pub fn headline(
                 String::new()
             }
         ),
+        TransportSpec::Http(h) => {
+            let mut d = match h.version {
+                wirebench_core::spec::HttpVersion::H1 => "HTTP/1.1".to_string(),
+                wirebench_core::spec::HttpVersion::H2 => {
+                    format!("HTTP/2, {} stream(s) per conn", spec.depth)
+                }
+            };
+            if h.method.has_body() {
+                d = format!("bodies of {}, {d}", format_size(h.body_bytes));
+            }
+            if h.churn {
+                d.push_str(", a new connection per request");
+            }
+            d
+        }
         _ if t.has_response() => format!(
             "{} -> {}",
             format_size(t.size_bytes()),

@@ -1,7 +1,7 @@
 //! The one `match` on the transport: [`open`] makes the [`Driver`] of a
 //! run's transport, which runs each measured load on the engine (async
-//! workers for msgr, blocking threads or processes for shm, typed calls for
-//! S3), and undoes what the transport created (S3's objects) at the end.
+//! workers for msgr and the key-value stores, blocking threads or processes
+//! for shm, typed calls for S3 and HTTP), and undoes what the transport created (S3's objects) at the end.
 //! A new transport is one arm here.
 
 use crate::events::Events;
@@ -17,6 +17,7 @@ use wirebench_core::result::PhaseReport;
 use wirebench_core::spec::{ClientsAs, Endpoint, RunSpec, TransportSpec};
 use wirebench_load::engine::{self, LoadConfig, LoadOutcome, Observer};
 use wirebench_load::{blocking, calls, remote};
+use wirebench_transports::http;
 use wirebench_transports::kv;
 use wirebench_transports::msgr::client::MsgrClient;
 use wirebench_transports::s3;
@@ -84,6 +85,7 @@ pub fn open(
         TransportSpec::Redis(kv) | TransportSpec::Memcached(kv) => {
             Box::new(KvDriver::open(spec, kv, endpoint, cancel, events)?)
         }
+        TransportSpec::Http(h) => Box::new(HttpDriver::open(spec, h, endpoint, cancel, events)?),
         TransportSpec::S3(s3spec) => Box::new(S3Driver::open(
             spec,
             s3spec,
@@ -434,5 +436,59 @@ impl Driver for KvDriver {
 
     fn take_prepare(&mut self) -> Option<PhaseReport> {
         self.prepare.take()
+    }
+}
+
+/// An HTTP run's client, checked against the server before any load.
+struct HttpDriver {
+    client: Arc<http::HttpClient>,
+    streams: usize,
+}
+
+impl HttpDriver {
+    /// Checks that the endpoint takes a connection and answers a request
+    /// in the HTTP version asked (an error status is noted, not refused:
+    /// the run counts it as failures).
+    fn open(
+        spec: &RunSpec,
+        h: &wirebench_core::spec::HttpSpec,
+        endpoint: &Endpoint,
+        cancel: &Cancel,
+        events: &mut dyn Events,
+    ) -> Result<HttpDriver, RunError> {
+        let timeout = std::time::Duration::from_nanos(spec.op_timeout_ns);
+        let client =
+            Arc::new(http::HttpClient::new(endpoint, h, timeout).map_err(RunError::Failed)?);
+        let rt = runtime()?;
+        match unless_cancelled(&rt, cancel, http::preflight(&client)) {
+            None => {
+                return Err(RunError::Interrupted(format!(
+                    "checking {endpoint}: {}",
+                    cancel.reason().unwrap_or("cancelled")
+                )));
+            }
+            Some(Err(e)) => return Err(RunError::Failed(format!("checking {endpoint}: {e}"))),
+            Some(Ok(status)) if status.as_u16() >= 400 => events.note(&format!(
+                "{} {endpoint} answers {status}: each such answer counts as a failure",
+                h.method.to_string().to_uppercase()
+            )),
+            Some(Ok(_)) => {}
+        }
+        let streams = match h.version {
+            wirebench_core::spec::HttpVersion::H2 => spec.depth,
+            wirebench_core::spec::HttpVersion::H1 => 1,
+        };
+        Ok(HttpDriver { client, streams })
+    }
+}
+
+impl Driver for HttpDriver {
+    fn drive(&mut self, _: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+        // Each HTTP/2 stream is a connection of the engine's, `streams` of
+        // them sharing one connection to the server.
+        let mut cfg = cfg.clone();
+        cfg.conns_per_client *= self.streams;
+        let t = http::HttpTransport::new(self.client.clone(), self.streams);
+        calls::run_load_calls(Arc::new(t), &cfg, obs)
     }
 }

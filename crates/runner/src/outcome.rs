@@ -307,6 +307,22 @@ pub fn from_outcome(
     let warnings = warnings(spec, &placement, &summary);
     let (state, reason) = match end {
         // A run that measured nothing is a failure, never "complete".
+        EndState::Complete if m.ops == 0 && m.errors > 0 => (
+            RunState::Failed,
+            Some(format!(
+                "every operation of the measured phase ({:.1} s) failed: {}",
+                out.measured_ns as f64 / 1e9,
+                if m.failures.is_empty() {
+                    format!("{} errors", m.errors)
+                } else {
+                    m.failures
+                        .iter()
+                        .map(|(cause, n)| format!("{n} x {cause}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )),
+        ),
         EndState::Complete if m.ops == 0 => (
             RunState::Failed,
             Some(format!(

@@ -267,12 +267,14 @@ impl ServeRequest {
                 ))
             }
             TransportKind::S3 => self.check_s3(cpus, creds),
-            k @ (TransportKind::Redis | TransportKind::Memcached) => Err(SpecError::Invalid {
-                flag: "--transport",
-                why: format!(
-                    "wirebench has no {k} server: run the real one and measure it with run --target"
-                ),
-            }),
+            k @ (TransportKind::Redis | TransportKind::Memcached | TransportKind::Http) => {
+                Err(SpecError::Invalid {
+                    flag: "--transport",
+                    why: format!(
+                        "wirebench has no {k} server: run the real one and measure it with run --target"
+                    ),
+                })
+            }
         }
     }
 
@@ -607,7 +609,8 @@ fn exposure_warning(endpoint: &Endpoint, note: &str) -> Option<String> {
         Endpoint::Tcp(a)
         | Endpoint::S3 { addr: a, .. }
         | Endpoint::Redis { addr: a, .. }
-        | Endpoint::Memcached { addr: a } => a,
+        | Endpoint::Memcached { addr: a }
+        | Endpoint::Http { addr: a, .. } => a,
         Endpoint::Unix(_) => return None,
     };
     let ip = addr.parse::<std::net::SocketAddr>().ok()?.ip();

@@ -25,7 +25,10 @@ impl Stream {
                 Stream::Tcp(s)
             }
             Endpoint::Unix(path) => Stream::Unix(UnixStream::connect(path).await?),
-            Endpoint::S3 { .. } | Endpoint::Redis { .. } | Endpoint::Memcached { .. } => {
+            Endpoint::S3 { .. }
+            | Endpoint::Redis { .. }
+            | Endpoint::Memcached { .. }
+            | Endpoint::Http { .. } => {
                 return Err(io::Error::other(format!("{ep}: not a messenger endpoint")));
             }
         };

@@ -1,4 +1,4 @@
-//! TLS for `s3s://` targets and the fake server (rustls with the ring
+//! TLS for `s3s://` and `https://` targets and the fake server (rustls with the ring
 //! provider): the client trusts the Mozilla roots (webpki-roots) plus, with
 //! `--ca-file`, the certificates of a PEM file (a private CA, a self-signed
 //! test endpoint).
@@ -31,7 +31,17 @@ pub struct ClientTls {
 }
 
 impl ClientTls {
+    /// TLS offering HTTP/1.1 (ALPN).
     pub fn new(host: &str, ca_file: Option<&Path>) -> Result<ClientTls, String> {
+        Self::with_alpn(host, ca_file, vec![b"http/1.1".to_vec()])
+    }
+
+    /// TLS offering the protocols `alpn`, in order of preference.
+    pub fn with_alpn(
+        host: &str,
+        ca_file: Option<&Path>,
+        alpn: Vec<Vec<u8>>,
+    ) -> Result<ClientTls, String> {
         let mut roots = rustls::RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         if let Some(f) = ca_file {
@@ -44,7 +54,7 @@ impl ClientTls {
             .map_err(|e| e.to_string())?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+        cfg.alpn_protocols = alpn;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(host.to_string())
             .map_err(|e| format!("'{host}' is not a TLS server name: {e}"))?;

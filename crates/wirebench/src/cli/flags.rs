@@ -6,8 +6,8 @@ use clap::Args;
 use std::path::PathBuf;
 use wirebench_core::request::{Format, RunRequest, Trace};
 use wirebench_core::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, KeyDist, KvProtocol, Mix, Ratio, S3Workload,
-    SizeSpec, TransportKind, UrlStyle, Wait,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion, KeyDist, KvProtocol, Mix, Ratio,
+    S3Workload, SizeSpec, TransportKind, UrlStyle, Wait,
 };
 use wirebench_core::topo::CpuList;
 use wirebench_core::units::{Bytes, Dur, Rate};
@@ -17,15 +17,17 @@ use wirebench_runner::{Credentials, SpecError};
 pub struct RunFlags {
     /// Transport: msgr (framed messenger over TCP or Unix sockets), shm (shared-memory rings;
     /// see --wait, --clients-as, --channel), s3 (S3 over HTTP/1.1; see --workload; the
-    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET), redis or memcached.
-    /// Default: the --target's scheme (s3://, redis://, memcached://), else msgr.
+    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET), redis, memcached or
+    /// http. Default: the --target's scheme (s3://, redis://, memcached://, http(s)://), else
+    /// msgr.
     #[arg(long)]
     pub transport: Option<TransportKind>,
     /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
     #[arg(long)]
     arch: Option<Arch>,
     /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
-    /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH) or memcached://HOST:PORT.
+    /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH),
+    /// memcached://HOST:PORT or http(s)://HOST:PORT/PATH.
     #[arg(long, conflicts_with_all = ["arch", "server_cpus", "listen", "max_frame"])]
     target: Option<Endpoint>,
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
@@ -36,7 +38,7 @@ pub struct RunFlags {
     /// request outstanding), async (a sender and a receiver thread, --depth outstanding,
     /// default 64), nores (requests only), stream (the data channel: the server writes, the
     /// client reads every byte); default sync. redis, memcached: get, set, incr, mixed (see
-    /// --ratio); default get.
+    /// --ratio); default get. http: get, post, put (a body of --size); default get.
     #[arg(long)]
     mode: Option<String>,
     /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
@@ -158,6 +160,25 @@ pub struct RunFlags {
     s3: S3Flags,
     #[command(flatten)]
     kv: KvFlags,
+    #[command(flatten)]
+    http: HttpFlags,
+}
+
+/// The HTTP transport's flags (--mode get|post|put; --size is the body).
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "HTTP (--target http://HOST:PORT/PATH, https://...)")]
+struct HttpFlags {
+    /// 1.1 (one request outstanding per connection) or 2 (--depth streams per connection; h2c
+    /// with prior knowledge on http://, ALPN on https://). Default: 1.1.
+    #[arg(long)]
+    http: Option<HttpVersion>,
+    /// An extra request header, 'Name: value' (repeatable).
+    #[arg(long)]
+    header: Vec<String>,
+    /// A new connection for each request (Connection: close): its time includes connecting
+    /// and the TLS handshake.
+    #[arg(long)]
+    churn: bool,
 }
 
 /// The flags of the key-value transports (--mode get|set|incr|mixed; --depth pipelines).
@@ -231,7 +252,7 @@ struct S3Flags {
     /// Create the target bucket if it does not exist.
     #[arg(long)]
     create_bucket: bool,
-    /// s3s:// targets: also trust the certificates of this PEM file (a private CA, a
+    /// s3s:// and https:// targets: also trust the certificates of this PEM file (a private CA, a
     /// self-signed endpoint); the Mozilla roots are always trusted.
     #[arg(long)]
     ca_file: Option<PathBuf>,
@@ -299,6 +320,9 @@ impl RunFlags {
             keys: self.kv.keys,
             key_dist: self.kv.key_dist,
             ratio: self.kv.ratio,
+            http: self.http.http,
+            header: self.http.header.clone(),
+            churn: on(self.http.churn),
         })
     }
 

@@ -7,36 +7,38 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A server started by a test, killed by PID when dropped.
-struct Daemon {
+pub(crate) struct Daemon {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
+}
+
+/// A free loopback port (bound, then let go).
+pub(crate) fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Whether `program` is on PATH; when it is not and `require` (an
+/// environment variable `.ci/run` sets) is set, the test fails.
+pub(crate) fn installed(program: &str, require: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
+    if !found {
+        assert!(
+            std::env::var_os(require).is_none(),
+            "{require} is set but {program} is not installed (see .ci/run)"
+        );
+        eprintln!("skipped: {program} is not installed");
+    }
+    found
 }
 
 impl Daemon {
-    /// Starts `program` (found on PATH) with the port put into `args`
-    /// ("{port}"); None when the program is missing, unless
-    /// $WIREBENCH_REQUIRE_KV is set (as `.ci/run` does): then it fails.
-    fn start(program: &str, args: &[&str]) -> Option<Daemon> {
-        let found = std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()));
-        if !found {
-            assert!(
-                std::env::var_os("WIREBENCH_REQUIRE_KV").is_none(),
-                "WIREBENCH_REQUIRE_KV is set but {program} is not installed (see .ci/run)"
-            );
-            eprintln!("skipped: no {program} (apt-get install redis-server memcached)");
-            return None;
-        }
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
-        let args: Vec<String> = args
-            .iter()
-            .map(|a| a.replace("{port}", &port.to_string()))
-            .collect();
+    /// Starts `program` with `args` and waits until every address of
+    /// `listening` takes a connection; `addr` is the first.
+    pub(crate) fn spawn(program: &str, args: &[String], listening: &[String]) -> Daemon {
         let child = Command::new(program)
-            .args(&args)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -44,18 +46,35 @@ impl Daemon {
             .expect("start the server");
         let d = Daemon {
             child,
-            addr: format!("127.0.0.1:{port}"),
+            addr: listening[0].clone(),
         };
         let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(&d.addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "{program} did not listen on {}",
-                d.addr
-            );
-            std::thread::sleep(Duration::from_millis(50));
+        for a in listening {
+            while std::net::TcpStream::connect(a).is_err() {
+                assert!(Instant::now() < deadline, "{program} did not listen on {a}");
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
-        Some(d)
+        d
+    }
+
+    /// Starts `program` (found on PATH) with the port put into `args`
+    /// ("{port}"); None when the program is missing, unless
+    /// $WIREBENCH_REQUIRE_KV is set (as `.ci/run` does): then it fails.
+    fn start(program: &str, args: &[&str]) -> Option<Daemon> {
+        if !installed(program, "WIREBENCH_REQUIRE_KV") {
+            return None;
+        }
+        let port = free_port();
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.replace("{port}", &port.to_string()))
+            .collect();
+        Some(Daemon::spawn(
+            program,
+            &args,
+            &[format!("127.0.0.1:{port}")],
+        ))
     }
 
     fn redis(extra: &[&str]) -> Option<Daemon> {
@@ -92,7 +111,7 @@ impl Drop for Daemon {
 }
 
 /// The figures of one operation type in a result.
-fn op(r: &wirebench_core::result::RunResult, name: &str) -> (u64, u64) {
+pub(crate) fn op(r: &wirebench_core::result::RunResult, name: &str) -> (u64, u64) {
     let o = r
         .summary
         .by_op

@@ -6,6 +6,7 @@ mod cli_errors;
 mod faults;
 mod hardening;
 mod helpers;
+mod http;
 mod kv;
 mod modes;
 mod openloop;

@@ -504,7 +504,7 @@ fn the_fake_server_killed_mid_run_fails_the_run_with_a_partial_result() {
 
 /// A test CA and a certificate it signed for localhost, 127.0.0.1 and
 /// wirebench.localhost (virtual-host style), made with the openssl command.
-fn test_certificates(dir: &TempDir) {
+pub(crate) fn test_certificates(dir: &TempDir) {
     let sh = r#"set -e
 E="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
 openssl req -x509 $E -keyout ca.key -out ca.pem -days 2 -subj /CN=wirebench-test-ca

@@ -146,11 +146,12 @@ impl StdListener {
                 l.set_nonblocking(true)?;
                 Ok((StdListener::Tcp(l), Endpoint::Tcp(local.to_string())))
             }
-            Endpoint::S3 { .. } | Endpoint::Redis { .. } | Endpoint::Memcached { .. } => {
-                Err(io::Error::other(format!(
-                    "{ep}: a messenger server listens on tcp://HOST:PORT or unix:PATH"
-                )))
-            }
+            Endpoint::S3 { .. }
+            | Endpoint::Redis { .. }
+            | Endpoint::Memcached { .. }
+            | Endpoint::Http { .. } => Err(io::Error::other(format!(
+                "{ep}: a messenger server listens on tcp://HOST:PORT or unix:PATH"
+            ))),
             Endpoint::Unix(path) => {
                 if path.exists() {
                     if std::os::unix::net::UnixStream::connect(path).is_ok() {

@@ -1,0 +1,495 @@
+//! The HTTP transport: GET, POST or PUT of one URL against any server,
+//! over HTTP/1.1 (keep-alive, one request outstanding per connection: no
+//! pipelining) or HTTP/2 (h2c with prior knowledge on `http://`, ALPN on
+//! `https://`), where `--depth` streams share each connection. With
+//! `--churn` every request opens a connection of its own (and says
+//! `Connection: close`): its time then includes connecting and the TLS
+//! handshake.
+//!
+//! Time to first byte: when the response's headers arrive. A response with
+//! an error status (400 and above) is a failure counted by its cause ("404
+//! Not Found") and the run goes on; a connection that cannot be made or
+//! breaks, or a request that takes longer than `--op-timeout`, ends the run.
+//! A connection the server closed between requests (keep-alive limits,
+//! HTTP/2 GOAWAY) is opened again once.
+
+use crate::s3::tls::ClientTls;
+use bytes::Bytes;
+use http::header::{CONNECTION, CONTENT_LENGTH, HOST};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite};
+use wirebench_core::spec::{Endpoint, HttpMethod, HttpSpec, HttpVersion};
+use wirebench_core::units::Dur;
+use wirebench_load::calls::{CallConn, CallOutcome, CallTransport};
+
+type Body = Full<Bytes>;
+
+/// One connection's request sender.
+enum Sender {
+    H1(http1::SendRequest<Body>),
+    H2(http2::SendRequest<Body>),
+}
+
+impl Sender {
+    fn is_closed(&self) -> bool {
+        match self {
+            Sender::H1(s) => s.is_closed(),
+            Sender::H2(s) => s.is_closed(),
+        }
+    }
+}
+
+/// Everything a request of the run needs, made once.
+pub struct HttpClient {
+    /// Where connections go (`host:port`).
+    addr: String,
+    /// The target as written, for messages.
+    target: String,
+    tls: Option<ClientTls>,
+    version: HttpVersion,
+    method: Method,
+    op: &'static str,
+    /// Origin form (`/path?query`) for HTTP/1.1, absolute for HTTP/2.
+    uri: Uri,
+    /// Host (HTTP/1.1), Connection: close (churn), Content-Length and the
+    /// extra headers.
+    headers: HeaderMap,
+    body: Bytes,
+    churn: bool,
+    op_timeout: Duration,
+}
+
+fn err(what: impl std::fmt::Display) -> io::Error {
+    io::Error::other(what.to_string())
+}
+
+impl HttpClient {
+    /// The client of `spec`'s requests to `endpoint` (an `Endpoint::Http`).
+    pub fn new(endpoint: &Endpoint, spec: &HttpSpec, op_timeout: Duration) -> Result<Self, String> {
+        let Endpoint::Http { tls, addr, path } = endpoint else {
+            return Err(format!("{endpoint}: not an HTTP endpoint"));
+        };
+        let scheme = if *tls { "https" } else { "http" };
+        let tls = match tls {
+            false => None,
+            true => {
+                let host = addr.rsplit_once(':').map_or(addr.as_str(), |(h, _)| h);
+                let alpn: Vec<Vec<u8>> = match spec.version {
+                    HttpVersion::H1 => vec![b"http/1.1".to_vec()],
+                    HttpVersion::H2 => vec![b"h2".to_vec()],
+                };
+                Some(ClientTls::with_alpn(host, spec.ca_file.as_deref(), alpn)?)
+            }
+        };
+        let uri: Uri = match spec.version {
+            HttpVersion::H1 => path.parse(),
+            HttpVersion::H2 => format!("{scheme}://{addr}{path}").parse(),
+        }
+        .map_err(|e| format!("{endpoint}: not a request target: {e}"))?;
+        let mut headers = HeaderMap::new();
+        if spec.version == HttpVersion::H1 {
+            let host = HeaderValue::from_str(addr.strip_suffix(":80").unwrap_or(addr))
+                .map_err(|e| format!("'{addr}' cannot be a Host header: {e}"))?;
+            headers.insert(HOST, host);
+            if spec.churn {
+                headers.insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+        }
+        if spec.method.has_body() {
+            headers.insert(CONTENT_LENGTH, HeaderValue::from(spec.body_bytes));
+        }
+        for h in &spec.headers {
+            let (name, value) = h
+                .split_once(':')
+                .ok_or_else(|| format!("--header '{h}': not 'Name: value'"))?;
+            let name = HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|e| format!("--header '{h}': {e}"))?;
+            let value =
+                HeaderValue::from_str(value.trim()).map_err(|e| format!("--header '{h}': {e}"))?;
+            headers.append(name, value);
+        }
+        let body_len =
+            usize::try_from(spec.body_bytes).map_err(|_| "--size: too large".to_string())?;
+        Ok(HttpClient {
+            addr: addr.clone(),
+            target: endpoint.to_string(),
+            tls,
+            version: spec.version,
+            method: match spec.method {
+                HttpMethod::Get => Method::GET,
+                HttpMethod::Post => Method::POST,
+                HttpMethod::Put => Method::PUT,
+            },
+            op: match spec.method {
+                HttpMethod::Get => "get",
+                HttpMethod::Post => "post",
+                HttpMethod::Put => "put",
+            },
+            uri,
+            headers,
+            body: Bytes::from(vec![b'w'; body_len]),
+            churn: spec.churn,
+            op_timeout,
+        })
+    }
+
+    /// Opens a connection: TCP, TLS where asked, then the HTTP handshake.
+    async fn open(&self) -> io::Result<Sender> {
+        let tcp = tokio::net::TcpStream::connect(&self.addr)
+            .await
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot connect to {}: {e}", self.addr))
+            })?;
+        tcp.set_nodelay(true)?;
+        let Some(tls) = &self.tls else {
+            return self.handshake(tcp).await;
+        };
+        let stream = tls
+            .connector
+            .connect(tls.name.clone(), tcp)
+            .await
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("TLS handshake with {}: {e}", self.addr))
+            })?;
+        if self.version == HttpVersion::H2 && stream.get_ref().1.alpn_protocol() != Some(b"h2") {
+            return Err(err(format!(
+                "{} did not agree to HTTP/2 in the TLS handshake (ALPN): use --http 1.1",
+                self.addr
+            )));
+        }
+        self.handshake(stream).await
+    }
+
+    async fn handshake<S>(&self, stream: S) -> io::Result<Sender>
+    where
+        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        let io = TokioIo::new(stream);
+        match self.version {
+            HttpVersion::H1 => {
+                let (send, conn) = http1::handshake(io).await.map_err(err)?;
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                Ok(Sender::H1(send))
+            }
+            HttpVersion::H2 => {
+                let (send, conn) = http2::handshake(TokioExecutor::new(), io)
+                    .await
+                    .map_err(err)?;
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                Ok(Sender::H2(send))
+            }
+        }
+    }
+
+    fn request(&self) -> Request<Body> {
+        let mut req = Request::new(Full::new(self.body.clone()));
+        *req.method_mut() = self.method.clone();
+        *req.uri_mut() = self.uri.clone();
+        *req.headers_mut() = self.headers.clone();
+        req
+    }
+
+    /// Sends one request on `sender` and reads its response to the end.
+    async fn exchange(&self, sender: &mut Sender) -> Result<CallOutcome, hyper::Error> {
+        let req = self.request();
+        let resp = match sender {
+            Sender::H1(s) => {
+                s.ready().await?;
+                s.send_request(req).await?
+            }
+            Sender::H2(s) => {
+                s.ready().await?;
+                s.send_request(req).await?
+            }
+        };
+        let headers_at = Instant::now();
+        let status = resp.status();
+        let mut body = resp.into_body();
+        let mut bytes_in = 0u64;
+        while let Some(frame) = body.frame().await {
+            if let Some(d) = frame?.data_ref() {
+                bytes_in += d.len() as u64;
+            }
+        }
+        let failure = (status.as_u16() >= 400).then(|| {
+            format!(
+                "{} {}",
+                status.as_str(),
+                status.canonical_reason().unwrap_or("")
+            )
+            .trim_end()
+            .to_string()
+        });
+        Ok(CallOutcome {
+            op: self.op,
+            first_byte: Some(headers_at),
+            bytes_out: self.body.len() as u64,
+            bytes_in,
+            failure,
+        })
+    }
+
+    /// What a failed exchange means for the run.
+    fn broken(&self, e: &hyper::Error) -> io::Error {
+        err(format!("{} {}: {}", self.method, self.target, chain(e)))
+    }
+
+    fn timed_out(&self) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "{} {}: no complete answer within {} (--op-timeout)",
+                self.method,
+                self.target,
+                Dur(self.op_timeout)
+            ),
+        )
+    }
+}
+
+/// An error and its causes: "http2 error: connection error: ...".
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
+/// Whether the server let the request go unprocessed, so that it may be
+/// sent again on a new connection: the connection was closed before it
+/// went out, or (HTTP/2) a graceful GOAWAY or a refused stream.
+fn unprocessed(e: &hyper::Error) -> bool {
+    if e.is_canceled() || e.is_closed() {
+        return true;
+    }
+    let h2 = std::error::Error::source(e).and_then(|c| c.downcast_ref::<h2::Error>());
+    h2.is_some_and(|h| {
+        h.reason() == Some(h2::Reason::REFUSED_STREAM)
+            || (h.is_go_away() && h.reason() == Some(h2::Reason::NO_ERROR))
+    })
+}
+
+/// Checks, before any load, that the endpoint takes a connection and
+/// answers one request in the version asked. Returns the answer's status.
+pub async fn preflight(client: &HttpClient) -> io::Result<http::StatusCode> {
+    let once = async {
+        let mut s = client.open().await?;
+        let req = client.request();
+        let resp = match &mut s {
+            Sender::H1(s) => s.send_request(req).await,
+            Sender::H2(s) => s.send_request(req).await,
+        }
+        .map_err(|e| {
+            let hint = if client.version == HttpVersion::H2 && client.tls.is_none() {
+                " (does the server speak HTTP/2 without TLS, with prior knowledge? nginx needs 'listen ... http2' for that)"
+            } else {
+                ""
+            };
+            err(format!("{}{hint}", client.broken(&e)))
+        })?;
+        Ok(resp.status())
+    };
+    tokio::time::timeout(client.op_timeout, once)
+        .await
+        .map_err(|_| client.timed_out())?
+}
+
+/// The run's connections, HTTP/2 ones grouped `streams` to a connection.
+pub struct HttpTransport {
+    client: Arc<HttpClient>,
+    streams: usize,
+    groups: Mutex<HashMap<(usize, usize), SharedGroup>>,
+}
+
+impl HttpTransport {
+    /// `streams`: the engine's connections that share one HTTP/2
+    /// connection (the run's `--depth`); 1 for HTTP/1.1.
+    pub fn new(client: Arc<HttpClient>, streams: usize) -> HttpTransport {
+        HttpTransport {
+            client,
+            streams: streams.max(1),
+            groups: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// A connection of the engine's: its own HTTP/1.1 connection, a stream of
+/// a shared HTTP/2 one, or (churn) a new connection for each request.
+pub struct HttpConn {
+    client: Arc<HttpClient>,
+    link: Link,
+}
+
+enum Link {
+    Own(Sender),
+    Shared(SharedGroup),
+    Churn,
+}
+
+impl CallTransport for HttpTransport {
+    type Conn = HttpConn;
+    async fn connect(&self, worker: usize, index: usize) -> io::Result<HttpConn> {
+        let client = self.client.clone();
+        let link = match (client.churn, client.version) {
+            (true, _) => Link::Churn,
+            (false, HttpVersion::H1) => Link::Own(client.open().await?),
+            (false, HttpVersion::H2) => {
+                let group = self
+                    .groups
+                    .lock()
+                    .expect("not poisoned")
+                    .entry((worker, index / self.streams))
+                    .or_default()
+                    .clone();
+                shared(&client, &group, None).await?;
+                Link::Shared(group)
+            }
+        };
+        Ok(HttpConn { client, link })
+    }
+}
+
+impl HttpConn {
+    async fn call_once(&mut self) -> io::Result<CallOutcome> {
+        let c = &self.client;
+        match &mut self.link {
+            Link::Churn => {
+                let mut s = c.open().await?;
+                c.exchange(&mut s).await.map_err(|e| c.broken(&e))
+            }
+            Link::Own(s) => {
+                if s.is_closed() {
+                    *s = c.open().await?;
+                }
+                match c.exchange(s).await {
+                    Ok(out) => Ok(out),
+                    // Closed by the server before the request went out.
+                    Err(e) if unprocessed(&e) => {
+                        *s = c.open().await?;
+                        c.exchange(s).await.map_err(|e| c.broken(&e))
+                    }
+                    Err(e) => Err(c.broken(&e)),
+                }
+            }
+            Link::Shared(group) => {
+                let (opened, mut s) = shared(c, group, None).await?;
+                match c.exchange(&mut s).await {
+                    Ok(out) => Ok(out),
+                    Err(e) if unprocessed(&e) => {
+                        let (_, mut s) = shared(c, group, Some(opened)).await?;
+                        c.exchange(&mut s).await.map_err(|e| c.broken(&e))
+                    }
+                    Err(e) => Err(c.broken(&e)),
+                }
+            }
+        }
+    }
+}
+
+/// A group's connection, as its streams hold it.
+type SharedGroup = Arc<tokio::sync::Mutex<Group>>;
+
+/// The HTTP/2 connection that `streams` of the engine's connections share,
+/// and how many times it was opened.
+#[derive(Default)]
+struct Group {
+    opened: u64,
+    sender: Option<http2::SendRequest<Body>>,
+}
+
+/// A sender on the group's HTTP/2 connection and its generation. The
+/// connection is opened again when there is none, when it is closed, or
+/// when `stale` names the generation a request just found unusable (unless
+/// another stream opened a new one meanwhile).
+async fn shared(
+    c: &HttpClient,
+    group: &tokio::sync::Mutex<Group>,
+    stale: Option<u64>,
+) -> io::Result<(u64, Sender)> {
+    let mut g = group.lock().await;
+    let usable = match &g.sender {
+        Some(s) if !s.is_closed() && stale != Some(g.opened) => Some(s.clone()),
+        _ => None,
+    };
+    let s = match usable {
+        Some(s) => s,
+        None => {
+            let Sender::H2(s) = c.open().await? else {
+                unreachable!("an HTTP/2 client opens HTTP/2 connections")
+            };
+            g.opened += 1;
+            g.sender = Some(s.clone());
+            s
+        }
+    };
+    Ok((g.opened, Sender::H2(s)))
+}
+
+impl CallConn for HttpConn {
+    async fn call(&mut self, _seq: u64) -> io::Result<Option<CallOutcome>> {
+        let limit = self.client.op_timeout;
+        match tokio::time::timeout(limit, self.call_once()).await {
+            Ok(r) => r.map(Some),
+            Err(_) => Err(self.client.timed_out()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(version: HttpVersion, method: HttpMethod) -> HttpSpec {
+        HttpSpec {
+            method,
+            version,
+            body_bytes: if method.has_body() { 100 } else { 0 },
+            headers: vec!["X-Bench: 1".into(), "Accept: */*".into()],
+            churn: false,
+            ca_file: None,
+        }
+    }
+
+    #[test]
+    fn requests_carry_the_right_target_and_headers() {
+        let ep: Endpoint = "http://127.0.0.1:8080/a/b?c=1".parse().unwrap();
+        let c = HttpClient::new(
+            &ep,
+            &spec(HttpVersion::H1, HttpMethod::Post),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let r = c.request();
+        assert_eq!(r.uri(), "/a/b?c=1");
+        assert_eq!(r.method(), Method::POST);
+        assert_eq!(r.headers()[HOST], "127.0.0.1:8080");
+        assert_eq!(r.headers()[CONTENT_LENGTH], "100");
+        assert_eq!(r.headers()["x-bench"], "1");
+        assert_eq!(r.headers()["accept"], "*/*");
+        let c = HttpClient::new(
+            &ep,
+            &spec(HttpVersion::H2, HttpMethod::Get),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let r = c.request();
+        assert_eq!(r.uri(), "http://127.0.0.1:8080/a/b?c=1");
+        assert!(r.headers().get(HOST).is_none(), "HTTP/2 says :authority");
+        assert!(r.headers().get(CONTENT_LENGTH).is_none());
+    }
+}

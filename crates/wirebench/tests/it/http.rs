@@ -1,0 +1,349 @@
+//! The HTTP transport against a real server: Debian's nginx, started here
+//! on free loopback ports (HTTP/1.1, h2c, and TLS with HTTP/2 and HTTP/1.1
+//! by ALPN) with a low keep-alive limit, so that every run also goes
+//! through the server closing its connections, and killed by PID.
+
+use crate::helpers::*;
+use crate::kv::{Daemon, free_port, installed, op};
+use crate::s3::test_certificates;
+use wirebench_core::result::RunState;
+
+/// nginx serving `www/1k.bin` (1 KiB), `/post` (answers "ok" to any body)
+/// and `/put/` (WebDAV: a PUT writes its body to a file), with an access log
+/// of each request's connection.
+struct Nginx {
+    _daemon: Daemon,
+    dir: TempDir,
+    h1: u16,
+    h2c: u16,
+    tls: u16,
+}
+
+impl Nginx {
+    fn start() -> Option<Nginx> {
+        if !installed("nginx", "WIREBENCH_REQUIRE_HTTP") {
+            return None;
+        }
+        let dir = TempDir::new("nginx");
+        let d = dir.str();
+        std::fs::create_dir_all(format!("{d}/www")).unwrap();
+        std::fs::write(format!("{d}/www/1k.bin"), vec![b'x'; 1024]).unwrap();
+        std::fs::create_dir_all(format!("{d}/www/put")).unwrap();
+        test_certificates(&dir);
+        let (h1, h2c, tls) = (free_port(), free_port(), free_port());
+        let conf = format!(
+            r#"daemon off;
+master_process off;
+worker_processes 1;
+user root;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+events {{ worker_connections 1024; }}
+http {{
+  client_body_temp_path {d}/body;
+  proxy_temp_path {d}/proxy;
+  fastcgi_temp_path {d}/fcgi;
+  uwsgi_temp_path {d}/uwsgi;
+  scgi_temp_path {d}/scgi;
+  log_format conns '$connection $connection_requests $status $request_length';
+  access_log {d}/access.log conns;
+  keepalive_requests 50;
+  server {{
+    listen 127.0.0.1:{h1};
+    listen 127.0.0.1:{h2c} http2;
+    listen 127.0.0.1:{tls} ssl http2;
+    ssl_certificate {d}/cert.pem;
+    ssl_certificate_key {d}/key.pem;
+    root {d}/www;
+    location /post {{ client_max_body_size 1m; return 200 "ok"; }}
+    location /put/ {{ dav_methods PUT; client_max_body_size 1m; }}
+  }}
+}}
+"#
+        );
+        let conf_file = format!("{d}/nginx.conf");
+        std::fs::write(&conf_file, conf).unwrap();
+        let args = [
+            "-c".to_string(),
+            conf_file,
+            "-e".to_string(),
+            format!("{d}/error.log"),
+        ];
+        let ports = [h1, h2c, tls].map(|p| format!("127.0.0.1:{p}"));
+        let daemon = Daemon::spawn("nginx", &args, &ports);
+        Some(Nginx {
+            _daemon: daemon,
+            dir,
+            h1,
+            h2c,
+            tls,
+        })
+    }
+
+    /// The access log's lines: connection number, requests on it so far,
+    /// status, request length.
+    fn log(&self) -> Vec<(u64, u64, u16, u64)> {
+        let text = std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default();
+        text.lines()
+            .map(|l| {
+                let f: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+                (f[0], f[1], f[2] as u16, f[3])
+            })
+            .collect()
+    }
+
+    fn clear_log(&self) {
+        std::fs::write(self.dir.path().join("access.log"), "").unwrap();
+    }
+}
+
+#[test]
+fn nginx_serves_1kib_over_http1_h2c_and_tls_through_its_keepalive_limit() {
+    let _g = shared();
+    let Some(ng) = Nginx::start() else {
+        return;
+    };
+    let results = TempDir::new("http-get");
+    let ca = format!("{}/ca.pem", ng.dir.str());
+    let h1 = format!("http://127.0.0.1:{}/1k.bin", ng.h1);
+    let h2c = format!("http://127.0.0.1:{}/1k.bin", ng.h2c);
+    let tls = format!("https://localhost:{}/1k.bin", ng.tls);
+    let cases: [(&str, Vec<&str>); 4] = [
+        ("HTTP/1.1", vec!["--target", &h1, "--conns-per-client", "2"]),
+        ("h2c", vec!["--target", &h2c, "--http", "2", "--depth", "8"]),
+        (
+            "TLS h2",
+            vec![
+                "--target",
+                &tls,
+                "--http",
+                "2",
+                "--depth",
+                "4",
+                "--ca-file",
+                &ca,
+            ],
+        ),
+        ("TLS HTTP/1.1", vec!["--target", &tls, "--ca-file", &ca]),
+    ];
+    for (name, args) in cases {
+        ng.clear_log();
+        let mut all = vec!["--duration", "1s", "--warmup", "0s"];
+        all.extend_from_slice(&args);
+        let (st, r, err) = run_json(&results, &all);
+        assert!(st.success(), "{name}: {err}");
+        assert_eq!(r.status.state, RunState::Complete, "{name}: {err}");
+        let (ops, errors) = op(&r, "get");
+        // Past the server's limit of 50 requests a connection, it closed
+        // them (HTTP/1.1) or sent GOAWAY (HTTP/2): the run went on.
+        assert!(ops > 100, "{name}: {ops} GETs");
+        assert_eq!(errors, 0, "{name}");
+        assert_eq!(
+            r.summary.bytes_in,
+            ops * 1024,
+            "{name}: every body read whole"
+        );
+        let ttfb = r.summary.by_op["get"].ttfb.expect("time to first byte");
+        assert!(ttfb.p50_ns > 0 && ttfb.p50_ns <= r.summary.by_op["get"].latency.p99_ns);
+        let log = ng.log();
+        assert!(log.iter().all(|l| l.2 == 200), "{name}: statuses {log:?}");
+        assert!(
+            log.len() as u64 >= ops,
+            "{name}: nginx logged {} requests for {ops} measured",
+            log.len()
+        );
+        // Connections were reused, up to nginx's limit of 50 requests.
+        let most = log.iter().map(|l| l.1).max().unwrap();
+        assert_eq!(most, 50, "{name}: at most {most} requests on a connection");
+    }
+}
+
+#[test]
+fn churn_opens_a_connection_for_each_request() {
+    let _g = shared();
+    let Some(ng) = Nginx::start() else {
+        return;
+    };
+    let results = TempDir::new("http-churn");
+    let target = format!("http://127.0.0.1:{}/1k.bin", ng.h1);
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--target",
+            &target,
+            "--churn",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    let (ops, errors) = op(&r, "get");
+    assert!(ops > 20 && errors == 0, "{ops} GETs, {errors} errors");
+    let log = ng.log();
+    assert!(log.len() as u64 >= ops);
+    assert!(
+        log.iter().all(|l| l.1 == 1),
+        "a connection served more than one request: {:?}",
+        log.iter().filter(|l| l.1 > 1).take(3).collect::<Vec<_>>()
+    );
+    let mut conns: Vec<u64> = log.iter().map(|l| l.0).collect();
+    conns.sort_unstable();
+    conns.dedup();
+    assert_eq!(conns.len(), log.len(), "one connection per request");
+}
+
+#[test]
+fn a_post_carries_its_body_and_a_missing_path_counts_as_failures() {
+    let _g = shared();
+    let Some(ng) = Nginx::start() else {
+        return;
+    };
+    let results = TempDir::new("http-post");
+    let post = format!("http://127.0.0.1:{}/post", ng.h1);
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--target",
+            &post,
+            "--mode",
+            "post",
+            "--size",
+            "4KiB",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    let (ops, errors) = op(&r, "post");
+    assert!(ops > 20 && errors == 0);
+    assert_eq!(r.summary.bytes_out, ops * 4096);
+    assert_eq!(r.summary.bytes_in, ops * 2, "nginx answers 'ok'");
+    let bad: Vec<_> = ng.log().into_iter().filter(|l| l.2 != 200).collect();
+    assert!(bad.is_empty(), "{bad:?}");
+
+    // A PUT's body arrives whole: nginx writes it to a file.
+    ng.clear_log();
+    let put = format!("http://127.0.0.1:{}/put/object", ng.h1);
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--target",
+            &put,
+            "--mode",
+            "put",
+            "--size",
+            "3000",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    let (ops, errors) = op(&r, "put");
+    assert!(ops > 20 && errors == 0);
+    let written = std::fs::read(ng.dir.path().join("www/put/object")).unwrap();
+    assert_eq!(written, vec![b'w'; 3000]);
+    let log = ng.log();
+    assert!(
+        log.iter().all(|l| (l.2 == 201 || l.2 == 204) && l.3 > 3000),
+        "{:?}",
+        log.first()
+    );
+
+    let missing = format!("http://127.0.0.1:{}/missing", ng.h1);
+    let (st, r, err) = run_json_or_error(
+        &results,
+        &[
+            "--target",
+            &missing,
+            "--http",
+            "2",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    // h2c on nginx's HTTP/1.1 port: refused before any load.
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(r.is_none());
+    assert!(err.contains("prior knowledge"), "{err}");
+
+    let (st, r, err) = run_json(
+        &results,
+        &["--target", &missing, "--duration", "1s", "--warmup", "0s"],
+    );
+    // Every answer a 404: counted by cause, and a run that measured no
+    // success is a failure (exit 1), its result kept.
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(err.contains("answers 404 Not Found"), "{err}");
+    let (ops, errors) = op(&r, "get");
+    assert_eq!(ops, 0);
+    assert!(errors > 20);
+    assert_eq!(r.summary.failures.get("404 Not Found"), Some(&errors));
+    assert_eq!(r.status.state, RunState::Failed);
+    assert!(
+        r.status
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("x 404 Not Found"),
+        "{:?}",
+        r.status.reason
+    );
+}
+
+#[test]
+fn bad_http_input_is_refused_before_any_load() {
+    let _g = shared();
+    let results = TempDir::new("http-bad");
+    let closed = format!("http://127.0.0.1:{}/", free_port());
+    let (st, _, err) = run_json_or_error(&results, &["--target", &closed, "--duration", "1s"]);
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot connect to 127.0.0.1:") && err.contains("refused"),
+        "{err}"
+    );
+    let refused: [(&[&str], &str); 6] = [
+        (
+            &["--target", "http://127.0.0.1:1/", "--depth", "4"],
+            "--depth",
+        ),
+        (
+            &["--target", "http://127.0.0.1:1/", "--header", "NoColon"],
+            "--header",
+        ),
+        (
+            &["--target", "http://127.0.0.1:1/", "--header", "Host: x"],
+            "--header",
+        ),
+        (
+            &["--target", "http://127.0.0.1:1/", "--mode", "delete"],
+            "--mode",
+        ),
+        (
+            &["--target", "http://127.0.0.1:1/", "--size", "4KiB"],
+            "--size",
+        ),
+        (
+            &["--transport", "http", "--target", "redis://127.0.0.1:1"],
+            "--target",
+        ),
+    ];
+    for (args, flag) in refused {
+        let (st, _, err) = run_json_or_error(&results, args);
+        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    let (st, _, err) = run_json_or_error(&results, &["--target", "http://u:p@127.0.0.1:1/"]);
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(
+        err.contains("credentials are never written in the URL"),
+        "{err}"
+    );
+}
