@@ -129,7 +129,10 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 ring_bytes: s.ring_bytes,
             })
         }
-        k @ (TransportKind::Redis | TransportKind::Memcached | TransportKind::Http) => {
+        k @ (TransportKind::Redis
+        | TransportKind::Memcached
+        | TransportKind::Http
+        | TransportKind::Grpc) => {
             return Err(format!("schema 2 had no {k} runs"));
         }
         TransportKind::S3 => {

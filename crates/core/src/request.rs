@@ -22,9 +22,10 @@ use crate::limits;
 use crate::result::Placement;
 use crate::slo::Slo;
 use crate::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpMethod, HttpSpec, HttpVersion, KeyDist,
-    KvMode, KvProtocol, KvSpec, Mix, MsgrMode, MsgrSpec, Ratio, RunSpec, S3Spec, S3Workload,
-    ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec, TransportKind, TransportSpec, UrlStyle, Wait,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, GrpcSpec, HttpMethod, HttpSpec, HttpVersion,
+    KeyDist, KvMode, KvProtocol, KvSpec, Mix, MsgrMode, MsgrSpec, Ratio, RunSpec, S3Spec,
+    S3Workload, ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec, TransportKind, TransportSpec,
+    UrlStyle, Wait,
 };
 use crate::topo::{CpuList, Topology};
 use crate::units::{Bytes, Dur, Rate};
@@ -268,6 +269,13 @@ pub struct RunRequest {
     pub header: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<bool>,
+    // gRPC (also `header` for metadata, `ca_file`, `depth` for streams).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto_set: Option<PathBuf>,
 }
 
 /// Why a request cannot run. Each names the flag (or spec key: the same
@@ -399,7 +407,7 @@ fn check_header(h: &str) -> Result<(), String> {
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 57] = [
+    pub const KEYS: [&'static str; 60] = [
         "transport",
         "arch",
         "target",
@@ -456,6 +464,9 @@ impl RunRequest {
         "http",
         "header",
         "churn",
+        "call",
+        "data",
+        "proto_set",
         "sessions",
     ];
 
@@ -594,6 +605,7 @@ impl RunRequest {
             TransportKind::S3 => self.s3()?,
             TransportKind::Redis | TransportKind::Memcached => self.kv(kind)?,
             TransportKind::Http => self.http()?,
+            TransportKind::Grpc => self.grpc()?,
         };
         let stream = matches!(
             &transport,
@@ -660,7 +672,7 @@ impl RunRequest {
         let depth = self.depth.unwrap_or(match &transport {
             TransportSpec::Shm(s) if s.mode == ShmMode::Async => 64,
             // HTTP/2 streams are connections of the engine's: one unless asked.
-            TransportSpec::Http(_) => 1,
+            TransportSpec::Http(_) | TransportSpec::Grpc(_) => 1,
             _ if self.rate.is_some() => 1024,
             _ => 1,
         });
@@ -780,7 +792,8 @@ impl RunRequest {
                     | TransportKind::S3
                     | TransportKind::Redis
                     | TransportKind::Memcached
-                    | TransportKind::Http => Endpoint::Tcp("127.0.0.1:0".into()),
+                    | TransportKind::Http
+                    | TransportKind::Grpc => Endpoint::Tcp("127.0.0.1:0".into()),
                 }),
             },
         };
@@ -863,8 +876,9 @@ impl RunRequest {
         Ok(())
     }
 
-    /// Refuses the flags of the HTTP transport.
+    /// Refuses the flags of the HTTP and gRPC transports.
     fn refuse_http_flags(&self) -> Result<(), SpecError> {
+        self.refuse_grpc_flags()?;
         let http_flags = [
             ("--http", self.http.is_some()),
             ("--header", !self.header.is_empty()),
@@ -879,8 +893,24 @@ impl RunRequest {
         }
     }
 
-    /// The settings of the HTTP transport.
-    fn http(&self) -> Result<TransportSpec, SpecError> {
+    /// Refuses the flags of the gRPC transport.
+    fn refuse_grpc_flags(&self) -> Result<(), SpecError> {
+        let grpc_flags = [
+            ("--call", self.call.is_some()),
+            ("--data", self.data.is_some()),
+            ("--proto-set", self.proto_set.is_some()),
+        ];
+        match grpc_flags.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(SpecError::OtherTransport {
+                flag: f,
+                transport: TransportKind::Grpc,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The flags that neither HTTP nor gRPC take.
+    fn refuse_not_http(&self, kind: TransportKind) -> Result<(), SpecError> {
         self.refuse_kv_flags()?;
         let not_http = [
             ("--arch", self.arch.is_some()),
@@ -905,9 +935,112 @@ impl RunRequest {
             ("--create-bucket", self.create_bucket == Some(true)),
             ("--verify", self.verify == Some(true)),
         ];
-        if let Some((f, _)) = not_http.iter().find(|(_, set)| *set) {
-            return Err(flag(f, "does not apply to --transport http"));
+        match not_http.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(flag(f, format!("does not apply to --transport {kind}"))),
+            None => Ok(()),
         }
+    }
+
+    /// `--depth` as HTTP/2 streams per connection: within bounds, and,
+    /// with the connections, within the run's connection limit.
+    fn check_streams(&self) -> Result<(), SpecError> {
+        if let Some(d) = self.depth.filter(|d| *d > MAX_HTTP2_STREAMS) {
+            return Err(range("--depth", d, 1, MAX_HTTP2_STREAMS));
+        }
+        let streams = self.depth.unwrap_or(1);
+        let conns = self.clients.unwrap_or(1) * self.conns_per_client.unwrap_or(1);
+        if conns.saturating_mul(streams) > MAX_CONNECTIONS {
+            return Err(value(
+                "--depth",
+                streams,
+                format!(
+                    "--clients x --conns-per-client x --depth (HTTP/2 streams) at most {MAX_CONNECTIONS}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The settings of the gRPC transport.
+    fn grpc(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_not_http(TransportKind::Grpc)?;
+        let http_only = [
+            ("--http", self.http.is_some()),
+            ("--churn", self.churn == Some(true)),
+            ("--mode", self.mode.is_some()),
+            ("--size", self.size.is_some()),
+        ];
+        if let Some((f, _)) = http_only.iter().find(|(_, set)| *set) {
+            return Err(flag(
+                f,
+                "does not apply to --transport grpc (the request is --data, the method --call)",
+            ));
+        }
+        let tls = match &self.target {
+            Some(Endpoint::Grpc { tls, .. }) => *tls,
+            None => {
+                return Err(flag(
+                    "--target",
+                    "--transport grpc has no embedded server: give the server's address, e.g. --target grpc://127.0.0.1:50051",
+                ));
+            }
+            Some(t) => {
+                return Err(value(
+                    "--target",
+                    t,
+                    "a gRPC target is written grpc://HOST:PORT or grpcs://HOST:PORT",
+                ));
+            }
+        };
+        if self.ca_file.is_some() && !tls {
+            return Err(flag("--ca-file", "applies to a grpcs:// target"));
+        }
+        let Some(call) = &self.call else {
+            return Err(flag(
+                "--call",
+                "--transport grpc needs the method, e.g. --call helloworld.Greeter/SayHello",
+            ));
+        };
+        let ident =
+            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let ok = call
+            .split_once('/')
+            .is_some_and(|(svc, m)| svc.split('.').all(ident) && ident(m));
+        if !ok {
+            return Err(value("--call", call, "a method is package.Service/Method"));
+        }
+        let data = self.data.clone().unwrap_or_else(|| "{}".into());
+        if data.len() > 4 << 20 {
+            return Err(value(
+                "--data",
+                format!("{} bytes", data.len()),
+                "at most 4MiB of JSON",
+            ));
+        }
+        if serde_json::from_str::<serde_json::Value>(&data).map_or(true, |v| !v.is_object()) {
+            return Err(value(
+                "--data",
+                &data,
+                "a request message is a JSON object, e.g. '{\"name\": \"x\"}'",
+            ));
+        }
+        self.check_streams()?;
+        for h in &self.header {
+            check_header(h).map_err(|why| value("--header", h, why))?;
+        }
+        Ok(TransportSpec::Grpc(GrpcSpec {
+            call: call.clone(),
+            data,
+            proto_set: self.proto_set.clone(),
+            headers: self.header.clone(),
+            ca_file: self.ca_file.clone(),
+        }))
+    }
+
+    /// The settings of the HTTP transport.
+    fn http(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_grpc_flags()?;
+        self.refuse_not_http(TransportKind::Http)?;
         let tls = match &self.target {
             Some(Endpoint::Http { tls, .. }) => *tls,
             None => {
@@ -954,22 +1087,9 @@ impl RunRequest {
                     "an HTTP/1.1 connection has one request outstanding (no pipelining): add connections with --conns-per-client, or use --http 2 for streams",
                 ));
             }
-            Some(d) if d > MAX_HTTP2_STREAMS => {
-                return Err(range("--depth", d, 1, MAX_HTTP2_STREAMS));
-            }
             _ => {}
         }
-        let streams = self.depth.unwrap_or(1);
-        let conns = self.clients.unwrap_or(1) * self.conns_per_client.unwrap_or(1);
-        if conns.saturating_mul(streams) > MAX_CONNECTIONS {
-            return Err(value(
-                "--depth",
-                streams,
-                format!(
-                    "--clients x --conns-per-client x --depth (HTTP/2 streams) at most {MAX_CONNECTIONS}"
-                ),
-            ));
-        }
+        self.check_streams()?;
         for h in &self.header {
             check_header(h).map_err(|why| value("--header", h, why))?;
         }
@@ -1899,6 +2019,9 @@ mod tests {
             http: Some(HttpVersion::H2),
             header: vec!["X-A: 1".into()],
             churn: Some(true),
+            call: Some("p.S/M".into()),
+            data: Some("{}".into()),
+            proto_set: Some("set.pb".into()),
         };
         let json = serde_json::to_value(&full).unwrap();
         let mut keys: Vec<&str> = json

@@ -21,6 +21,9 @@ pub enum TransportKind {
     /// Any HTTP server (HTTP/1.1 or HTTP/2), at `--target http://HOST:PORT/PATH`
     /// or `https://…`.
     Http,
+    /// A gRPC server's unary or server-streaming method, at
+    /// `--target grpc://HOST:PORT` (`grpcs://` for TLS).
+    Grpc,
 }
 
 impl TransportKind {
@@ -201,7 +204,7 @@ text_enum!(S3Op, "get" => S3Op::Get, "put" => S3Op::Put, "head" => S3Op::Head, "
 text_enum!(S3Workload, "get" => S3Workload::Get, "put" => S3Workload::Put, "head" => S3Workload::Head,
     "delete" => S3Workload::Delete, "list" => S3Workload::List, "mixed" => S3Workload::Mixed);
 text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm, "s3" => TransportKind::S3,
-    "redis" => TransportKind::Redis, "memcached" => TransportKind::Memcached, "http" => TransportKind::Http);
+    "redis" => TransportKind::Redis, "memcached" => TransportKind::Memcached, "http" => TransportKind::Http, "grpc" => TransportKind::Grpc);
 text_enum!(HttpMethod, "get" => HttpMethod::Get, "post" => HttpMethod::Post, "put" => HttpMethod::Put);
 text_enum!(HttpVersion, "1.1" => HttpVersion::H1, "2" => HttpVersion::H2);
 text_enum!(KvMode, "get" => KvMode::Get, "set" => KvMode::Set, "incr" => KvMode::Incr, "mixed" => KvMode::Mixed);
@@ -255,6 +258,12 @@ pub enum Endpoint {
         /// The request target: a path starting with `/`, with its query.
         path: String,
     },
+    /// `grpc://HOST:PORT`, or `grpcs://` for TLS.
+    Grpc {
+        tls: bool,
+        /// `host:port`, as written.
+        addr: String,
+    },
 }
 
 impl Endpoint {
@@ -266,6 +275,7 @@ impl Endpoint {
             Endpoint::Redis { .. } => Some(TransportKind::Redis),
             Endpoint::Memcached { .. } => Some(TransportKind::Memcached),
             Endpoint::Http { .. } => Some(TransportKind::Http),
+            Endpoint::Grpc { .. } => Some(TransportKind::Grpc),
             Endpoint::Tcp(_) | Endpoint::Unix(_) => None,
         }
     }
@@ -403,9 +413,24 @@ impl FromStr for Endpoint {
             let addr = host_port(authority, if tls { 443 } else { 80 })
                 .ok_or_else(|| bad("no valid HOST[:PORT]"))?;
             Ok(Endpoint::Http { tls, addr, path })
+        } else if let Some((tls, rest)) = s
+            .strip_prefix("grpc://")
+            .map(|r| (false, r))
+            .or_else(|| s.strip_prefix("grpcs://").map(|r| (true, r)))
+        {
+            let rest = rest.strip_suffix('/').unwrap_or(rest);
+            let addr = rest
+                .rsplit_once(':')
+                .is_some_and(|(_, p)| p.parse::<u16>().is_ok_and(|p| p != 0))
+                .then(|| host_port(rest, 0))
+                .flatten()
+                .ok_or_else(|| {
+                    format!("'{s}': a gRPC endpoint is grpc://HOST:PORT (grpcs:// for TLS), e.g. grpc://127.0.0.1:50051; the method is --call")
+                })?;
+            Ok(Endpoint::Grpc { tls, addr })
         } else {
             Err(format!(
-                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET, http://HOST:PORT/PATH, redis://HOST:PORT or memcached://HOST:PORT"
+                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET, http://HOST:PORT/PATH, grpc://HOST:PORT, redis://HOST:PORT or memcached://HOST:PORT"
             ))
         }
     }
@@ -426,6 +451,9 @@ impl fmt::Display for Endpoint {
             Endpoint::Memcached { addr } => write!(f, "memcached://{addr}"),
             Endpoint::Http { tls, addr, path } => {
                 write!(f, "{}://{addr}{path}", if *tls { "https" } else { "http" })
+            }
+            Endpoint::Grpc { tls, addr } => {
+                write!(f, "{}://{addr}", if *tls { "grpcs" } else { "grpc" })
             }
         }
     }
@@ -851,6 +879,26 @@ pub struct HttpSpec {
     pub ca_file: Option<std::path::PathBuf>,
 }
 
+/// A gRPC run: one method, called with one request message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrpcSpec {
+    /// `package.Service/Method` (`--call`).
+    pub call: String,
+    /// The request message, in protobuf's JSON mapping (`--data`).
+    pub data: String,
+    /// The message types: a descriptor set (`--proto-set`, as `protoc
+    /// --descriptor_set_out --include_imports` writes it), else the
+    /// server's reflection service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto_set: Option<std::path::PathBuf>,
+    /// Extra request metadata, `name: value` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+    /// Trusted certificates besides the Mozilla roots (`--ca-file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<std::path::PathBuf>,
+}
+
 /// What drives the load: one variant per transport, each with its own
 /// modes and settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -862,6 +910,7 @@ pub enum TransportSpec {
     Redis(KvSpec),
     Memcached(KvSpec),
     Http(HttpSpec),
+    Grpc(GrpcSpec),
 }
 
 impl TransportSpec {
@@ -873,6 +922,7 @@ impl TransportSpec {
             TransportSpec::Redis(_) => TransportKind::Redis,
             TransportSpec::Memcached(_) => TransportKind::Memcached,
             TransportSpec::Http(_) => TransportKind::Http,
+            TransportSpec::Grpc(_) => TransportKind::Grpc,
         }
     }
 
@@ -892,6 +942,7 @@ impl TransportSpec {
             TransportSpec::S3(s) => s.workload.to_string(),
             TransportSpec::Redis(k) | TransportSpec::Memcached(k) => k.mode.to_string(),
             TransportSpec::Http(h) => h.method.to_string(),
+            TransportSpec::Grpc(g) => g.call.clone(),
         }
     }
 
@@ -902,7 +953,7 @@ impl TransportSpec {
         match self {
             TransportSpec::Msgr(m) => m.mode.has_response(),
             TransportSpec::Shm(s) => s.mode.has_response(),
-            TransportSpec::S3(_) | TransportSpec::Http(_) => false,
+            TransportSpec::S3(_) | TransportSpec::Http(_) | TransportSpec::Grpc(_) => false,
             TransportSpec::Redis(_) | TransportSpec::Memcached(_) => true,
         }
     }
@@ -915,6 +966,7 @@ impl TransportSpec {
             TransportSpec::S3(s) => s.sizes.max(),
             TransportSpec::Redis(k) | TransportSpec::Memcached(k) => k.sizes.max(),
             TransportSpec::Http(h) => h.body_bytes,
+            TransportSpec::Grpc(g) => g.data.len() as u64,
         }
     }
 
@@ -1019,6 +1071,14 @@ impl RunSpec {
             (t @ (TransportSpec::Redis(k) | TransportSpec::Memcached(k)), _) => {
                 format!("{}-{}", t.kind(), k.mode)
             }
+            (TransportSpec::Grpc(g), _) => format!(
+                "grpc-{}",
+                g.call
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("call")
+                    .to_ascii_lowercase()
+            ),
             (TransportSpec::Http(h), _) => format!(
                 "http{}-{}{}",
                 if h.version == HttpVersion::H2 {

@@ -39,6 +39,22 @@ pub fn headline(
                 String::new()
             }
         ),
+        TransportSpec::Grpc(g) => format!(
+            "request {}, {} stream(s) per conn{}",
+            if g.data.chars().count() <= 60 {
+                g.data.clone()
+            } else {
+                format!(
+                    "{}... ({})",
+                    g.data.chars().take(57).collect::<String>(),
+                    format_size(g.data.len() as u64)
+                )
+            },
+            spec.depth,
+            g.proto_set
+                .as_ref()
+                .map_or(String::new(), |p| format!(", types from {}", p.display()))
+        ),
         TransportSpec::Http(h) => {
             let mut d = match h.version {
                 wirebench_core::spec::HttpVersion::H1 => "HTTP/1.1".to_string(),

@@ -17,6 +17,7 @@ use wirebench_core::result::PhaseReport;
 use wirebench_core::spec::{ClientsAs, Endpoint, RunSpec, TransportSpec};
 use wirebench_load::engine::{self, LoadConfig, LoadOutcome, Observer};
 use wirebench_load::{blocking, calls, remote};
+use wirebench_transports::grpc;
 use wirebench_transports::http;
 use wirebench_transports::kv;
 use wirebench_transports::msgr::client::MsgrClient;
@@ -86,6 +87,7 @@ pub fn open(
             Box::new(KvDriver::open(spec, kv, endpoint, cancel, events)?)
         }
         TransportSpec::Http(h) => Box::new(HttpDriver::open(spec, h, endpoint, cancel, events)?),
+        TransportSpec::Grpc(g) => Box::new(HttpDriver::grpc(spec, g, endpoint, cancel, events)?),
         TransportSpec::S3(s3spec) => Box::new(S3Driver::open(
             spec,
             s3spec,
@@ -479,6 +481,53 @@ impl HttpDriver {
             wirebench_core::spec::HttpVersion::H1 => 1,
         };
         Ok(HttpDriver { client, streams })
+    }
+}
+
+impl HttpDriver {
+    /// Finds the gRPC method's types (descriptor set or reflection),
+    /// encodes the request, and checks with one call that the server
+    /// implements the method (an error status is noted, not refused).
+    fn grpc(
+        spec: &RunSpec,
+        g: &wirebench_core::spec::GrpcSpec,
+        endpoint: &Endpoint,
+        cancel: &Cancel,
+        events: &mut dyn Events,
+    ) -> Result<HttpDriver, RunError> {
+        let timeout = std::time::Duration::from_nanos(spec.op_timeout_ns);
+        let rt = runtime()?;
+        let interrupted = || {
+            RunError::Interrupted(format!(
+                "checking {endpoint}: {}",
+                cancel.reason().unwrap_or("cancelled")
+            ))
+        };
+        let prepared = unless_cancelled(&rt, cancel, grpc::prepare(endpoint, g, timeout))
+            .ok_or_else(interrupted)?
+            .map_err(|e| RunError::Failed(format!("{endpoint}: {e}")))?;
+        events.note(&format!(
+            "{}: {} method, types from {}",
+            g.call,
+            if prepared.server_streaming {
+                "server-streaming"
+            } else {
+                "unary"
+            },
+            prepared.source
+        ));
+        match unless_cancelled(&rt, cancel, grpc::preflight(&prepared)).ok_or_else(interrupted)? {
+            Err(e) => return Err(RunError::Failed(format!("checking {endpoint}: {e}"))),
+            Ok(Some(cause)) => events.note(&format!(
+                "{} answers {cause}: each such answer counts as a failure",
+                g.call
+            )),
+            Ok(None) => {}
+        }
+        Ok(HttpDriver {
+            client: Arc::new(prepared.client),
+            streams: spec.depth,
+        })
     }
 }
 

@@ -267,14 +267,15 @@ impl ServeRequest {
                 ))
             }
             TransportKind::S3 => self.check_s3(cpus, creds),
-            k @ (TransportKind::Redis | TransportKind::Memcached | TransportKind::Http) => {
-                Err(SpecError::Invalid {
-                    flag: "--transport",
-                    why: format!(
-                        "wirebench has no {k} server: run the real one and measure it with run --target"
-                    ),
-                })
-            }
+            k @ (TransportKind::Redis
+            | TransportKind::Memcached
+            | TransportKind::Http
+            | TransportKind::Grpc) => Err(SpecError::Invalid {
+                flag: "--transport",
+                why: format!(
+                    "wirebench has no {k} server: run the real one and measure it with run --target"
+                ),
+            }),
         }
     }
 
@@ -610,7 +611,8 @@ fn exposure_warning(endpoint: &Endpoint, note: &str) -> Option<String> {
         | Endpoint::S3 { addr: a, .. }
         | Endpoint::Redis { addr: a, .. }
         | Endpoint::Memcached { addr: a }
-        | Endpoint::Http { addr: a, .. } => a,
+        | Endpoint::Http { addr: a, .. }
+        | Endpoint::Grpc { addr: a, .. } => a,
         Endpoint::Unix(_) => return None,
     };
     let ip = addr.parse::<std::net::SocketAddr>().ok()?.ip();

@@ -111,7 +111,10 @@ pub fn serve_request(spec: &RunSpec, trace_file: Option<PathBuf>) -> ServeReques
             req.bucket = vec![wirebench_core::request::DEFAULT_BUCKET.into()];
         }
         // No embedded server: the request checks that a target is given.
-        TransportSpec::Redis(_) | TransportSpec::Memcached(_) | TransportSpec::Http(_) => {}
+        TransportSpec::Redis(_)
+        | TransportSpec::Memcached(_)
+        | TransportSpec::Http(_)
+        | TransportSpec::Grpc(_) => {}
     }
     req
 }

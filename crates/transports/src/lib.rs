@@ -10,6 +10,7 @@
 //! ```
 
 pub mod accept;
+pub mod grpc;
 pub mod http;
 pub mod kv;
 pub mod msgr;

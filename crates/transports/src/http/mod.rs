@@ -64,6 +64,9 @@ pub struct HttpClient {
     body: Bytes,
     churn: bool,
     op_timeout: Duration,
+    /// gRPC: the status is in the trailers (`grpc-status`), not the HTTP
+    /// status line.
+    grpc: bool,
 }
 
 fn err(what: impl std::fmt::Display) -> io::Error {
@@ -137,7 +140,113 @@ impl HttpClient {
             body: Bytes::from(vec![b'w'; body_len]),
             churn: spec.churn,
             op_timeout,
+            grpc: false,
         })
+    }
+
+    /// The client of a gRPC method's calls to `endpoint` (an
+    /// `Endpoint::Grpc`): POSTs of `path` (`/package.Service/Method`) over
+    /// HTTP/2 with the framed request `message`, and `metadata`.
+    pub fn grpc(
+        endpoint: &Endpoint,
+        path: &str,
+        message: Bytes,
+        metadata: &[String],
+        ca_file: Option<&std::path::Path>,
+        op_timeout: Duration,
+    ) -> Result<Self, String> {
+        let Endpoint::Grpc { tls, addr } = endpoint else {
+            return Err(format!("{endpoint}: not a gRPC endpoint"));
+        };
+        let http = Endpoint::Http {
+            tls: *tls,
+            addr: addr.clone(),
+            path: path.to_string(),
+        };
+        let spec = HttpSpec {
+            method: HttpMethod::Post,
+            version: HttpVersion::H2,
+            body_bytes: message.len() as u64,
+            headers: metadata.to_vec(),
+            churn: false,
+            ca_file: ca_file.map(|p| p.to_path_buf()),
+        };
+        let mut c = HttpClient::new(&http, &spec, op_timeout)?;
+        c.headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/grpc"),
+        );
+        c.headers
+            .insert(http::header::TE, HeaderValue::from_static("trailers"));
+        c.headers.remove(CONTENT_LENGTH);
+        c.body = message;
+        c.op = "call";
+        c.grpc = true;
+        c.target = format!("{endpoint}{path}");
+        Ok(c)
+    }
+
+    /// The target as written (with the gRPC method's path).
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// The run's timeout of one request.
+    pub fn op_timeout(&self) -> Duration {
+        self.op_timeout
+    }
+
+    /// The request target's path (with its query).
+    pub fn path(&self) -> &str {
+        self.uri.path_and_query().map_or("/", |p| p.as_str())
+    }
+
+    /// The body every request carries.
+    pub fn body(&self) -> Bytes {
+        self.body.clone()
+    }
+
+    /// Sends `body` to `path` on a connection of its own, the other headers
+    /// as the run's, and returns the response's status, its body (at most
+    /// `limit` bytes) and trailers: for exchanges outside the load (gRPC
+    /// reflection).
+    pub async fn fetch(
+        &self,
+        path: &str,
+        body: Bytes,
+        limit: usize,
+    ) -> io::Result<(http::StatusCode, HeaderMap, Bytes, HeaderMap)> {
+        let once = async {
+            let mut s = self.open().await?;
+            let mut req = Request::new(Full::new(body));
+            *req.method_mut() = Method::POST;
+            *req.uri_mut() = match self.version {
+                HttpVersion::H1 => path.parse(),
+                HttpVersion::H2 => {
+                    let base = self.uri.to_string();
+                    let origin =
+                        base.len() - self.uri.path_and_query().map_or(0, |p| p.as_str().len());
+                    format!("{}{path}", &base[..origin]).parse()
+                }
+            }
+            .map_err(err)?;
+            *req.headers_mut() = self.headers.clone();
+            let resp = match &mut s {
+                Sender::H1(s) => s.send_request(req).await,
+                Sender::H2(s) => s.send_request(req).await,
+            }
+            .map_err(|e| self.broken(&e))?;
+            let (head, body) = resp.into_parts();
+            let all = http_body_util::Limited::new(body, limit)
+                .collect()
+                .await
+                .map_err(|e| err(format!("{} {path}: {e}", self.addr)))?;
+            let trailers = all.trailers().cloned().unwrap_or_default();
+            Ok((head.status, head.headers, all.to_bytes(), trailers))
+        };
+        tokio::time::timeout(self.op_timeout, once)
+            .await
+            .map_err(|_| self.timed_out())?
     }
 
     /// Opens a connection: TCP, TLS where asked, then the HTTP handshake.
@@ -215,12 +324,34 @@ impl HttpClient {
         };
         let headers_at = Instant::now();
         let status = resp.status();
+        // gRPC: a Trailers-Only answer has its status in the headers.
+        let mut grpc_status = self.grpc.then(|| grpc_status_of(resp.headers())).flatten();
         let mut body = resp.into_body();
         let mut bytes_in = 0u64;
         while let Some(frame) = body.frame().await {
-            if let Some(d) = frame?.data_ref() {
+            let frame = frame?;
+            if let Some(d) = frame.data_ref() {
                 bytes_in += d.len() as u64;
+            } else if let Some(t) = frame.trailers_ref().filter(|_| self.grpc) {
+                grpc_status = grpc_status.or_else(|| grpc_status_of(t));
             }
+        }
+        if self.grpc {
+            let failure = match (status.as_u16(), grpc_status) {
+                (200, Some((0, _))) => None,
+                (200, Some((code, _))) => {
+                    Some(format!("grpc-status {code} {}", grpc_code_name(code)))
+                }
+                (200, None) => Some("no grpc-status".to_string()),
+                (code, _) => Some(format!("HTTP {code}")),
+            };
+            return Ok(CallOutcome {
+                op: self.op,
+                first_byte: Some(headers_at),
+                bytes_out: self.body.len() as u64,
+                bytes_in,
+                failure,
+            });
         }
         let failure = (status.as_u16() >= 400).then(|| {
             format!(
@@ -256,6 +387,45 @@ impl HttpClient {
             ),
         )
     }
+}
+
+/// The `grpc-status` code of headers or trailers, and its message.
+fn grpc_status_of(h: &HeaderMap) -> Option<(u32, String)> {
+    let code = h.get("grpc-status")?.to_str().ok()?.trim().parse().ok()?;
+    let msg = h
+        .get("grpc-message")
+        .and_then(|m| m.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    Some((code, msg))
+}
+
+/// The name of a gRPC status code.
+pub fn grpc_code_name(code: u32) -> &'static str {
+    const NAMES: [&str; 17] = [
+        "OK",
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ];
+    usize::try_from(code)
+        .ok()
+        .and_then(|c| NAMES.get(c))
+        .copied()
+        .unwrap_or("(unknown code)")
 }
 
 /// An error and its causes: "http2 error: connection error: ...".

@@ -28,7 +28,8 @@ impl Stream {
             Endpoint::S3 { .. }
             | Endpoint::Redis { .. }
             | Endpoint::Memcached { .. }
-            | Endpoint::Http { .. } => {
+            | Endpoint::Http { .. }
+            | Endpoint::Grpc { .. } => {
                 return Err(io::Error::other(format!("{ep}: not a messenger endpoint")));
             }
         };

@@ -17,9 +17,9 @@ use wirebench_runner::{Credentials, SpecError};
 pub struct RunFlags {
     /// Transport: msgr (framed messenger over TCP or Unix sockets), shm (shared-memory rings;
     /// see --wait, --clients-as, --channel), s3 (S3 over HTTP/1.1; see --workload; the
-    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET), redis, memcached or
-    /// http. Default: the --target's scheme (s3://, redis://, memcached://, http(s)://), else
-    /// msgr.
+    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET), redis, memcached,
+    /// http or grpc. Default: the --target's scheme (s3://, redis://, memcached://, http(s)://,
+    /// grpc(s)://), else msgr.
     #[arg(long)]
     pub transport: Option<TransportKind>,
     /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
@@ -27,7 +27,7 @@ pub struct RunFlags {
     arch: Option<Arch>,
     /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
     /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH),
-    /// memcached://HOST:PORT or http(s)://HOST:PORT/PATH.
+    /// memcached://HOST:PORT, http(s)://HOST:PORT/PATH or grpc(s)://HOST:PORT.
     #[arg(long, conflicts_with_all = ["arch", "server_cpus", "listen", "max_frame"])]
     target: Option<Endpoint>,
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
@@ -162,6 +162,24 @@ pub struct RunFlags {
     kv: KvFlags,
     #[command(flatten)]
     http: HttpFlags,
+    #[command(flatten)]
+    grpc: GrpcFlags,
+}
+
+/// The gRPC transport's flags (--depth: streams per connection; --header: metadata).
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "gRPC (--target grpc://HOST:PORT, grpcs://...)")]
+struct GrpcFlags {
+    /// The method, package.Service/Method (unary or server-streaming).
+    #[arg(long)]
+    call: Option<String>,
+    /// The request message in protobuf's JSON mapping. Default: {}.
+    #[arg(long)]
+    data: Option<String>,
+    /// The message types: a descriptor set (protoc --descriptor_set_out=FILE --include_imports).
+    /// Default: the server's reflection service.
+    #[arg(long)]
+    proto_set: Option<PathBuf>,
 }
 
 /// The HTTP transport's flags (--mode get|post|put; --size is the body).
@@ -172,7 +190,7 @@ struct HttpFlags {
     /// with prior knowledge on http://, ALPN on https://). Default: 1.1.
     #[arg(long)]
     http: Option<HttpVersion>,
-    /// An extra request header, 'Name: value' (repeatable).
+    /// An extra request header (HTTP) or metadata entry (gRPC), 'Name: value' (repeatable).
     #[arg(long)]
     header: Vec<String>,
     /// A new connection for each request (Connection: close): its time includes connecting
@@ -252,7 +270,7 @@ struct S3Flags {
     /// Create the target bucket if it does not exist.
     #[arg(long)]
     create_bucket: bool,
-    /// s3s:// and https:// targets: also trust the certificates of this PEM file (a private CA, a
+    /// s3s://, https:// and grpcs:// targets: also trust the certificates of this PEM file (a private CA, a
     /// self-signed endpoint); the Mozilla roots are always trusted.
     #[arg(long)]
     ca_file: Option<PathBuf>,
@@ -323,6 +341,9 @@ impl RunFlags {
             http: self.http.http,
             header: self.http.header.clone(),
             churn: on(self.http.churn),
+            call: self.grpc.call.clone(),
+            data: self.grpc.data.clone(),
+            proto_set: self.grpc.proto_set.clone(),
         })
     }
 

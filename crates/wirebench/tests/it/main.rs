@@ -4,6 +4,7 @@
 
 mod cli_errors;
 mod faults;
+mod grpc;
 mod hardening;
 mod helpers;
 mod http;

@@ -149,7 +149,8 @@ impl StdListener {
             Endpoint::S3 { .. }
             | Endpoint::Redis { .. }
             | Endpoint::Memcached { .. }
-            | Endpoint::Http { .. } => Err(io::Error::other(format!(
+            | Endpoint::Http { .. }
+            | Endpoint::Grpc { .. } => Err(io::Error::other(format!(
                 "{ep}: a messenger server listens on tcp://HOST:PORT or unix:PATH"
             ))),
             Endpoint::Unix(path) => {
