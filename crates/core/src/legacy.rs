@@ -166,6 +166,7 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 get_parts: s.get_parts,
                 keep: s.keep,
                 signed: s.signed,
+                key_dist: crate::spec::KeyDist::Uniform,
             })
         }
     })

@@ -381,6 +381,8 @@ pub const DEFAULT_BUCKET: &str = "wirebench";
 /// The most keys a key-value run works on (a prepare phase writes them all
 /// for reads).
 pub const MAX_KV_KEYS: u64 = 100_000_000;
+/// What an HTTP target's path says where the key number goes.
+pub const KEY_PLACEHOLDER: &str = "{key}";
 /// The most HTTP/2 streams a connection keeps outstanding (`--depth`).
 pub const MAX_HTTP2_STREAMS: usize = 1024;
 
@@ -911,7 +913,10 @@ impl RunRequest {
 
     /// The flags that neither HTTP nor gRPC take.
     fn refuse_not_http(&self, kind: TransportKind) -> Result<(), SpecError> {
-        self.refuse_kv_flags()?;
+        self.refuse_kv_only_flags()?;
+        if kind == TransportKind::Grpc {
+            self.refuse_kv_flags()?;
+        }
         let not_http = [
             ("--arch", self.arch.is_some()),
             ("--listen", self.listen.is_some()),
@@ -1093,7 +1098,30 @@ impl RunRequest {
         for h in &self.header {
             check_header(h).map_err(|why| value("--header", h, why))?;
         }
+        let templated = matches!(&self.target, Some(Endpoint::Http { path, .. }) if path.contains(KEY_PLACEHOLDER));
+        let keys = match (templated, self.keys) {
+            (false, None) if self.key_dist.is_none() => None,
+            (false, _) => {
+                return Err(flag(
+                    if self.keys.is_some() {
+                        "--keys"
+                    } else {
+                        "--key-dist"
+                    },
+                    "needs {key} in the target's path, e.g. http://HOST:PORT/objects/{key}",
+                ));
+            }
+            (true, k) => {
+                let k = k.unwrap_or(10_000);
+                if !(1..=MAX_KV_KEYS).contains(&k) {
+                    return Err(range("--keys", k, 1, MAX_KV_KEYS));
+                }
+                Some(k)
+            }
+        };
         Ok(TransportSpec::Http(HttpSpec {
+            keys,
+            key_dist: self.key_dist.unwrap_or(KeyDist::Uniform),
             method,
             version,
             body_bytes,
@@ -1105,10 +1133,24 @@ impl RunRequest {
 
     /// Refuses the flags of the key-value transports (redis, memcached).
     fn refuse_kv_flags(&self) -> Result<(), SpecError> {
-        let kv_flags = [
-            ("--protocol", self.protocol.is_some()),
+        self.refuse_kv_only_flags()?;
+        let key_flags = [
             ("--keys", self.keys.is_some()),
             ("--key-dist", self.key_dist.is_some()),
+        ];
+        match key_flags.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(flag(
+                f,
+                "applies to redis, memcached, s3 (--key-dist) and http with {key} in the target's path",
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses the flags only the key-value transports take.
+    fn refuse_kv_only_flags(&self) -> Result<(), SpecError> {
+        let kv_flags = [
+            ("--protocol", self.protocol.is_some()),
             ("--ratio", self.ratio.is_some()),
         ];
         match kv_flags.iter().find(|(_, set)| *set) {
@@ -1405,8 +1447,26 @@ impl RunRequest {
     /// signed as far as the request knows (embedded server: always; an
     /// external one: the runner sets it once it has the credentials).
     fn s3(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_kv_flags()?;
+        self.refuse_kv_only_flags()?;
         self.refuse_http_flags()?;
+        if self.keys.is_some() {
+            return Err(flag(
+                "--keys",
+                "for --transport s3, the objects are --objects",
+            ));
+        }
+        let key_dist = self.key_dist.unwrap_or(KeyDist::Uniform);
+        if key_dist != KeyDist::Uniform
+            && !matches!(
+                self.workload,
+                None | Some(S3Workload::Get | S3Workload::Head | S3Workload::Put)
+            )
+        {
+            return Err(flag(
+                "--key-dist",
+                "applies to --workload get, head and put (mixed spreads each connection's own objects; delete takes each once)",
+            ));
+        }
         if let Some(m) = &self.mode {
             return Err(value(
                 "--mode",
@@ -1535,6 +1595,7 @@ impl RunRequest {
             get_parts: self.get_parts.unwrap_or(1),
             keep: self.keep.unwrap_or(false),
             signed: self.target.is_none(),
+            key_dist,
             prefix: format!(
                 "wirebench/{:x}-{}/",
                 std::time::SystemTime::now()

@@ -704,6 +704,13 @@ pub struct S3Spec {
     pub keep: bool,
     /// Requests are signed (credentials were given).
     pub signed: bool,
+    /// Which object a GET, HEAD or PUT works on (`--key-dist`).
+    #[serde(default = "uniform")]
+    pub key_dist: KeyDist,
+}
+
+fn uniform() -> KeyDist {
+    KeyDist::Uniform
 }
 
 /// What one operation of a key-value run is (`--mode` of redis and
@@ -877,6 +884,12 @@ pub struct HttpSpec {
     /// Trusted certificates besides the Mozilla roots (`--ca-file`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<std::path::PathBuf>,
+    /// With `{key}` in the target's path: the key numbers put there
+    /// (`--keys`), picked `key_dist`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<u64>,
+    #[serde(default = "uniform")]
+    pub key_dist: KeyDist,
 }
 
 /// A gRPC run: one method, called with one request message.

@@ -26,7 +26,16 @@ pub fn headline(
             let mix: Vec<String> = s3.mix.iter().map(|(m, w)| format!("{m}={w}")).collect();
             format!("{} objects of {} ({})", s3.objects, s3.sizes, mix.join(","))
         }
-        TransportSpec::S3(s3) => format!("{} objects of {}", s3.objects, s3.sizes),
+        TransportSpec::S3(s3) => format!(
+            "{} objects of {}{}",
+            s3.objects,
+            s3.sizes,
+            if s3.key_dist == wirebench_core::spec::KeyDist::Uniform {
+                String::new()
+            } else {
+                format!(" picked {}", s3.key_dist)
+            }
+        ),
         TransportSpec::Redis(kv) | TransportSpec::Memcached(kv) => format!(
             "{} keys ({}) of {}, {}{}",
             kv.keys,
@@ -67,6 +76,9 @@ pub fn headline(
             }
             if h.churn {
                 d.push_str(", a new connection per request");
+            }
+            if let Some(k) = h.keys {
+                d.push_str(&format!(", {k} keys ({}) in the path", h.key_dist));
             }
             d
         }

@@ -537,7 +537,12 @@ impl Driver for HttpDriver {
         // them sharing one connection to the server.
         let mut cfg = cfg.clone();
         cfg.conns_per_client *= self.streams;
-        let t = http::HttpTransport::new(self.client.clone(), self.streams);
+        let t = http::HttpTransport::new(
+            self.client.clone(),
+            self.streams,
+            cfg.clients,
+            cfg.conns_per_client,
+        );
         calls::run_load_calls(Arc::new(t), &cfg, obs)
     }
 }

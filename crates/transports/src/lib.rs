@@ -12,6 +12,7 @@
 pub mod accept;
 pub mod grpc;
 pub mod http;
+pub mod keys;
 pub mod kv;
 pub mod msgr;
 pub mod s3;

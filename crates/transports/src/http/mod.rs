@@ -13,6 +13,7 @@
 //! A connection the server closed between requests (keep-alive limits,
 //! HTTP/2 GOAWAY) is opened again once.
 
+use crate::keys::KeyPicker;
 use crate::s3::tls::ClientTls;
 use bytes::Bytes;
 use http::header::{CONNECTION, CONTENT_LENGTH, HOST};
@@ -25,7 +26,8 @@ use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
-use wirebench_core::spec::{Endpoint, HttpMethod, HttpSpec, HttpVersion};
+use wirebench_core::request::KEY_PLACEHOLDER;
+use wirebench_core::spec::{Endpoint, HttpMethod, HttpSpec, HttpVersion, KeyDist};
 use wirebench_core::units::Dur;
 use wirebench_load::calls::{CallConn, CallOutcome, CallTransport};
 
@@ -67,6 +69,17 @@ pub struct HttpClient {
     /// gRPC: the status is in the trailers (`grpc-status`), not the HTTP
     /// status line.
     grpc: bool,
+    /// With `{key}` in the path: the request target before and after the
+    /// key number, and the keys and their distribution.
+    template: Option<Template>,
+}
+
+/// A request target with a key number in it.
+struct Template {
+    before: String,
+    after: String,
+    keys: u64,
+    dist: KeyDist,
 }
 
 fn err(what: impl std::fmt::Display) -> io::Error {
@@ -91,11 +104,24 @@ impl HttpClient {
                 Some(ClientTls::with_alpn(host, spec.ca_file.as_deref(), alpn)?)
             }
         };
-        let uri: Uri = match spec.version {
-            HttpVersion::H1 => path.parse(),
-            HttpVersion::H2 => format!("{scheme}://{addr}{path}").parse(),
-        }
-        .map_err(|e| format!("{endpoint}: not a request target: {e}"))?;
+        let target = match spec.version {
+            HttpVersion::H1 => path.clone(),
+            HttpVersion::H2 => format!("{scheme}://{addr}{path}"),
+        };
+        let template = match (spec.keys, target.split_once(KEY_PLACEHOLDER)) {
+            (Some(keys), Some((before, after))) => Some(Template {
+                before: before.to_string(),
+                after: after.to_string(),
+                keys,
+                dist: spec.key_dist,
+            }),
+            _ => None,
+        };
+        // With a template, key 0 stands for every key (digits only differ).
+        let uri: Uri = target
+            .replacen(KEY_PLACEHOLDER, "0", usize::from(template.is_some()))
+            .parse()
+            .map_err(|e| format!("{endpoint}: not a request target: {e}"))?;
         let mut headers = HeaderMap::new();
         if spec.version == HttpVersion::H1 {
             let host = HeaderValue::from_str(addr.strip_suffix(":80").unwrap_or(addr))
@@ -141,6 +167,7 @@ impl HttpClient {
             churn: spec.churn,
             op_timeout,
             grpc: false,
+            template,
         })
     }
 
@@ -170,6 +197,8 @@ impl HttpClient {
             headers: metadata.to_vec(),
             churn: false,
             ca_file: ca_file.map(|p| p.to_path_buf()),
+            keys: None,
+            key_dist: wirebench_core::spec::KeyDist::Uniform,
         };
         let mut c = HttpClient::new(&http, &spec, op_timeout)?;
         c.headers.insert(
@@ -301,17 +330,27 @@ impl HttpClient {
         }
     }
 
-    fn request(&self) -> Request<Body> {
+    /// The run's request, for key number `key` where the path has one.
+    fn request(&self, key: Option<u64>) -> Request<Body> {
         let mut req = Request::new(Full::new(self.body.clone()));
         *req.method_mut() = self.method.clone();
-        *req.uri_mut() = self.uri.clone();
+        *req.uri_mut() = match (&self.template, key) {
+            (Some(t), Some(k)) => format!("{}{k}{}", t.before, t.after)
+                .parse()
+                .expect("checked with key 0: digits only differ"),
+            _ => self.uri.clone(),
+        };
         *req.headers_mut() = self.headers.clone();
         req
     }
 
     /// Sends one request on `sender` and reads its response to the end.
-    async fn exchange(&self, sender: &mut Sender) -> Result<CallOutcome, hyper::Error> {
-        let req = self.request();
+    async fn exchange(
+        &self,
+        sender: &mut Sender,
+        key: Option<u64>,
+    ) -> Result<CallOutcome, hyper::Error> {
+        let req = self.request(key);
         let resp = match sender {
             Sender::H1(s) => {
                 s.ready().await?;
@@ -459,7 +498,7 @@ fn unprocessed(e: &hyper::Error) -> bool {
 pub async fn preflight(client: &HttpClient) -> io::Result<http::StatusCode> {
     let once = async {
         let mut s = client.open().await?;
-        let req = client.request();
+        let req = client.request(None);
         let resp = match &mut s {
             Sender::H1(s) => s.send_request(req).await,
             Sender::H2(s) => s.send_request(req).await,
@@ -483,16 +522,27 @@ pub async fn preflight(client: &HttpClient) -> io::Result<http::StatusCode> {
 pub struct HttpTransport {
     client: Arc<HttpClient>,
     streams: usize,
+    /// The engine's connections per worker (numbering them for keys).
+    conns_per_worker: usize,
+    workers: usize,
     groups: Mutex<HashMap<(usize, usize), SharedGroup>>,
 }
 
 impl HttpTransport {
     /// `streams`: the engine's connections that share one HTTP/2
-    /// connection (the run's `--depth`); 1 for HTTP/1.1.
-    pub fn new(client: Arc<HttpClient>, streams: usize) -> HttpTransport {
+    /// connection (the run's `--depth`); 1 for HTTP/1.1. `workers` x
+    /// `conns_per_worker`: the engine's connections.
+    pub fn new(
+        client: Arc<HttpClient>,
+        streams: usize,
+        workers: usize,
+        conns_per_worker: usize,
+    ) -> HttpTransport {
         HttpTransport {
             client,
             streams: streams.max(1),
+            workers,
+            conns_per_worker,
             groups: Mutex::new(HashMap::new()),
         }
     }
@@ -503,6 +553,7 @@ impl HttpTransport {
 pub struct HttpConn {
     client: Arc<HttpClient>,
     link: Link,
+    keys: Option<KeyPicker>,
 }
 
 enum Link {
@@ -530,39 +581,50 @@ impl CallTransport for HttpTransport {
                 Link::Shared(group)
             }
         };
-        Ok(HttpConn { client, link })
+        let keys = client.template.as_ref().map(|t| {
+            let conn = worker * self.conns_per_worker + index;
+            KeyPicker::new(
+                t.dist,
+                t.keys,
+                0x4854_5450,
+                conn as u64,
+                (self.workers * self.conns_per_worker) as u64,
+            )
+        });
+        Ok(HttpConn { client, link, keys })
     }
 }
 
 impl HttpConn {
     async fn call_once(&mut self) -> io::Result<CallOutcome> {
+        let key = self.keys.as_mut().map(KeyPicker::key);
         let c = &self.client;
         match &mut self.link {
             Link::Churn => {
                 let mut s = c.open().await?;
-                c.exchange(&mut s).await.map_err(|e| c.broken(&e))
+                c.exchange(&mut s, key).await.map_err(|e| c.broken(&e))
             }
             Link::Own(s) => {
                 if s.is_closed() {
                     *s = c.open().await?;
                 }
-                match c.exchange(s).await {
+                match c.exchange(s, key).await {
                     Ok(out) => Ok(out),
                     // Closed by the server before the request went out.
                     Err(e) if unprocessed(&e) => {
                         *s = c.open().await?;
-                        c.exchange(s).await.map_err(|e| c.broken(&e))
+                        c.exchange(s, key).await.map_err(|e| c.broken(&e))
                     }
                     Err(e) => Err(c.broken(&e)),
                 }
             }
             Link::Shared(group) => {
                 let (opened, mut s) = shared(c, group, None).await?;
-                match c.exchange(&mut s).await {
+                match c.exchange(&mut s, key).await {
                     Ok(out) => Ok(out),
                     Err(e) if unprocessed(&e) => {
                         let (_, mut s) = shared(c, group, Some(opened)).await?;
-                        c.exchange(&mut s).await.map_err(|e| c.broken(&e))
+                        c.exchange(&mut s, key).await.map_err(|e| c.broken(&e))
                     }
                     Err(e) => Err(c.broken(&e)),
                 }
@@ -632,7 +694,25 @@ mod tests {
             headers: vec!["X-Bench: 1".into(), "Accept: */*".into()],
             churn: false,
             ca_file: None,
+            keys: None,
+            key_dist: KeyDist::Uniform,
         }
+    }
+
+    #[test]
+    fn a_key_in_the_path_is_put_in_each_request() {
+        let ep: Endpoint = "http://127.0.0.1:8080/o/{key}.bin?v=1".parse().unwrap();
+        let mut sp = spec(HttpVersion::H1, HttpMethod::Get);
+        sp.keys = Some(100);
+        let c = HttpClient::new(&ep, &sp, Duration::from_secs(1)).unwrap();
+        assert_eq!(c.request(Some(42)).uri(), "/o/42.bin?v=1");
+        assert_eq!(c.request(None).uri(), "/o/0.bin?v=1");
+        sp.version = HttpVersion::H2;
+        let c = HttpClient::new(&ep, &sp, Duration::from_secs(1)).unwrap();
+        assert_eq!(
+            c.request(Some(7)).uri(),
+            "http://127.0.0.1:8080/o/7.bin?v=1"
+        );
     }
 
     #[test]
@@ -644,7 +724,7 @@ mod tests {
             Duration::from_secs(1),
         )
         .unwrap();
-        let r = c.request();
+        let r = c.request(None);
         assert_eq!(r.uri(), "/a/b?c=1");
         assert_eq!(r.method(), Method::POST);
         assert_eq!(r.headers()[HOST], "127.0.0.1:8080");
@@ -657,7 +737,7 @@ mod tests {
             Duration::from_secs(1),
         )
         .unwrap();
-        let r = c.request();
+        let r = c.request(None);
         assert_eq!(r.uri(), "http://127.0.0.1:8080/a/b?c=1");
         assert!(r.headers().get(HOST).is_none(), "HTTP/2 says :authority");
         assert!(r.headers().get(CONTENT_LENGTH).is_none());

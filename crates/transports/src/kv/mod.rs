@@ -12,9 +12,7 @@ pub mod resp;
 
 pub use reply::{Answer, ReplyError};
 
-use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
-use rand_distr::{Distribution, Zipf};
+use crate::keys::KeyPicker;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -26,7 +24,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use wirebench_core::result::PhaseReport;
-use wirebench_core::spec::{Endpoint, KeyDist, KvMode, KvProtocol, KvSpec};
+use wirebench_core::spec::{Endpoint, KvMode, KvProtocol, KvSpec};
 use wirebench_load::{Conn, ConnRx, ConnTx, Pattern, Received, Reply, Transport};
 
 /// One operation of a key-value run.
@@ -84,25 +82,12 @@ impl Values {
     }
 }
 
-/// Picks each operation's type and key.
-struct Picker {
-    rng: SmallRng,
-    zipf: Option<Zipf<f64>>,
-    next: u64,
-}
+/// A connection's choices: the operation of a mixed run, and the key.
+struct Picker(KeyPicker);
 
 impl Picker {
     fn new(spec: &KvSpec, seed: u64, conn: u64, conns: u64) -> Picker {
-        let zipf = match spec.key_dist {
-            KeyDist::Zipf(s) => Some(Zipf::new(spec.keys as f64, s).expect("checked exponent")),
-            _ => None,
-        };
-        Picker {
-            rng: SmallRng::seed_from_u64(seed ^ conn.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-            zipf,
-            // Sequential: each connection starts at its own share of the keys.
-            next: (u128::from(spec.keys) * u128::from(conn) / u128::from(conns.max(1))) as u64,
-        }
+        Picker(KeyPicker::new(spec.key_dist, spec.keys, seed, conn, conns))
     }
 
     fn op(&mut self, spec: &KvSpec) -> KvOp {
@@ -112,7 +97,7 @@ impl Picker {
             KvMode::Incr => KvOp::Incr,
             KvMode::Mixed => {
                 let (sets, gets) = (spec.ratio.0, spec.ratio.1);
-                if self.rng.random_ratio(sets, sets + gets) {
+                if self.0.ratio(sets, sets + gets) {
                     KvOp::Set
                 } else {
                     KvOp::Get
@@ -121,19 +106,8 @@ impl Picker {
         }
     }
 
-    fn key(&mut self, spec: &KvSpec) -> u64 {
-        match spec.key_dist {
-            KeyDist::Uniform => self.rng.random_range(0..spec.keys),
-            KeyDist::Zipf(_) => {
-                let z = self.zipf.as_ref().expect("made for zipf");
-                (z.sample(&mut self.rng) as u64).clamp(1, spec.keys) - 1
-            }
-            KeyDist::Sequential => {
-                let k = self.next % spec.keys;
-                self.next = k + 1;
-                k
-            }
-        }
+    fn key(&mut self, _spec: &KvSpec) -> u64 {
+        self.0.key()
     }
 }
 
@@ -643,7 +617,7 @@ pub async fn prepare(client: &Arc<KvClient>, timeout: Duration) -> Result<PhaseR
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wirebench_core::spec::{Ratio, SizeSpec};
+    use wirebench_core::spec::{KeyDist, Ratio, SizeSpec};
 
     fn spec(dist: KeyDist, mode: KvMode) -> KvSpec {
         KvSpec {

@@ -16,6 +16,7 @@ pub mod payload;
 pub mod progress;
 pub mod tls;
 
+use crate::keys::KeyPicker;
 use client::{HttpConn, Reply, S3Client, Sink};
 use payload::Payload;
 use std::cell::RefCell;
@@ -114,11 +115,13 @@ impl CallTransport for S3Transport {
             .saturating_mul(w.conns_per_client)
             .saturating_add(index as u64);
         let slot = (w.spec.workload == S3Workload::Mixed && k < w.connections).then_some(k);
+        let keys = KeyPicker::new(w.spec.key_dist, w.spec.objects, 0x5EED, k, w.connections);
         Ok(S3Conn {
             w,
             http,
             extra: Vec::new(),
             rng: mix64(((worker as u64) << 20) ^ index as u64 ^ 0x5EED),
+            keys,
             slot,
         })
     }
@@ -130,6 +133,8 @@ pub struct S3Conn {
     http: HttpConn,
     extra: Vec<HttpConn>,
     rng: u64,
+    /// Which object a GET, HEAD or PUT (not of a mixed workload) works on.
+    keys: KeyPicker,
     /// Mixed workload: this connection's number; it works on its own
     /// objects only (number modulo connections), so that no other
     /// connection deletes an object it reads: a 404 is then the server's.
@@ -158,10 +163,11 @@ impl S3Conn {
         self.rng % n.max(1)
     }
 
-    /// A random object that exists (or, after a few misses, any object).
+    /// An object by `--key-dist` that exists (or, after a few misses, any
+    /// object).
     fn pick(&mut self, want: bool) -> u64 {
         let n = self.w.spec.objects;
-        let mut i = self.random(n);
+        let mut i = self.keys.key();
         for _ in 0..8 {
             if self.w.exists[i as usize].load(Ordering::Relaxed) == want {
                 break;
@@ -545,7 +551,7 @@ impl CallConn for S3Conn {
                 let i = if workload == S3Workload::Mixed {
                     self.pick(false)
                 } else {
-                    self.random(self.w.spec.objects)
+                    self.keys.key()
                 };
                 self.put(i).await?
             }

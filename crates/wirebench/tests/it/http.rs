@@ -29,6 +29,10 @@ impl Nginx {
         std::fs::create_dir_all(format!("{d}/www")).unwrap();
         std::fs::write(format!("{d}/www/1k.bin"), vec![b'x'; 1024]).unwrap();
         std::fs::create_dir_all(format!("{d}/www/put")).unwrap();
+        std::fs::create_dir_all(format!("{d}/www/k")).unwrap();
+        for k in 0..100 {
+            std::fs::write(format!("{d}/www/k/{k}"), format!("{k}")).unwrap();
+        }
         test_certificates(&dir);
         let (h1, h2c, tls) = (free_port(), free_port(), free_port());
         let conf = format!(
@@ -45,7 +49,7 @@ http {{
   fastcgi_temp_path {d}/fcgi;
   uwsgi_temp_path {d}/uwsgi;
   scgi_temp_path {d}/scgi;
-  log_format conns '$connection $connection_requests $status $request_length';
+  log_format conns '$connection $connection_requests $status $request_length $uri';
   access_log {d}/access.log conns;
   keepalive_requests 50;
   server {{
@@ -83,11 +87,17 @@ http {{
     /// The access log's lines: connection number, requests on it so far,
     /// status, request length.
     fn log(&self) -> Vec<(u64, u64, u16, u64)> {
+        self.log_with_paths().into_iter().map(|(l, _)| l).collect()
+    }
+
+    /// The access log's lines, each with its path.
+    fn log_with_paths(&self) -> Vec<((u64, u64, u16, u64), String)> {
         let text = std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default();
         text.lines()
             .map(|l| {
-                let f: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
-                (f[0], f[1], f[2] as u16, f[3])
+                let f: Vec<&str> = l.split(' ').collect();
+                let n = |i: usize| f[i].parse::<u64>().unwrap();
+                ((n(0), n(1), n(2) as u16, n(3)), f[4].to_string())
             })
             .collect()
     }
@@ -156,6 +166,64 @@ fn nginx_serves_1kib_over_http1_h2c_and_tls_through_its_keepalive_limit() {
         let most = log.iter().map(|l| l.1).max().unwrap();
         assert_eq!(most, 50, "{name}: at most {most} requests on a connection");
     }
+}
+
+#[test]
+fn keys_in_the_path_follow_their_distribution() {
+    let _g = shared();
+    let Some(ng) = Nginx::start() else {
+        return;
+    };
+    let results = TempDir::new("http-keys");
+    let target = format!("http://127.0.0.1:{}/k/{{key}}", ng.h1);
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--target",
+            &target,
+            "--keys",
+            "100",
+            "--key-dist",
+            "zipf:1.2",
+            "--conns-per-client",
+            "2",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    let (ops, errors) = op(&r, "get");
+    assert!(ops > 200 && errors == 0, "{ops} GETs, {errors} errors");
+    let mut hits = vec![0u64; 100];
+    for (l, path) in ng.log_with_paths() {
+        assert_eq!(l.2, 200, "{path}");
+        let k: usize = path.strip_prefix("/k/").unwrap().parse().unwrap();
+        hits[k] += 1;
+    }
+    // Zipf 1.2 over 100 keys: key 0 takes about a quarter, key 9 a
+    // fifteenth of key 0's.
+    let total: u64 = hits.iter().sum();
+    assert!(hits[0] * 6 > total, "{hits:?}");
+    assert!(hits[0] > 5 * hits[9].max(1), "{hits:?}");
+    // Each body is the key's number: the bytes read add up.
+    let bytes: u64 = hits
+        .iter()
+        .enumerate()
+        .map(|(k, n)| n * k.to_string().len() as u64)
+        .sum();
+    assert!(
+        r.summary.bytes_in <= bytes,
+        "{} > {bytes}",
+        r.summary.bytes_in
+    );
+
+    // Without {key} in the path, --keys is refused, naming the flag.
+    let plain = format!("http://127.0.0.1:{}/1k.bin", ng.h1);
+    let (st, _, err) = run_json_or_error(&results, &["--target", &plain, "--keys", "10"]);
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(err.contains("--keys") && err.contains("{key}"), "{err}");
 }
 
 #[test]
