@@ -1,6 +1,6 @@
 //! The S3 client: one HTTP/1.1 keep-alive connection per [`HttpConn`],
-//! requests presigned with SigV4 by rusty-s3 (query-string signing, the
-//! payload unsigned), responses streamed and discarded as they arrive
+//! requests presigned with SigV4 (query-string signing, the payload
+//! unsigned; objects' requests by `sigv4`, the others by rusty-s3), responses streamed and discarded as they arrive
 //! (checked against the expected bytes with `--verify`).
 //!
 //! Time to first byte: for a GET, when the first byte of the body arrives;
@@ -9,6 +9,7 @@
 
 use super::payload::{self, Payload};
 pub use super::progress::Progress;
+use super::sigv4::Presigner;
 use super::tls::ClientTls;
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -16,6 +17,7 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use rusty_s3::{Bucket, Credentials, S3Action};
 use std::io;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
 
@@ -148,6 +150,31 @@ pub struct S3Client {
     host: http::HeaderValue,
     /// A request (or a connect) that does not move for this long fails.
     pub op_timeout: Duration,
+    /// Signs the object requests (GET, PUT, HEAD, DELETE) when there are
+    /// credentials.
+    presigner: Option<Arc<Presigner>>,
+    /// The path an object's key is appended to (encoded).
+    base_path: String,
+}
+
+/// A request target: the path and the query (origin form).
+pub struct Target(pub String);
+
+impl From<Url> for Target {
+    fn from(url: Url) -> Target {
+        let mut t = url.path().to_string();
+        if let Some(q) = url.query() {
+            t.push('?');
+            t.push_str(q);
+        }
+        Target(t)
+    }
+}
+
+impl From<String> for Target {
+    fn from(t: String) -> Target {
+        Target(t)
+    }
 }
 
 impl S3Client {
@@ -190,6 +217,17 @@ impl S3Client {
             Some(p) => format!("{}:{p}", base.host_str().unwrap_or_default()),
             None => base.host_str().unwrap_or_default().to_string(),
         };
+        let base_path = base.path().to_string();
+        let presigner = creds.as_ref().map(|c| {
+            Arc::new(Presigner::new(
+                c.key(),
+                c.secret(),
+                region,
+                &host,
+                &base_path,
+                EXPIRES.as_secs(),
+            ))
+        });
         let host = http::HeaderValue::from_str(&host)
             .map_err(|e| format!("'{host}' cannot be a Host header: {e}"))?;
         Ok(S3Client {
@@ -199,6 +237,8 @@ impl S3Client {
             tls,
             host,
             op_timeout: Duration::from_secs(10),
+            presigner,
+            base_path,
         })
     }
 
@@ -231,16 +271,12 @@ impl S3Client {
         &self,
         conn: &mut HttpConn,
         method: rusty_s3::Method,
-        url: Url,
+        target: impl Into<Target>,
         headers: &[(&str, String)],
         body: Payload,
         sink: Sink,
     ) -> io::Result<Reply> {
-        let mut target = url.path().to_string();
-        if let Some(q) = url.query() {
-            target.push('?');
-            target.push_str(q);
-        }
+        let Target(target) = target.into();
         let len = http_body::Body::size_hint(&body).exact().unwrap_or(0);
         let method = match method {
             rusty_s3::Method::Get => http::Method::GET,
@@ -341,17 +377,29 @@ impl S3Client {
         Ok(reply)
     }
 
-    pub fn put_url(&self, key: &str) -> Url {
-        self.bucket.put_object(self.creds(), key).sign(EXPIRES)
+    /// An object request's target, presigned (or plain without
+    /// credentials).
+    fn object(&self, method: &str, key: &str) -> String {
+        match &self.presigner {
+            Some(p) => p.object(method, key),
+            None => {
+                let mut t = self.base_path.clone();
+                super::sigv4::encode_path(&mut t, key);
+                t
+            }
+        }
     }
-    pub fn get_url(&self, key: &str) -> Url {
-        self.bucket.get_object(self.creds(), key).sign(EXPIRES)
+    pub fn put_url(&self, key: &str) -> String {
+        self.object("PUT", key)
     }
-    pub fn head_url(&self, key: &str) -> Url {
-        self.bucket.head_object(self.creds(), key).sign(EXPIRES)
+    pub fn get_url(&self, key: &str) -> String {
+        self.object("GET", key)
     }
-    pub fn delete_url(&self, key: &str) -> Url {
-        self.bucket.delete_object(self.creds(), key).sign(EXPIRES)
+    pub fn head_url(&self, key: &str) -> String {
+        self.object("HEAD", key)
+    }
+    pub fn delete_url(&self, key: &str) -> String {
+        self.object("DELETE", key)
     }
     pub fn head_bucket_url(&self) -> Url {
         self.bucket.head_bucket(self.creds()).sign(EXPIRES)

@@ -14,6 +14,7 @@ pub mod fake;
 pub mod idle;
 pub mod payload;
 pub mod progress;
+pub mod sigv4;
 pub mod tls;
 
 use crate::keys::KeyPicker;
