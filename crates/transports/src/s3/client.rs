@@ -298,12 +298,45 @@ impl S3Client {
         let (limit, addr) = (self.op_timeout, self.addr.as_str());
         let clock = Progress::new();
         let req = req.body(body.timed(clock.clone())).map_err(io_err)?;
-        within(&clock, limit, "reconnecting to", addr, conn.ready()).await?;
-        clock.tick();
-        let resp = within(&clock, limit, "waiting for", addr, async {
-            conn.send.send_request(req).await.map_err(io_err)
-        })
-        .await?;
+        // One watchdog for the whole request, polled only when the request
+        // waits: it fails once nothing moved for the op timeout, naming
+        // what the request was waiting for.
+        let phase = std::sync::atomic::AtomicU8::new(0);
+        let work = async {
+            conn.ready().await?;
+            phase.store(1, std::sync::atomic::Ordering::Relaxed);
+            clock.tick();
+            let resp = conn.send.send_request(req).await.map_err(io_err)?;
+            phase.store(2, std::sync::atomic::Ordering::Relaxed);
+            self.read_reply(resp, sink, &clock).await
+        };
+        let mut reply = tokio::select! {
+            biased;
+            r = work => r?,
+            _ = clock.stalled(limit) => {
+                let what = ["reconnecting to", "waiting for", "reading from"]
+                    [usize::from(phase.load(std::sync::atomic::Ordering::Relaxed))];
+                return Err(stalled(what, addr, limit));
+            }
+        };
+        if reply.status >= 300 {
+            let text = String::from_utf8_lossy(&reply.kept);
+            reply.failure = Some(match xml_value(&text, "Code") {
+                Some(code) => format!("{} {code}", reply.status),
+                None => reply.status.to_string(),
+            });
+        }
+        Ok(reply)
+    }
+
+    /// Reads a response to its end, `clock` ticking at each frame; the
+    /// body goes to `sink`.
+    async fn read_reply(
+        &self,
+        resp: http::Response<hyper::body::Incoming>,
+        sink: Sink,
+        clock: &Progress,
+    ) -> io::Result<Reply> {
         let headers_at = Instant::now();
         let status = resp.status().as_u16();
         let etag = resp
@@ -337,11 +370,7 @@ impl S3Client {
         let mut mismatch = false;
         loop {
             clock.tick();
-            let next = within(&clock, limit, "reading from", addr, async {
-                Ok(body.frame().await)
-            })
-            .await?;
-            let Some(frame) = next else {
+            let Some(frame) = body.frame().await else {
                 break;
             };
             let frame = frame.map_err(io_err)?;
@@ -365,13 +394,7 @@ impl S3Client {
             }
             reply.bytes_in += data.len() as u64;
         }
-        if error {
-            let text = String::from_utf8_lossy(&reply.kept);
-            reply.failure = Some(match xml_value(&text, "Code") {
-                Some(code) => format!("{status} {code}"),
-                None => status.to_string(),
-            });
-        } else if mismatch {
+        if mismatch && !error {
             reply.failure = Some("data mismatch".into());
         }
         Ok(reply)

@@ -303,13 +303,19 @@ impl S3 for Fake {
         let (range, content_range) = match &i.range {
             None => (0..m.size, None),
             Some(r) => {
-                let r = r.check(m.size).map_err(|_| {
-                    s3_error!(
-                        InvalidRange,
-                        "the range is outside the object's {} bytes",
-                        m.size
-                    )
-                })?;
+                // An empty range (any range of an empty object) is
+                // unsatisfiable, as S3 answers it.
+                let r = r
+                    .check(m.size)
+                    .ok()
+                    .filter(|r| r.start < r.end)
+                    .ok_or_else(|| {
+                        s3_error!(
+                            InvalidRange,
+                            "the range is outside the object's {} bytes",
+                            m.size
+                        )
+                    })?;
                 let cr = format!("bytes {}-{}/{}", r.start, r.end - 1, m.size);
                 (r, Some(cr))
             }

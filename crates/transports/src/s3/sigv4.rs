@@ -8,7 +8,7 @@
 
 use ring::{digest, hmac};
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What a presigner knows of the endpoint and the credentials.
@@ -21,8 +21,9 @@ pub struct Presigner {
     /// The path every object's path starts with (`/bucket/` in path style,
     /// `/` in virtual-host style), encoded.
     base_path: String,
-    expires: u64,
-    day: Mutex<Option<Day>>,
+    /// `X-Amz-Expires`, in seconds.
+    expires: String,
+    day: Mutex<Option<Arc<Day>>>,
 }
 
 /// What stays the same for a day, and the date strings of one second.
@@ -101,20 +102,23 @@ impl Presigner {
             region: region.to_string(),
             host: host.to_string(),
             base_path: base_path.to_string(),
-            expires,
+            expires: expires.to_string(),
             day: Mutex::new(None),
         }
     }
 
     /// The day's key and strings, and `second`'s date, made when they
-    /// change.
-    fn day(&self, second: i64) -> Day {
+    /// change (once a second at most: a request only takes a reference).
+    fn day(&self, second: i64) -> Arc<Day> {
         let mut cached = self.day.lock().expect("not poisoned");
+        if let Some(d) = cached.as_ref().filter(|d| d.second == second) {
+            return d.clone();
+        }
         let day = second.div_euclid(86_400);
-        let d = match cached.as_mut() {
-            Some(d) if d.day == day => d,
-            _ => {
-                let (y, m, dd) = civil(day);
+        let (y, m, dd) = civil(day);
+        let mut d = match cached.as_ref().filter(|d| d.day == day) {
+            Some(d) => Day::clone(d),
+            None => {
                 let ymd = format!("{y:04}{m:02}{dd:02}");
                 let k = hmac_sign(format!("AWS4{}", self.secret).as_bytes(), ymd.as_bytes());
                 let k = hmac_sign(k.as_ref(), self.region.as_bytes());
@@ -127,28 +131,27 @@ impl Presigner {
                     &format!("{}/{scope}", self.access_key),
                     query_keeps,
                 );
-                cached.insert(Day {
+                Day {
                     day,
                     key: hmac::Key::new(hmac::HMAC_SHA256, k.as_ref()),
                     credential,
                     scope,
-                    second: i64::MIN,
+                    second,
                     stamp: String::new(),
-                })
+                }
             }
         };
-        if d.second != second {
-            let (y, m, dd) = civil(day);
-            let s = second.rem_euclid(86_400);
-            d.second = second;
-            d.stamp = format!(
-                "{y:04}{m:02}{dd:02}T{:02}{:02}{:02}Z",
-                s / 3600,
-                s / 60 % 60,
-                s % 60
-            );
-        }
-        d.clone()
+        let s = second.rem_euclid(86_400);
+        d.second = second;
+        d.stamp = format!(
+            "{y:04}{m:02}{dd:02}T{:02}{:02}{:02}Z",
+            s / 3600,
+            s / 60 % 60,
+            s % 60
+        );
+        let d = Arc::new(d);
+        *cached = Some(d.clone());
+        d
     }
 
     /// The request target (path and query) of `method` ("GET", "PUT"...)
@@ -167,12 +170,13 @@ impl Presigner {
         target.push_str(&self.base_path);
         encode(&mut target, key, path_keeps);
         let path_len = target.len();
-        target.push('?');
-        let _ = write!(
-            target,
-            "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential={}&X-Amz-Date={}&X-Amz-Expires={}&X-Amz-SignedHeaders=host",
-            d.credential, d.stamp, self.expires
-        );
+        target.push_str("?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=");
+        target.push_str(&d.credential);
+        target.push_str("&X-Amz-Date=");
+        target.push_str(&d.stamp);
+        target.push_str("&X-Amz-Expires=");
+        target.push_str(&self.expires);
+        target.push_str("&X-Amz-SignedHeaders=host");
         let mut canonical = String::with_capacity(target.len() + self.host.len() + 64);
         canonical.push_str(method);
         canonical.push('\n');
@@ -198,8 +202,10 @@ impl Presigner {
 }
 
 fn hex(out: &mut String, bytes: &[u8]) {
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
     }
 }
 
