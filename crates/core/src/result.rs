@@ -237,6 +237,13 @@ pub struct OpSummary {
     pub latency_hist: String,
     #[serde(default)]
     pub ttfb_hist: String,
+    /// Connections the operations opened themselves (HTTP `--churn`, a
+    /// reconnect after the server closed one): the TCP connect and the TLS
+    /// handshake, per connection opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<LatencySummary>,
 }
 
 /// A phase run apart from the measured load (S3: creating the objects a

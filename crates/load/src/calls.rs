@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// What one operation did.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct CallOutcome {
     /// The operation type ("get", "put"...).
     pub op: &'static str,
@@ -24,6 +24,10 @@ pub struct CallOutcome {
     pub bytes_in: u64,
     /// Why it failed ("404 NoSuchKey"); None when it succeeded.
     pub failure: Option<String>,
+    /// The connection it opened first, if it did (HTTP churn, a reconnect):
+    /// the TCP connect and the TLS handshake.
+    pub connect: Option<std::time::Duration>,
+    pub tls: Option<std::time::Duration>,
 }
 
 /// Opens connections that perform typed operations.
@@ -109,6 +113,8 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
                         latency_ns: ns(intended, now),
                         service_ns: ns(start, now),
                         ttfb_ns: out.first_byte.map(|f| ns(intended, f)),
+                        connect_ns: out.connect.map(|d| d.as_nanos() as u64),
+                        tls_ns: out.tls.map(|d| d.as_nanos() as u64),
                     },
                     out.bytes_out,
                     out.bytes_in,
@@ -155,6 +161,7 @@ mod tests {
                 bytes_out: if get { 0 } else { 10 },
                 bytes_in: if get { 100 } else { 0 },
                 failure: (!get).then(|| "503 SlowDown".to_string()),
+                ..Default::default()
             }))
         }
     }

@@ -20,6 +20,10 @@ pub struct OpData {
     pub ttfb: LatencyHist,
     /// How many operations had a first byte (the size of `ttfb`).
     pub ttfb_count: u64,
+    /// Connections opened by the operations themselves (HTTP churn, a
+    /// reconnect): connect and TLS handshake times, made on first use.
+    pub connect: Option<Box<LatencyHist>>,
+    pub tls: Option<Box<LatencyHist>>,
 }
 
 impl Default for OpData {
@@ -32,6 +36,8 @@ impl Default for OpData {
             hist: hist::new_hist(),
             ttfb: hist::new_hist(),
             ttfb_count: 0,
+            connect: None,
+            tls: None,
         }
     }
 }
@@ -45,6 +51,13 @@ impl OpData {
         self.ttfb_count += o.ttfb_count;
         self.hist.add(&o.hist).expect("histograms share bounds");
         self.ttfb.add(&o.ttfb).expect("histograms share bounds");
+        for (mine, theirs) in [(&mut self.connect, &o.connect), (&mut self.tls, &o.tls)] {
+            if let Some(h) = theirs {
+                mine.get_or_insert_with(|| Box::new(hist::new_hist()))
+                    .add(h.as_ref())
+                    .expect("histograms share bounds");
+            }
+        }
     }
 }
 
@@ -181,6 +194,12 @@ impl Recorder {
             d.ttfb.saturating_record(f.clamp(1, hist::MAX_TRACKED_NS));
             d.ttfb_count += 1;
         }
+        for (h, ns) in [(&mut d.connect, t.connect_ns), (&mut d.tls, t.tls_ns)] {
+            if let Some(ns) = ns {
+                h.get_or_insert_with(|| Box::new(hist::new_hist()))
+                    .saturating_record(ns.clamp(1, hist::MAX_TRACKED_NS));
+            }
+        }
     }
 
     /// Records one typed operation that failed, by cause.
@@ -221,6 +240,9 @@ pub struct OpTimes {
     pub service_ns: u64,
     /// To the first byte, from the same start as `latency_ns`.
     pub ttfb_ns: Option<u64>,
+    /// The connection the operation opened first: connect, TLS handshake.
+    pub connect_ns: Option<u64>,
+    pub tls_ns: Option<u64>,
 }
 
 #[cfg(test)]

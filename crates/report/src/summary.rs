@@ -175,6 +175,22 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
             f(o.latency.p99_ns),
         )?;
     }
+    // Connections the operations opened themselves (HTTP churn,
+    // reconnects): what connecting and the TLS handshake took of them.
+    for (op, o) in &s.by_op {
+        for (what, l) in [("connect", &o.connect), ("TLS handshake", &o.tls)] {
+            if let Some(l) = l {
+                writeln!(
+                    out,
+                    "  {op} {what}: mean {}  p50 {}  p99 {}  max {} (connections the operations opened)",
+                    f(whole(l.mean_ns)),
+                    f(l.p50_ns),
+                    f(l.p99_ns),
+                    f(l.max_ns)
+                )?;
+            }
+        }
+    }
     for (cause, n) in &s.failures {
         writeln!(out, "  failed:            {n} x {cause}")?;
     }

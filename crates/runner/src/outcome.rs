@@ -285,6 +285,8 @@ pub fn from_outcome(
                     ttfb: (d.ttfb_count > 0).then(|| LatencySummary::of(&d.ttfb)),
                     latency_hist: hist::encode(&d.hist),
                     ttfb_hist: hist::encode(&d.ttfb),
+                    connect: d.connect.as_deref().map(LatencySummary::of),
+                    tls: d.tls.as_deref().map(LatencySummary::of),
                 };
                 (k.to_string(), op)
             })

@@ -163,6 +163,8 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                                         latency_ns,
                                         service_ns,
                                         ttfb_ns: None,
+                                        connect_ns: None,
+                                        tls_ns: None,
                                     },
                                     reply.bytes_out,
                                     reply.bytes_in,

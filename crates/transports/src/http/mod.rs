@@ -48,6 +48,22 @@ impl Sender {
     }
 }
 
+/// How long opening a connection took.
+#[derive(Debug, Clone, Copy)]
+struct Phases {
+    connect: Duration,
+    tls: Option<Duration>,
+}
+
+impl Phases {
+    /// `out`, saying it opened this connection first.
+    fn on(self, mut out: CallOutcome) -> CallOutcome {
+        out.connect = Some(self.connect);
+        out.tls = self.tls;
+        out
+    }
+}
+
 /// Everything a request of the run needs, made once.
 pub struct HttpClient {
     /// Where connections go (`host:port`).
@@ -280,14 +296,26 @@ impl HttpClient {
 
     /// Opens a connection: TCP, TLS where asked, then the HTTP handshake.
     async fn open(&self) -> io::Result<Sender> {
+        Ok(self.open_timed().await?.0)
+    }
+
+    /// As [`HttpClient::open`], with how long the TCP connect and the TLS
+    /// handshake took.
+    async fn open_timed(&self) -> io::Result<(Sender, Phases)> {
+        let start = Instant::now();
         let tcp = tokio::net::TcpStream::connect(&self.addr)
             .await
             .map_err(|e| {
                 io::Error::new(e.kind(), format!("cannot connect to {}: {e}", self.addr))
             })?;
         tcp.set_nodelay(true)?;
+        let connected = Instant::now();
+        let mut phases = Phases {
+            connect: connected - start,
+            tls: None,
+        };
         let Some(tls) = &self.tls else {
-            return self.handshake(tcp).await;
+            return Ok((self.handshake(tcp).await?, phases));
         };
         let stream = tls
             .connector
@@ -302,7 +330,8 @@ impl HttpClient {
                 self.addr
             )));
         }
-        self.handshake(stream).await
+        phases.tls = Some(connected.elapsed());
+        Ok((self.handshake(stream).await?, phases))
     }
 
     async fn handshake<S>(&self, stream: S) -> io::Result<Sender>
@@ -390,6 +419,7 @@ impl HttpClient {
                 bytes_out: self.body.len() as u64,
                 bytes_in,
                 failure,
+                ..Default::default()
             });
         }
         let failure = (status.as_u16() >= 400).then(|| {
@@ -407,6 +437,7 @@ impl HttpClient {
             bytes_out: self.body.len() as u64,
             bytes_in,
             failure,
+            ..Default::default()
         })
     }
 
@@ -577,6 +608,8 @@ impl CallTransport for HttpTransport {
                     .entry((worker, index / self.streams))
                     .or_default()
                     .clone();
+                // The first stream of a group opens its connection (the
+                // engine times connecting apart).
                 shared(&client, &group, None).await?;
                 Link::Shared(group)
             }
@@ -601,33 +634,46 @@ impl HttpConn {
         let c = &self.client;
         match &mut self.link {
             Link::Churn => {
-                let mut s = c.open().await?;
-                c.exchange(&mut s, key).await.map_err(|e| c.broken(&e))
+                let (mut s, phases) = c.open_timed().await?;
+                let out = c.exchange(&mut s, key).await.map_err(|e| c.broken(&e))?;
+                Ok(phases.on(out))
             }
             Link::Own(s) => {
+                let mut phases = None;
                 if s.is_closed() {
-                    *s = c.open().await?;
+                    let (new, p) = c.open_timed().await?;
+                    (*s, phases) = (new, Some(p));
                 }
-                match c.exchange(s, key).await {
-                    Ok(out) => Ok(out),
+                let out = match c.exchange(s, key).await {
+                    Ok(out) => out,
                     // Closed by the server before the request went out.
                     Err(e) if unprocessed(&e) => {
-                        *s = c.open().await?;
-                        c.exchange(s, key).await.map_err(|e| c.broken(&e))
+                        let (new, p) = c.open_timed().await?;
+                        (*s, phases) = (new, Some(p));
+                        c.exchange(s, key).await.map_err(|e| c.broken(&e))?
                     }
-                    Err(e) => Err(c.broken(&e)),
-                }
+                    Err(e) => return Err(c.broken(&e)),
+                };
+                Ok(match phases {
+                    Some(p) => p.on(out),
+                    None => out,
+                })
             }
             Link::Shared(group) => {
-                let (opened, mut s) = shared(c, group, None).await?;
-                match c.exchange(&mut s, key).await {
-                    Ok(out) => Ok(out),
+                let (opened, mut s, mut phases) = shared(c, group, None).await?;
+                let out = match c.exchange(&mut s, key).await {
+                    Ok(out) => out,
                     Err(e) if unprocessed(&e) => {
-                        let (_, mut s) = shared(c, group, Some(opened)).await?;
-                        c.exchange(&mut s, key).await.map_err(|e| c.broken(&e))
+                        let (_, mut s, p) = shared(c, group, Some(opened)).await?;
+                        phases = phases.or(p);
+                        c.exchange(&mut s, key).await.map_err(|e| c.broken(&e))?
                     }
-                    Err(e) => Err(c.broken(&e)),
-                }
+                    Err(e) => return Err(c.broken(&e)),
+                };
+                Ok(match phases {
+                    Some(p) => p.on(out),
+                    None => out,
+                })
             }
         }
     }
@@ -644,32 +690,33 @@ struct Group {
     sender: Option<http2::SendRequest<Body>>,
 }
 
-/// A sender on the group's HTTP/2 connection and its generation. The
-/// connection is opened again when there is none, when it is closed, or
-/// when `stale` names the generation a request just found unusable (unless
-/// another stream opened a new one meanwhile).
+/// A sender on the group's HTTP/2 connection and its generation, and how
+/// opening it went if this call opened it. The connection is opened again
+/// when there is none, when it is closed, or when `stale` names the
+/// generation a request just found unusable (unless another stream opened a
+/// new one meanwhile).
 async fn shared(
     c: &HttpClient,
     group: &tokio::sync::Mutex<Group>,
     stale: Option<u64>,
-) -> io::Result<(u64, Sender)> {
+) -> io::Result<(u64, Sender, Option<Phases>)> {
     let mut g = group.lock().await;
     let usable = match &g.sender {
         Some(s) if !s.is_closed() && stale != Some(g.opened) => Some(s.clone()),
         _ => None,
     };
-    let s = match usable {
-        Some(s) => s,
+    let (s, phases) = match usable {
+        Some(s) => (s, None),
         None => {
-            let Sender::H2(s) = c.open().await? else {
+            let (Sender::H2(s), phases) = c.open_timed().await? else {
                 unreachable!("an HTTP/2 client opens HTTP/2 connections")
             };
             g.opened += 1;
             g.sender = Some(s.clone());
-            s
+            (s, Some(phases))
         }
     };
-    Ok((g.opened, Sender::H2(s)))
+    Ok((g.opened, Sender::H2(s), phases))
 }
 
 impl CallConn for HttpConn {

@@ -155,6 +155,7 @@ fn outcome(
         bytes_out: out,
         bytes_in: inn,
         failure,
+        ..Default::default()
     }
 }
 

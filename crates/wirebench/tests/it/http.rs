@@ -260,6 +260,41 @@ fn churn_opens_a_connection_for_each_request() {
     conns.sort_unstable();
     conns.dedup();
     assert_eq!(conns.len(), log.len(), "one connection per request");
+    // Each request's connect is timed apart (no TLS here).
+    let get = &r.summary.by_op["get"];
+    let connect = get.connect.expect("connect times");
+    assert!(connect.p50_ns > 0 && connect.p50_ns < get.latency.p50_ns);
+    assert!(get.tls.is_none());
+
+    // Over TLS, the handshake too: the request's time holds both.
+    let tls = format!("https://localhost:{}/1k.bin", ng.tls);
+    let ca = format!("{}/ca.pem", ng.dir.str());
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--target",
+            &tls,
+            "--ca-file",
+            &ca,
+            "--churn",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    let get = &r.summary.by_op["get"];
+    assert!(get.ops > 10 && get.errors == 0);
+    let (connect, hs) = (
+        get.connect.expect("connect"),
+        get.tls.expect("TLS handshake"),
+    );
+    assert!(
+        hs.p50_ns > 0 && connect.p50_ns + hs.p50_ns < get.latency.p99_ns,
+        "{connect:?} {hs:?} {:?}",
+        get.latency
+    );
 }
 
 #[test]
