@@ -196,6 +196,8 @@ def main():
              "(comparison)"),
             (f"signed / unsigned client CPU per GET, {size}", per_round(f"fake_get_{tag}_cpu", f"anon_get_{tag}_cpu"),
              "(cost of SigV4)"),
+            (f"wirebench client CPU per signed GET / wrk's unsigned, {size}",
+             per_round(f"fake_get_{tag}_cpu", f"wrk_{tag}_cpu"), "<= 1.0" if tag == "4k" else "(comparison)"),
             (f"fake server GET ops/s / MinIO's, {size}", per_round(f"fake_get_{tag}_ops", f"minio_get_{tag}_ops"),
              ">= 3"),
             (f"fake server PUT ops/s / MinIO's, {size}", per_round(f"fake_put_{tag}_ops", f"minio_put_{tag}_ops"),
