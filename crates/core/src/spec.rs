@@ -971,6 +971,16 @@ impl TransportSpec {
         }
     }
 
+    /// Whether operations are typed calls timed to their answers (S3, HTTP,
+    /// gRPC), whose connections keep one call outstanding (HTTP/2 and gRPC
+    /// streams are connections of their own).
+    pub fn is_calls(&self) -> bool {
+        matches!(
+            self,
+            TransportSpec::S3(_) | TransportSpec::Http(_) | TransportSpec::Grpc(_)
+        )
+    }
+
     /// Request (or stream frame) payload; for S3 the largest object size.
     pub fn size_bytes(&self) -> u64 {
         match self {

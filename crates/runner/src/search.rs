@@ -92,7 +92,8 @@ pub fn search(
     }
     let (mut spec, placement) = req.check(topo)?;
     req.prepare_outputs()?;
-    if !spec.transport.has_response() {
+    let calls = spec.transport.is_calls();
+    if !spec.transport.has_response() && !calls {
         return Err(bad(
             "--mode",
             format!(
@@ -101,7 +102,9 @@ pub fn search(
             ),
         ));
     }
-    if req.depth.is_none() {
+    // Open loop: enough outstanding requests per connection that the
+    // timetable is kept; a typed-call transport's depth is its streams.
+    if req.depth.is_none() && !calls {
         spec.depth = 1024;
     }
     let dir = req.results_dir().join(store::new_run_id("search"));
