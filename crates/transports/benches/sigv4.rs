@@ -20,8 +20,17 @@ fn main() {
     let creds = Credentials::new("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
     let endpoint = "http://127.0.0.1:9000/".parse().expect("a URL");
     let bucket = Bucket::new(endpoint, UrlStyle::Path, "bench", "us-east-1").expect("a bucket");
-    let ours = Presigner::new(creds.key(), creds.secret(), "us-east-1", "127.0.0.1:9000", "/bench/", 3600);
-    let keys: Vec<String> = (0..N).map(|i| format!("wirebench/18f3a-4242/{i:010}")).collect();
+    let ours = Presigner::new(
+        creds.key(),
+        creds.secret(),
+        "us-east-1",
+        "127.0.0.1:9000",
+        "/bench/",
+        3600,
+    );
+    let keys: Vec<String> = (0..N)
+        .map(|i| format!("wirebench/18f3a-4242/{i:010}"))
+        .collect();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     let mut sink = 0usize;
     for _ in 0..7 {
@@ -41,5 +50,8 @@ fn main() {
         b.push(t.elapsed().as_nanos() as f64 / N as f64);
     }
     let (ours, theirs) = (median(a), median(b));
-    println!("presign a GET: wirebench {ours:.0} ns, rusty-s3 {theirs:.0} ns; ratio {:.2} ({sink} bytes)", ours / theirs);
+    println!(
+        "presign a GET: wirebench {ours:.0} ns, rusty-s3 {theirs:.0} ns; ratio {:.2} ({sink} bytes)",
+        ours / theirs
+    );
 }
