@@ -41,7 +41,7 @@ fn bad_flags_exit_2_and_name_the_flag() {
             &["--mode", "oneway", "--response-size", "10"],
             "--response-size",
         ),
-        (&["--target", "http://127.0.0.1:80"], "--target"),
+        (&["--target", "ftp://127.0.0.1:21"], "--target"),
         (
             &["--target", "tcp://127.0.0.1:1", "--arch", "pool"],
             "--arch",
