@@ -244,6 +244,10 @@ pub struct OpSummary {
     pub connect: Option<LatencySummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<LatencySummary>,
+    /// Answers by status class ("2xx", "4xx"; "other" for codes outside
+    /// 100-599), failed ones included (HTTP).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub statuses: BTreeMap<String, u64>,
 }
 
 /// A phase run apart from the measured load (S3: creating the objects a

@@ -24,6 +24,9 @@ pub struct CallOutcome {
     pub bytes_in: u64,
     /// Why it failed ("404 NoSuchKey"); None when it succeeded.
     pub failure: Option<String>,
+    /// The protocol's status code where it has one (HTTP: 200, 404...),
+    /// counted by class.
+    pub status: Option<u16>,
     /// The connection it opened first, if it did (HTTP churn, a reconnect):
     /// the TCP connect and the TLS handshake.
     pub connect: Option<std::time::Duration>,
@@ -120,6 +123,9 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
                     out.bytes_in,
                 ),
                 Some(cause) => rec.op_failed(out.op, cause),
+            }
+            if let Some(code) = out.status {
+                rec.op_status(out.op, code);
             }
         }
         drop(w);

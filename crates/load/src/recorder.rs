@@ -24,6 +24,9 @@ pub struct OpData {
     /// reconnect): connect and TLS handshake times, made on first use.
     pub connect: Option<Box<LatencyHist>>,
     pub tls: Option<Box<LatencyHist>>,
+    /// Status codes by class (HTTP): index 1 to 5 for 1xx to 5xx, 0 for
+    /// any other code.
+    pub statuses: [u64; 6],
 }
 
 impl Default for OpData {
@@ -38,6 +41,7 @@ impl Default for OpData {
             ttfb_count: 0,
             connect: None,
             tls: None,
+            statuses: [0; 6],
         }
     }
 }
@@ -49,6 +53,9 @@ impl OpData {
         self.bytes_out += o.bytes_out;
         self.bytes_in += o.bytes_in;
         self.ttfb_count += o.ttfb_count;
+        for (mine, theirs) in self.statuses.iter_mut().zip(o.statuses) {
+            *mine += theirs;
+        }
         self.hist.add(&o.hist).expect("histograms share bounds");
         self.ttfb.add(&o.ttfb).expect("histograms share bounds");
         for (mine, theirs) in [(&mut self.connect, &o.connect), (&mut self.tls, &o.tls)] {
@@ -200,6 +207,16 @@ impl Recorder {
                     .saturating_record(ns.clamp(1, hist::MAX_TRACKED_NS));
             }
         }
+    }
+
+    /// Counts an operation's status code (HTTP) by class, whether the
+    /// operation succeeded or failed.
+    pub fn op_status(&mut self, op: &'static str, code: u16) {
+        let class = match code / 100 {
+            c @ 1..=5 => usize::from(c),
+            _ => 0,
+        };
+        self.cur.by_op.entry(op).or_default().statuses[class] += 1;
     }
 
     /// Records one typed operation that failed, by cause.

@@ -191,6 +191,15 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
             }
         }
     }
+    // Answers by status class (HTTP), failed ones included.
+    for (op, o) in s.by_op.iter().filter(|(_, o)| !o.statuses.is_empty()) {
+        let classes: Vec<String> = o
+            .statuses
+            .iter()
+            .map(|(class, n)| format!("{class} {n}"))
+            .collect();
+        writeln!(out, "  {op} statuses: {}", classes.join(", "))?;
+    }
     for (cause, n) in &s.failures {
         writeln!(out, "  failed:            {n} x {cause}")?;
     }

@@ -287,6 +287,19 @@ pub fn from_outcome(
                     ttfb_hist: hist::encode(&d.ttfb),
                     connect: d.connect.as_deref().map(LatencySummary::of),
                     tls: d.tls.as_deref().map(LatencySummary::of),
+                    statuses: d
+                        .statuses
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, n)| **n > 0)
+                        .map(|(class, n)| {
+                            let name = match class {
+                                0 => "other".to_string(),
+                                c => format!("{c}xx"),
+                            };
+                            (name, *n)
+                        })
+                        .collect(),
                 };
                 (k.to_string(), op)
             })

@@ -13,13 +13,15 @@
 //! A connection the server closed between requests (keep-alive limits,
 //! HTTP/2 GOAWAY) is opened again once.
 
+pub mod h1;
+
 use crate::keys::KeyPicker;
 use crate::s3::tls::ClientTls;
 use bytes::Bytes;
 use http::header::{CONNECTION, CONTENT_LENGTH, HOST};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::collections::HashMap;
 use std::io;
@@ -33,19 +35,27 @@ use wirebench_load::calls::{CallConn, CallOutcome, CallTransport};
 
 type Body = Full<Bytes>;
 
-/// One connection's request sender.
+/// One connection's request sender: our own lean HTTP/1.1 connection, or
+/// hyper's HTTP/2 one.
 enum Sender {
-    H1(http1::SendRequest<Body>),
+    H1(Box<h1::H1Conn>),
     H2(http2::SendRequest<Body>),
 }
 
 impl Sender {
     fn is_closed(&self) -> bool {
         match self {
-            Sender::H1(s) => s.is_closed(),
+            Sender::H1(s) => !s.is_reusable(),
             Sender::H2(s) => s.is_closed(),
         }
     }
+}
+
+/// A request that failed: why, and whether the server let it go
+/// unprocessed (so that it may be sent again on a new connection).
+struct Failed {
+    retry: bool,
+    error: io::Error,
 }
 
 /// How long opening a connection took.
@@ -80,6 +90,9 @@ pub struct HttpClient {
     /// extra headers.
     headers: HeaderMap,
     body: Bytes,
+    /// HTTP/1.1: the request's bytes before and after its target ("GET "
+    /// and " HTTP/1.1\r\nHost: ...\r\n\r\n"), made once.
+    h1_head: (Vec<u8>, Vec<u8>),
     churn: bool,
     op_timeout: Duration,
     /// gRPC: the status is in the trailers (`grpc-status`), not the HTTP
@@ -100,6 +113,20 @@ struct Template {
 
 fn err(what: impl std::fmt::Display) -> io::Error {
     io::Error::other(what.to_string())
+}
+
+/// An HTTP/1.1 request's bytes before and after its target.
+fn h1_head(method: &Method, headers: &HeaderMap) -> (Vec<u8>, Vec<u8>) {
+    let before = format!("{method} ").into_bytes();
+    let mut after = b" HTTP/1.1\r\n".to_vec();
+    for (name, value) in headers {
+        after.extend_from_slice(name.as_str().as_bytes());
+        after.extend_from_slice(b": ");
+        after.extend_from_slice(value.as_bytes());
+        after.extend_from_slice(b"\r\n");
+    }
+    after.extend_from_slice(b"\r\n");
+    (before, after)
 }
 
 impl HttpClient {
@@ -162,16 +189,18 @@ impl HttpClient {
         }
         let body_len =
             usize::try_from(spec.body_bytes).map_err(|_| "--size: too large".to_string())?;
+        let method = match spec.method {
+            HttpMethod::Get => Method::GET,
+            HttpMethod::Post => Method::POST,
+            HttpMethod::Put => Method::PUT,
+        };
         Ok(HttpClient {
+            h1_head: h1_head(&method, &headers),
             addr: addr.clone(),
             target: endpoint.to_string(),
             tls,
             version: spec.version,
-            method: match spec.method {
-                HttpMethod::Get => Method::GET,
-                HttpMethod::Post => Method::POST,
-                HttpMethod::Put => Method::PUT,
-            },
+            method,
             op: match spec.method {
                 HttpMethod::Get => "get",
                 HttpMethod::Post => "post",
@@ -263,6 +292,9 @@ impl HttpClient {
     ) -> io::Result<(http::StatusCode, HeaderMap, Bytes, HeaderMap)> {
         let once = async {
             let mut s = self.open().await?;
+            if let Sender::H1(c) = &mut s {
+                return self.fetch_h1(c, path, &body, limit).await;
+            }
             let mut req = Request::new(Full::new(body));
             *req.method_mut() = Method::POST;
             *req.uri_mut() = match self.version {
@@ -276,11 +308,10 @@ impl HttpClient {
             }
             .map_err(err)?;
             *req.headers_mut() = self.headers.clone();
-            let resp = match &mut s {
-                Sender::H1(s) => s.send_request(req).await,
-                Sender::H2(s) => s.send_request(req).await,
-            }
-            .map_err(|e| self.broken(&e))?;
+            let Sender::H2(s) = &mut s else {
+                unreachable!("HTTP/1.1 answered above")
+            };
+            let resp = s.send_request(req).await.map_err(|e| self.broken(&e))?;
             let (head, body) = resp.into_parts();
             let all = http_body_util::Limited::new(body, limit)
                 .collect()
@@ -292,6 +323,45 @@ impl HttpClient {
         tokio::time::timeout(self.op_timeout, once)
             .await
             .map_err(|_| self.timed_out())?
+    }
+
+    /// [`HttpClient::fetch`] over HTTP/1.1.
+    async fn fetch_h1(
+        &self,
+        c: &mut h1::H1Conn,
+        path: &str,
+        body: &[u8],
+        limit: usize,
+    ) -> io::Result<(http::StatusCode, HeaderMap, Bytes, HeaderMap)> {
+        let mut headers = self.headers.clone();
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+        let (before, after) = h1_head(&Method::POST, &headers);
+        let req = c.request_buf();
+        req.extend_from_slice(&before);
+        req.extend_from_slice(path.as_bytes());
+        req.extend_from_slice(&after);
+        let what = |e: io::Error| err(format!("POST {}{path}: {e}", self.addr));
+        c.send(body).await.map_err(what)?;
+        let (mut head, mut kept) = (HeaderMap::new(), Vec::new());
+        let r = c
+            .response(
+                false,
+                &mut |n, v| {
+                    if let (Ok(n), Ok(v)) = (
+                        HeaderName::from_bytes(n.as_bytes()),
+                        HeaderValue::from_bytes(v),
+                    ) {
+                        head.append(n, v);
+                    }
+                },
+                &mut |d| {
+                    kept.extend_from_slice(&d[..d.len().min(limit.saturating_sub(kept.len()))])
+                },
+            )
+            .await
+            .map_err(what)?;
+        let status = http::StatusCode::from_u16(r.status).map_err(err)?;
+        Ok((status, head, Bytes::from(kept), HeaderMap::new()))
     }
 
     /// Opens a connection: TCP, TLS where asked, then the HTTP handshake.
@@ -338,17 +408,10 @@ impl HttpClient {
     where
         S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
     {
-        let io = TokioIo::new(stream);
         match self.version {
-            HttpVersion::H1 => {
-                let (send, conn) = http1::handshake(io).await.map_err(err)?;
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
-                Ok(Sender::H1(send))
-            }
+            HttpVersion::H1 => Ok(Sender::H1(Box::new(h1::H1Conn::new(Box::new(stream))))),
             HttpVersion::H2 => {
-                let (send, conn) = http2::handshake(TokioExecutor::new(), io)
+                let (send, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
                     .await
                     .map_err(err)?;
                 tokio::spawn(async move {
@@ -374,22 +437,47 @@ impl HttpClient {
     }
 
     /// Sends one request on `sender` and reads its response to the end.
-    async fn exchange(
+    async fn exchange(&self, sender: &mut Sender, key: Option<u64>) -> Result<CallOutcome, Failed> {
+        match sender {
+            Sender::H1(c) => self.exchange_h1(c, key).await.map_err(|e| Failed {
+                retry: h1::unanswered(&e),
+                error: err(format!("{} {}: {e}", self.method, self.target)),
+            }),
+            Sender::H2(s) => self.exchange_h2(s, key).await.map_err(|e| Failed {
+                retry: unprocessed(&e),
+                error: self.broken(&e),
+            }),
+        }
+    }
+
+    /// [`HttpClient::exchange`] on our own HTTP/1.1 connection.
+    async fn exchange_h1(&self, c: &mut h1::H1Conn, key: Option<u64>) -> io::Result<CallOutcome> {
+        let req = c.request_buf();
+        req.extend_from_slice(&self.h1_head.0);
+        match (&self.template, key) {
+            (Some(t), Some(k)) => {
+                use std::io::Write;
+                req.extend_from_slice(t.before.as_bytes());
+                write!(req, "{k}").expect("a Vec takes it");
+                req.extend_from_slice(t.after.as_bytes());
+            }
+            _ => req.extend_from_slice(self.path().as_bytes()),
+        }
+        req.extend_from_slice(&self.h1_head.1);
+        c.send(&self.body).await?;
+        let r = c.response(false, &mut |_, _| {}, &mut |_| {}).await?;
+        Ok(self.outcome(r.status, r.headers_at, r.bytes_in, None))
+    }
+
+    /// [`HttpClient::exchange`] on an HTTP/2 connection.
+    async fn exchange_h2(
         &self,
-        sender: &mut Sender,
+        s: &mut http2::SendRequest<Body>,
         key: Option<u64>,
     ) -> Result<CallOutcome, hyper::Error> {
         let req = self.request(key);
-        let resp = match sender {
-            Sender::H1(s) => {
-                s.ready().await?;
-                s.send_request(req).await?
-            }
-            Sender::H2(s) => {
-                s.ready().await?;
-                s.send_request(req).await?
-            }
-        };
+        s.ready().await?;
+        let resp = s.send_request(req).await?;
         let headers_at = Instant::now();
         let status = resp.status();
         // gRPC: a Trailers-Only answer has its status in the headers.
@@ -404,41 +492,45 @@ impl HttpClient {
                 grpc_status = grpc_status.or_else(|| grpc_status_of(t));
             }
         }
-        if self.grpc {
-            let failure = match (status.as_u16(), grpc_status) {
+        Ok(self.outcome(status.as_u16(), headers_at, bytes_in, grpc_status))
+    }
+
+    /// A response's outcome: a failure for an error status (an HTTP status of
+    /// 400 and above; for gRPC, any status but OK).
+    fn outcome(
+        &self,
+        status: u16,
+        headers_at: Instant,
+        bytes_in: u64,
+        grpc_status: Option<(u32, String)>,
+    ) -> CallOutcome {
+        let failure = if self.grpc {
+            match (status, grpc_status) {
                 (200, Some((0, _))) => None,
                 (200, Some((code, _))) => {
                     Some(format!("grpc-status {code} {}", grpc_code_name(code)))
                 }
                 (200, None) => Some("no grpc-status".to_string()),
                 (code, _) => Some(format!("HTTP {code}")),
-            };
-            return Ok(CallOutcome {
-                op: self.op,
-                first_byte: Some(headers_at),
-                bytes_out: self.body.len() as u64,
-                bytes_in,
-                failure,
-                ..Default::default()
-            });
-        }
-        let failure = (status.as_u16() >= 400).then(|| {
-            format!(
-                "{} {}",
-                status.as_str(),
-                status.canonical_reason().unwrap_or("")
-            )
-            .trim_end()
-            .to_string()
-        });
-        Ok(CallOutcome {
+            }
+        } else {
+            (status >= 400).then(|| {
+                let reason = http::StatusCode::from_u16(status)
+                    .ok()
+                    .and_then(|s| s.canonical_reason())
+                    .unwrap_or("");
+                format!("{status} {reason}").trim_end().to_string()
+            })
+        };
+        CallOutcome {
             op: self.op,
             first_byte: Some(headers_at),
             bytes_out: self.body.len() as u64,
             bytes_in,
             failure,
+            status: Some(status),
             ..Default::default()
-        })
+        }
     }
 
     /// What a failed exchange means for the run.
@@ -529,20 +621,16 @@ fn unprocessed(e: &hyper::Error) -> bool {
 pub async fn preflight(client: &HttpClient) -> io::Result<http::StatusCode> {
     let once = async {
         let mut s = client.open().await?;
-        let req = client.request(None);
-        let resp = match &mut s {
-            Sender::H1(s) => s.send_request(req).await,
-            Sender::H2(s) => s.send_request(req).await,
-        }
-        .map_err(|e| {
+        let out = client.exchange(&mut s, None).await.map_err(|f| {
             let hint = if client.version == HttpVersion::H2 && client.tls.is_none() {
                 " (does the server speak HTTP/2 without TLS, with prior knowledge? nginx needs 'listen ... http2' for that)"
             } else {
                 ""
             };
-            err(format!("{}{hint}", client.broken(&e)))
+            err(format!("{}{hint}", f.error))
         })?;
-        Ok(resp.status())
+        let status = out.status.expect("an HTTP answer has a status");
+        http::StatusCode::from_u16(status).map_err(err)
     };
     tokio::time::timeout(client.op_timeout, once)
         .await
@@ -635,7 +723,7 @@ impl HttpConn {
         match &mut self.link {
             Link::Churn => {
                 let (mut s, phases) = c.open_timed().await?;
-                let out = c.exchange(&mut s, key).await.map_err(|e| c.broken(&e))?;
+                let out = c.exchange(&mut s, key).await.map_err(|f| f.error)?;
                 Ok(phases.on(out))
             }
             Link::Own(s) => {
@@ -647,12 +735,12 @@ impl HttpConn {
                 let out = match c.exchange(s, key).await {
                     Ok(out) => out,
                     // Closed by the server before the request went out.
-                    Err(e) if unprocessed(&e) => {
+                    Err(f) if f.retry => {
                         let (new, p) = c.open_timed().await?;
                         (*s, phases) = (new, Some(p));
-                        c.exchange(s, key).await.map_err(|e| c.broken(&e))?
+                        c.exchange(s, key).await.map_err(|f| f.error)?
                     }
-                    Err(e) => return Err(c.broken(&e)),
+                    Err(f) => return Err(f.error),
                 };
                 Ok(match phases {
                     Some(p) => p.on(out),
@@ -663,12 +751,12 @@ impl HttpConn {
                 let (opened, mut s, mut phases) = shared(c, group, None).await?;
                 let out = match c.exchange(&mut s, key).await {
                     Ok(out) => out,
-                    Err(e) if unprocessed(&e) => {
+                    Err(f) if f.retry => {
                         let (_, mut s, p) = shared(c, group, Some(opened)).await?;
                         phases = phases.or(p);
-                        c.exchange(&mut s, key).await.map_err(|e| c.broken(&e))?
+                        c.exchange(&mut s, key).await.map_err(|f| f.error)?
                     }
-                    Err(e) => return Err(c.broken(&e)),
+                    Err(f) => return Err(f.error),
                 };
                 Ok(match phases {
                     Some(p) => p.on(out),

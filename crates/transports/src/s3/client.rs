@@ -11,10 +11,8 @@ use super::payload::{self, Payload};
 pub use super::progress::Progress;
 use super::sigv4::Presigner;
 use super::tls::ClientTls;
-use bytes::Bytes;
+use crate::http::h1::{self, H1Conn};
 use http_body_util::BodyExt;
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
 use rusty_s3::{Bucket, Credentials, S3Action};
 use std::io;
 use std::sync::Arc;
@@ -55,57 +53,42 @@ async fn within<T>(
     }
 }
 
-/// One HTTP/1.1 connection (over TLS for `s3s://`), reopened once if the
+/// One HTTP/1.1 connection (over TLS for `s3s://`), reopened when the
 /// server closed it while idle.
 pub struct HttpConn {
     addr: String,
     tls: Option<ClientTls>,
-    send: SendRequest<Payload>,
+    conn: H1Conn,
 }
 
 impl HttpConn {
     pub async fn connect(addr: &str, tls: Option<ClientTls>) -> io::Result<HttpConn> {
         Ok(HttpConn {
-            send: Self::open(addr, tls.as_ref()).await?,
+            conn: Self::open(addr, tls.as_ref()).await?,
             addr: addr.to_string(),
             tls,
         })
     }
 
-    async fn open(addr: &str, tls: Option<&ClientTls>) -> io::Result<SendRequest<Payload>> {
+    async fn open(addr: &str, tls: Option<&ClientTls>) -> io::Result<H1Conn> {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let Some(tls) = tls else {
-            return Self::handshake(stream).await;
+            return Ok(H1Conn::new(Box::new(stream)));
         };
         let stream = tls
             .connector
             .connect(tls.name.clone(), stream)
             .await
             .map_err(|e| io::Error::new(e.kind(), format!("TLS handshake: {e}")))?;
-        Self::handshake(stream).await
+        Ok(H1Conn::new(Box::new(stream)))
     }
 
-    async fn handshake<S>(stream: S) -> io::Result<SendRequest<Payload>>
-    where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
-    {
-        let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(io_err)?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        Ok(send)
-    }
-
-    async fn ready(&mut self) -> io::Result<()> {
-        if self.send.is_closed() || self.send.ready().await.is_err() {
-            // Closed while idle (keep-alive timeout): reconnect once; a dead
-            // server refuses, which ends the run.
-            self.send = Self::open(&self.addr, self.tls.as_ref()).await?;
-            self.send.ready().await.map_err(io_err)?;
-        }
+    /// Opens the connection again (the server closed it: keep-alive
+    /// timeout, `Connection: close`); a dead server refuses, which ends the
+    /// run.
+    async fn reopen(&mut self) -> io::Result<()> {
+        self.conn = Self::open(&self.addr, self.tls.as_ref()).await?;
         Ok(())
     }
 }
@@ -145,9 +128,9 @@ pub struct S3Client {
     /// Where connections go (the endpoint's host:port, whatever the style).
     pub addr: String,
     tls: Option<ClientTls>,
-    /// The Host header of every request (bucket.host in virtual style),
-    /// made once: the signed URLs all name the same host.
-    host: http::HeaderValue,
+    /// The Host header line of every request (bucket.host in virtual
+    /// style), made once: the signed URLs all name the same host.
+    host: String,
     /// A request (or a connect) that does not move for this long fails.
     pub op_timeout: Duration,
     /// Signs the object requests (GET, PUT, HEAD, DELETE) when there are
@@ -228,8 +211,10 @@ impl S3Client {
                 EXPIRES.as_secs(),
             ))
         });
-        let host = http::HeaderValue::from_str(&host)
-            .map_err(|e| format!("'{host}' cannot be a Host header: {e}"))?;
+        if host.bytes().any(|b| b.is_ascii_control() || b == b' ') {
+            return Err(format!("'{host}' cannot be a Host header"));
+        }
+        let host = format!("Host: {host}\r\n");
         Ok(S3Client {
             bucket,
             creds,
@@ -277,38 +262,59 @@ impl S3Client {
         sink: Sink,
     ) -> io::Result<Reply> {
         let Target(target) = target.into();
-        let len = http_body::Body::size_hint(&body).exact().unwrap_or(0);
         let method = match method {
-            rusty_s3::Method::Get => http::Method::GET,
-            rusty_s3::Method::Put => http::Method::PUT,
-            rusty_s3::Method::Head => http::Method::HEAD,
-            rusty_s3::Method::Delete => http::Method::DELETE,
-            rusty_s3::Method::Post => http::Method::POST,
+            rusty_s3::Method::Get => "GET",
+            rusty_s3::Method::Put => "PUT",
+            rusty_s3::Method::Head => "HEAD",
+            rusty_s3::Method::Delete => "DELETE",
+            rusty_s3::Method::Post => "POST",
         };
-        let mut req = http::Request::builder()
-            .method(method.clone())
-            .uri(target)
-            .header(http::header::HOST, self.host.clone());
-        if method == http::Method::PUT || method == http::Method::POST {
-            req = req.header(http::header::CONTENT_LENGTH, len);
-        }
-        for (k, v) in headers {
-            req = req.header(*k, v);
-        }
         let (limit, addr) = (self.op_timeout, self.addr.as_str());
         let clock = Progress::new();
-        let req = req.body(body.timed(clock.clone())).map_err(io_err)?;
+        let body = body.timed(clock.clone());
         // One watchdog for the whole request, polled only when the request
         // waits: it fails once nothing moved for the op timeout, naming
         // what the request was waiting for.
         let phase = std::sync::atomic::AtomicU8::new(0);
         let work = async {
-            conn.ready().await?;
+            if !conn.conn.is_reusable() {
+                conn.reopen().await?;
+            }
             phase.store(1, std::sync::atomic::Ordering::Relaxed);
             clock.tick();
-            let resp = conn.send.send_request(req).await.map_err(io_err)?;
-            phase.store(2, std::sync::atomic::Ordering::Relaxed);
-            self.read_reply(resp, sink, &clock).await
+            let sent = self
+                .attempt(
+                    &mut conn.conn,
+                    method,
+                    &target,
+                    headers,
+                    body.clone(),
+                    sink,
+                    &clock,
+                    &phase,
+                )
+                .await;
+            match sent {
+                // Closed by the server while idle: sent again once, on a new
+                // connection.
+                Err(e) if h1::unanswered(&e) => {
+                    phase.store(0, std::sync::atomic::Ordering::Relaxed);
+                    conn.reopen().await?;
+                    phase.store(1, std::sync::atomic::Ordering::Relaxed);
+                    self.attempt(
+                        &mut conn.conn,
+                        method,
+                        &target,
+                        headers,
+                        body,
+                        sink,
+                        &clock,
+                        &phase,
+                    )
+                    .await
+                }
+                r => r,
+            }
         };
         let mut reply = tokio::select! {
             biased;
@@ -329,75 +335,96 @@ impl S3Client {
         Ok(reply)
     }
 
-    /// Reads a response to its end, `clock` ticking at each frame; the
-    /// body goes to `sink`.
-    async fn read_reply(
+    /// Writes one request on `conn` and reads its response, `clock`
+    /// ticking as bytes move; the response body goes to `sink`.
+    #[allow(clippy::too_many_arguments)]
+    async fn attempt(
         &self,
-        resp: http::Response<hyper::body::Incoming>,
+        conn: &mut H1Conn,
+        method: &str,
+        target: &str,
+        headers: &[(&str, String)],
+        mut body: Payload,
         sink: Sink,
         clock: &Progress,
+        phase: &std::sync::atomic::AtomicU8,
     ) -> io::Result<Reply> {
-        let headers_at = Instant::now();
-        let status = resp.status().as_u16();
-        let etag = resp
-            .headers()
-            .get(http::header::ETAG)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let content_length = resp
-            .headers()
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok()?.parse().ok());
-        let error = status >= 300;
+        use std::io::Write;
+        let len = http_body::Body::size_hint(&body).exact().unwrap_or(0);
+        let req = conn.request_buf();
+        write!(req, "{method} {target} HTTP/1.1\r\n{}", self.host).expect("a Vec takes it");
+        if method == "PUT" || method == "POST" {
+            write!(req, "Content-Length: {len}\r\n").expect("a Vec takes it");
+        }
+        for (k, v) in headers {
+            write!(req, "{k}: {v}\r\n").expect("a Vec takes it");
+        }
+        req.extend_from_slice(b"\r\n");
+        // A body of one frame goes out with the head (one write when both
+        // are small); a longer one frame by frame.
+        let first = match body.frame().await {
+            Some(f) => f.map_err(io_err)?.into_data().unwrap_or_default(),
+            None => Default::default(),
+        };
+        conn.send(&first).await?;
+        while let Some(f) = body.frame().await {
+            if let Ok(d) = f.map_err(io_err)?.into_data() {
+                conn.send_more(&d).await?;
+            }
+        }
+        clock.tick();
+        let (mut etag, mut content_length, mut fake) = (None, None, false);
+        let head = conn
+            .head(method == "HEAD", &mut |name, value| {
+                if name.eq_ignore_ascii_case("etag") {
+                    etag = std::str::from_utf8(value).ok().map(str::to_string);
+                } else if name.eq_ignore_ascii_case("content-length") {
+                    content_length = std::str::from_utf8(value)
+                        .ok()
+                        .and_then(|v| v.trim().parse().ok());
+                } else if name.eq_ignore_ascii_case(super::fake::FAKE_HEADER) {
+                    fake = true;
+                }
+            })
+            .await?;
+        phase.store(2, std::sync::atomic::Ordering::Relaxed);
+        clock.tick();
+        let error = head.status >= 300;
         // The fake server answers reads with zeroes, whatever was written.
         let sink = match sink {
-            Sink::Verify { .. } if resp.headers().contains_key(super::fake::FAKE_HEADER) => {
-                Sink::Zeroes
-            }
+            _ if error => Sink::Keep,
+            Sink::Verify { .. } if fake => Sink::Zeroes,
             s => s,
         };
-        let mut body = resp.into_body();
-        let mut reply = Reply {
-            status,
-            headers_at,
-            first_body_at: None,
-            bytes_in: 0,
-            kept: Vec::new(),
-            failure: None,
+        let (mut kept, mut first_body_at, mut mismatch, mut got) = (Vec::new(), None, false, 0u64);
+        let bytes_in = conn
+            .body(&head, &mut |data| {
+                clock.tick();
+                if data.is_empty() {
+                    return;
+                }
+                first_body_at.get_or_insert_with(Instant::now);
+                match sink {
+                    Sink::Keep => keep(&mut kept, data),
+                    Sink::Verify { seed, offset } => {
+                        mismatch = mismatch || !payload::check(seed, offset + got, data);
+                    }
+                    Sink::Zeroes => mismatch |= data.iter().any(|&b| b != 0),
+                    Sink::Discard => {}
+                }
+                got += data.len() as u64;
+            })
+            .await?;
+        Ok(Reply {
+            status: head.status,
+            headers_at: head.headers_at,
+            first_body_at,
+            bytes_in,
+            kept,
+            failure: (mismatch && !error).then(|| "data mismatch".to_string()),
             etag,
             content_length,
-        };
-        let mut mismatch = false;
-        loop {
-            clock.tick();
-            let Some(frame) = body.frame().await else {
-                break;
-            };
-            let frame = frame.map_err(io_err)?;
-            let Ok(data) = frame.into_data() else {
-                continue;
-            };
-            if data.is_empty() {
-                continue;
-            }
-            reply.first_body_at.get_or_insert_with(Instant::now);
-            match sink {
-                _ if error => keep(&mut reply.kept, &data),
-                Sink::Keep => keep(&mut reply.kept, &data),
-                Sink::Verify { seed, offset } => {
-                    if !mismatch && !payload::check(seed, offset + reply.bytes_in, &data) {
-                        mismatch = true;
-                    }
-                }
-                Sink::Zeroes => mismatch |= data.iter().any(|&b| b != 0),
-                Sink::Discard => {}
-            }
-            reply.bytes_in += data.len() as u64;
-        }
-        if mismatch && !error {
-            reply.failure = Some("data mismatch".into());
-        }
-        Ok(reply)
+        })
     }
 
     /// An object request's target, presigned (or plain without
@@ -468,7 +495,7 @@ impl S3Client {
     }
 }
 
-fn keep(kept: &mut Vec<u8>, data: &Bytes) {
+fn keep(kept: &mut Vec<u8>, data: &[u8]) {
     let room = MAX_KEPT.saturating_sub(kept.len());
     kept.extend_from_slice(&data[..data.len().min(room)]);
 }
@@ -484,4 +511,74 @@ pub fn xml_value(xml: &str, name: &str) -> Option<String> {
 /// How many `<name>` elements an XML document has.
 pub fn xml_count(xml: &str, name: &str) -> usize {
     xml.matches(&format!("<{name}>")).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::s3::fake;
+
+    /// A connection the server closed while it was idle is opened again,
+    /// and the request sent on it answered; a request too slow to answer
+    /// fails naming what it waited for.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_connection_closed_while_idle_is_opened_again() {
+        let mut cfg = fake::FakeConfig::new("127.0.0.1:0", "bkt");
+        cfg.creds = Some(("AKID".into(), "SECRET".into()));
+        cfg.idle_timeout = Some(Duration::from_millis(200));
+        let server = fake::start(&cfg).unwrap();
+        let creds = Credentials::new("AKID", "SECRET");
+        let client = S3Client::new(
+            &server.addr.to_string(),
+            "bkt",
+            wirebench_core::spec::UrlStyle::Path,
+            "us-east-1",
+            Some(creds),
+            None,
+        )
+        .unwrap();
+        let mut conn = client.connect().await.unwrap();
+        let put = client
+            .exec(
+                &mut conn,
+                rusty_s3::Method::Put,
+                client.put_url("k"),
+                &[],
+                Payload::new(5000, 0, Some(9)),
+                Sink::Discard,
+            )
+            .await
+            .unwrap();
+        assert_eq!(put.status, 200, "{:?}", put.failure);
+        // Longer than the server's idle timeout: it closes the connection.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let get = client
+            .exec(
+                &mut conn,
+                rusty_s3::Method::Get,
+                client.get_url("k"),
+                &[],
+                Payload::empty(),
+                Sink::Verify { seed: 9, offset: 0 },
+            )
+            .await
+            .unwrap();
+        assert_eq!(get.status, 200, "{:?}", get.failure);
+        assert_eq!((get.bytes_in, get.failure), (5000, None));
+        assert!(get.first_body_at.is_some());
+        let missing = client
+            .exec(
+                &mut conn,
+                rusty_s3::Method::Get,
+                client.get_url("nope"),
+                &[],
+                Payload::empty(),
+                Sink::Discard,
+            )
+            .await
+            .unwrap();
+        assert_eq!(missing.failure.as_deref(), Some("404 NoSuchKey"));
+        let stats = server.shutdown();
+        assert_eq!(stats.conns_accepted, 2, "one connection, opened again once");
+    }
 }

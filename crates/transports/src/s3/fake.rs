@@ -7,6 +7,7 @@
 //! take longer than `header_timeout` or nothing moves for `idle_timeout`.
 
 use super::idle::IdleIo;
+use super::sigv4::Verifier;
 use crate::accept::AcceptErrors;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -591,6 +592,28 @@ impl FakeServer {
     }
 }
 
+/// The request's target without its signature, when `v` accepts its
+/// presigned signature now.
+fn presigned<B>(v: &Verifier, req: &http::Request<B>) -> Option<http::Uri> {
+    let query = req.uri().query()?;
+    if !query.contains("X-Amz-Signature=") {
+        return None;
+    }
+    let host = req.headers().get(http::header::HOST)?.to_str().ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs();
+    let target = v.check(
+        req.method().as_str(),
+        req.uri().path(),
+        query,
+        host,
+        i64::try_from(now).ok()?,
+    )?;
+    target.parse().ok()
+}
+
 /// Starts the fake server on its own runtime (`threads` workers).
 pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
     let counters = Arc::new(Counters::default());
@@ -608,7 +631,7 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
         max_objects: cfg.max_objects,
         max_uploads: cfg.max_uploads,
     });
-    let mut b = s3s::service::S3ServiceBuilder::new(Fake(store));
+    let mut b = s3s::service::S3ServiceBuilder::new(Fake(store.clone()));
     if let Some((key, secret)) = &cfg.creds {
         b.set_auth(s3s::auth::SimpleAuth::from_single(
             key.clone(),
@@ -617,6 +640,14 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
     }
     b.set_host(Hosts(cfg.domain.clone()));
     let service = b.build();
+    // The fast path: presigned requests whose signature our own verifier
+    // accepts go, without it, to a service that checks nothing; every other
+    // request (signed in headers, or refused) to s3s's full check.
+    let fast = cfg.creds.as_ref().map(|(key, secret)| {
+        let mut b = s3s::service::S3ServiceBuilder::new(Fake(store));
+        b.set_host(Hosts(cfg.domain.clone()));
+        (Arc::new(Verifier::new(key, secret)), b.build())
+    });
     let listener = std::net::TcpListener::bind(&cfg.listen)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {}: {e}", cfg.listen)))?;
     listener.set_nonblocking(true)?;
@@ -659,10 +690,17 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                             let _ = stream.set_nodelay(true);
                             c2.conns.fetch_add(1, Ordering::Relaxed);
                             let (service, c3, tls) = (service.clone(), c2.clone(), tls.clone());
+                            let fast = fast.clone();
                             conns.spawn(async move {
-                                let svc = hyper::service::service_fn(move |req| {
+                                let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
                                     c3.requests.fetch_add(1, Ordering::Relaxed);
-                                    let s = service.clone();
+                                    let s = match fast.as_ref().and_then(|(v, anon)| Some((presigned(v, &req)?, anon))) {
+                                        Some((uri, anon)) => {
+                                            *req.uri_mut() = uri;
+                                            anon.clone()
+                                        }
+                                        None => service.clone(),
+                                    };
                                     async move { hyper::service::Service::call(&s, req).await }
                                 });
                                 let mut http = hyper::server::conn::http1::Builder::new();

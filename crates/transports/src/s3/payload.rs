@@ -51,6 +51,7 @@ pub fn check(seed: u64, offset: u64, data: &[u8]) -> bool {
 
 /// A request body of `len` bytes: zeroes, or the object's bytes from
 /// `offset` when `seed` is given.
+#[derive(Clone)]
 pub struct Payload {
     left: u64,
     offset: u64,

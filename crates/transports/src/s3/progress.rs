@@ -2,47 +2,80 @@
 //! leaves) and the client (each frame that arrives): what the op timeout
 //! measures.
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::time::Instant;
 
-/// When a request last moved (a byte of its body left, a byte of its
+/// How many times a request moved (a piece of its body left, a piece of its
 /// response came): an idle request fails after the op timeout, however long
-/// a large object keeps it busy.
-#[derive(Debug, Clone)]
+/// a large object keeps it busy. A move is counted, not timed: the clock is
+/// read only by the watchdog, a few times per timeout.
+#[derive(Debug, Clone, Default)]
 pub struct Progress {
-    base: Instant,
-    last_ns: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    moves: Arc<AtomicU64>,
 }
 
 impl Progress {
     pub(super) fn new() -> Progress {
-        Progress {
-            base: Instant::now(),
-            last_ns: Default::default(),
-        }
+        Progress::default()
     }
 
     pub(super) fn tick(&self) {
-        self.last_ns.store(
-            self.base.elapsed().as_nanos() as u64,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        self.moves.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(super) fn idle(&self) -> Duration {
-        let last = self.last_ns.load(std::sync::atomic::Ordering::Relaxed);
-        self.base
-            .elapsed()
-            .saturating_sub(Duration::from_nanos(last))
+    fn moves(&self) -> u64 {
+        self.moves.load(Ordering::Relaxed)
     }
 
-    /// Resolves when nothing moved for `limit` (never, for a zero limit).
+    /// Resolves when nothing moved for `limit` (never, for a zero limit),
+    /// checked every tenth of it (10 ms to 250 ms): at most that late.
     pub(super) async fn stalled(&self, limit: Duration) {
         if limit.is_zero() {
             return std::future::pending().await;
         }
-        let tick = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(250));
-        while self.idle() <= limit {
-            tokio::time::sleep(tick).await;
+        let every = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(250));
+        let (mut seen, mut since) = (self.moves(), Instant::now());
+        loop {
+            tokio::time::sleep(every).await;
+            let now = self.moves();
+            if now != seen {
+                (seen, since) = (now, Instant::now());
+            } else if since.elapsed() > limit {
+                return;
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn it_fires_after_the_limit_without_moves_only() {
+        let p = Progress::new();
+        let limit = Duration::from_millis(500);
+        let start = tokio::time::Instant::now();
+        // Moving every 100 ms for 2 s: never stalled meanwhile.
+        let mover = {
+            let p = p.clone();
+            tokio::spawn(async move {
+                for _ in 0..20 {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    p.tick();
+                }
+            })
+        };
+        p.stalled(limit).await;
+        mover.await.unwrap();
+        let took = start.elapsed();
+        // Stalled once the moves stopped (at 2 s), past the limit, and at
+        // most a check late.
+        assert!(
+            took > Duration::from_millis(2500) && took <= Duration::from_millis(2600),
+            "{took:?}"
+        );
     }
 }

@@ -201,6 +201,236 @@ impl Presigner {
     }
 }
 
+/// Checks presigned requests (query-string SigV4, the payload unsigned,
+/// `host` the only signed header) at the cost of one SHA-256 and one HMAC,
+/// the signing key derived once per day and region: the fake server's fast
+/// path. It answers only "valid" or "not for me": a request it does not
+/// accept (not presigned, not in canonical form, another signed header, a
+/// bad or expired signature) goes to the full check, which says why.
+pub struct Verifier {
+    access_key: String,
+    secret: String,
+    /// Signing keys by `YYYYMMDD/REGION`, a few at most.
+    keys: Mutex<Vec<(String, hmac::Key)>>,
+}
+
+/// Whether `text` is in canonical query form: unreserved bytes as they
+/// are, every other byte as `%XX` (upper-case hex) of a byte that is not
+/// unreserved.
+fn canonical_query_text(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if query_keeps(b[i]) {
+            i += 1;
+            continue;
+        }
+        let hexdigit = |c: u8| c.is_ascii_digit() || (b'A'..=b'F').contains(&c);
+        if b[i] != b'%' || i + 2 >= b.len() {
+            return false;
+        }
+        if !(hexdigit(b[i + 1]) && hexdigit(b[i + 2])) {
+            return false;
+        }
+        let v = u8::from_str_radix(&text[i + 1..i + 3], 16).expect("two hex digits");
+        if query_keeps(v) {
+            return false;
+        }
+        i += 3;
+    }
+    true
+}
+
+/// Percent-decodes canonical text (see [`canonical_query_text`]).
+fn decode(text: &str) -> Vec<u8> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            out.push(u8::from_str_radix(&text[i + 1..i + 3], 16).unwrap_or(b'?'));
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Seconds since the epoch of a `YYYYMMDDTHHMMSSZ` stamp.
+fn stamp_seconds(stamp: &str) -> Option<i64> {
+    let b = stamp.as_bytes();
+    if b.len() != 16 || b[8] != b'T' || b[15] != b'Z' {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| stamp.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (n(0..4)?, n(4..6)?, n(6..8)?);
+    let (hh, mm, ss) = (n(9..11)?, n(11..13)?, n(13..15)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days since the epoch (the inverse of `civil`).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+impl Verifier {
+    pub fn new(access_key: &str, secret: &str) -> Verifier {
+        Verifier {
+            access_key: access_key.to_string(),
+            secret: secret.to_string(),
+            keys: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The signing key of `scope` (`YYYYMMDD/REGION`).
+    fn key(&self, ymd: &str, region: &str) -> hmac::Key {
+        let mut keys = self.keys.lock().expect("not poisoned");
+        if let Some((_, k)) = keys.iter().find(|(s, _)| {
+            s.len() == ymd.len() + 1 + region.len() && s.starts_with(ymd) && s.ends_with(region)
+        }) {
+            return k.clone();
+        }
+        let k = hmac_sign(format!("AWS4{}", self.secret).as_bytes(), ymd.as_bytes());
+        let k = hmac_sign(k.as_ref(), region.as_bytes());
+        let k = hmac_sign(k.as_ref(), b"s3");
+        let k = hmac_sign(k.as_ref(), b"aws4_request");
+        let key = hmac::Key::new(hmac::HMAC_SHA256, k.as_ref());
+        // Regions and days are few; a client that sends many gets no
+        // memory for it.
+        if keys.len() >= 8 {
+            keys.remove(0);
+        }
+        keys.push((format!("{ymd}/{region}"), key.clone()));
+        key
+    }
+
+    /// The request target without its signature's parameters, when
+    /// `method path?query` sent to `host` carries a valid presigned
+    /// signature by this verifier's key at `now` (seconds since the
+    /// epoch); None when it does not, or not in a form this fast check
+    /// takes.
+    pub fn check(
+        &self,
+        method: &str,
+        path: &str,
+        query: &str,
+        host: &str,
+        now: i64,
+    ) -> Option<String> {
+        let mut params: Vec<(&str, &str)> = Vec::with_capacity(8);
+        let (mut credential, mut date, mut expires, mut signature) = (None, None, None, None);
+        let mut rest = String::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if !canonical_query_text(name) || !canonical_query_text(value) {
+                return None;
+            }
+            match name {
+                "X-Amz-Algorithm" if value != "AWS4-HMAC-SHA256" => return None,
+                "X-Amz-SignedHeaders" if value != "host" => return None,
+                "X-Amz-Credential" => credential = Some(value),
+                "X-Amz-Date" => date = Some(value),
+                "X-Amz-Expires" => expires = Some(value.parse::<i64>().ok()?),
+                "X-Amz-Signature" => {
+                    signature = Some(value);
+                    continue;
+                }
+                _ => {}
+            }
+            if !name.starts_with("X-Amz-") {
+                if !rest.is_empty() {
+                    rest.push('&');
+                }
+                rest.push_str(pair);
+            }
+            params.push((name, value));
+        }
+        let (credential, date, expires, signature) = (credential?, date?, expires?, signature?);
+        if signature.len() != 64 || !params.iter().any(|(n, _)| *n == "X-Amz-Algorithm") {
+            return None;
+        }
+        let credential = String::from_utf8(decode(credential)).ok()?;
+        let mut parts = credential.rsplitn(5, '/');
+        let (end, service, region, ymd, key_id) = (
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+        );
+        if end != "aws4_request"
+            || service != "s3"
+            || key_id != self.access_key
+            || !date.starts_with(ymd)
+        {
+            return None;
+        }
+        let signed_at = stamp_seconds(date)?;
+        if now > signed_at + expires || signed_at > now + 900 {
+            return None;
+        }
+        // The path as sent must be its own canonical form.
+        let mut canonical_path = String::with_capacity(path.len());
+        encode(
+            &mut canonical_path,
+            &String::from_utf8(decode(path)).ok()?,
+            path_keeps,
+        );
+        if canonical_path != path {
+            return None;
+        }
+        params.sort_unstable();
+        let mut canonical = String::with_capacity(path.len() + query.len() + host.len() + 64);
+        canonical.push_str(method);
+        canonical.push('\n');
+        canonical.push_str(path);
+        canonical.push('\n');
+        for (i, (n, v)) in params.iter().enumerate() {
+            if i > 0 {
+                canonical.push('&');
+            }
+            canonical.push_str(n);
+            canonical.push('=');
+            canonical.push_str(v);
+        }
+        canonical.push_str("\nhost:");
+        canonical.push_str(host.trim());
+        canonical.push_str("\n\nhost\nUNSIGNED-PAYLOAD");
+        let hash = digest::digest(&digest::SHA256, canonical.as_bytes());
+        let mut to_sign = String::with_capacity(160);
+        to_sign.push_str("AWS4-HMAC-SHA256\n");
+        to_sign.push_str(date);
+        to_sign.push('\n');
+        to_sign.push_str(&credential[key_id.len() + 1..]);
+        to_sign.push('\n');
+        hex(&mut to_sign, hash.as_ref());
+        let tag = hmac::sign(&self.key(ymd, region), to_sign.as_bytes());
+        let mut expected = String::with_capacity(64);
+        hex(&mut expected, tag.as_ref());
+        // Compared in full whatever differs first.
+        let differ = expected
+            .bytes()
+            .zip(signature.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        if differ != 0 {
+            return None;
+        }
+        Some(if rest.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}?{rest}")
+        })
+    }
+}
+
 fn hex(out: &mut String, bytes: &[u8]) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for &b in bytes {
@@ -296,6 +526,158 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn stamps_read_back_to_their_second() {
+        for second in [
+            0i64,
+            1_369_353_600,
+            1_795_478_399,
+            1_795_500_001,
+            951_782_400,
+        ] {
+            let p = Presigner::new("k", "s", "r", "h", "/", 1);
+            let stamp = p.day(second).stamp.clone();
+            assert_eq!(stamp_seconds(&stamp), Some(second), "{stamp}");
+        }
+        assert_eq!(stamp_seconds("20261324T000000Z"), None);
+        assert_eq!(stamp_seconds("20261124 000000Z"), None);
+    }
+
+    /// The verifier takes what our presigner and rusty-s3 sign (objects,
+    /// lists, multipart parts), gives back the target without the
+    /// signature, and refuses any change to what was signed.
+    #[test]
+    fn the_verifier_takes_valid_signatures_and_nothing_else() {
+        let creds = Credentials::new(
+            "AKIDEXAMPLE/x+y",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        );
+        let host = "127.0.0.1:9000";
+        let bucket = Bucket::new(
+            "http://127.0.0.1:9000/".parse().unwrap(),
+            UrlStyle::Path,
+            "bench",
+            "eu-west-1",
+        )
+        .unwrap();
+        let p = Presigner::new(
+            creds.key(),
+            creds.secret(),
+            "eu-west-1",
+            host,
+            "/bench/",
+            3600,
+        );
+        let v = Verifier::new(creds.key(), creds.secret());
+        let now = 1_795_478_400i64;
+        let split = |t: &str| -> (String, String) {
+            let (a, b) = t.split_once('?').unwrap();
+            (a.to_string(), b.to_string())
+        };
+        for key in ["wirebench/18f-7/42", "a b/c+d%e~f", "ümlaut/x?y#z"] {
+            for method in ["GET", "PUT", "HEAD", "DELETE"] {
+                let (path, query) = split(&p.object_at(method, key, now));
+                let plain = v.check(method, &path, &query, host, now + 10);
+                assert_eq!(plain.as_deref(), Some(path.as_str()), "{method} {key}");
+                // Anything signed, changed: not taken.
+                assert!(v.check("POST", &path, &query, host, now).is_none());
+                assert!(
+                    v.check(method, &format!("{path}x"), &query, host, now)
+                        .is_none()
+                );
+                assert!(
+                    v.check(method, &path, &query, "127.0.0.1:9001", now)
+                        .is_none()
+                );
+                assert!(
+                    v.check(method, &path, &query.replace("host", "host%3Bx"), host, now)
+                        .is_none()
+                );
+                // Expired, or signed too far in the future.
+                assert!(v.check(method, &path, &query, host, now + 3601).is_none());
+                assert!(v.check(method, &path, &query, host, now - 901).is_none());
+                let last = query.pop_last_hex();
+                assert!(v.check(method, &path, &last, host, now).is_none());
+            }
+        }
+        let other = Verifier::new(creds.key(), "another secret");
+        let (path, query) = split(&p.object_at("GET", "k", now));
+        assert!(other.check("GET", &path, &query, host, now).is_none());
+        let stranger = Verifier::new("AKIDOTHER", creds.secret());
+        assert!(stranger.check("GET", &path, &query, host, now).is_none());
+        // rusty-s3's other requests, with parameters of their own that stay.
+        let t = jiff_free_time(now);
+        let mut list = bucket.list_objects_v2(Some(&creds));
+        list.with_prefix("wb/");
+        let url = list.sign_with_time(Duration::from_secs(600), &t);
+        let query = url.query().unwrap().to_string();
+        let left = v
+            .check("GET", url.path(), &query, host, now)
+            .expect("a valid list");
+        assert!(
+            left.starts_with("/bench/?")
+                && left.contains("list-type=2")
+                && left.contains("prefix=wb%2F"),
+            "{left}"
+        );
+        assert!(!left.contains("X-Amz"), "{left}");
+        let part = bucket
+            .upload_part(Some(&creds), "big", 3, "upload-1")
+            .sign_with_time(Duration::from_secs(600), &t);
+        let left = v
+            .check("PUT", part.path(), part.query().unwrap(), host, now)
+            .expect("a valid part");
+        assert!(
+            left.contains("partNumber=3") && left.contains("uploadId=upload-1"),
+            "{left}"
+        );
+        // Not presigned at all: not for the fast path.
+        assert!(v.check("GET", "/bench/k", "", host, now).is_none());
+        assert!(
+            v.check("GET", "/bench/k", "list-type=2", host, now)
+                .is_none()
+        );
+    }
+
+    /// URLs presigned by the AWS SDK for Python (boto3 1.44.5, signature
+    /// version s3v4), as it made them: taken at their time, with the
+    /// parameters of their own left in the target.
+    #[test]
+    fn the_verifier_takes_the_aws_sdks_presigned_urls() {
+        let v = Verifier::new("AKSDK", "sdk-secret");
+        let host = "127.0.0.1:9000";
+        let at = stamp_seconds("20261124T040321Z").unwrap();
+        let get = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKSDK%2F20261124%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261124T040321Z&X-Amz-Expires=600&X-Amz-SignedHeaders=host&X-Amz-Signature=08cad1f4c69cf0d20c95f536fcf9bd18e525f35ac08ec6e4dd66f0d84b34cb35";
+        assert_eq!(
+            v.check("GET", "/sdk/a/3%20x%2By", get, host, at + 1)
+                .as_deref(),
+            Some("/sdk/a/3%20x%2By")
+        );
+        let list = "list-type=2&prefix=a%2F&encoding-type=url&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKSDK%2F20261124%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261124T040321Z&X-Amz-Expires=600&X-Amz-SignedHeaders=host&X-Amz-Signature=4cb4f97f6762ee2e48087dd3a424ae0becdd4b7685ca0ffedcef6544629b15bf";
+        assert_eq!(
+            v.check("GET", "/sdk", list, host, at + 599).as_deref(),
+            Some("/sdk?list-type=2&prefix=a%2F&encoding-type=url")
+        );
+        assert!(
+            v.check("GET", "/sdk", list, host, at + 601).is_none(),
+            "expired"
+        );
+    }
+
+    trait PopLastHex {
+        fn pop_last_hex(&self) -> String;
+    }
+
+    impl PopLastHex for String {
+        /// The same text with its last hex digit changed.
+        fn pop_last_hex(&self) -> String {
+            let mut s = self.clone();
+            let c = s.pop().unwrap();
+            s.push(if c == '0' { '1' } else { '0' });
+            s
         }
     }
 

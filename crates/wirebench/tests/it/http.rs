@@ -153,6 +153,13 @@ fn nginx_serves_1kib_over_http1_h2c_and_tls_through_its_keepalive_limit() {
             ops * 1024,
             "{name}: every body read whole"
         );
+        // Every measured answer counted by its status class.
+        let classes: Vec<(&str, u64)> = r.summary.by_op["get"]
+            .statuses
+            .iter()
+            .map(|(c, n)| (c.as_str(), *n))
+            .collect();
+        assert_eq!(classes, [("2xx", ops)], "{name}");
         let ttfb = r.summary.by_op["get"].ttfb.expect("time to first byte");
         assert!(ttfb.p50_ns > 0 && ttfb.p50_ns <= r.summary.by_op["get"].latency.p99_ns);
         let log = ng.log();
@@ -389,6 +396,9 @@ fn a_post_carries_its_body_and_a_missing_path_counts_as_failures() {
     assert_eq!(ops, 0);
     assert!(errors > 20);
     assert_eq!(r.summary.failures.get("404 Not Found"), Some(&errors));
+    let classes = &r.summary.by_op["get"].statuses;
+    assert_eq!(classes.get("4xx"), Some(&errors), "{classes:?}");
+    assert_eq!(classes.len(), 1, "{classes:?}");
     assert_eq!(r.status.state, RunState::Failed);
     assert!(
         r.status
