@@ -16,6 +16,9 @@ round 2: every variant, ...):
   - wirebench GET and PUT 4 KiB / 1 MiB against the fake server with
     SigV4 (the default embedded target: random credentials, signatures
     checked by the server)
+  - wrk GET 4 KiB of one presigned URL (valid for an hour) from a fake
+    server that checks signatures, against wirebench's signed GETs of the
+    same server: the client's cost with the server's work the same
   - wirebench GET 4 KiB, unsigned and signed, at the same open-loop rate
     (RATE, below what the signing fake server does): the client's cost of
     SigV4 alone
@@ -30,6 +33,8 @@ release mode once.
 """
 
 import argparse
+import hashlib
+import hmac
 import json
 import os
 import resource
@@ -38,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 from benchlib import WB, Background, emit, free_port, machine_line, need, report, usable_cpus, wait_port
 
@@ -102,13 +108,32 @@ def unit_us(text):
     return float(text)
 
 
-def serve_fake(server):
-    """The fake server without credentials (unsigned requests), pinned."""
+def serve_fake(server, creds=()):
+    """The fake server, pinned: without credentials it serves unsigned
+    requests; with them it checks signatures."""
     port = free_port()
     p = Background([WB, "serve", "--transport", "s3", "--cpus", str(server), "--listen", f"tcp://127.0.0.1:{port}",
-                    "--bucket", "bench"])
+                    "--bucket", "bench", *creds])
     wait_port(port, p)
     return p, f"127.0.0.1:{port}"
+
+
+def presign_get(host, path, key, secret, region="us-east-1", expires=3600):
+    """A GET URL presigned with SigV4 (query string, payload unsigned, host
+    the only signed header), as the SDKs make them."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    scope = f"{stamp[:8]}/{region}/s3/aws4_request"
+    q = {"X-Amz-Algorithm": "AWS4-HMAC-SHA256", "X-Amz-Credential": f"{key}/{scope}", "X-Amz-Date": stamp,
+         "X-Amz-Expires": str(expires), "X-Amz-SignedHeaders": "host"}
+    enc = lambda t: urllib.parse.quote(t, safe="-_.~")
+    query = "&".join(f"{enc(k)}={enc(v)}" for k, v in sorted(q.items()))
+    canonical = f"GET\n{path}\n{query}\nhost:{host}\n\nhost\nUNSIGNED-PAYLOAD"
+    to_sign = f"AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
+    k = ("AWS4" + secret).encode()
+    for part in (stamp[:8], region, "s3", "aws4_request"):
+        k = hmac.new(k, part.encode(), hashlib.sha256).digest()
+    sig = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
+    return f"http://{host}{path}?{query}&X-Amz-Signature={sig}"
 
 
 def serve_minio(server, data):
@@ -137,6 +162,7 @@ def main():
     data = tempfile.mkdtemp(prefix="wb-minio-")
     creds = ["--access-key", USER, "--secret-key", PASSWORD]
     fake, fake_addr = serve_fake(server)
+    signing, signing_addr = serve_fake(server, creds)
     minio, minio_addr = serve_minio(server, data)
     fig = {}
 
@@ -152,6 +178,9 @@ def main():
             r = run(results, client, 0, "--target", f"s3://{fake_addr}/bench", "--workload", "put", "--objects", "1",
                     "--size", size, "--keep")
             urls[tag] = f"http://{fake_addr}/bench/{r['spec']['transport']['prefix']}0000000000"
+        r = run(results, client, 0, "--target", f"s3://{signing_addr}/bench", "--workload", "put", "--objects", "1",
+                "--size", SIZES["4k"], "--keep", *creds)
+        presigned = presign_get(signing_addr, f"/bench/{r['spec']['transport']['prefix']}0000000000", *creds[1::2])
         run(results, client, 0, "--target", f"s3://{minio_addr}/bench", "--create-bucket", "--workload", "put",
             "--objects", "1", *creds)
         for rnd in range(a.rounds):
@@ -170,6 +199,12 @@ def main():
                     add("anon_rate_4k", figures_of(r, "get"))
                     r = run(results, client, t, "--server-cpus", str(server), "--size", size, "--rate", str(RATE))
                     add("fake_rate_4k", figures_of(r, "get"))
+                    # The same signing server for both: one presigned URL (wrk) and a
+                    # signature per request (wirebench).
+                    add("wrk_signed_4k", wrk(client, presigned, t))
+                    r = run(results, client, t, "--target", f"s3://{signing_addr}/bench", "--size", size,
+                            "--objects", "1", *creds)
+                    add("ext_get_4k", figures_of(r, "get"))
                 for op in ("get", "put"):
                     r = run(results, client, t, "--server-cpus", str(server), "--workload", op, "--size", size)
                     add(f"fake_{op}_{tag}", figures_of(r, op))
@@ -178,6 +213,7 @@ def main():
                     add(f"minio_{op}_{tag}", figures_of(r, op))
     finally:
         fake.stop()
+        signing.stop()
         minio.stop()
         shutil.rmtree(results, ignore_errors=True)
         shutil.rmtree(data, ignore_errors=True)
@@ -202,12 +238,19 @@ def main():
             if k != "wrk":
                 labels[f"{base}_ttfb99"] = (f"{name} {size}: TTFB p99 (us)", "{:,.0f}")
             labels[f"{base}_cpu"] = (f"{name} {size}: client CPU (us/op)", "{:.1f}")
+    for k, name in (("wrk_signed_4k", "wrk GET, signing fake server, one presigned URL 4KiB"),
+                    ("ext_get_4k", "wirebench GET, signing fake server, SigV4 4KiB")):
+        labels[f"{k}_ops"] = (f"{name}: ops/s", "{:,.0f}")
+        labels[f"{k}_p99"] = (f"{name}: p99 (us)", "{:,.0f}")
+        labels[f"{k}_cpu"] = (f"{name}: client CPU (us/op)", "{:.1f}")
     labels["anon_rate_4k_cpu"] = (f"wirebench GET, fake server, unsigned 4KiB at {RATE}/s: client CPU (us/op)", "{:.1f}")
     labels["fake_rate_4k_cpu"] = (f"wirebench GET, fake server, SigV4 4KiB at {RATE}/s: client CPU (us/op)", "{:.1f}")
     per_round = lambda x, y: [p / q for p, q in zip(fig[x], fig[y])]
     ratios = [
         (f"signed / unsigned client CPU per GET at the same rate ({RATE}/s), 4KiB",
          per_round("fake_rate_4k_cpu", "anon_rate_4k_cpu"), "(cost of SigV4)"),
+        ("wirebench client CPU per signed GET / wrk's presigned GET, same signing server, 4KiB",
+         per_round("ext_get_4k_cpu", "wrk_signed_4k_cpu"), "(comparison)"),
     ]
     for tag, size in SIZES.items():
         ratios += [

@@ -18,6 +18,7 @@ pub mod msgr;
 pub mod s3;
 pub mod shm;
 pub mod sys;
+pub mod watchdog;
 
 /// The cases of each property test: `n`, or `PROPTEST_CASES` for a longer hunt.
 #[cfg(test)]

@@ -320,9 +320,9 @@ impl HttpClient {
             let trailers = all.trailers().cloned().unwrap_or_default();
             Ok((head.status, head.headers, all.to_bytes(), trailers))
         };
-        tokio::time::timeout(self.op_timeout, once)
+        crate::watchdog::within(self.op_timeout, once)
             .await
-            .map_err(|_| self.timed_out())?
+            .ok_or_else(|| self.timed_out())?
     }
 
     /// [`HttpClient::fetch`] over HTTP/1.1.
@@ -632,9 +632,9 @@ pub async fn preflight(client: &HttpClient) -> io::Result<http::StatusCode> {
         let status = out.status.expect("an HTTP answer has a status");
         http::StatusCode::from_u16(status).map_err(err)
     };
-    tokio::time::timeout(client.op_timeout, once)
+    crate::watchdog::within(client.op_timeout, once)
         .await
-        .map_err(|_| client.timed_out())?
+        .ok_or_else(|| client.timed_out())?
 }
 
 /// The run's connections, HTTP/2 ones grouped `streams` to a connection.
@@ -673,6 +673,7 @@ pub struct HttpConn {
     client: Arc<HttpClient>,
     link: Link,
     keys: Option<KeyPicker>,
+    watchdog: crate::watchdog::Watchdog,
 }
 
 enum Link {
@@ -712,57 +713,65 @@ impl CallTransport for HttpTransport {
                 (self.workers * self.conns_per_worker) as u64,
             )
         });
-        Ok(HttpConn { client, link, keys })
+        let watchdog = crate::watchdog::Watchdog::new(client.op_timeout);
+        Ok(HttpConn {
+            client,
+            link,
+            keys,
+            watchdog,
+        })
     }
 }
 
-impl HttpConn {
-    async fn call_once(&mut self) -> io::Result<CallOutcome> {
-        let key = self.keys.as_mut().map(KeyPicker::key);
-        let c = &self.client;
-        match &mut self.link {
-            Link::Churn => {
-                let (mut s, phases) = c.open_timed().await?;
-                let out = c.exchange(&mut s, key).await.map_err(|f| f.error)?;
-                Ok(phases.on(out))
+/// One request on `link`, reconnecting where the server closed it.
+async fn call_once(
+    c: &HttpClient,
+    link: &mut Link,
+    keys: &mut Option<KeyPicker>,
+) -> io::Result<CallOutcome> {
+    let key = keys.as_mut().map(KeyPicker::key);
+    match link {
+        Link::Churn => {
+            let (mut s, phases) = c.open_timed().await?;
+            let out = c.exchange(&mut s, key).await.map_err(|f| f.error)?;
+            Ok(phases.on(out))
+        }
+        Link::Own(s) => {
+            let mut phases = None;
+            if s.is_closed() {
+                let (new, p) = c.open_timed().await?;
+                (*s, phases) = (new, Some(p));
             }
-            Link::Own(s) => {
-                let mut phases = None;
-                if s.is_closed() {
+            let out = match c.exchange(s, key).await {
+                Ok(out) => out,
+                // Closed by the server before the request went out.
+                Err(f) if f.retry => {
                     let (new, p) = c.open_timed().await?;
                     (*s, phases) = (new, Some(p));
+                    c.exchange(s, key).await.map_err(|f| f.error)?
                 }
-                let out = match c.exchange(s, key).await {
-                    Ok(out) => out,
-                    // Closed by the server before the request went out.
-                    Err(f) if f.retry => {
-                        let (new, p) = c.open_timed().await?;
-                        (*s, phases) = (new, Some(p));
-                        c.exchange(s, key).await.map_err(|f| f.error)?
-                    }
-                    Err(f) => return Err(f.error),
-                };
-                Ok(match phases {
-                    Some(p) => p.on(out),
-                    None => out,
-                })
-            }
-            Link::Shared(group) => {
-                let (opened, mut s, mut phases) = shared(c, group, None).await?;
-                let out = match c.exchange(&mut s, key).await {
-                    Ok(out) => out,
-                    Err(f) if f.retry => {
-                        let (_, mut s, p) = shared(c, group, Some(opened)).await?;
-                        phases = phases.or(p);
-                        c.exchange(&mut s, key).await.map_err(|f| f.error)?
-                    }
-                    Err(f) => return Err(f.error),
-                };
-                Ok(match phases {
-                    Some(p) => p.on(out),
-                    None => out,
-                })
-            }
+                Err(f) => return Err(f.error),
+            };
+            Ok(match phases {
+                Some(p) => p.on(out),
+                None => out,
+            })
+        }
+        Link::Shared(group) => {
+            let (opened, mut s, mut phases) = shared(c, group, None).await?;
+            let out = match c.exchange(&mut s, key).await {
+                Ok(out) => out,
+                Err(f) if f.retry => {
+                    let (_, mut s, p) = shared(c, group, Some(opened)).await?;
+                    phases = phases.or(p);
+                    c.exchange(&mut s, key).await.map_err(|f| f.error)?
+                }
+                Err(f) => return Err(f.error),
+            };
+            Ok(match phases {
+                Some(p) => p.on(out),
+                None => out,
+            })
         }
     }
 }
@@ -809,10 +818,15 @@ async fn shared(
 
 impl CallConn for HttpConn {
     async fn call(&mut self, _seq: u64) -> io::Result<Option<CallOutcome>> {
-        let limit = self.client.op_timeout;
-        match tokio::time::timeout(limit, self.call_once()).await {
-            Ok(r) => r.map(Some),
-            Err(_) => Err(self.client.timed_out()),
+        let HttpConn {
+            client,
+            link,
+            keys,
+            watchdog,
+        } = self;
+        match watchdog.run(call_once(client, link, keys)).await {
+            Some(r) => r.map(Some),
+            None => Err(client.timed_out()),
         }
     }
 }

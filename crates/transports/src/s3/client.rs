@@ -59,6 +59,8 @@ pub struct HttpConn {
     addr: String,
     tls: Option<ClientTls>,
     conn: H1Conn,
+    /// The stall checks of its requests.
+    timer: super::progress::StallTimer,
 }
 
 impl HttpConn {
@@ -67,6 +69,7 @@ impl HttpConn {
             conn: Self::open(addr, tls.as_ref()).await?,
             addr: addr.to_string(),
             tls,
+            timer: Default::default(),
         })
     }
 
@@ -84,11 +87,10 @@ impl HttpConn {
         Ok(H1Conn::new(Box::new(stream)))
     }
 
-    /// Opens the connection again (the server closed it: keep-alive
-    /// timeout, `Connection: close`); a dead server refuses, which ends the
-    /// run.
-    async fn reopen(&mut self) -> io::Result<()> {
-        self.conn = Self::open(&self.addr, self.tls.as_ref()).await?;
+    /// Opens `conn` again (the server closed it: keep-alive timeout,
+    /// `Connection: close`); a dead server refuses, which ends the run.
+    async fn reopen(conn: &mut H1Conn, addr: &str, tls: Option<&ClientTls>) -> io::Result<()> {
+        *conn = Self::open(addr, tls).await?;
         Ok(())
     }
 }
@@ -272,19 +274,25 @@ impl S3Client {
         let (limit, addr) = (self.op_timeout, self.addr.as_str());
         let clock = Progress::new();
         let body = body.timed(clock.clone());
-        // One watchdog for the whole request, polled only when the request
-        // waits: it fails once nothing moved for the op timeout, naming
-        // what the request was waiting for.
+        // The connection's one timer watches the request: it fails once
+        // nothing moved for the op timeout, naming what the request was
+        // waiting for.
         let phase = std::sync::atomic::AtomicU8::new(0);
+        let HttpConn {
+            addr: to,
+            tls,
+            conn,
+            timer,
+        } = conn;
         let work = async {
-            if !conn.conn.is_reusable() {
-                conn.reopen().await?;
+            if !conn.is_reusable() {
+                HttpConn::reopen(conn, to, tls.as_ref()).await?;
             }
             phase.store(1, std::sync::atomic::Ordering::Relaxed);
             clock.tick();
             let sent = self
                 .attempt(
-                    &mut conn.conn,
+                    conn,
                     method,
                     &target,
                     headers,
@@ -299,32 +307,20 @@ impl S3Client {
                 // connection.
                 Err(e) if h1::unanswered(&e) => {
                     phase.store(0, std::sync::atomic::Ordering::Relaxed);
-                    conn.reopen().await?;
+                    HttpConn::reopen(conn, to, tls.as_ref()).await?;
                     phase.store(1, std::sync::atomic::Ordering::Relaxed);
-                    self.attempt(
-                        &mut conn.conn,
-                        method,
-                        &target,
-                        headers,
-                        body,
-                        sink,
-                        &clock,
-                        &phase,
-                    )
-                    .await
+                    self.attempt(conn, method, &target, headers, body, sink, &clock, &phase)
+                        .await
                 }
                 r => r,
             }
         };
-        let mut reply = tokio::select! {
-            biased;
-            r = work => r?,
-            _ = clock.stalled(limit) => {
-                let what = ["reconnecting to", "waiting for", "reading from"]
-                    [usize::from(phase.load(std::sync::atomic::Ordering::Relaxed))];
-                return Err(stalled(what, addr, limit));
-            }
+        let Some(reply) = timer.run(&clock, limit, work).await else {
+            let what = ["reconnecting to", "waiting for", "reading from"]
+                [usize::from(phase.load(std::sync::atomic::Ordering::Relaxed))];
+            return Err(stalled(what, addr, limit));
         };
+        let mut reply = reply?;
         if reply.status >= 300 {
             let text = String::from_utf8_lossy(&reply.kept);
             reply.failure = Some(match xml_value(&text, "Code") {
@@ -580,5 +576,50 @@ mod tests {
         assert_eq!(missing.failure.as_deref(), Some("404 NoSuchKey"));
         let stats = server.shutdown();
         assert_eq!(stats.conns_accepted, 2, "one connection, opened again once");
+    }
+
+    /// A server that takes the request and never answers: the request
+    /// fails once nothing moved for the op timeout, saying what it waited
+    /// for.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_request_nothing_answers_fails_after_the_op_timeout() {
+        let mute = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = mute.local_addr().unwrap().to_string();
+        let held = tokio::spawn(async move {
+            let (s, _) = mute.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(s);
+        });
+        let client = S3Client::new(
+            &addr,
+            "bkt",
+            wirebench_core::spec::UrlStyle::Path,
+            "us-east-1",
+            None,
+            None,
+        )
+        .unwrap()
+        .with_op_timeout(Duration::from_millis(300));
+        let mut conn = client.connect().await.unwrap();
+        let start = Instant::now();
+        let e = client
+            .exec(
+                &mut conn,
+                rusty_s3::Method::Get,
+                client.get_url("k"),
+                &[],
+                Payload::empty(),
+                Sink::Discard,
+            )
+            .await
+            .unwrap_err();
+        let took = start.elapsed();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert!(e.to_string().contains("waiting for"), "{e}");
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+            "{took:?}"
+        );
+        held.abort();
     }
 }

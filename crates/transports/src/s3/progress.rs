@@ -49,6 +49,55 @@ impl Progress {
     }
 }
 
+/// A connection's one timer for the stall checks of its requests, one
+/// request at a time: a request touches it only when it fires (every
+/// tenth of the limit at most), not per request.
+pub struct StallTimer {
+    timer: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Default for StallTimer {
+    fn default() -> Self {
+        StallTimer {
+            timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+        }
+    }
+}
+
+impl StallTimer {
+    /// `op`'s output, or None once nothing moved on `p` for `limit`
+    /// (never, for a zero limit).
+    pub(super) async fn run<T>(
+        &mut self,
+        p: &Progress,
+        limit: Duration,
+        op: impl std::future::Future<Output = T>,
+    ) -> Option<T> {
+        if limit.is_zero() {
+            return Some(op.await);
+        }
+        let every = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(250));
+        let (mut seen, mut since) = (p.moves(), Instant::now());
+        tokio::pin!(op);
+        loop {
+            tokio::select! {
+                biased;
+                out = &mut op => return Some(out),
+                () = &mut self.timer => {
+                    let now = Instant::now();
+                    let moves = p.moves();
+                    if moves != seen {
+                        (seen, since) = (moves, now);
+                    } else if now - since > limit {
+                        return None;
+                    }
+                    self.timer.as_mut().reset(now + every);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +124,39 @@ mod tests {
         // most a check late.
         assert!(
             took > Duration::from_millis(2500) && took <= Duration::from_millis(2600),
+            "{took:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_connections_timer_fails_a_stalled_request_only() {
+        let mut t = StallTimer::default();
+        let limit = Duration::from_millis(500);
+        // Requests of 100 ms, back to back for 3 s: none stalls.
+        for _ in 0..30 {
+            let p = Progress::new();
+            let op = tokio::time::sleep(Duration::from_millis(100));
+            assert!(t.run(&p, limit, op).await.is_some());
+        }
+        // A long request that keeps moving passes; one that stops fails
+        // past the limit, a check late at most.
+        let p = Progress::new();
+        let moving = {
+            let p = p.clone();
+            async move {
+                for _ in 0..30 {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    p.tick();
+                }
+            }
+        };
+        assert!(t.run(&p, limit, moving).await.is_some());
+        let start = Instant::now();
+        let stuck = tokio::time::sleep(Duration::from_secs(60));
+        assert!(t.run(&p, limit, stuck).await.is_none());
+        let took = start.elapsed();
+        assert!(
+            took > limit && took <= limit + Duration::from_millis(60),
             "{took:?}"
         );
     }

@@ -134,7 +134,11 @@ fn nginx_serves_1kib_over_http1_h2c_and_tls_through_its_keepalive_limit() {
                 &ca,
             ],
         ),
-        ("TLS HTTP/1.1", vec!["--target", &tls, "--ca-file", &ca]),
+        // (No limit on a request: --op-timeout 0.)
+        (
+            "TLS HTTP/1.1",
+            vec!["--target", &tls, "--ca-file", &ca, "--op-timeout", "0"],
+        ),
     ];
     for (name, args) in cases {
         ng.clear_log();
