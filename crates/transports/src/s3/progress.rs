@@ -50,23 +50,30 @@ impl Progress {
 }
 
 /// A connection's one timer for the stall checks of its requests, one
-/// request at a time: a request touches it only when it fires (every
-/// tenth of the limit at most), not per request.
+/// request at a time: it fires every tenth of the limit (10 ms to 250 ms)
+/// and counts how long it found the same request without a move; a
+/// request touches neither the timer nor the clock.
 pub struct StallTimer {
     timer: std::pin::Pin<Box<tokio::time::Sleep>>,
+    /// The request being watched, and what the timer saw when it last
+    /// fired: which request, how far it had moved, and since when.
+    request: u64,
+    seen: (u64, u64, Option<Instant>),
 }
 
 impl Default for StallTimer {
     fn default() -> Self {
         StallTimer {
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            request: 0,
+            seen: (0, 0, None),
         }
     }
 }
 
 impl StallTimer {
     /// `op`'s output, or None once nothing moved on `p` for `limit`
-    /// (never, for a zero limit).
+    /// (never, for a zero limit), a check late at most.
     pub(super) async fn run<T>(
         &mut self,
         p: &Progress,
@@ -77,7 +84,7 @@ impl StallTimer {
             return Some(op.await);
         }
         let every = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(250));
-        let (mut seen, mut since) = (p.moves(), Instant::now());
+        self.request += 1;
         tokio::pin!(op);
         loop {
             tokio::select! {
@@ -85,11 +92,14 @@ impl StallTimer {
                 out = &mut op => return Some(out),
                 () = &mut self.timer => {
                     let now = Instant::now();
-                    let moves = p.moves();
-                    if moves != seen {
-                        (seen, since) = (moves, now);
-                    } else if now - since > limit {
-                        return None;
+                    let here = (self.request, p.moves());
+                    match self.seen {
+                        (r, m, Some(since)) if (r, m) == here => {
+                            if now - since > limit {
+                                return None;
+                            }
+                        }
+                        _ => self.seen = (here.0, here.1, Some(now)),
                     }
                     self.timer.as_mut().reset(now + every);
                 }
