@@ -72,6 +72,8 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
     let mut due = Vec::with_capacity(1);
     let mut seq = ctx.seq_base;
     loop {
+        // Closed loop: the operation is due when it starts (one clock
+        // read for both).
         let intended = match ctx.pacer.as_mut() {
             Some(p) => {
                 let next = p.next;
@@ -84,11 +86,12 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
                 ctx.rec.borrow_mut().rec.spun(spun);
                 due.clear();
                 p.take_due(Instant::now().max(next), 1, &mut due);
-                due[0]
+                Some(due[0])
             }
-            None => Instant::now(),
+            None => None,
         };
         let start = Instant::now();
+        let intended = intended.unwrap_or(start);
         if ctx.quota.allow(1, start) == 0 || ctx.rec.borrow().finished {
             return Ok(());
         }
