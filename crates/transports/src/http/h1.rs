@@ -6,7 +6,7 @@
 //!
 //! Bounded whatever the server sends: a response head of at most
 //! [`MAX_HEAD`] bytes and [`MAX_HEADERS`] headers, chunk-size lines and
-//! trailers bounded too; the read buffer grows to at most [`MAX_BUF`].
+//! trailers bounded too; the read buffer grows to at most 256 KiB.
 //! Timeouts are the caller's (the whole exchange runs under one).
 
 use std::io;
