@@ -515,8 +515,8 @@ mod tests {
     use crate::s3::fake;
 
     /// A connection the server closed while it was idle is opened again,
-    /// and the request sent on it answered; a request too slow to answer
-    /// fails naming what it waited for.
+    /// and the request sent on it answered (and checked byte for byte); a
+    /// missing object is a failure by its S3 code.
     #[tokio::test(flavor = "current_thread")]
     async fn a_connection_closed_while_idle_is_opened_again() {
         let mut cfg = fake::FakeConfig::new("127.0.0.1:0", "bkt");
