@@ -192,6 +192,8 @@ pub fn upgrade_v2(doc: &mut serde_json::Value) -> Result<(), String> {
         verify: old.verify,
         client_cpus: old.client_cpus,
         trace_sample: old.trace_sample,
+        observe: None,
+        server_env: Default::default(),
     };
     doc["spec"] = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
     let warnings: Vec<Warning> = doc["warnings"]

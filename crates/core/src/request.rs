@@ -23,13 +23,14 @@ use crate::result::Placement;
 use crate::slo::Slo;
 use crate::spec::{
     Arch, Arrival, Channel, ClientsAs, Endpoint, GrpcSpec, HttpMethod, HttpSpec, HttpVersion,
-    KeyDist, KvMode, KvProtocol, KvSpec, Mix, MsgrMode, MsgrSpec, Ratio, RunSpec, S3Spec,
-    S3Workload, ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec, TransportKind, TransportSpec,
-    UrlStyle, Wait,
+    KeyDist, KvMode, KvProtocol, KvSpec, Mix, MsgrMode, MsgrSpec, ObservedSpec, Ratio, Ready,
+    RunSpec, S3Spec, S3Workload, ServerSource, ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec,
+    TransportKind, TransportSpec, UrlStyle, Wait,
 };
 use crate::topo::{CpuList, Topology};
 use crate::units::{Bytes, Dur, Rate};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -276,6 +277,124 @@ pub struct RunRequest {
     pub data: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto_set: Option<PathBuf>,
+    /// An external server's processes, observed (repeatable).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_pid: Vec<u32>,
+    /// An external server as every process of a cgroup v2 directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cgroup: Option<PathBuf>,
+    /// A server the run starts (`sh -c`), observes and stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cmd: Option<String>,
+    /// When `server_cmd` is ready: `tcp:PORT` or `line:REGEX`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub server_ready: Option<Ready>,
+    /// The port `{port}` stands for (default: a free loopback port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Environment of the server the run starts: `KEY=VALUE` (repeatable),
+    /// or a table in a spec file.
+    #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
+    pub server_env: EnvVars,
+}
+
+/// Environment variables, `KEY=VALUE` each: written as a list (as the
+/// repeated flag gives them), read from a list or a table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvVars(pub BTreeMap<String, String>);
+
+impl EnvVars {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Checks each name: not empty, no `=` and no NUL.
+    fn check(&self, flag: &'static str) -> Result<(), SpecError> {
+        for (k, v) in &self.0 {
+            if k.is_empty() || k.contains(['=', '\0']) || v.contains('\0') {
+                return Err(value(flag, format!("{k}={v}"), "give NAME=VALUE"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for EnvVars {
+    type Err = String;
+    /// One `KEY=VALUE`.
+    fn from_str(s: &str) -> Result<EnvVars, String> {
+        match s.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok(EnvVars(BTreeMap::from([(k.into(), v.into())]))),
+            _ => Err(format!("'{s}' is not NAME=VALUE")),
+        }
+    }
+}
+
+impl Serialize for EnvVars {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|(k, v)| format!("{k}={v}")))
+    }
+}
+
+impl<'de> Deserialize<'de> for EnvVars {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EnvVars, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            List(Vec<String>),
+            Table(BTreeMap<String, String>),
+        }
+        match Form::deserialize(d)? {
+            Form::Table(t) => Ok(EnvVars(t)),
+            Form::List(l) => {
+                let mut out = BTreeMap::new();
+                for item in l {
+                    let one: EnvVars = item.parse().map_err(serde::de::Error::custom)?;
+                    out.extend(one.0);
+                }
+                Ok(EnvVars(out))
+            }
+        }
+    }
+}
+
+/// The placeholders a server command may hold.
+pub const PLACEHOLDERS: [&str; 11] = [
+    "clients",
+    "conns",
+    "depth",
+    "size",
+    "duration_s",
+    "rate",
+    "client_cpus",
+    "server_cpus",
+    "port",
+    "instance",
+    "run_dir",
+];
+
+/// Checks that every `{name}` in `text` is a placeholder.
+fn check_placeholders(flag: &'static str, text: &str) -> Result<(), SpecError> {
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        let name = &after[..close];
+        let word = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if word && !PLACEHOLDERS.contains(&name) {
+            return Err(value(
+                flag,
+                format!("{{{name}}}"),
+                format!("not a placeholder; use {}", PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", ")),
+            ));
+        }
+        rest = &after[close + 1..];
+    }
+    Ok(())
 }
 
 /// Why a request cannot run. Each names the flag (or spec key: the same
@@ -409,7 +528,7 @@ fn check_header(h: &str) -> Result<(), String> {
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 60] = [
+    pub const KEYS: [&'static str; 66] = [
         "transport",
         "arch",
         "target",
@@ -469,6 +588,12 @@ impl RunRequest {
         "call",
         "data",
         "proto_set",
+        "server_pid",
+        "server_cgroup",
+        "server_cmd",
+        "server_ready",
+        "port",
+        "server_env",
         "sessions",
     ];
 
@@ -730,10 +855,11 @@ impl RunRequest {
                 "the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)",
             ));
         }
+        let observe = self.observed()?;
         if self.target.is_some() {
             for (name, set) in [
                 ("--arch", self.arch.is_some()),
-                ("--server-cpus", self.server_cpus.is_some()),
+                ("--server-cpus", self.server_cpus.is_some() && observe.is_none()),
                 ("--listen", self.listen.is_some()),
                 ("--max-frame", self.max_frame.is_some()),
             ] {
@@ -816,8 +942,88 @@ impl RunRequest {
             client_cpus: placement.client_cpus.clone(),
             trace_sample: self.traced().then(|| self.trace_sample.unwrap_or(1)),
             transport,
+            observe,
+            server_env: self.server_env.0.clone(),
         };
         Ok((spec, placement))
+    }
+
+    /// The server to observe (`--server-pid`, `--server-cgroup`,
+    /// `--server-cmd`), checked: one of them, with a target.
+    fn observed(&self) -> Result<Option<ObservedSpec>, SpecError> {
+        let given: Vec<&'static str> = [
+            ("--server-pid", !self.server_pid.is_empty()),
+            ("--server-cgroup", self.server_cgroup.is_some()),
+            ("--server-cmd", self.server_cmd.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(f, set)| set.then_some(f))
+        .collect();
+        if given.len() > 1 {
+            return Err(flag(given[1], format!("and {}: give one of them", given[0])));
+        }
+        if self.server_ready.is_some() && self.server_cmd.is_none() {
+            return Err(flag("--server-ready", "applies to --server-cmd"));
+        }
+        if self.port.is_some() && self.server_cmd.is_none() {
+            return Err(flag("--port", "fills {port} of --server-cmd: add one"));
+        }
+        self.server_env.check("--server-env")?;
+        if !self.server_env.is_empty() && self.target.is_some() && self.server_cmd.is_none() {
+            return Err(flag(
+                "--server-env",
+                "applies to a server the run starts (embedded, or --server-cmd)",
+            ));
+        }
+        let Some(&first) = given.first() else {
+            return Ok(None);
+        };
+        if self.target.is_none() {
+            return Err(flag(
+                first,
+                "observes an external server: add --target, where the load goes",
+            ));
+        }
+        if self.port == Some(0) {
+            return Err(range("--port", 0, 1, 65535));
+        }
+        let source = if let Some(cmd) = &self.server_cmd {
+            if cmd.trim().is_empty() {
+                return Err(value("--server-cmd", "''", "give the command that starts the server"));
+            }
+            check_placeholders("--server-cmd", cmd)?;
+            ServerSource::Command {
+                cmd: cmd.clone(),
+                ready: self.server_ready.clone(),
+            }
+        } else if let Some(dir) = &self.server_cgroup {
+            let v2 = dir.join("cgroup.procs").is_file() && dir.join("cgroup.controllers").is_file();
+            if !v2 {
+                return Err(value(
+                    "--server-cgroup",
+                    dir.display(),
+                    "not a cgroup v2 directory (e.g. /sys/fs/cgroup/system.slice/redis.service)",
+                ));
+            }
+            ServerSource::Cgroup(dir.clone())
+        } else {
+            for pid in &self.server_pid {
+                if *pid == 0 || !Path::new(&format!("/proc/{pid}")).exists() {
+                    return Err(value("--server-pid", pid, "no such process"));
+                }
+            }
+            ServerSource::Pids(self.server_pid.clone())
+        };
+        if matches!(&source, ServerSource::Command { ready: None, .. })
+            && self.target.as_ref().is_some_and(|t| t.tcp_addr().is_none())
+            && !matches!(&self.target, Some(Endpoint::Unix(_)))
+        {
+            return Err(flag("--server-ready", "is needed: the target is not a socket"));
+        }
+        Ok(Some(ObservedSpec {
+            source,
+            cpus: self.server_cpus.clone(),
+        }))
     }
 
     /// The mode a transport reads from `--mode`, or its first mode.
@@ -1638,6 +1844,16 @@ impl RunRequest {
             .ok()
         };
         let (client_cpus, server_cpus) = match &self.target {
+            // An observed server with the cpuset it was given: the client
+            // keeps off it unless told otherwise.
+            Some(_) if self.server_cpus.is_some() => {
+                let s = self.server_cpus.clone().expect("matched");
+                let c = self
+                    .client_cpus
+                    .clone()
+                    .unwrap_or_else(|| others(&s).unwrap_or_else(|| usable.clone()));
+                (c, Some(s))
+            }
             Some(_) => (
                 self.client_cpus.clone().unwrap_or_else(|| usable.clone()),
                 None,
@@ -2083,6 +2299,12 @@ mod tests {
             call: Some("p.S/M".into()),
             data: Some("{}".into()),
             proto_set: Some("set.pb".into()),
+            server_pid: vec![1, 2],
+            server_cgroup: Some("/sys/fs/cgroup/x".into()),
+            server_cmd: Some("srv --port {port}".into()),
+            server_ready: Some(Ready::Line("listening on \\d+".into())),
+            port: Some(7000),
+            server_env: "LD_PRELOAD=/x.so".parse().unwrap(),
         };
         let json = serde_json::to_value(&full).unwrap();
         let mut keys: Vec<&str> = json

@@ -89,6 +89,55 @@ pub struct Interval {
     /// not the server, stopped everything.
     #[serde(default)]
     pub stalled: bool,
+    /// The server's CPU time in this interval by thread group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_groups: Vec<GroupCpu>,
+}
+
+/// CPU time of one group of the server's threads: threads named alike,
+/// digits stripped (`msgr-worker-0..2` -> `msgr-worker`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupCpu {
+    pub group: String,
+    /// Threads of the group seen in the span.
+    pub threads: usize,
+    pub cpu_s: f64,
+    /// CPU time as a share of the span's wall-clock time, in % of one
+    /// core (as `top -H` shows it: 250 is two and a half cores).
+    pub cpu_pct: f64,
+}
+
+/// A server thread that ran, or may run, outside the server's cpuset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutsideThread {
+    pub pid: u32,
+    pub tid: u32,
+    pub name: String,
+    /// Its CPU time over the run, in s.
+    pub cpu_s: f64,
+    /// CPUs outside the cpuset it was seen running on.
+    pub ran_outside: Vec<usize>,
+    /// Its allowed CPUs, when they exceed the cpuset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed: Option<CpuList>,
+}
+
+/// The server's threads over the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ServerThreads {
+    /// CPU time by thread group, most first.
+    pub groups: Vec<GroupCpu>,
+    /// Context switches, summed over its threads.
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    /// The cpuset the server was given (pinned by the run, or its
+    /// affinity when the run began), against which `outside_cpuset` is judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuset: Option<CpuList>,
+    /// Threads seen on a CPU outside the cpuset, or allowed beyond it,
+    /// over the whole run (looked at every 100 ms).
+    #[serde(default)]
+    pub outside_cpuset: Vec<OutsideThread>,
 }
 
 impl Interval {
@@ -177,6 +226,17 @@ pub struct Summary {
     pub server_runq_wait_s: Option<f64>,
     pub client_peak_rss_bytes: u64,
     pub server_peak_rss_bytes: Option<u64>,
+    /// Server CPU seconds over measured seconds: the cores the server
+    /// actually used, whatever its cpuset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cores_used: Option<f64>,
+    /// Operations per second per core the server actually used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_core_used: Option<f64>,
+    /// The server's threads: CPU by group, context switches, threads
+    /// outside its cpuset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_threads: Option<ServerThreads>,
     /// Highest busy % of any client core over the measured phase.
     pub client_core_max_busy_pct: f64,
     /// The client's own CPU time (less its open-loop timers' deliberate
@@ -505,6 +565,7 @@ pub mod fixture {
             hiccup_max_ns: None,
             hiccup_lost_ns: None,
             stalled: false,
+            server_groups: vec![],
         }
     }
 
@@ -542,6 +603,8 @@ pub mod fixture {
                 verify: false,
                 client_cpus: CpuList::parse("0").unwrap(),
                 trace_sample: None,
+                observe: None,
+                server_env: Default::default(),
             },
             env: Environment::capture("0.1.0", "deadbeef"),
             placement: Placement {

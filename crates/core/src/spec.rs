@@ -3,6 +3,7 @@
 
 use crate::topo::CpuList;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -277,6 +278,19 @@ impl Endpoint {
             Endpoint::Http { .. } => Some(TransportKind::Http),
             Endpoint::Grpc { .. } => Some(TransportKind::Grpc),
             Endpoint::Tcp(_) | Endpoint::Unix(_) => None,
+        }
+    }
+
+    /// `host:port` of an endpoint reached over TCP (None: a Unix socket).
+    pub fn tcp_addr(&self) -> Option<&str> {
+        match self {
+            Endpoint::Tcp(a)
+            | Endpoint::S3 { addr: a, .. }
+            | Endpoint::Redis { addr: a, .. }
+            | Endpoint::Memcached { addr: a }
+            | Endpoint::Http { addr: a, .. }
+            | Endpoint::Grpc { addr: a, .. } => Some(a),
+            Endpoint::Unix(_) => None,
         }
     }
 }
@@ -644,6 +658,71 @@ pub enum TargetSpec {
     },
     /// Something already listening.
     External { endpoint: Endpoint },
+}
+
+/// A server the run observes without embedding it: found by its PIDs or
+/// its cgroup, or started by the run from a command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedSpec {
+    pub source: ServerSource,
+    /// The cpuset it was given: a command is pinned to it; a server found
+    /// by PID or cgroup is judged against it (None: its affinity when the
+    /// run begins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<CpuList>,
+}
+
+/// Where an observed server's processes come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerSource {
+    /// `--server-pid` (repeatable).
+    Pids(Vec<u32>),
+    /// `--server-cgroup`: every process of a cgroup v2 directory.
+    Cgroup(std::path::PathBuf),
+    /// `--server-cmd`, run by `sh -c` in a process group of its own, with
+    /// its placeholders as given (filled in when it starts).
+    Command {
+        cmd: String,
+        /// When it is ready (None: when the target accepts a connection).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ready: Option<Ready>,
+    },
+}
+
+/// `--server-ready`: when a started server is ready for the load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ready {
+    /// `tcp:PORT`: 127.0.0.1:PORT accepts a connection (PORT may be `{port}`).
+    Tcp(String),
+    /// `line:REGEX`: a line of its stdout or stderr matches.
+    Line(String),
+}
+
+impl std::fmt::Display for Ready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ready::Tcp(p) => write!(f, "tcp:{p}"),
+            Ready::Line(r) => write!(f, "line:{r}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Ready {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Ready, String> {
+        match s.split_once(':') {
+            Some(("tcp", p)) if p == "{port}" || p.parse::<u16>().is_ok_and(|p| p > 0) => {
+                Ok(Ready::Tcp(p.into()))
+            }
+            Some(("tcp", p)) => Err(format!("'{p}' is not a port (1-65535, or {{port}})")),
+            Some(("line", r)) => regex_lite::Regex::new(r)
+                .map(|_| Ready::Line(r.into()))
+                .map_err(|e| format!("'{r}' is not a regular expression: {e}")),
+            _ => Err("give tcp:PORT or line:REGEX".into()),
+        }
+    }
 }
 
 /// When the measured phase ends.
@@ -1033,6 +1112,13 @@ pub struct RunSpec {
     /// Event tracing: one operation in this many traced (None: no trace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_sample: Option<u64>,
+    /// A server observed by PID, cgroup or command (with an external target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: Option<ObservedSpec>,
+    /// Environment of the server the run starts (embedded or
+    /// `--server-cmd`), e.g. `LD_PRELOAD` of another allocator.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_env: BTreeMap<String, String>,
 }
 
 fn default_op_timeout_ns() -> u64 {

@@ -21,6 +21,7 @@ pub mod engine;
 pub mod hiccup;
 pub mod mock;
 pub mod os;
+pub mod procs;
 pub mod recorder;
 pub mod remote;
 pub mod sampler;

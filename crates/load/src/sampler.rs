@@ -1,16 +1,20 @@
 //! Samples CPU use at interval boundaries: busy % and steal % of each CPU of
-//! the client and server cpusets (from /proc/stat, 10 ms ticks), and CPU time of the
-//! client process and of the server process.
+//! the client and server cpusets (from /proc/stat, 10 ms ticks), CPU time of
+//! the client process and of the server's processes, and the server's
+//! threads (CPU by thread group, context switches).
 
 use crate::os;
-use wirebench_core::result::CoreBusy;
+use crate::procs::{self, ServerProcs, ThreadStat};
+use wirebench_core::result::{CoreBusy, GroupCpu};
 
 /// One reading, taken at an interval boundary.
 #[derive(Debug, Clone)]
 pub struct Sample {
     cpus: Vec<os::CpuTicks>,
     client_ticks: Option<u64>,
-    server_ticks: Option<u64>,
+    server_cpu_ns: Option<u64>,
+    /// The server's threads (empty without a server).
+    server_threads: Vec<ThreadStat>,
     /// (on-CPU ns, run-queue wait ns), summed over threads.
     client_sched: Option<(u64, u64)>,
     server_sched: Option<(u64, u64)>,
@@ -21,7 +25,8 @@ pub struct Sample {
 pub struct Sampler {
     pub client_cpus: Vec<usize>,
     pub server_cpus: Vec<usize>,
-    pub server_pid: Option<u32>,
+    /// The server's processes (None: a server the run does not observe).
+    pub server: Option<ServerProcs>,
     /// Client processes besides this one (clients run as processes); their
     /// CPU counts as the client's.
     pub client_children: std::sync::Arc<std::sync::Mutex<Vec<u32>>>,
@@ -36,10 +41,46 @@ impl Sampler {
         Sample {
             cpus: os::read_cpu_ticks(),
             client_ticks: Some(ticks.sum()),
-            server_ticks: self.server_pid.and_then(os::process_cpu_ticks),
+            server_cpu_ns: self.server.as_ref().and_then(ServerProcs::cpu_ns),
+            server_threads: self
+                .server
+                .as_ref()
+                .map(ServerProcs::threads)
+                .unwrap_or_default(),
             client_sched: Some(sched.fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))),
-            server_sched: self.server_pid.and_then(os::process_schedstat),
+            server_sched: self
+                .server
+                .as_ref()
+                .and_then(ServerProcs::runq_wait_ns)
+                .map(|w| (0, w)),
         }
+    }
+
+    /// The server's CPU time by thread group between two samples, most
+    /// first, each as a share of `seconds` (empty without a server).
+    pub fn groups(a: &Sample, b: &Sample, seconds: f64) -> Vec<GroupCpu> {
+        let mut g: Vec<GroupCpu> = procs::group_cpu_ns(&a.server_threads, &b.server_threads)
+            .into_iter()
+            .map(|(group, (threads, ns))| GroupCpu {
+                group,
+                threads,
+                cpu_s: ns as f64 / 1e9,
+                cpu_pct: if seconds > 0.0 {
+                    100.0 * ns as f64 / 1e9 / seconds
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        g.sort_by(|x, y| y.cpu_s.total_cmp(&x.cpu_s).then(x.group.cmp(&y.group)));
+        g
+    }
+
+    /// The server's context switches between two samples, (voluntary,
+    /// involuntary), summed over its threads (None without a server).
+    pub fn switches(a: &Sample, b: &Sample) -> Option<(u64, u64)> {
+        (!b.server_threads.is_empty())
+            .then(|| procs::switches(&a.server_threads, &b.server_threads))
     }
 
     /// Busy % of each listed CPU between two samples.
@@ -86,7 +127,9 @@ impl Sampler {
         let d = |x: Option<u64>, y: Option<u64>| Some(y?.saturating_sub(x?) as f64 / hz);
         (
             d(a.client_ticks, b.client_ticks).unwrap_or(0.0),
-            d(a.server_ticks, b.server_ticks),
+            a.server_cpu_ns
+                .zip(b.server_cpu_ns)
+                .map(|(x, y)| y.saturating_sub(x) as f64 / 1e9),
         )
     }
 }
@@ -101,7 +144,8 @@ mod tests {
         let at = |busy, steal, total| Sample {
             cpus: vec![CpuTicks::default(), CpuTicks { busy, steal, total }],
             client_ticks: Some(0),
-            server_ticks: None,
+            server_cpu_ns: None,
+            server_threads: vec![],
             client_sched: None,
             server_sched: None,
         };

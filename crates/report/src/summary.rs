@@ -356,6 +356,7 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         "  peak RSS:          client {:.1} MiB{server_rss}",
         mib(s.client_peak_rss_bytes)
     )?;
+    print_server_threads(out, r)?;
     if let Some(st) = r.server.as_ref().and_then(|s| s.stats.as_ref()) {
         writeln!(
             out,
@@ -371,6 +372,92 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         writeln!(out, "warning: {w}")?;
     }
     Ok(())
+}
+
+/// The server's cores actually used, its CPU by thread group, its context
+/// switches, and its threads outside its cpuset.
+fn print_server_threads(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
+    let s = &r.summary;
+    if let (Some(used), Some(per_core)) = (s.server_cores_used, s.ops_per_core_used) {
+        let of = r
+            .placement
+            .server_cpus
+            .as_ref()
+            .map(|c| format!(" (its cpuset: {} CPU(s), {c})", c.len()))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  server cores used: {used:.2}{of}; {} ops/s per core used",
+            fmt_count(per_core)
+        )?;
+    }
+    let Some(t) = &s.server_threads else {
+        return Ok(());
+    };
+    let shown: Vec<String> = t
+        .groups
+        .iter()
+        .filter(|g| g.cpu_pct >= 0.5)
+        .take(6)
+        .map(|g| {
+            let n = if g.threads > 1 {
+                format!(" x{}", g.threads)
+            } else {
+                String::new()
+            };
+            format!("{}{n} {:.0}%", g.group, g.cpu_pct)
+        })
+        .collect();
+    if !shown.is_empty() {
+        writeln!(
+            out,
+            "  server threads:    {} (% of one core)",
+            shown.join(", ")
+        )?;
+    }
+    writeln!(
+        out,
+        "  context switches:  server {} voluntary, {} involuntary",
+        t.voluntary_switches, t.involuntary_switches
+    )?;
+    for o in t.outside_cpuset.iter().take(8) {
+        let mut why = Vec::new();
+        if !o.ran_outside.is_empty() {
+            let cpus: Vec<String> = o.ran_outside.iter().map(|c| c.to_string()).collect();
+            why.push(format!("ran on CPU {}", cpus.join(",")));
+        }
+        if let Some(a) = &o.allowed {
+            why.push(format!("may run on {a}"));
+        }
+        let set = t
+            .cpuset
+            .as_ref()
+            .map(|c| format!(" {c}"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  outside cpuset{set}: thread {} (tid {}) {}; {:.2} s CPU",
+            o.name,
+            o.tid,
+            why.join(", "),
+            o.cpu_s
+        )?;
+    }
+    Ok(())
+}
+
+/// A count with thousands separated: 12,345.
+fn fmt_count(v: f64) -> String {
+    let n = v.round() as u64;
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// One line per objective: pass or MISSED, with the run's value.

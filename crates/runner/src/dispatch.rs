@@ -34,6 +34,12 @@ pub struct SessionOptions {
     pub create_bucket: bool,
     /// S3 over TLS: also trust this CA.
     pub ca_file: Option<PathBuf>,
+    /// Where a started server's output goes, and what `{run_dir}` is.
+    pub server_dir: Option<PathBuf>,
+    /// What `{port}` is (None: a free port, when a template uses it).
+    pub port: Option<u16>,
+    /// What `{instance}` is.
+    pub instance: usize,
 }
 
 impl SessionOptions {
@@ -43,6 +49,9 @@ impl SessionOptions {
             credentials,
             create_bucket: req.create_bucket.unwrap_or(false),
             ca_file: req.ca_file.clone(),
+            server_dir: None,
+            port: req.port,
+            instance: 0,
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod dispatch;
 pub mod events;
 pub mod flame;
 pub mod ipc_compare;
+pub mod observed;
 pub mod outcome;
 pub mod process;
 pub mod record;

@@ -257,6 +257,18 @@ pub fn from_outcome(
         server_runq_wait_s: out.server_runq_wait_s,
         client_peak_rss_bytes: os::process_peak_rss_bytes(std::process::id()).unwrap_or(0),
         server_peak_rss_bytes: None,
+        server_cores_used: out.server_cpu_s.filter(|_| secs > 0.0).map(|c| c / secs),
+        ops_per_core_used: out
+            .server_cpu_s
+            .filter(|c| *c > 0.0 && secs > 0.0)
+            .map(|c| m.ops as f64 / c),
+        server_threads: out.server_switches.map(|(v, i)| result::ServerThreads {
+            groups: out.server_groups.clone(),
+            voluntary_switches: v,
+            involuntary_switches: i,
+            cpuset: placement.server_cpus.clone(),
+            outside_cpuset: vec![],
+        }),
         client_core_max_busy_pct: max_busy,
         client_timer_spin_s: m.timer_spin_ns as f64 / 1e9,
         client_cpu_pct: None,

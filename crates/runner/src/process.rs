@@ -185,6 +185,37 @@ pub fn unblock_termination_signals_in_child(cmd: &mut std::process::Command) {
     }
 }
 
+/// Pins the child that `cmd` starts to `cpus` before it runs a line of
+/// its own (threads it starts inherit the set).
+pub fn pin_child(cmd: &mut std::process::Command, cpus: &[usize]) -> io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let mut set = nix::sched::CpuSet::new();
+    for &c in cpus {
+        set.set(c).map_err(io::Error::other)?;
+    }
+    // SAFETY: the closure runs in the child between fork and exec; it only
+    // calls sched_setaffinity (a system call) on a set built beforehand,
+    // and allocates nothing, even on error.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+                .map_err(|e| io::Error::from_raw_os_error(e as i32))
+        });
+    }
+    Ok(())
+}
+
+/// Sends SIGTERM (or SIGKILL) to every process of a process group.
+pub fn signal_group(pgid: u32, kill: bool) -> io::Result<()> {
+    let sig = if kill {
+        Signal::SIGKILL
+    } else {
+        Signal::SIGTERM
+    };
+    let pgid = i32::try_from(pgid).map_err(|_| io::Error::other(format!("no such group {pgid}")))?;
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), sig).map_err(io::Error::other)
+}
+
 /// How a child process ended, in words.
 pub fn describe(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;

@@ -56,13 +56,30 @@ impl Recorder {
         label: &str,
         started_at: String,
     ) -> Result<PathBuf, RunError> {
-        r.run_id = store::new_run_id(label);
+        self.save_as(r, store::new_run_id(label), started_at)
+    }
+
+    /// As [`Recorder::save`], with a run id chosen beforehand (a server the
+    /// run started wrote into its directory already).
+    pub fn save_as(
+        &self,
+        r: &mut RunResult,
+        run_id: String,
+        started_at: String,
+    ) -> Result<PathBuf, RunError> {
+        r.run_id = run_id;
         r.command_line = self.command_line.clone();
         r.started_at = started_at;
         let h = hist::decode(&r.latency_hist)
             .map_err(|e| RunError::Failed(format!("the run's histogram: {e}")))?;
         r.slos = self.slos.iter().map(|s| s.check(&r.summary, &h)).collect();
-        let dir = store::save_new(&self.root, r).map_err(|e| {
+        let made = self.root.join(&r.run_id);
+        let saved = if made.is_dir() && !made.join("run.json").exists() {
+            store::save(&self.root, r)
+        } else {
+            store::save_new(&self.root, r)
+        };
+        let dir = saved.map_err(|e| {
             RunError::Failed(format!(
                 "saving the result under {}: {e}",
                 self.root.display()

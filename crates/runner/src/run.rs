@@ -122,7 +122,25 @@ pub fn run(
         Some(g) => recorder.group(g),
         None => recorder,
     };
-    let mut session = Session::open(&spec, opts, cancel, events)?;
+    let name_of = |k: usize| {
+        if repeat > 1 {
+            format!("{label}-r{}", k + 1)
+        } else {
+            label.clone()
+        }
+    };
+    // A server the run starts writes into the first run's directory, so
+    // that run's id is chosen now.
+    let first_id = store::new_run_id(&name_of(0));
+    let mut opts = opts.clone();
+    if spec.observe.is_some() {
+        opts.server_dir = Some(recorder.root.join(&first_id));
+    }
+    let mut session = Session::open(&spec, &opts, cancel, events)?;
+    let mut placement = placement;
+    if placement.server_cpus.is_none() {
+        placement.server_cpus = session.observed_cpuset();
+    }
     events.started(&spec, &placement, session.endpoint(), session.server_pid());
     let mut runs = Vec::new();
     for k in 0..repeat {
@@ -136,12 +154,11 @@ pub fn run(
             // The server's counters and peak RSS go into the last run.
             session.close(Some(&mut result), events);
         }
-        let name = if repeat > 1 {
-            format!("{label}-r{}", k + 1)
+        let dir = if k == 0 {
+            recorder.save_as(&mut result, first_id.clone(), started_at)?
         } else {
-            label.clone()
+            recorder.save(&mut result, &name_of(k), started_at)?
         };
-        let dir = recorder.save(&mut result, &name, started_at)?;
         if spec.trace_sample.is_some() {
             let t = record::save_traces(&dir, session.server_trace.take(), req.trace_file())?;
             events.note(&format!(

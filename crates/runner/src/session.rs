@@ -9,6 +9,7 @@ use crate::dispatch::{self, Driver};
 pub use crate::events::{Events, Quiet};
 use crate::outcome;
 use crate::process::Cancel;
+use crate::observed::Observed;
 use crate::target::{Embedded, External, Target};
 use crate::{Credentials, RunError};
 use std::path::PathBuf;
@@ -16,6 +17,7 @@ use std::time::Duration;
 use wirebench_core::result::{Placement, RunResult};
 use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec, TransportSpec};
 use wirebench_load::engine::{Abort, EndState, IntervalReport, LoadConfig, Observer};
+use wirebench_load::procs::ServerProcs;
 use wirebench_load::sampler::Sampler;
 
 /// The engine's observer during a load: progress to the events, and a stop
@@ -37,16 +39,18 @@ impl Observer for LoadObserver<'_> {
         if let Some(why) = self.cancel.reason() {
             return Some(Abort::Interrupted(why.to_string()));
         }
-        let pid = self.target.server_pid()?;
+        self.target.server_pid()?;
         let why = self.target.exited(Duration::ZERO)?;
-        Some(Abort::Failed(format!(
-            "the embedded server (pid {pid}) {why}"
-        )))
+        Some(Abort::Failed(format!("{} {why}", self.target.describe())))
     }
 }
 
 /// The engine's configuration of a measured load.
-pub fn load_config(spec: &RunSpec, placement: &Placement, server_pid: Option<u32>) -> LoadConfig {
+pub fn load_config(
+    spec: &RunSpec,
+    placement: &Placement,
+    server: Option<ServerProcs>,
+) -> LoadConfig {
     LoadConfig {
         clients: spec.clients,
         conns_per_client: spec.conns_per_client,
@@ -73,7 +77,7 @@ pub fn load_config(spec: &RunSpec, placement: &Placement, server_pid: Option<u32
                 .as_ref()
                 .map(|c| c.cpus().to_vec())
                 .unwrap_or_default(),
-            server_pid,
+            server,
             client_children: Default::default(),
         },
         interval: Duration::from_secs(1),
@@ -96,6 +100,47 @@ pub struct Session {
     signed: Option<bool>,
     /// The stopped server's trace file (`--trace`).
     pub server_trace: Option<PathBuf>,
+    /// The files of a started server's output.
+    pub server_logs: Vec<PathBuf>,
+}
+
+/// The endpoint of an observed server (a target port 0 replaced by the
+/// port `{port}` stands for) and its placeholders' values.
+fn observed_values(
+    spec: &RunSpec,
+    endpoint: &Endpoint,
+    opts: &SessionOptions,
+) -> Result<(Endpoint, std::collections::BTreeMap<&'static str, String>), RunError> {
+    use wirebench_core::spec::{Ready, ServerSource};
+    let uses_port = match &spec.observe.as_ref().expect("observed").source {
+        ServerSource::Command { cmd, ready } => {
+            cmd.contains("{port}") || matches!(ready, Some(Ready::Tcp(p)) if p == "{port}")
+        }
+        _ => false,
+    };
+    let zero = endpoint.tcp_addr().is_some_and(|a| a.ends_with(":0"));
+    let port = match opts.port {
+        Some(p) => Some(p),
+        None if uses_port || zero => Some(
+            crate::observed::free_port()
+                .map_err(|e| RunError::Failed(format!("no free port for {{port}}: {e}")))?,
+        ),
+        None => None,
+    };
+    let endpoint = match (zero, port) {
+        (true, Some(p)) => {
+            let addr = endpoint.tcp_addr().expect("tcp");
+            let with = format!("{}:{p}", &addr[..addr.len() - 2]);
+            endpoint
+                .to_string()
+                .replacen(addr, &with, 1)
+                .parse()
+                .map_err(|e| RunError::Failed(format!("--target with port {p}: {e}")))?
+        }
+        _ => endpoint.clone(),
+    };
+    let values = crate::observed::placeholders(spec, port, opts.instance, opts.server_dir.as_deref());
+    Ok((endpoint, values))
 }
 
 impl Session {
@@ -125,6 +170,19 @@ impl Session {
             TargetSpec::Embedded { .. } => {
                 Box::new(Embedded::start(&spec, credentials.clone()).map_err(RunError::Failed)?)
             }
+            TargetSpec::External { endpoint } if spec.observe.is_some() => {
+                let (endpoint, values) = observed_values(&spec, endpoint, opts)?;
+                Box::new(
+                    Observed::start(
+                        &spec,
+                        &endpoint,
+                        &spec.server_env,
+                        &values,
+                        opts.server_dir.as_deref(),
+                    )
+                    .map_err(RunError::Failed)?,
+                )
+            }
             TargetSpec::External { endpoint } => Box::new(External(endpoint.clone())),
         };
         let mut session = Session {
@@ -133,6 +191,7 @@ impl Session {
             driver: None,
             signed,
             server_trace: None,
+            server_logs: vec![],
         };
         let endpoint = session.endpoint().clone();
         let cancel = session.cancel.clone();
@@ -154,6 +213,7 @@ impl Session {
             driver: Some(driver),
             signed: None,
             server_trace: None,
+            server_logs: vec![],
         }
     }
 
@@ -163,6 +223,12 @@ impl Session {
 
     pub fn server_pid(&self) -> Option<u32> {
         self.target.server_pid()
+    }
+
+    /// The cpuset of an observed server given none (its affinity when the
+    /// run began): where its per-core CPU is read.
+    pub fn observed_cpuset(&self) -> Option<wirebench_core::topo::CpuList> {
+        wirebench_core::topo::CpuList::from_cpus(self.target.cpuset()?).ok()
     }
 
     /// Whether the run was cancelled (Ctrl-C, SIGTERM).
@@ -178,7 +244,7 @@ impl Session {
         placement: &Placement,
         events: &mut dyn Events,
     ) -> RunResult {
-        let cfg = load_config(spec, placement, self.server_pid());
+        let cfg = load_config(spec, placement, self.target.procs());
         let driver = self.driver.as_mut().expect("measure before close");
         let outcome = {
             let mut obs = LoadObserver {
@@ -190,11 +256,11 @@ impl Session {
         };
         let mut end = outcome.end.clone();
         if let EndState::Failed(r) = &end
-            && !r.contains("embedded server")
-            && let Some(pid) = self.target.server_pid()
+            && self.target.server_pid().is_some()
+            && !r.contains(&self.target.describe())
             && let Some(why) = self.target.exited(Duration::from_secs(1))
         {
-            end = EndState::Failed(format!("{r}; the embedded server (pid {pid}) {why}"));
+            end = EndState::Failed(format!("{r}; {} {why}", self.target.describe()));
         }
         let mut r = outcome::from_outcome(spec, placement.clone(), &outcome, end);
         r.prepare = driver.take_prepare();
@@ -216,8 +282,15 @@ impl Session {
         }
         if let Some(s) = self.target.stop() {
             self.server_trace = s.trace_file;
+            self.server_logs = s.logs;
             if let Some(r) = result {
                 r.summary.server_peak_rss_bytes = s.peak_rss_bytes;
+                if let Some(t) = &mut r.summary.server_threads
+                    && !s.cpuset.is_empty()
+                {
+                    t.outside_cpuset = crate::observed::outside(&s.threads, &s.cpuset);
+                    t.cpuset = wirebench_core::topo::CpuList::from_cpus(s.cpuset).ok();
+                }
                 r.server = Some(s.report);
             }
         }
@@ -286,6 +359,9 @@ mod tests {
                 },
                 peak_rss_bytes: Some(1 << 20),
                 trace_file: None,
+                threads: vec![],
+                cpuset: vec![],
+                logs: vec![],
             })
         }
     }

@@ -17,13 +17,29 @@ use wirebench_core::result::{ServerReport, ServerStats};
 use wirebench_core::spec::{Endpoint, MsgrMode, RunSpec, TargetSpec, TransportSpec};
 use wirebench_core::units::Bytes;
 use wirebench_load::os;
+use wirebench_load::procs::{ServerProcs, ThreadSeen};
 
 /// The server side of a run.
 pub trait Target {
     /// Where the load goes.
     fn endpoint(&self) -> &Endpoint;
-    /// The server's PID, when the run started it.
+    /// The server's PID, when the run started or observes it.
     fn server_pid(&self) -> Option<u32>;
+    /// The server's processes, for the sampler (None: not observed).
+    fn procs(&self) -> Option<ServerProcs> {
+        self.server_pid().map(|p| ServerProcs::Pids(vec![p]))
+    }
+    /// The server, in words, for messages ("the embedded server (pid 7)").
+    fn describe(&self) -> String {
+        match self.server_pid() {
+            Some(pid) => format!("the embedded server (pid {pid})"),
+            None => "the server".into(),
+        }
+    }
+    /// The cpuset an observed server is judged against (None: as placed).
+    fn cpuset(&self) -> Option<Vec<usize>> {
+        None
+    }
     /// Why the server is gone, if it is, waiting up to `grace` for it to
     /// finish exiting (a killed server resets its connections before it
     /// is reaped).
@@ -40,6 +56,12 @@ pub struct Stopped {
     pub peak_rss_bytes: Option<u64>,
     /// Its trace file (`--trace`), if it wrote one.
     pub trace_file: Option<PathBuf>,
+    /// What was seen of its threads over the run (an observed server).
+    pub threads: Vec<ThreadSeen>,
+    /// The cpuset `threads` are judged against (empty: not judged).
+    pub cpuset: Vec<usize>,
+    /// Files of its output the run kept (a started command's).
+    pub logs: Vec<PathBuf>,
 }
 
 /// A server the run does not own.
@@ -141,6 +163,7 @@ impl Embedded {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
+            .envs(&spec.server_env)
             .process_group(0);
         let mut child = cmd
             .spawn()
@@ -272,6 +295,9 @@ impl Target for Embedded {
             },
             peak_rss_bytes: rss,
             trace_file: self.trace_file.clone(),
+            threads: vec![],
+            cpuset: vec![],
+            logs: vec![],
         })
     }
 }

@@ -214,6 +214,8 @@ pub(crate) fn coordinate(
             server_cpu_s: None,
             client_runq_wait_s: None,
             server_runq_wait_s: None,
+            server_groups: vec![],
+            server_switches: None,
             client_cores: Sampler::busy(&cfg.client_cpus, &zero, &zero),
             hiccup: None,
         };
@@ -282,14 +284,23 @@ pub(crate) fn coordinate(
                 None if i + 1 < boundaries => None,
                 None => final_probe.take(),
             };
+            let (start_ns, end_ns) = (
+                ns_between(sched.load_start, sched.boundary(i)),
+                ns_between(sched.load_start, iv_end),
+            );
             let iv = IntervalReport {
                 index: i,
-                start_ns: ns_between(sched.load_start, sched.boundary(i)),
-                end_ns: ns_between(sched.load_start, iv_end),
+                start_ns,
+                end_ns,
                 phase: sched.phase(i),
                 data,
                 client_cores: Sampler::busy(&cfg.client_cpus, before, after),
                 server_cores: Sampler::busy(&cfg.sampler.server_cpus, before, after),
+                server_groups: Sampler::groups(
+                    before,
+                    after,
+                    end_ns.saturating_sub(start_ns) as f64 / 1e9,
+                ),
                 hiccup: probed,
             };
             observer.interval(&iv);
@@ -398,6 +409,13 @@ pub(crate) fn coordinate(
     let (client_runq_wait_s, server_runq_wait_s) = measure_start_sample.map_or((None, None), |a| {
         Sampler::runq_wait_seconds(a, measure_end_sample)
     });
+    let measured_ns = ns_between(sched.measure_start, measured_end);
+    let (server_groups, server_switches) = measure_start_sample.map_or((vec![], None), |a| {
+        (
+            Sampler::groups(a, measure_end_sample, measured_ns as f64 / 1e9),
+            Sampler::switches(a, measure_end_sample),
+        )
+    });
     let lost = spool.restore(&mut intervals);
     if lost > 0 && end.is_none() {
         end = Some(EndState::Failed(format!(
@@ -409,11 +427,13 @@ pub(crate) fn coordinate(
         connect_time_ns,
         intervals,
         measured,
-        measured_ns: ns_between(sched.measure_start, measured_end),
+        measured_ns,
         client_cpu_s,
         server_cpu_s,
         client_runq_wait_s,
         server_runq_wait_s,
+        server_groups,
+        server_switches,
         client_cores,
         hiccup,
     }

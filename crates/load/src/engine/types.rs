@@ -5,7 +5,7 @@ use crate::recorder::IntervalData;
 use crate::sampler::Sampler;
 use std::time::Duration;
 use wirebench_core::hist::{self, LatencyHist, LatencySummary};
-use wirebench_core::result::{CoreBusy, Interval, Phase};
+use wirebench_core::result::{CoreBusy, GroupCpu, Interval, Phase};
 
 /// What the engine runs.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -101,6 +101,8 @@ pub struct IntervalReport {
     pub data: IntervalData,
     pub client_cores: Vec<CoreBusy>,
     pub server_cores: Vec<CoreBusy>,
+    /// The server's CPU by thread group.
+    pub server_groups: Vec<GroupCpu>,
     /// The hiccup meter's wake-ups of the interval (their lateness).
     pub hiccup: Option<LatencyHist>,
 }
@@ -133,6 +135,7 @@ impl IntervalReport {
             latency_hist: hist::encode(&d.hist),
             client_cores: self.client_cores.clone(),
             server_cores: self.server_cores.clone(),
+            server_groups: self.server_groups.clone(),
             hiccup_max_ns: stalls.map(|s| s.0),
             hiccup_lost_ns: stalls.map(|s| s.1),
             stalled: false,
@@ -173,6 +176,11 @@ pub struct LoadOutcome {
     /// Run-queue wait over the measured phase (from schedstat).
     pub client_runq_wait_s: Option<f64>,
     pub server_runq_wait_s: Option<f64>,
+    /// The server's CPU by thread group over the measured phase.
+    pub server_groups: Vec<GroupCpu>,
+    /// The server's context switches over the measured phase
+    /// (voluntary, involuntary).
+    pub server_switches: Option<(u64, u64)>,
     /// Busy % of each client CPU over the measured phase.
     pub client_cores: Vec<CoreBusy>,
     /// The hiccup meter's wake-ups over the measured phase.

@@ -4,10 +4,10 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use wirebench_core::request::{Format, RunRequest, Trace};
+use wirebench_core::request::{EnvVars, Format, RunRequest, Trace};
 use wirebench_core::spec::{
     Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion, KeyDist, KvProtocol, Mix, Ratio,
-    S3Workload, SizeSpec, TransportKind, UrlStyle, Wait,
+    Ready, S3Workload, SizeSpec, TransportKind, UrlStyle, Wait,
 };
 use wirebench_core::topo::CpuList;
 use wirebench_core::units::{Bytes, Dur, Rate};
@@ -28,7 +28,7 @@ pub struct RunFlags {
     /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
     /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH),
     /// memcached://HOST:PORT, http(s)://HOST:PORT/PATH or grpc(s)://HOST:PORT.
-    #[arg(long, conflicts_with_all = ["arch", "server_cpus", "listen", "max_frame"])]
+    #[arg(long, conflicts_with_all = ["arch", "listen", "max_frame"])]
     target: Option<Endpoint>,
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
     #[arg(long)]
@@ -112,7 +112,9 @@ pub struct RunFlags {
     /// Fill payloads with a per-message pattern and check every payload on both sides.
     #[arg(long)]
     verify: bool,
-    /// CPUs of the embedded server (e.g. 1 or 2-3). Default: the upper half of the usable CPUs.
+    /// CPUs of the embedded server (e.g. 1 or 2-3), or of the --server-cmd it starts (pinned),
+    /// or the cpuset an observed --server-pid/--server-cgroup was given. Default: the upper
+    /// half of the usable CPUs (an observed server: its own affinity).
     #[arg(long)]
     server_cpus: Option<CpuList>,
     /// CPUs of the client workers. Default: the lower half of the usable CPUs (all of them with --target).
@@ -164,6 +166,8 @@ pub struct RunFlags {
     http: HttpFlags,
     #[command(flatten)]
     grpc: GrpcFlags,
+    #[command(flatten)]
+    pub observe: ObserveFlags,
 }
 
 /// The gRPC transport's flags (--depth: streams per connection; --header: metadata).
@@ -180,6 +184,36 @@ struct GrpcFlags {
     /// Default: the server's reflection service.
     #[arg(long)]
     proto_set: Option<PathBuf>,
+}
+
+/// An external server observed: its CPU, threads and memory measured as
+/// the embedded one's are.
+#[derive(Args, Debug, Default, Clone)]
+pub struct ObserveFlags {
+    /// Observe this process of the --target's server (repeatable): CPU per core and per
+    /// thread group, CPU per op, cores used, threads outside its cpuset, RSS.
+    #[arg(long = "server-pid", value_name = "PID")]
+    pub server_pid: Vec<u32>,
+    /// Observe every process of this cgroup v2 directory (/sys/fs/cgroup/...).
+    #[arg(long, value_name = "PATH")]
+    pub server_cgroup: Option<PathBuf>,
+    /// Start this server command (sh -c, pinned to --server-cpus), observe it, and stop it at
+    /// the end (TERM, then KILL). Placeholders: {port} {server_cpus} {client_cpus} {clients}
+    /// {conns} {depth} {size} {duration_s} {rate} {instance} {run_dir}. Its output is kept in
+    /// the run's directory.
+    #[arg(long, value_name = "CMD")]
+    pub server_cmd: Option<String>,
+    /// When --server-cmd is ready: tcp:PORT (127.0.0.1:PORT accepts) or line:REGEX (a line of
+    /// its output matches). Default: when the --target accepts a connection.
+    #[arg(long, value_name = "tcp:PORT|line:REGEX")]
+    pub server_ready: Option<Ready>,
+    /// The port {port} stands for. Default: a free loopback port.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// An environment variable of the server the run starts (embedded or --server-cmd),
+    /// repeatable: e.g. LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub server_env: Vec<EnvVars>,
 }
 
 /// The HTTP transport's flags (--mode get|post|put; --size is the body).
@@ -344,6 +378,18 @@ impl RunFlags {
             call: self.grpc.call.clone(),
             data: self.grpc.data.clone(),
             proto_set: self.grpc.proto_set.clone(),
+            server_pid: self.observe.server_pid.clone(),
+            server_cgroup: self.observe.server_cgroup.clone(),
+            server_cmd: self.observe.server_cmd.clone(),
+            server_ready: self.observe.server_ready.clone(),
+            port: self.observe.port,
+            server_env: EnvVars(
+                self.observe
+                    .server_env
+                    .iter()
+                    .flat_map(|e| e.0.clone())
+                    .collect(),
+            ),
         })
     }
 

@@ -1,0 +1,442 @@
+//! The processes of a server, however it was given (its PIDs, a process
+//! group the run started, or a cgroup v2), and their threads as /proc
+//! shows them: name, CPU time, the CPU each last ran on, the CPUs it may
+//! run on, and its context switches.
+//!
+//! Contract (as `os`): safe from any thread, never panics on a missing or
+//! odd /proc file; a process or thread that exits between two reads is
+//! simply not there.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Which processes make up the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerProcs {
+    /// These processes (the embedded server, `--server-pid`).
+    Pids(Vec<u32>),
+    /// Every process of this process group (`--server-cmd`: the command
+    /// and whatever it starts).
+    Group(u32),
+    /// Every process of this cgroup v2 directory (`--server-cgroup`).
+    Cgroup(PathBuf),
+}
+
+/// One thread, as read at one instant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadStat {
+    pub pid: u32,
+    pub tid: u32,
+    /// Its name (`comm`, at most 15 bytes).
+    pub name: String,
+    /// Time on a CPU, in ns (schedstat; the 10 ms ticks of stat where
+    /// schedstat is missing).
+    pub cpu_ns: u64,
+    /// The CPU it last ran on.
+    pub last_cpu: Option<usize>,
+    /// Running or runnable now.
+    pub running: bool,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+impl ServerProcs {
+    /// The processes now, sorted.
+    pub fn pids(&self) -> Vec<u32> {
+        let mut pids = match self {
+            ServerProcs::Pids(p) => p
+                .iter()
+                .copied()
+                .filter(|p| Path::new(&format!("/proc/{p}")).exists())
+                .collect(),
+            ServerProcs::Group(pgid) => group_members(*pgid),
+            ServerProcs::Cgroup(dir) => std::fs::read_to_string(dir.join("cgroup.procs"))
+                .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+                .unwrap_or_default(),
+        };
+        pids.sort_unstable();
+        pids.dedup();
+        pids
+    }
+
+    /// CPU time of the whole server so far, in ns: a cgroup's own counter
+    /// (it keeps the time of processes that exited), else the sum over its
+    /// live processes. None when none is left.
+    pub fn cpu_ns(&self) -> Option<u64> {
+        if let ServerProcs::Cgroup(dir) = self
+            && let Some(us) = cgroup_usage_us(dir)
+        {
+            return Some(us * 1000);
+        }
+        let ns_per_tick = 1e9 / crate::os::clock_ticks_per_s();
+        let pids = self.pids();
+        if pids.is_empty() {
+            return None;
+        }
+        Some(
+            pids.iter()
+                .filter_map(|&p| crate::os::process_cpu_ticks(p))
+                .map(|t| (t as f64 * ns_per_tick) as u64)
+                .sum(),
+        )
+    }
+
+    /// Run-queue wait (schedstat), summed over the live threads, in ns.
+    pub fn runq_wait_ns(&self) -> Option<u64> {
+        let pids = self.pids();
+        (!pids.is_empty()).then(|| {
+            pids.iter()
+                .filter_map(|&p| crate::os::process_schedstat(p))
+                .map(|s| s.1)
+                .sum()
+        })
+    }
+
+    /// Every live thread of every process.
+    pub fn threads(&self) -> Vec<ThreadStat> {
+        self.pids().into_iter().flat_map(process_threads).collect()
+    }
+
+    /// Peak RSS, in bytes: a cgroup's `memory.peak` where it has one, else
+    /// the sum of its live processes' peaks (VmHWM).
+    pub fn peak_rss_bytes(&self) -> Option<u64> {
+        if let ServerProcs::Cgroup(dir) = self
+            && let Some(b) = std::fs::read_to_string(dir.join("memory.peak"))
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+        {
+            return Some(b);
+        }
+        let v: Vec<u64> = self
+            .pids()
+            .into_iter()
+            .filter_map(crate::os::process_peak_rss_bytes)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    }
+
+    /// The CPUs the server may run on: the union of its threads' allowed
+    /// CPUs (a cgroup's `cpuset.cpus.effective` where it has one).
+    pub fn allowed_cpus(&self) -> Vec<usize> {
+        if let ServerProcs::Cgroup(dir) = self
+            && let Ok(t) = std::fs::read_to_string(dir.join("cpuset.cpus.effective"))
+            && let Ok(l) = wirebench_core::topo::CpuList::parse(t.trim())
+        {
+            return l.cpus().to_vec();
+        }
+        let mut all: Vec<usize> = self
+            .threads()
+            .iter()
+            .flat_map(|t| thread_allowed_cpus(t.tid).unwrap_or_default())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+}
+
+/// `usage_usec` of a cgroup's cpu.stat.
+fn cgroup_usage_us(dir: &Path) -> Option<u64> {
+    let t = std::fs::read_to_string(dir.join("cpu.stat")).ok()?;
+    t.lines()
+        .find_map(|l| l.strip_prefix("usage_usec "))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether `dir` is a cgroup v2 directory this process can read.
+pub fn is_cgroup_v2(dir: &Path) -> bool {
+    dir.join("cgroup.procs").is_file() && dir.join("cgroup.controllers").is_file()
+}
+
+/// The fields of /proc/…/stat after the command name, which may itself
+/// hold spaces or ')'.
+fn stat_fields(text: &str) -> Option<(String, Vec<&str>)> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text.get(open + 1..close)?.to_string();
+    Some((name, text.get(close + 2..)?.split_whitespace().collect()))
+}
+
+/// Every process whose process group is `pgid`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|t| {
+                    let (_, f) = stat_fields(&t)?;
+                    // state ppid pgrp: pgrp is the third field after ')'.
+                    f.get(2)?.parse::<u32>().ok()
+                })
+                == Some(pgid)
+        })
+        .collect()
+}
+
+/// The threads of one process.
+pub fn process_threads(pid: u32) -> Vec<ThreadStat> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let ns_per_tick = 1e9 / crate::os::clock_ticks_per_s();
+    dir.flatten()
+        .filter_map(|e| {
+            let tid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let base = e.path();
+            let stat = std::fs::read_to_string(base.join("stat")).ok()?;
+            let (name, f) = stat_fields(&stat)?;
+            let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+            // `processor` is field 39 of stat; after ')' the count starts at 3.
+            let last_cpu = f.get(36).and_then(|v| v.parse().ok());
+            let running = f.first() == Some(&"R");
+            let cpu_ns = std::fs::read_to_string(base.join("schedstat"))
+                .ok()
+                .and_then(|t| t.split_whitespace().next()?.parse().ok())
+                .unwrap_or((ticks as f64 * ns_per_tick) as u64);
+            let status = std::fs::read_to_string(base.join("status")).unwrap_or_default();
+            let field = |key: &str| -> u64 {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0)
+            };
+            Some(ThreadStat {
+                pid,
+                tid,
+                name,
+                cpu_ns,
+                last_cpu,
+                running,
+                voluntary_switches: field("voluntary_ctxt_switches:"),
+                involuntary_switches: field("nonvoluntary_ctxt_switches:"),
+            })
+        })
+        .collect()
+}
+
+/// The CPUs a thread may run on.
+pub fn thread_allowed_cpus(tid: u32) -> Option<Vec<usize>> {
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(tid as i32)).ok()?;
+    Some(
+        (0..nix::sched::CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+    )
+}
+
+/// A thread's group: its name without digits, runs of a separator made
+/// one, and no separator at the end (`msgr-worker-2` -> `msgr-worker`,
+/// `rocksdb:low0` -> `rocksdb:low`, `tp_osd_tp` stays).
+pub fn thread_group(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars().filter(|c| !c.is_ascii_digit()) {
+        let sep = matches!(c, '-' | '_' | ':' | '.' | '/' | ' ' | '#');
+        if sep && out.ends_with(c) {
+            continue;
+        }
+        out.push(c);
+    }
+    let trimmed = out.trim_end_matches(['-', '_', ':', '.', '/', ' ', '#']);
+    if trimmed.is_empty() {
+        name.to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// CPU time of each thread group between two readings, in ns, with the
+/// number of threads seen in each. A thread new in `b` counts from zero;
+/// one gone from `b` is not counted (its last slice is lost with it).
+pub fn group_cpu_ns(a: &[ThreadStat], b: &[ThreadStat]) -> BTreeMap<String, (usize, u64)> {
+    let before: BTreeMap<u32, u64> = a.iter().map(|t| (t.tid, t.cpu_ns)).collect();
+    let mut out: BTreeMap<String, (usize, u64)> = BTreeMap::new();
+    for t in b {
+        let d = t
+            .cpu_ns
+            .saturating_sub(before.get(&t.tid).copied().unwrap_or(0));
+        let e = out.entry(thread_group(&t.name)).or_default();
+        e.0 += 1;
+        e.1 += d;
+    }
+    out
+}
+
+/// Context switches between two readings, summed over threads:
+/// (voluntary, involuntary).
+pub fn switches(a: &[ThreadStat], b: &[ThreadStat]) -> (u64, u64) {
+    let before: BTreeMap<u32, (u64, u64)> = a
+        .iter()
+        .map(|t| (t.tid, (t.voluntary_switches, t.involuntary_switches)))
+        .collect();
+    b.iter().fold((0, 0), |acc, t| {
+        let (v, i) = before.get(&t.tid).copied().unwrap_or((0, 0));
+        (
+            acc.0 + t.voluntary_switches.saturating_sub(v),
+            acc.1 + t.involuntary_switches.saturating_sub(i),
+        )
+    })
+}
+
+/// What a [`Watch`] saw of one thread over its whole life in the run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ThreadSeen {
+    pub pid: u32,
+    pub tid: u32,
+    pub name: String,
+    /// CPUs it was seen running on (running at a look, or with more CPU
+    /// time than at the look before).
+    pub ran_on: Vec<usize>,
+    /// The CPUs it may run on, as last read.
+    pub allowed: Vec<usize>,
+    /// CPU time between the first and the last look, in ns.
+    pub cpu_ns: u64,
+    /// Its CPU time at the first look, in ns.
+    pub first_cpu_ns: u64,
+}
+
+/// Looks at the server's threads every `period` from a thread of its own,
+/// to see where they run: a thread on a CPU outside the server's cpuset
+/// (Crimson's "2 cores that are really 2.3") shows only to someone who
+/// looks often, as `top -H` does.
+pub struct Watch {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<BTreeMap<u32, ThreadSeen>>>,
+}
+
+impl Watch {
+    /// Starts looking at `procs` every `period`.
+    pub fn start(procs: ServerProcs, period: std::time::Duration) -> std::io::Result<Watch> {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("wb-watch".into())
+            .spawn(move || {
+                let mut seen: BTreeMap<u32, ThreadSeen> = BTreeMap::new();
+                let mut looks = 0u64;
+                loop {
+                    for t in procs.threads() {
+                        let e = seen.entry(t.tid).or_insert_with(|| ThreadSeen {
+                            pid: t.pid,
+                            tid: t.tid,
+                            first_cpu_ns: t.cpu_ns,
+                            cpu_ns: 0,
+                            ..ThreadSeen::default()
+                        });
+                        let ran = t.running || t.cpu_ns > e.first_cpu_ns + e.cpu_ns;
+                        if ran
+                            && let Some(c) = t.last_cpu
+                            && !e.ran_on.contains(&c)
+                        {
+                            e.ran_on.push(c);
+                            e.ran_on.sort_unstable();
+                        }
+                        e.cpu_ns = t.cpu_ns.saturating_sub(e.first_cpu_ns);
+                        e.name = t.name;
+                        // Affinity changes rarely: read it at first sight
+                        // and about once a second after.
+                        if e.allowed.is_empty() || looks % 10 == 0 {
+                            e.allowed = thread_allowed_cpus(t.tid).unwrap_or_default();
+                        }
+                    }
+                    looks += 1;
+                    if flag.load(Ordering::Relaxed) {
+                        return seen;
+                    }
+                    std::thread::park_timeout(period);
+                }
+            })?;
+        Ok(Watch {
+            stop,
+            handle: Some(handle),
+        })
+    }
+
+    /// Takes a last look and gives what was seen of each thread.
+    pub fn finish(mut self) -> Vec<ThreadSeen> {
+        self.stop_thread().into_values().collect()
+    }
+
+    fn stop_thread(&mut self) -> BTreeMap<u32, ThreadSeen> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let Some(h) = self.handle.take() else {
+            return BTreeMap::new();
+        };
+        h.thread().unpark();
+        h.join().unwrap_or_default()
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_strip_digits_and_trailing_separators() {
+        assert_eq!(thread_group("msgr-worker-0"), "msgr-worker");
+        assert_eq!(thread_group("msgr-worker-12"), "msgr-worker");
+        assert_eq!(thread_group("tp_osd_tp"), "tp_osd_tp");
+        assert_eq!(thread_group("bstore_kv_sync"), "bstore_kv_sync");
+        assert_eq!(thread_group("rocksdb:low0"), "rocksdb:low");
+        assert_eq!(thread_group("h2-3-io"), "h2-io");
+        assert_eq!(thread_group("wb-reactor-1"), "wb-reactor");
+        // A name of digits only keeps its name.
+        assert_eq!(thread_group("42"), "42");
+    }
+
+    #[test]
+    fn this_process_and_its_threads_are_read() {
+        let me = std::process::id();
+        let named = std::thread::Builder::new()
+            .name("wb-probe-7".into())
+            .spawn(|| std::thread::sleep(std::time::Duration::from_millis(300)))
+            .unwrap();
+        let procs = ServerProcs::Pids(vec![me, u32::MAX]);
+        assert_eq!(procs.pids(), vec![me], "a PID that is gone is left out");
+        let threads = procs.threads();
+        assert!(threads.iter().any(|t| t.tid == me && t.pid == me));
+        let probe = threads.iter().find(|t| t.name == "wb-probe-7").unwrap();
+        assert!(probe.last_cpu.is_some());
+        assert!(procs.cpu_ns().is_some());
+        assert!(procs.peak_rss_bytes().unwrap() > 0);
+        assert!(!procs.allowed_cpus().is_empty());
+        let group = ServerProcs::Group(nix::unistd::getpgrp().as_raw() as u32);
+        assert!(group.pids().contains(&me));
+        named.join().unwrap();
+        assert_eq!(ServerProcs::Pids(vec![u32::MAX]).cpu_ns(), None);
+    }
+
+    #[test]
+    fn group_cpu_counts_new_threads_from_zero() {
+        let t = |tid, name: &str, cpu_ns, v| ThreadStat {
+            pid: 1,
+            tid,
+            name: name.into(),
+            cpu_ns,
+            last_cpu: Some(0),
+            running: false,
+            voluntary_switches: v,
+            involuntary_switches: 0,
+        };
+        let a = vec![t(1, "w-0", 100, 5), t(2, "w-1", 50, 1), t(3, "gone", 9, 0)];
+        let b = vec![t(1, "w-0", 300, 7), t(2, "w-1", 60, 1), t(4, "io", 40, 2)];
+        let g = group_cpu_ns(&a, &b);
+        assert_eq!(g["w"], (2, 210));
+        assert_eq!(g["io"], (1, 40));
+        assert!(!g.contains_key("gone"));
+        assert_eq!(switches(&a, &b), (4, 0));
+    }
+}
