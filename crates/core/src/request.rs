@@ -389,7 +389,10 @@ fn check_placeholders(flag: &'static str, text: &str) -> Result<(), SpecError> {
             return Err(value(
                 flag,
                 format!("{{{name}}}"),
-                format!("not a placeholder; use {}", PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", ")),
+                format!(
+                    "not a placeholder; use {}",
+                    PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", ")
+                ),
             ));
         }
         rest = &after[close + 1..];
@@ -859,7 +862,10 @@ impl RunRequest {
         if self.target.is_some() {
             for (name, set) in [
                 ("--arch", self.arch.is_some()),
-                ("--server-cpus", self.server_cpus.is_some() && observe.is_none()),
+                (
+                    "--server-cpus",
+                    self.server_cpus.is_some() && observe.is_none(),
+                ),
                 ("--listen", self.listen.is_some()),
                 ("--max-frame", self.max_frame.is_some()),
             ] {
@@ -960,7 +966,10 @@ impl RunRequest {
         .filter_map(|(f, set)| set.then_some(f))
         .collect();
         if given.len() > 1 {
-            return Err(flag(given[1], format!("and {}: give one of them", given[0])));
+            return Err(flag(
+                given[1],
+                format!("and {}: give one of them", given[0]),
+            ));
         }
         if self.server_ready.is_some() && self.server_cmd.is_none() {
             return Err(flag("--server-ready", "applies to --server-cmd"));
@@ -989,7 +998,11 @@ impl RunRequest {
         }
         let source = if let Some(cmd) = &self.server_cmd {
             if cmd.trim().is_empty() {
-                return Err(value("--server-cmd", "''", "give the command that starts the server"));
+                return Err(value(
+                    "--server-cmd",
+                    "''",
+                    "give the command that starts the server",
+                ));
             }
             check_placeholders("--server-cmd", cmd)?;
             ServerSource::Command {
@@ -1018,7 +1031,10 @@ impl RunRequest {
             && self.target.as_ref().is_some_and(|t| t.tcp_addr().is_none())
             && !matches!(&self.target, Some(Endpoint::Unix(_)))
         {
-            return Err(flag("--server-ready", "is needed: the target is not a socket"));
+            return Err(flag(
+                "--server-ready",
+                "is needed: the target is not a socket",
+            ));
         }
         Ok(Some(ObservedSpec {
             source,

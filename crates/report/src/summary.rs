@@ -448,11 +448,10 @@ fn print_server_threads(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
 
 /// A count with thousands separated: 12,345.
 fn fmt_count(v: f64) -> String {
-    let n = v.round() as u64;
-    let digits = n.to_string();
+    let digits = format!("{:.0}", v.max(0.0));
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

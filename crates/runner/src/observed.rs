@@ -111,6 +111,8 @@ struct Started {
     pid: u32,
     /// Its output files (stdout, stderr) in the run's directory.
     logs: Vec<PathBuf>,
+    /// How many of the threads that copy its output have reached the end.
+    logs_done: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     stopped: bool,
 }
 
@@ -147,8 +149,16 @@ impl Started {
         }
     }
 
-    /// The last lines of its stderr (then stdout), for an error message.
+    /// The last lines of its stderr (then stdout), for an error message;
+    /// once it exited, after its output is all copied (1 s at most: what
+    /// it started may hold the pipes).
     fn tail(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while self.logs_done.load(std::sync::atomic::Ordering::Acquire) < self.logs.len()
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         for path in self.logs.iter().rev() {
             let Ok(mut f) = File::open(path) else {
                 continue;
@@ -212,7 +222,9 @@ impl Observed {
         };
         if procs.pids().is_empty() {
             return Err(match &obs.source {
-                ServerSource::Cgroup(d) => format!("--server-cgroup {}: no process in it", d.display()),
+                ServerSource::Cgroup(d) => {
+                    format!("--server-cgroup {}: no process in it", d.display())
+                }
                 _ => "--server-pid: the processes are gone".into(),
             });
         }
@@ -230,7 +242,6 @@ impl Observed {
             done: false,
         })
     }
-
 }
 
 /// Starts `sh -c CMD` in a process group of its own, pinned, its output
@@ -289,12 +300,14 @@ fn start_command(
         child,
         pid,
         logs: logs.clone(),
+        logs_done: Default::default(),
         stopped: false,
     };
     for (out, path) in outs.into_iter().zip(&logs) {
         let mut file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let pattern = pattern.clone();
         let tx = tx.clone();
+        let done = started.logs_done.clone();
         std::thread::Builder::new()
             .name("wb-server-log".into())
             .spawn(move || {
@@ -313,6 +326,8 @@ fn start_command(
                     }
                     line.clear();
                 }
+                let _ = file.flush();
+                done.fetch_add(1, std::sync::atomic::Ordering::Release);
             })
             .map_err(|e| e.to_string())?;
     }
@@ -331,10 +346,10 @@ fn start_command(
         if let Ok(Some(s)) = started.child.try_wait() {
             started.stopped = true;
             let _ = process::signal_group(pid, true);
+            let tail = started.tail();
             return Err(format!(
-                "--server-cmd exited before it was ready ({}){}",
-                process::describe(s),
-                started.tail()
+                "--server-cmd exited before it was ready ({}){tail}",
+                process::describe(s)
             ));
         }
         let is_ready = match (&addr, &unix, &pattern) {
@@ -345,7 +360,9 @@ fn start_command(
                     use std::net::ToSocketAddrs;
                     a.to_socket_addrs().ok()?.next()
                 })
-                .is_some_and(|sa| TcpStream::connect_timeout(&sa, Duration::from_millis(200)).is_ok()),
+                .is_some_and(|sa| {
+                    TcpStream::connect_timeout(&sa, Duration::from_millis(200)).is_ok()
+                }),
             (None, Some(p), _) => std::os::unix::net::UnixStream::connect(p).is_ok(),
             _ => seen.try_recv().is_ok(),
         };
@@ -390,7 +407,10 @@ impl Target for Observed {
             (None, ServerProcs::Cgroup(d)) => format!("the server's cgroup {}", d.display()),
             (None, ServerProcs::Pids(p)) => format!(
                 "the observed server (pid {})",
-                p.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+                p.iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             (None, ServerProcs::Group(g)) => format!("the observed server (group {g})"),
         }
@@ -409,7 +429,7 @@ impl Target for Observed {
                     .try_wait()
                     .ok()
                     .flatten()
-                    .map(|st| process::describe(st)),
+                    .map(process::describe),
                 None => self
                     .procs
                     .pids()

@@ -212,7 +212,8 @@ pub fn signal_group(pgid: u32, kill: bool) -> io::Result<()> {
     } else {
         Signal::SIGTERM
     };
-    let pgid = i32::try_from(pgid).map_err(|_| io::Error::other(format!("no such group {pgid}")))?;
+    let pgid =
+        i32::try_from(pgid).map_err(|_| io::Error::other(format!("no such group {pgid}")))?;
     nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), sig).map_err(io::Error::other)
 }
 

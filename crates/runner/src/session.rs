@@ -7,9 +7,9 @@
 pub use crate::dispatch::SessionOptions;
 use crate::dispatch::{self, Driver};
 pub use crate::events::{Events, Quiet};
+use crate::observed::Observed;
 use crate::outcome;
 use crate::process::Cancel;
-use crate::observed::Observed;
 use crate::target::{Embedded, External, Target};
 use crate::{Credentials, RunError};
 use std::path::PathBuf;
@@ -139,7 +139,8 @@ fn observed_values(
         }
         _ => endpoint.clone(),
     };
-    let values = crate::observed::placeholders(spec, port, opts.instance, opts.server_dir.as_deref());
+    let values =
+        crate::observed::placeholders(spec, port, opts.instance, opts.server_dir.as_deref());
     Ok((endpoint, values))
 }
 

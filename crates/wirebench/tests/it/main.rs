@@ -10,6 +10,7 @@ mod helpers;
 mod http;
 mod kv;
 mod modes;
+mod observe;
 mod openloop;
 mod report;
 mod results;

@@ -1,0 +1,208 @@
+//! Observing a server the run does not embed: an external `wirebench
+//! serve` by PID, and a program started by `--server-cmd` (a small Python
+//! echo server with one thread that moves itself outside its cpuset).
+
+use crate::helpers::*;
+
+const ROGUE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/rogue_server.py");
+const JEMALLOC: &str = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+
+#[test]
+fn an_external_serve_observed_by_pid_measures_as_the_same_server_embedded() {
+    let _solo = exclusive();
+    let results = TempDir::new("observe-pid");
+    let srv = Server::start(&["--cpus", "1"]);
+    let pid = srv.proc.pid.to_string();
+    let common = [
+        "--duration",
+        "2s",
+        "--warmup",
+        "500ms",
+        "--client-cpus",
+        "0",
+    ];
+    let mut args = vec!["--target", srv.endpoint.as_str(), "--server-pid", &pid];
+    args.extend(["--server-cpus", "1"]);
+    args.extend(common);
+    let (st, ext, err) = run_json(&results, &args);
+    assert!(st.success(), "{err}");
+    srv.stop();
+    let mut args = vec!["--server-cpus", "1"];
+    args.extend(common);
+    let (st, emb, err) = run_json(&results, &args);
+    assert!(st.success(), "{err}");
+
+    let (e, m) = (&ext.summary, &emb.summary);
+    assert_eq!(ext.placement.server_cpus.as_ref().unwrap().to_string(), "1");
+    assert_eq!(
+        ext.intervals[1].server_cores.len(),
+        1,
+        "per-core CPU of its cpuset"
+    );
+    let ratio = e.server_cpu_us_per_op.unwrap() / m.server_cpu_us_per_op.unwrap();
+    assert!(
+        (0.8..=1.25).contains(&ratio),
+        "server CPU per op, observed / embedded: {ratio:.2} ({:?} vs {:?})",
+        e.server_cpu_us_per_op,
+        m.server_cpu_us_per_op
+    );
+    let used = e.server_cores_used.unwrap();
+    assert!(
+        (used - e.server_cpu_s.unwrap() / (e.measured_ns as f64 / 1e9)).abs() < 1e-9,
+        "cores used is CPU seconds over measured seconds"
+    );
+    assert!(
+        e.ops_per_core_used.unwrap() > e.ops_per_s,
+        "less than one core used"
+    );
+    assert!(e.server_peak_rss_bytes.unwrap() > 1 << 20);
+    for s in [e, m] {
+        let t = s.server_threads.as_ref().expect("threads observed");
+        let g = t
+            .groups
+            .iter()
+            .find(|g| g.group == "wb-reactor")
+            .expect("{t:?}");
+        assert_eq!(g.threads, 1);
+        // The reactor's share of the server's CPU: nearly all of it.
+        assert!(g.cpu_s > 0.8 * s.server_cpu_s.unwrap(), "{t:?}");
+        assert!(t.voluntary_switches > 0);
+    }
+    assert!(
+        ext.intervals
+            .iter()
+            .any(|iv| iv.server_groups.iter().any(|g| g.group == "wb-reactor")),
+        "thread groups per second"
+    );
+    assert_eq!(ext.server.as_ref().unwrap().pid.to_string(), pid);
+}
+
+#[test]
+fn a_thread_of_a_server_cmd_outside_its_cpuset_is_named_and_the_server_stopped() {
+    let _shared = shared();
+    let results = TempDir::new("observe-cmd");
+    let cmd = format!("exec python3 {ROGUE} {{port}} {{size}}");
+    let env = format!("LD_PRELOAD={JEMALLOC}");
+    let mut args = vec![
+        "--mode",
+        "rr",
+        "--size",
+        "64",
+        "--target",
+        "tcp://127.0.0.1:0",
+    ];
+    args.extend(["--server-cmd", &cmd, "--server-ready", "line:^ready on"]);
+    args.extend(["--server-cpus", "1", "--client-cpus", "0"]);
+    args.extend(["--duration", "1s", "--warmup", "300ms"]);
+    let jemalloc = std::path::Path::new(JEMALLOC).exists();
+    if jemalloc {
+        args.extend(["--server-env", &env]);
+    }
+    let (st, r, err) = run_json(&results, &args);
+    assert!(st.success(), "{err}");
+    let t = r.summary.server_threads.as_ref().unwrap();
+    assert_eq!(t.cpuset.as_ref().unwrap().to_string(), "1");
+    let rogue = t
+        .outside_cpuset
+        .iter()
+        .find(|o| o.name == "rogue")
+        .unwrap_or_else(|| panic!("rogue not reported: {t:?}"));
+    assert_eq!(rogue.ran_outside, [0]);
+    assert_eq!(rogue.allowed.as_ref().unwrap().to_string(), "0");
+    assert!(rogue.cpu_s > 0.05, "{rogue:?}");
+    assert!(t.groups.iter().any(|g| g.group == "rogue" && g.cpu_s > 0.0));
+    // The threads pinned by the run are not reported.
+    assert!(
+        t.outside_cpuset.iter().all(|o| o.name != "echo-conn"),
+        "{t:?}"
+    );
+    assert!(r.summary.ops > 0 && r.summary.server_cpu_s.unwrap() > 0.0);
+
+    // Its output is kept in the run's directory, and it is gone.
+    let dir = only_run_dir(&results);
+    let out = std::fs::read_to_string(dir.join("server-stdout.txt")).unwrap();
+    assert!(out.contains("ready on "), "{out}");
+    if jemalloc {
+        assert!(out.contains("libjemalloc.so.2"), "--server-env: {out}");
+    }
+    let pid = r.server.as_ref().unwrap().pid;
+    assert!(
+        !pid_alive(pid),
+        "the server command (pid {pid}) was left running"
+    );
+    assert_eq!(r.server.as_ref().unwrap().exit, None, "stopped by SIGTERM");
+}
+
+#[test]
+fn a_server_cmd_that_fails_to_start_fails_the_run_with_its_output() {
+    let _shared = shared();
+    let results = TempDir::new("observe-fail");
+    let args = [
+        "--target",
+        "tcp://127.0.0.1:0",
+        "--server-cmd",
+        "echo 'cannot bind {port}: address in use' >&2; exit 3",
+    ];
+    let (st, r, err) = run_json_or_error(&results, &args);
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(r.is_none());
+    assert!(
+        err.contains("exited before it was ready (exit status 3)"),
+        "{err}"
+    );
+    assert!(err.contains("cannot bind"), "its stderr tail: {err}");
+}
+
+#[test]
+fn observation_flags_are_checked() {
+    let _shared = shared();
+    let results = TempDir::new("observe-flags");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "--target",
+                "tcp://127.0.0.1:9",
+                "--server-pid",
+                "4000000000",
+            ],
+            "--server-pid 4000000000: no such process",
+        ),
+        (
+            &["--server-cmd", "srv"],
+            "--server-cmd observes an external server: add --target",
+        ),
+        (
+            &["--server-ready", "tcp:80"],
+            "--server-ready applies to --server-cmd",
+        ),
+        (
+            &[
+                "--target",
+                "tcp://127.0.0.1:9",
+                "--server-cmd",
+                "srv {prot}",
+            ],
+            "--server-cmd {prot}: not a placeholder",
+        ),
+        (
+            &["--target", "tcp://127.0.0.1:9", "--server-cgroup", "/tmp"],
+            "--server-cgroup /tmp: not a cgroup v2 directory",
+        ),
+        (
+            &["--target", "tcp://127.0.0.1:9", "--server-cpus", "1"],
+            "--server-cpus applies to the embedded server",
+        ),
+        (
+            &["--server-env", "NOEQUALS"],
+            "'NOEQUALS' is not NAME=VALUE",
+        ),
+    ];
+    for (args, want) in cases {
+        let (st, _, err) = run_json_or_error(&results, args);
+        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(want),
+            "{args:?}: '{err}' does not say '{want}'"
+        );
+    }
+}
