@@ -122,6 +122,30 @@ pub struct OutsideThread {
     pub allowed: Option<CpuList>,
 }
 
+/// The allocator's share of a server's CPU samples (`flame`): samples
+/// inside malloc/free/new/delete and the allocator libraries (libc,
+/// jemalloc, tcmalloc, mimalloc), callees included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct AllocatorShare {
+    pub samples: u64,
+    pub total_samples: u64,
+    pub share_pct: f64,
+    /// Where the allocator was entered, most samples first.
+    pub top: Vec<AllocatorEntry>,
+}
+
+/// One way into the allocator: a function and its library.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocatorEntry {
+    /// The function (`malloc`), or `[unknown]` in a stripped library.
+    pub function: String,
+    /// Its library's file name (`libjemalloc.so.2`).
+    pub library: String,
+    pub samples: u64,
+    /// Of all the server's samples, in %.
+    pub share_pct: f64,
+}
+
 /// The server's threads over the measured phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ServerThreads {
@@ -237,6 +261,9 @@ pub struct Summary {
     /// outside its cpuset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_threads: Option<ServerThreads>,
+    /// The allocator's share of the server's CPU samples (`flame` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_allocator: Option<AllocatorShare>,
     /// Highest busy % of any client core over the measured phase.
     pub client_core_max_busy_pct: f64,
     /// The client's own CPU time (less its open-loop timers' deliberate

@@ -231,19 +231,40 @@ pub fn thread_allowed_cpus(tid: u32) -> Option<Vec<usize>> {
     )
 }
 
-/// A thread's group: its name without digits, runs of a separator made
-/// one, and no separator at the end (`msgr-worker-2` -> `msgr-worker`,
-/// `rocksdb:low0` -> `rocksdb:low`, `tp_osd_tp` stays).
+/// A thread's group: its name without its numbers (runs of digits that
+/// stand alone between separators, or end the name), runs of a separator
+/// made one, and no separator at the end (`msgr-worker-2` ->
+/// `msgr-worker`, `rocksdb:low0` -> `rocksdb:low`, `wb-s3-fake` and
+/// `tp_osd_tp` stay).
 pub fn thread_group(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars().filter(|c| !c.is_ascii_digit()) {
-        let sep = matches!(c, '-' | '_' | ':' | '.' | '/' | ' ' | '#');
-        if sep && out.ends_with(c) {
+    let sep = |c: char| matches!(c, '-' | '_' | ':' | '.' | '/' | ' ' | '#');
+    let chars: Vec<char> = name.chars().collect();
+    let mut kept = String::with_capacity(name.len());
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_digit() {
+            let start = i;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+            let alone_before = start == 0 || sep(chars[start - 1]);
+            let alone_after = i == chars.len() || sep(chars[i]);
+            if !((alone_before && alone_after) || i == chars.len()) {
+                kept.extend(&chars[start..i]);
+            }
+            continue;
+        }
+        kept.push(chars[i]);
+        i += 1;
+    }
+    let mut out = String::with_capacity(kept.len());
+    for c in kept.chars() {
+        if sep(c) && (out.is_empty() || out.ends_with(c)) {
             continue;
         }
         out.push(c);
     }
-    let trimmed = out.trim_end_matches(['-', '_', ':', '.', '/', ' ', '#']);
+    let trimmed = out.trim_end_matches(sep);
     if trimmed.is_empty() {
         name.to_string()
     } else {
@@ -391,7 +412,9 @@ mod tests {
         assert_eq!(thread_group("tp_osd_tp"), "tp_osd_tp");
         assert_eq!(thread_group("bstore_kv_sync"), "bstore_kv_sync");
         assert_eq!(thread_group("rocksdb:low0"), "rocksdb:low");
-        assert_eq!(thread_group("h2-3-io"), "h-io");
+        assert_eq!(thread_group("h2-3-io"), "h2-io");
+        assert_eq!(thread_group("wb-s3-fake"), "wb-s3-fake");
+        assert_eq!(thread_group("worker12"), "worker");
         assert_eq!(thread_group("wb-reactor-1"), "wb-reactor");
         // A name of digits only keeps its name.
         assert_eq!(thread_group("42"), "42");

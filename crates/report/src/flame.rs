@@ -7,6 +7,7 @@ use inferno::collapse::Collapse;
 use inferno::collapse::perf::Folder;
 use std::collections::BTreeMap;
 use std::io;
+use wirebench_core::result::{AllocatorEntry, AllocatorShare};
 
 /// `perf script` text to folded stacks (`thread;frame;frame count`). With
 /// `merge_threads`, thread names that differ only by their digits
@@ -40,6 +41,140 @@ pub fn fold(perf_script: &str, merge_threads: bool) -> io::Result<String> {
         .into_iter()
         .map(|(k, v)| format!("{k} {v}\n"))
         .collect())
+}
+
+/// The allocator's share of the samples of `perf script` output: a sample
+/// counts when any user-space frame of its stack is in an allocator
+/// library (jemalloc, tcmalloc, mimalloc: by the library, since Debian's
+/// are stripped) or is an allocation function (malloc, free, operator
+/// new/delete... in libc or the program). Kernel frames above it (page
+/// faults) count with it. Each sample is entered under its outermost
+/// allocator frame.
+pub fn allocator_share(perf_script: &str) -> AllocatorShare {
+    let mut total = 0u64;
+    let mut hits = 0u64;
+    let mut entries: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut frames: Vec<(&str, &str)> = Vec::new();
+    let mut flush = |frames: &mut Vec<(&str, &str)>| {
+        if frames.is_empty() {
+            return;
+        }
+        total += 1;
+        // Frames are listed leaf first: the outermost is the last found.
+        if let Some((sym, lib)) = frames.iter().rev().find(|(s, l)| is_allocator(s, l)) {
+            hits += 1;
+            *entries
+                .entry((sym.to_string(), lib.rsplit('/').next().unwrap_or(lib).to_string()))
+                .or_default() += 1;
+        }
+        frames.clear();
+    };
+    for line in perf_script.lines() {
+        if line.trim().is_empty() {
+            flush(&mut frames);
+            continue;
+        }
+        if !line.starts_with(char::is_whitespace) {
+            flush(&mut frames);
+            continue;
+        }
+        // "\t  7f12 malloc+0x12 (/usr/lib/x86_64-linux-gnu/libc.so.6)"
+        let l = line.trim();
+        let Some((rest, lib)) = l.rsplit_once(" (") else {
+            continue;
+        };
+        let lib = lib.trim_end_matches(')');
+        let sym = rest.split_once(' ').map_or("", |(_, s)| s);
+        let sym = match sym.rfind("+0x") {
+            Some(i) => &sym[..i],
+            None => sym,
+        };
+        frames.push((sym, lib));
+    }
+    flush(&mut frames);
+    let pct = |n: u64| {
+        if total > 0 {
+            100.0 * n as f64 / total as f64
+        } else {
+            0.0
+        }
+    };
+    let mut top: Vec<AllocatorEntry> = entries
+        .into_iter()
+        .map(|((function, library), samples)| AllocatorEntry {
+            function,
+            library,
+            samples,
+            share_pct: pct(samples),
+        })
+        .collect();
+    top.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.function.cmp(&b.function)));
+    top.truncate(10);
+    AllocatorShare {
+        samples: hits,
+        total_samples: total,
+        share_pct: pct(hits),
+        top,
+    }
+}
+
+/// Whether a frame (symbol, library path) is the allocator's.
+fn is_allocator(sym: &str, lib: &str) -> bool {
+    if lib.contains("kernel.kallsyms") || lib.starts_with('[') {
+        return false;
+    }
+    let file = lib.rsplit('/').next().unwrap_or(lib);
+    if ["libjemalloc", "libtcmalloc", "libmimalloc"]
+        .iter()
+        .any(|a| file.starts_with(a))
+    {
+        return true;
+    }
+    const FUNCTIONS: [&str; 31] = [
+        "malloc",
+        "free",
+        "calloc",
+        "realloc",
+        "reallocarray",
+        "posix_memalign",
+        "aligned_alloc",
+        "memalign",
+        "valloc",
+        "pvalloc",
+        "cfree",
+        "__libc_malloc",
+        "__libc_free",
+        "__libc_calloc",
+        "__libc_realloc",
+        "__libc_memalign",
+        "_int_malloc",
+        "_int_free",
+        "_int_realloc",
+        "_int_memalign",
+        "malloc_consolidate",
+        "sysmalloc",
+        "unlink_chunk",
+        "tcache_init",
+        "__rust_alloc",
+        "__rust_dealloc",
+        "__rust_realloc",
+        "__rust_alloc_zeroed",
+        "__rdl_alloc",
+        "__rdl_dealloc",
+        "__rdl_realloc",
+    ];
+    let name = sym.split('(').next().unwrap_or(sym).trim();
+    FUNCTIONS.contains(&name)
+        || name.starts_with("_int_free")
+        || name.starts_with("operator new")
+        || name.starts_with("operator delete")
+        || ["_Znwm", "_Znam", "_ZdlPv", "_ZdaPv"]
+            .iter()
+            .any(|m| name.starts_with(m))
+        || name.starts_with("je_")
+        || name.starts_with("tc_")
+        || name.starts_with("tcmalloc::")
+        || name.starts_with("mi_")
 }
 
 /// The weight of folded stacks (cpu-clock: nanoseconds on CPU).
@@ -132,6 +267,48 @@ wb-reactor-1 100/102 [001] 1.002: 1001001 cpu-clock:
         assert!(svg.contains("<svg") && svg.contains("handle_request"));
         let d = differential(&f, &m, "diff").unwrap();
         assert!(d.contains("<svg"));
+    }
+
+    #[test]
+    fn the_allocator_share_counts_allocator_stacks_once_under_their_entry() {
+        // Shapes as perf script prints them: a stripped jemalloc frame with
+        // a page fault above it, libc's malloc called from the program, a
+        // kernel kfree (not the program's allocator), and plain work.
+        let script = "\
+srv 10 1.000001:    1001001 cpu-clock: 
+\tffffffff8160 handle_mm_fault+0xd0 ([kernel.kallsyms])
+\t           3d210 [unknown] (/usr/lib/x86_64-linux-gnu/libjemalloc.so.2)
+\t           5000 handle_request+0x10 (/usr/bin/srv)
+
+srv 10 1.000002:    1001001 cpu-clock: 
+\t           a0 _int_malloc+0x40 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t           b0 malloc+0x12 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t           c0 operator new(unsigned long)+0x1c (/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30)
+\t           5000 handle_request+0x10 (/usr/bin/srv)
+
+srv 10 1.000003:    1001001 cpu-clock: 
+\tffffffff8170 kfree+0x20 ([kernel.kallsyms])
+\t           5100 __send+0x10 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+srv 10 1.000004:    1001001 cpu-clock: 
+\t           5200 parse+0x10 (/usr/bin/srv)
+";
+        let a = allocator_share(script);
+        assert_eq!((a.samples, a.total_samples), (2, 4));
+        assert_eq!(a.share_pct, 50.0);
+        let names: Vec<(&str, &str)> = a
+            .top
+            .iter()
+            .map(|e| (e.function.as_str(), e.library.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("[unknown]", "libjemalloc.so.2"),
+                ("operator new(unsigned long)", "libstdc++.so.6.0.30")
+            ]
+        );
+        assert_eq!(allocator_share("").share_pct, 0.0);
     }
 
     #[test]

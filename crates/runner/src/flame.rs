@@ -76,10 +76,10 @@ pub fn flame(
     }
     let (spec, placement) = req.check(topo)?;
     req.prepare_outputs()?;
-    if !matches!(spec.target, TargetSpec::Embedded { .. }) {
+    if !matches!(spec.target, TargetSpec::Embedded { .. }) && spec.observe.is_none() {
         return Err(RunError::Spec(SpecError::Flag {
             flag: "--target",
-            why: "is not sampled: flame samples the embedded server; drop --target".into(),
+            why: "is not sampled: flame samples the embedded server, or the one --server-pid, --server-cgroup or --server-cmd names; add one, or drop --target".into(),
         }));
     }
     if let Some(why) = perf_problem() {
@@ -87,9 +87,24 @@ pub fn flame(
     }
     let results = req.results_dir();
     let recorder = Recorder::new(results.clone(), command_line, req.slos()?);
-    let mut session = Session::open(&spec, opts, cancel, events)?;
+    // A server the run starts writes into the run's directory.
+    let run_id = store::new_run_id("flame");
+    let mut opts = opts.clone();
+    opts.server_dir = Some(results.join(&run_id));
+    let mut session = Session::open(&spec, &opts, cancel, events)?;
+    let mut placement = placement;
+    if placement.server_cpus.is_none() {
+        placement.server_cpus = session.observed_cpuset();
+    }
     events.started(&spec, &placement, session.endpoint(), session.server_pid());
-    let pid = session.server_pid().expect("an embedded server");
+    let pid = session.server_pid().expect("a server to sample");
+    // Every process of the server, as they are when sampling starts.
+    let pids: Vec<String> = session
+        .server_pids()
+        .iter()
+        .map(|p| p.to_string())
+        .collect();
+    let pids = pids.join(",");
     let data = results.join(format!(".perf-{}.data", std::process::id()));
     std::fs::create_dir_all(&results)?;
     let mut perf_cmd = Command::new("perf");
@@ -104,7 +119,7 @@ pub fn flame(
             "-F",
             &frequency.to_string(),
         ])
-        .args(["-p", &pid.to_string(), "-o"])
+        .args(["-p", &pids, "-o"])
         .arg(&data)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -113,7 +128,7 @@ pub fn flame(
         .spawn()
         .map_err(|e| RunError::Failed(format!("starting perf: {e}")))?;
     events.note(&format!(
-        "flame: perf (pid {}) samples the server (pid {pid})",
+        "flame: perf (pid {}) samples the server (pid {pids})",
         perf.id()
     ));
     // Cycles and instructions, where the machine counts them (a VM often
@@ -128,7 +143,7 @@ pub fn flame(
             "-e",
             "cycles,instructions",
             "-p",
-            &pid.to_string(),
+            &pids,
         ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -157,7 +172,7 @@ pub fn flame(
         })
         .unwrap_or_default();
     session.close(Some(&mut result), events);
-    let dir = recorder.save(&mut result, "flame", started_at)?;
+    let dir = recorder.save_as(&mut result, run_id, started_at)?;
     let script = Command::new("perf")
         .args(["script", "-i"])
         .arg(&data)

@@ -262,6 +262,7 @@ pub fn from_outcome(
             .server_cpu_s
             .filter(|c| *c > 0.0 && secs > 0.0)
             .map(|c| m.ops as f64 / c),
+        server_allocator: None,
         server_threads: out.server_switches.map(|(v, i)| result::ServerThreads {
             groups: out.server_groups.clone(),
             voluntary_switches: v,

@@ -226,6 +226,11 @@ impl Session {
         self.target.server_pid()
     }
 
+    /// Every process of the server now (one for the embedded server).
+    pub fn server_pids(&self) -> Vec<u32> {
+        self.target.procs().map(|p| p.pids()).unwrap_or_default()
+    }
+
     /// The cpuset of an observed server given none (its affinity when the
     /// run began): where its per-core CPU is read.
     pub fn observed_cpuset(&self) -> Option<wirebench_core::topo::CpuList> {

@@ -93,6 +93,29 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         f.dir.join("flame-server.svg"),
         flame::flamegraph(&folded, &title)?,
     )?;
+    // The allocator's share goes into the run's result, saved again.
+    let mut f = f;
+    let alloc = flame::allocator_share(&f.script);
+    f.result.summary.server_allocator = Some(alloc.clone());
+    if let Some(root) = f.dir.parent() {
+        wirebench_core::store::save(root, &f.result)?;
+    }
+    let top: Vec<String> = alloc
+        .top
+        .iter()
+        .take(3)
+        .map(|e| format!("{} in {} {:.1}%", e.function, e.library, e.share_pct))
+        .collect();
+    writeln!(
+        std::io::stdout(),
+        "allocator: {:.1}% of the server's samples{}",
+        alloc.share_pct,
+        if top.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", top.join(", "))
+        }
+    )?;
     let cost = flame::cost_per_op(&f.counters, f.result.summary.ops);
     std::fs::write(f.dir.join("perf-stat.txt"), format!("{cost}\n"))?;
     writeln!(std::io::stdout(), "server cost per operation: {cost}")?;
