@@ -3,6 +3,7 @@
 //! echo server with one thread that moves itself outside its cpuset).
 
 use crate::helpers::*;
+use std::time::Duration;
 
 const ROGUE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/rogue_server.py");
 const JEMALLOC: &str = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
@@ -205,4 +206,66 @@ fn observation_flags_are_checked() {
             "{args:?}: '{err}' does not say '{want}'"
         );
     }
+}
+
+#[test]
+fn flame_of_a_server_cmd_under_jemalloc_reports_the_allocator_share() {
+    let _g = exclusive();
+    if let Some(why) = crate::report::perf_cannot_sample() {
+        eprintln!("SKIPPED: perf cannot sample here ({why}); .ci/run installs linux-perf");
+        return;
+    }
+    if !std::path::Path::new(JEMALLOC).exists() {
+        assert!(
+            std::env::var_os("WIREBENCH_REQUIRE_JEMALLOC").is_none(),
+            "{JEMALLOC} is missing (.ci/run installs libjemalloc2)"
+        );
+        eprintln!("SKIPPED: {JEMALLOC} is missing");
+        return;
+    }
+    let results = TempDir::new("observe-flame");
+    // The fake S3 server, started as the user's own server would be: it
+    // allocates for every request, so its allocator shows.
+    let cmd = format!(
+        "exec {} serve --transport s3 --listen tcp://127.0.0.1:{{port}} --cpus {{server_cpus}}",
+        env!("CARGO_BIN_EXE_wirebench")
+    );
+    let env = format!("LD_PRELOAD={JEMALLOC}");
+    let mut p = Proc::spawn(&[
+        "flame",
+        "--target",
+        "s3://127.0.0.1:0/wirebench",
+        "--server-cmd",
+        &cmd,
+        "--server-cpus",
+        "1",
+        "--server-env",
+        &env,
+        "--duration",
+        "2s",
+        "--warmup",
+        "300ms",
+        "--results",
+        results.str(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(120)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let out = p.stdout_all();
+    assert!(out.contains("allocator: "), "{out}");
+    let dir = only_run_dir(&results);
+    let r = wirebench_core::store::load(&dir.join("run.json")).unwrap();
+    let a = r.summary.server_allocator.as_ref().expect("allocator share");
+    assert!(a.total_samples > 100, "{a:?}");
+    assert!(a.samples > 0 && a.share_pct > 0.0, "{a:?}");
+    assert!(
+        a.top.iter().any(|e| e.library == "libjemalloc.so.2"),
+        "jemalloc not among the allocator's entries: {a:?}"
+    );
+    let folded = std::fs::read_to_string(dir.join("flame-server.folded")).unwrap();
+    assert!(folded.contains("wb-"), "the server's threads: {folded}");
+    assert!(dir.join("server-stderr.txt").exists());
+    assert!(!pid_alive(r.server.as_ref().unwrap().pid));
 }

@@ -265,7 +265,7 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
 }
 
 /// Why perf cannot sample here (None: it can).
-fn perf_cannot_sample() -> Option<String> {
+pub(crate) fn perf_cannot_sample() -> Option<String> {
     let probe = std::env::temp_dir().join(format!("wb-it-perf-{}.data", std::process::id()));
     let out = std::process::Command::new("perf")
         .args(["record", "-q", "-e", "cpu-clock", "-o"])
