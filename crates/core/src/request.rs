@@ -954,6 +954,11 @@ impl RunRequest {
         Ok((spec, placement))
     }
 
+    /// Whether a server is observed (its cpuset may then be given).
+    fn observing(&self) -> bool {
+        !self.server_pid.is_empty() || self.server_cgroup.is_some() || self.server_cmd.is_some()
+    }
+
     /// The server to observe (`--server-pid`, `--server-cgroup`,
     /// `--server-cmd`), checked: one of them, with a target.
     fn observed(&self) -> Result<Option<ObservedSpec>, SpecError> {
@@ -982,6 +987,16 @@ impl RunRequest {
             return Err(flag(
                 "--server-env",
                 "applies to a server the run starts (embedded, or --server-cmd)",
+            ));
+        }
+        if self.server_cmd.is_none()
+            && let Some(t) = &self.target
+            && t.tcp_addr().is_some_and(|a| a.ends_with(":0"))
+        {
+            return Err(value(
+                "--target",
+                t,
+                "port 0 is only for a --server-cmd, whose {port} it becomes; give the server's port",
             ));
         }
         let Some(&first) = given.first() else {
@@ -1142,7 +1157,10 @@ impl RunRequest {
         let not_http = [
             ("--arch", self.arch.is_some()),
             ("--listen", self.listen.is_some()),
-            ("--server-cpus", self.server_cpus.is_some()),
+            (
+                "--server-cpus",
+                self.server_cpus.is_some() && !self.observing(),
+            ),
             ("--max-frame", self.max_frame.is_some()),
             ("--response-size", self.response_size.is_some()),
             ("--wait", self.wait.is_some()),
@@ -1391,7 +1409,10 @@ impl RunRequest {
         let not_kv = [
             ("--arch", self.arch.is_some()),
             ("--listen", self.listen.is_some()),
-            ("--server-cpus", self.server_cpus.is_some()),
+            (
+                "--server-cpus",
+                self.server_cpus.is_some() && !self.observing(),
+            ),
             ("--max-frame", self.max_frame.is_some()),
             ("--response-size", self.response_size.is_some()),
             ("--wait", self.wait.is_some()),

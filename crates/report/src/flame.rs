@@ -64,7 +64,10 @@ pub fn allocator_share(perf_script: &str) -> AllocatorShare {
         if let Some((sym, lib)) = frames.iter().rev().find(|(s, l)| is_allocator(s, l)) {
             hits += 1;
             *entries
-                .entry((sym.to_string(), lib.rsplit('/').next().unwrap_or(lib).to_string()))
+                .entry((
+                    sym.to_string(),
+                    lib.rsplit('/').next().unwrap_or(lib).to_string(),
+                ))
                 .or_default() += 1;
         }
         frames.clear();

@@ -452,9 +452,8 @@ fn server_table(runs: &[RunResult]) -> Option<Table> {
                         .unwrap_or_default();
                     format!("{:.1}%{lib}", a.share_pct)
                 }),
-                s.server_peak_rss_bytes.map_or_else(dash, |b| {
-                    format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
-                }),
+                s.server_peak_rss_bytes
+                    .map_or_else(dash, |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64)),
                 th.map_or_else(dash, |t| {
                     format!("{} / {}", t.voluntary_switches, t.involuntary_switches)
                 }),

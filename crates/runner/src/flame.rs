@@ -92,6 +92,8 @@ pub fn flame(
     let mut opts = opts.clone();
     opts.server_dir = Some(results.join(&run_id));
     let mut session = Session::open(&spec, &opts, cancel, events)?;
+    let mut spec = spec;
+    session.resolve(&mut spec);
     let mut placement = placement;
     if placement.server_cpus.is_none() {
         placement.server_cpus = session.observed_cpuset();
@@ -136,15 +138,7 @@ pub fn flame(
     let mut stat_cmd = Command::new("perf");
     process::unblock_termination_signals_in_child(&mut stat_cmd);
     let stat = stat_cmd
-        .args([
-            "stat",
-            "-x",
-            ",",
-            "-e",
-            "cycles,instructions",
-            "-p",
-            &pids,
-        ])
+        .args(["stat", "-x", ",", "-e", "cycles,instructions", "-p", &pids])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -424,12 +424,7 @@ impl Target for Observed {
         let deadline = Instant::now() + grace;
         loop {
             let why = match &mut self.started {
-                Some(s) => s
-                    .child
-                    .try_wait()
-                    .ok()
-                    .flatten()
-                    .map(process::describe),
+                Some(s) => s.child.try_wait().ok().flatten().map(process::describe),
                 None => self
                     .procs
                     .pids()

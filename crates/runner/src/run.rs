@@ -137,6 +137,8 @@ pub fn run(
         opts.server_dir = Some(recorder.root.join(&first_id));
     }
     let mut session = Session::open(&spec, &opts, cancel, events)?;
+    let mut spec = spec;
+    session.resolve(&mut spec);
     let mut placement = placement;
     if placement.server_cpus.is_none() {
         placement.server_cpus = session.observed_cpuset();

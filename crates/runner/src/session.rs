@@ -226,6 +226,14 @@ impl Session {
         self.target.server_pid()
     }
 
+    /// `spec` with the target the session reaches (a `--server-cmd`'s
+    /// target port 0 became the port it was given).
+    pub fn resolve(&self, spec: &mut RunSpec) {
+        if let TargetSpec::External { endpoint } = &mut spec.target {
+            *endpoint = self.endpoint().clone();
+        }
+    }
+
     /// Every process of the server now (one for the embedded server).
     pub fn server_pids(&self) -> Vec<u32> {
         self.target.procs().map(|p| p.pids()).unwrap_or_default()

@@ -194,6 +194,10 @@ fn observation_flags_are_checked() {
             "--server-cpus applies to the embedded server",
         ),
         (
+            &["--target", "memcached://127.0.0.1:0"],
+            "--target memcached://127.0.0.1:0: port 0 is only for a --server-cmd",
+        ),
+        (
             &["--server-env", "NOEQUALS"],
             "'NOEQUALS' is not NAME=VALUE",
         ),
@@ -257,7 +261,11 @@ fn flame_of_a_server_cmd_under_jemalloc_reports_the_allocator_share() {
     assert!(out.contains("allocator: "), "{out}");
     let dir = only_run_dir(&results);
     let r = wirebench_core::store::load(&dir.join("run.json")).unwrap();
-    let a = r.summary.server_allocator.as_ref().expect("allocator share");
+    let a = r
+        .summary
+        .server_allocator
+        .as_ref()
+        .expect("allocator share");
     assert!(a.total_samples > 100, "{a:?}");
     assert!(a.samples > 0 && a.share_pct > 0.0, "{a:?}");
     assert!(
@@ -268,4 +276,96 @@ fn flame_of_a_server_cmd_under_jemalloc_reports_the_allocator_share() {
     assert!(folded.contains("wb-"), "the server's threads: {folded}");
     assert!(dir.join("server-stderr.txt").exists());
     assert!(!pid_alive(r.server.as_ref().unwrap().pid));
+}
+
+/// Where cgroup v2 is mounted, if it is.
+fn cgroup2_root() -> Option<std::path::PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some("cgroup2"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .map(Into::into)
+}
+
+#[test]
+fn a_server_in_a_cgroup_is_observed_through_it() {
+    let _shared = shared();
+    let Some(root) = cgroup2_root() else {
+        eprintln!("SKIPPED: no cgroup v2 mounted");
+        return;
+    };
+    let cg = root.join(format!("wb-it-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir(&cg) {
+        eprintln!(
+            "SKIPPED: cannot make a cgroup under {} ({e})",
+            root.display()
+        );
+        return;
+    }
+    let results = TempDir::new("observe-cgroup");
+    let srv = Server::start(&["--cpus", "1"]);
+    std::fs::write(cg.join("cgroup.procs"), srv.proc.pid.to_string()).unwrap();
+    let args = [
+        "--target",
+        srv.endpoint.as_str(),
+        "--server-cgroup",
+        cg.to_str().unwrap(),
+        "--duration",
+        "1s",
+        "--warmup",
+        "300ms",
+    ];
+    let (st, r, err) = run_json(&results, &args);
+    srv.stop();
+    // The cgroup is empty once its server is gone: it can be removed.
+    let removed = std::fs::remove_dir(&cg);
+    assert!(st.success(), "{err}");
+    removed.unwrap();
+    let s = &r.summary;
+    assert!(s.server_cpu_s.unwrap() > 0.05, "{s:?}");
+    let t = s.server_threads.as_ref().unwrap();
+    assert!(t.groups.iter().any(|g| g.group == "wb-reactor"), "{t:?}");
+    // Its cpuset, when none is given: the affinity of its threads.
+    assert!(r.placement.server_cpus.is_some());
+}
+
+#[test]
+fn redis_server_started_by_the_run_is_measured_and_stopped() {
+    let _shared = shared();
+    if !crate::kv::installed("redis-server", "WIREBENCH_REQUIRE_KV") {
+        return;
+    }
+    let results = TempDir::new("observe-redis");
+    let args = [
+        "--target",
+        "redis://127.0.0.1:0",
+        "--server-cmd",
+        "exec redis-server --port {port} --save '' --appendonly no",
+        "--server-cpus",
+        "1",
+        "--duration",
+        "1s",
+        "--warmup",
+        "300ms",
+    ];
+    let (st, r, err) = run_json(&results, &args);
+    assert!(st.success(), "{err}");
+    let s = &r.summary;
+    assert!(
+        s.ops > 100 && s.server_cpu_us_per_op.unwrap() > 0.0,
+        "{s:?}"
+    );
+    let t = s.server_threads.as_ref().unwrap();
+    assert!(t.groups.iter().any(|g| g.group == "redis-server"), "{t:?}");
+    let wirebench_core::spec::TargetSpec::External { endpoint } = &r.spec.target else {
+        panic!("{:?}", r.spec.target)
+    };
+    assert!(
+        !endpoint.to_string().ends_with(":0"),
+        "the target took the free port: {endpoint}"
+    );
+    assert!(!pid_alive(r.server.as_ref().unwrap().pid));
+    let out = std::fs::read_to_string(only_run_dir(&results).join("server-stdout.txt")).unwrap();
+    assert!(out.contains("Ready to accept connections"), "{out}");
 }
