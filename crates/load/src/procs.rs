@@ -32,6 +32,8 @@ pub struct ThreadStat {
     /// Time on a CPU, in ns (schedstat; the 10 ms ticks of stat where
     /// schedstat is missing).
     pub cpu_ns: u64,
+    /// Time runnable but waiting for a CPU, in ns (schedstat; 0 without it).
+    pub runq_wait_ns: u64,
     /// The CPU it last ran on.
     pub last_cpu: Option<usize>,
     /// Running or runnable now.
@@ -59,17 +61,30 @@ impl ServerProcs {
         pids
     }
 
+    /// One reading of the whole server, its processes listed once: CPU
+    /// time so far (see [`ServerProcs::cpu_ns`]), run-queue wait summed
+    /// over its live threads (None when none is left), and its threads.
+    pub fn read(&self) -> (Option<u64>, Option<u64>, Vec<ThreadStat>) {
+        let pids = self.pids();
+        let threads: Vec<ThreadStat> = pids.iter().flat_map(|&p| process_threads(p)).collect();
+        let runq = (!pids.is_empty()).then(|| threads.iter().map(|t| t.runq_wait_ns).sum());
+        (self.cpu_ns_of(&pids), runq, threads)
+    }
+
     /// CPU time of the whole server so far, in ns: a cgroup's own counter
     /// (it keeps the time of processes that exited), else the sum over its
     /// live processes. None when none is left.
     pub fn cpu_ns(&self) -> Option<u64> {
+        self.cpu_ns_of(&self.pids())
+    }
+
+    fn cpu_ns_of(&self, pids: &[u32]) -> Option<u64> {
         if let ServerProcs::Cgroup(dir) = self
             && let Some(us) = cgroup_usage_us(dir)
         {
             return Some(us * 1000);
         }
         let ns_per_tick = 1e9 / crate::os::clock_ticks_per_s();
-        let pids = self.pids();
         if pids.is_empty() {
             return None;
         }
@@ -79,17 +94,6 @@ impl ServerProcs {
                 .map(|t| (t as f64 * ns_per_tick) as u64)
                 .sum(),
         )
-    }
-
-    /// Run-queue wait (schedstat), summed over the live threads, in ns.
-    pub fn runq_wait_ns(&self) -> Option<u64> {
-        let pids = self.pids();
-        (!pids.is_empty()).then(|| {
-            pids.iter()
-                .filter_map(|&p| crate::os::process_schedstat(p))
-                .map(|s| s.1)
-                .sum()
-        })
     }
 
     /// Every live thread of every process.
@@ -195,9 +199,16 @@ pub fn process_threads(pid: u32) -> Vec<ThreadStat> {
             // `processor` is field 39 of stat; after ')' the count starts at 3.
             let last_cpu = f.get(36).and_then(|v| v.parse().ok());
             let running = f.first() == Some(&"R");
-            let cpu_ns = std::fs::read_to_string(base.join("schedstat"))
-                .ok()
-                .and_then(|t| t.split_whitespace().next()?.parse().ok())
+            let sched: Vec<u64> = std::fs::read_to_string(base.join("schedstat"))
+                .map(|t| {
+                    t.split_whitespace()
+                        .filter_map(|v| v.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let cpu_ns = sched
+                .first()
+                .copied()
                 .unwrap_or((ticks as f64 * ns_per_tick) as u64);
             let status = std::fs::read_to_string(base.join("status")).unwrap_or_default();
             let field = |key: &str| -> u64 {
@@ -212,6 +223,7 @@ pub fn process_threads(pid: u32) -> Vec<ThreadStat> {
                 tid,
                 name,
                 cpu_ns,
+                runq_wait_ns: sched.get(1).copied().unwrap_or(0),
                 last_cpu,
                 running,
                 voluntary_switches: field("voluntary_ctxt_switches:"),
@@ -455,6 +467,7 @@ mod tests {
             tid,
             name: name.into(),
             cpu_ns,
+            runq_wait_ns: 0,
             last_cpu: Some(0),
             running: false,
             voluntary_switches: v,

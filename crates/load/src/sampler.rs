@@ -38,21 +38,20 @@ impl Sampler {
         pids.extend(self.client_children.lock().expect("not poisoned").iter());
         let ticks = pids.iter().filter_map(|&p| os::process_cpu_ticks(p));
         let sched = pids.iter().filter_map(|&p| os::process_schedstat(p));
+        // The server's processes are listed once per sample (a process
+        // group or cgroup is a scan of /proc or of its cgroup.procs).
+        let (server_cpu_ns, server_runq_ns, server_threads) = self
+            .server
+            .as_ref()
+            .map(ServerProcs::read)
+            .unwrap_or_default();
         Sample {
             cpus: os::read_cpu_ticks(),
             client_ticks: Some(ticks.sum()),
-            server_cpu_ns: self.server.as_ref().and_then(ServerProcs::cpu_ns),
-            server_threads: self
-                .server
-                .as_ref()
-                .map(ServerProcs::threads)
-                .unwrap_or_default(),
+            server_cpu_ns,
+            server_threads,
             client_sched: Some(sched.fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))),
-            server_sched: self
-                .server
-                .as_ref()
-                .and_then(ServerProcs::runq_wait_ns)
-                .map(|w| (0, w)),
+            server_sched: server_runq_ns.map(|w| (0, w)),
         }
     }
 
