@@ -132,7 +132,8 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
         k @ (TransportKind::Redis
         | TransportKind::Memcached
         | TransportKind::Http
-        | TransportKind::Grpc) => {
+        | TransportKind::Grpc
+        | TransportKind::Exec) => {
             return Err(format!("schema 2 had no {k} runs"));
         }
         TransportKind::S3 => {

@@ -300,6 +300,15 @@ pub struct RunRequest {
     /// or a table in a spec file.
     #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
     pub server_env: EnvVars,
+    /// exec: the user's benchmark program, a command template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cmd: Option<String>,
+    /// exec: what reads the program's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parser: Option<crate::spec::Parser>,
+    /// exec: environment of the program.
+    #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
+    pub client_env: EnvVars,
 }
 
 /// Environment variables, `KEY=VALUE` each: written as a list (as the
@@ -531,7 +540,7 @@ fn check_header(h: &str) -> Result<(), String> {
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 66] = [
+    pub const KEYS: [&'static str; 69] = [
         "transport",
         "arch",
         "target",
@@ -597,6 +606,9 @@ impl RunRequest {
         "server_ready",
         "port",
         "server_env",
+        "client_cmd",
+        "parser",
+        "client_env",
         "sessions",
     ];
 
@@ -736,7 +748,22 @@ impl RunRequest {
             TransportKind::Redis | TransportKind::Memcached => self.kv(kind)?,
             TransportKind::Http => self.http()?,
             TransportKind::Grpc => self.grpc()?,
+            TransportKind::Exec => self.exec()?,
         };
+        if kind != TransportKind::Exec {
+            for (f, set) in [
+                ("--client-cmd", self.client_cmd.is_some()),
+                ("--parser", self.parser.is_some()),
+                ("--client-env", !self.client_env.is_empty()),
+            ] {
+                if set {
+                    return Err(SpecError::OtherTransport {
+                        flag: f,
+                        transport: TransportKind::Exec,
+                    });
+                }
+            }
+        }
         let stream = matches!(
             &transport,
             TransportSpec::Msgr(MsgrSpec {
@@ -823,10 +850,19 @@ impl RunRequest {
                 d.map_or(Duration::from_secs(5), |d| d.0),
             )?),
         };
-        let warmup_ns = phase_ns(
-            "--warmup",
-            self.warmup.map_or(Duration::from_secs(1), |d| d.0),
-        )?;
+        if kind == TransportKind::Exec && self.warmup.is_some() {
+            return Err(flag(
+                "--warmup",
+                "does not apply to --transport exec: the program warms up as it is told (in --client-cmd)",
+            ));
+        }
+        let warmup_ns = match kind {
+            TransportKind::Exec => 0,
+            _ => phase_ns(
+                "--warmup",
+                self.warmup.map_or(Duration::from_secs(1), |d| d.0),
+            )?,
+        };
         let op_timeout = self.op_timeout.map_or(DEFAULT_OP_TIMEOUT, |d| d.0);
         let hiccup = match (self.no_hiccup, self.hiccup_threshold) {
             (Some(true), Some(_)) => {
@@ -910,6 +946,14 @@ impl RunRequest {
             Some(endpoint) => TargetSpec::External {
                 endpoint: endpoint.clone(),
             },
+            // A server command without a target: the target is the port
+            // `{port}` stands for.
+            None if kind == TransportKind::Exec && self.server_cmd.is_some() => {
+                TargetSpec::External {
+                    endpoint: Endpoint::Tcp("127.0.0.1:0".into()),
+                }
+            }
+            None if kind == TransportKind::Exec => TargetSpec::None,
             None => TargetSpec::Embedded {
                 arch: (kind == TransportKind::Msgr).then_some(arch),
                 cpus: placement
@@ -927,7 +971,8 @@ impl RunRequest {
                     | TransportKind::Redis
                     | TransportKind::Memcached
                     | TransportKind::Http
-                    | TransportKind::Grpc => Endpoint::Tcp("127.0.0.1:0".into()),
+                    | TransportKind::Grpc
+                    | TransportKind::Exec => Endpoint::Tcp("127.0.0.1:0".into()),
                 }),
             },
         };
@@ -983,7 +1028,10 @@ impl RunRequest {
             return Err(flag("--port", "fills {port} of --server-cmd: add one"));
         }
         self.server_env.check("--server-env")?;
-        if !self.server_env.is_empty() && self.target.is_some() && self.server_cmd.is_none() {
+        if !self.server_env.is_empty()
+            && (self.target.is_some() || self.transport_kind() == TransportKind::Exec)
+            && self.server_cmd.is_none()
+        {
             return Err(flag(
                 "--server-env",
                 "applies to a server the run starts (embedded, or --server-cmd)",
@@ -1002,10 +1050,24 @@ impl RunRequest {
         let Some(&first) = given.first() else {
             return Ok(None);
         };
-        if self.target.is_none() {
+        let exec = self.transport_kind() == TransportKind::Exec;
+        if self.target.is_none() && !exec {
             return Err(flag(
                 first,
                 "observes an external server: add --target, where the load goes",
+            ));
+        }
+        if exec
+            && self.target.is_none()
+            && self.server_ready.is_none()
+            && self
+                .server_cmd
+                .as_ref()
+                .is_some_and(|c| !c.contains("{port}"))
+        {
+            return Err(flag(
+                "--server-ready",
+                "is needed: say when --server-cmd is ready (tcp:PORT or line:REGEX), or let it listen on {port}, or give --target",
             ));
         }
         if self.port == Some(0) {
@@ -1535,6 +1597,109 @@ impl RunRequest {
     }
 
     /// The msgr transport's settings.
+    /// The exec transport's settings: the program, its parser and its
+    /// environment; the other transports' flags are refused.
+    fn exec(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_shm_flags()?;
+        self.refuse_kv_flags()?;
+        self.refuse_http_flags()?;
+        self.refuse_s3_flags()?;
+        for (f, set, why) in [
+            (
+                "--mode",
+                self.mode.is_some(),
+                "the program has its own modes: put them in --client-cmd",
+            ),
+            (
+                "--arch",
+                self.arch.is_some(),
+                "applies to the embedded msgr server; exec starts --server-cmd",
+            ),
+            (
+                "--count",
+                self.count.is_some(),
+                "exec runs the program for --duration ({duration_s} in --client-cmd); it counts what it does itself",
+            ),
+            (
+                "--verify",
+                self.verify == Some(true),
+                "the program checks its own payloads, if it does",
+            ),
+            (
+                "--response-size",
+                self.response_size.is_some(),
+                "applies to msgr",
+            ),
+            (
+                "--listen",
+                self.listen.is_some(),
+                "applies to the embedded server",
+            ),
+            (
+                "--max-frame",
+                self.max_frame.is_some(),
+                "applies to the embedded msgr server",
+            ),
+            (
+                "--poll",
+                self.poll == Some(true),
+                "applies to wirebench's own client",
+            ),
+        ] {
+            if set {
+                return Err(flag(
+                    f,
+                    format!("does not apply to --transport exec: {why}"),
+                ));
+            }
+        }
+        let cmd = match &self.client_cmd {
+            Some(c) if !c.trim().is_empty() => c.clone(),
+            Some(_) => {
+                return Err(value(
+                    "--client-cmd",
+                    "''",
+                    "give the command that runs your benchmark",
+                ));
+            }
+            None => {
+                return Err(flag(
+                    "--client-cmd",
+                    "is needed with --transport exec: the command that runs your benchmark, e.g. 'sockperf ping-pong -i 127.0.0.1 -p {port} -t {duration_s}'",
+                ));
+            }
+        };
+        check_placeholders("--client-cmd", &cmd)?;
+        let parser = self.parser.clone().ok_or_else(|| {
+            flag(
+                "--parser",
+                format!(
+                    "is needed with --transport exec: what reads the program's output ({})",
+                    crate::spec::Parser::NAMES.join(", ")
+                ),
+            )
+        })?;
+        self.client_env.check("--client-env")?;
+        let size_bytes = match &self.size {
+            None => None,
+            Some(_) => Some(self.fixed_size(0)?),
+        };
+        let uses =
+            |p: &str| cmd.contains(p) || self.server_cmd.as_ref().is_some_and(|c| c.contains(p));
+        if uses("{size}") && size_bytes.is_none() {
+            return Err(flag("--size", "is needed: {size} is in a command"));
+        }
+        if uses("{rate}") && self.rate.is_none() {
+            return Err(flag("--rate", "is needed: {rate} is in a command"));
+        }
+        Ok(TransportSpec::Exec(crate::spec::ExecSpec {
+            client_cmd: cmd,
+            parser,
+            client_env: self.client_env.0.clone(),
+            size_bytes,
+        }))
+    }
+
     fn msgr(&self) -> Result<TransportSpec, SpecError> {
         self.refuse_shm_flags()?;
         self.refuse_kv_flags()?;
@@ -1880,10 +2045,12 @@ impl RunRequest {
             )
             .ok()
         };
-        let (client_cpus, server_cpus) = match &self.target {
+        // exec's server, if any, is the user's: placed like an external one.
+        let external = self.target.is_some() || self.transport_kind() == TransportKind::Exec;
+        let (client_cpus, server_cpus) = match external {
             // An observed server with the cpuset it was given: the client
             // keeps off it unless told otherwise.
-            Some(_) if self.server_cpus.is_some() => {
+            true if self.server_cpus.is_some() => {
                 let s = self.server_cpus.clone().expect("matched");
                 let c = self
                     .client_cpus
@@ -1891,11 +2058,11 @@ impl RunRequest {
                     .unwrap_or_else(|| others(&s).unwrap_or_else(|| usable.clone()));
                 (c, Some(s))
             }
-            Some(_) => (
+            true => (
                 self.client_cpus.clone().unwrap_or_else(|| usable.clone()),
                 None,
             ),
-            None => {
+            false => {
                 let (c, s) = match (&self.client_cpus, &self.server_cpus) {
                     (Some(c), Some(s)) => (c.clone(), s.clone()),
                     (Some(c), None) => (c.clone(), others(c).unwrap_or_else(|| c.clone())),
@@ -2342,6 +2509,9 @@ mod tests {
             server_ready: Some(Ready::Line("listening on \\d+".into())),
             port: Some(7000),
             server_env: "LD_PRELOAD=/x.so".parse().unwrap(),
+            client_cmd: Some("sockperf pp -p {port}".into()),
+            parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
+            client_env: "A=b".parse().unwrap(),
         };
         let json = serde_json::to_value(&full).unwrap();
         let mut keys: Vec<&str> = json

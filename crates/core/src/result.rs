@@ -122,6 +122,35 @@ pub struct OutsideThread {
     pub allowed: Option<CpuList>,
 }
 
+/// What an exec run's program reported, and how it measured it: its
+/// figures are the program's own, not wirebench's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ToolReport {
+    /// The program (`sockperf`, `fio`).
+    pub program: String,
+    /// The parser that read its output (`--parser`).
+    pub parser: String,
+    /// The command as run, placeholders filled.
+    pub command: String,
+    /// How it ended (`exit status 0`).
+    pub exit: String,
+    /// Every figure the parser took, by the program's own name and unit
+    /// (`IOPS`, `latency ms`), as printed.
+    pub figures: BTreeMap<String, f64>,
+    /// The latency statistics it gave (`mean`, `p50`, `p99`...); the
+    /// others are absent from the summary, not zero.
+    #[serde(default)]
+    pub latency_stats: Vec<String>,
+    /// How it measured, one line per kind of figure ("latency: mean of a
+    /// 1-in-256 sample of messages, 10 ms clock").
+    #[serde(default)]
+    pub method: Vec<String>,
+    /// Whether its latency came as a histogram (fio's bins): then every
+    /// percentile is read from it, within the bins' width.
+    #[serde(default)]
+    pub histogram: bool,
+}
+
 /// The allocator's share of a server's CPU samples (`flame`): samples
 /// inside malloc/free/new/delete and the allocator libraries (libc,
 /// jemalloc, tcmalloc, mimalloc), callees included.
@@ -304,6 +333,21 @@ pub struct Summary {
     /// Failed operations by cause ("404 NoSuchKey", "503 SlowDown").
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub failures: BTreeMap<String, u64>,
+    /// exec: what the program reported and how it measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolReport>,
+}
+
+impl Summary {
+    /// Whether the latency statistic `stat` (`mean`, `p50`, `p99`, `p999`,
+    /// `p9999`, `min`, `max`) was measured: always by wirebench's own
+    /// histograms, only where given by an exec run's program.
+    pub fn has_latency(&self, stat: &str) -> bool {
+        match &self.tool {
+            None => self.latency.count > 0,
+            Some(t) => t.histogram || t.latency_stats.iter().any(|s| s == stat),
+        }
+    }
 }
 
 /// The figures of one operation type (S3: get, put...) over the measured phase.

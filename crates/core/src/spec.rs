@@ -25,6 +25,9 @@ pub enum TransportKind {
     /// A gRPC server's unary or server-streaming method, at
     /// `--target grpc://HOST:PORT` (`grpcs://` for TLS).
     Grpc,
+    /// The user's own benchmark program (`--client-cmd`), its output read
+    /// by a parser (`--parser`).
+    Exec,
 }
 
 impl TransportKind {
@@ -205,7 +208,7 @@ text_enum!(S3Op, "get" => S3Op::Get, "put" => S3Op::Put, "head" => S3Op::Head, "
 text_enum!(S3Workload, "get" => S3Workload::Get, "put" => S3Workload::Put, "head" => S3Workload::Head,
     "delete" => S3Workload::Delete, "list" => S3Workload::List, "mixed" => S3Workload::Mixed);
 text_enum!(TransportKind, "msgr" => TransportKind::Msgr, "shm" => TransportKind::Shm, "s3" => TransportKind::S3,
-    "redis" => TransportKind::Redis, "memcached" => TransportKind::Memcached, "http" => TransportKind::Http, "grpc" => TransportKind::Grpc);
+    "redis" => TransportKind::Redis, "memcached" => TransportKind::Memcached, "http" => TransportKind::Http, "grpc" => TransportKind::Grpc, "exec" => TransportKind::Exec);
 text_enum!(HttpMethod, "get" => HttpMethod::Get, "post" => HttpMethod::Post, "put" => HttpMethod::Put);
 text_enum!(HttpVersion, "1.1" => HttpVersion::H1, "2" => HttpVersion::H2);
 text_enum!(KvMode, "get" => KvMode::Get, "set" => KvMode::Set, "incr" => KvMode::Incr, "mixed" => KvMode::Mixed);
@@ -660,6 +663,9 @@ pub enum TargetSpec {
     },
     /// Something already listening.
     External { endpoint: Endpoint },
+    /// No server: the user's program (exec) runs alone, or against
+    /// whatever it reaches itself.
+    None,
 }
 
 /// A server the run observes without embedding it: found by its PIDs or
@@ -1005,6 +1011,232 @@ pub enum TransportSpec {
     Memcached(KvSpec),
     Http(HttpSpec),
     Grpc(GrpcSpec),
+    Exec(ExecSpec),
+}
+
+/// The parser of an exec run's output (`--parser`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Parser {
+    /// perf-crimson-msgr and perf-async-msgr: per-second lines and the
+    /// `all(depth=N):` block.
+    CrimsonMsgr,
+    /// Tsurugi's reqres_loop: one CSV line.
+    TateyamaReqres,
+    /// Tsurugi's data_channel_write: one CSV line.
+    TateyamaDatachannel,
+    /// fio `--output-format=json+` (its latency bins become a histogram).
+    FioJson,
+    /// sockperf ping-pong, under-load or throughput.
+    Sockperf,
+    /// redis-benchmark `--csv`.
+    RedisBenchmark,
+    /// A JSON document: metric name -> JSON pointer
+    /// (`json:ops_per_s=/a/b,p99_us=/c`).
+    Json(Vec<(String, String)>),
+    /// A regular expression whose named groups are metric names
+    /// (`regex:(?P<ops_per_s>[0-9.]+) ops/s`).
+    Regex(String),
+}
+
+/// The metrics a `json` or `regex` parser may fill: counters, rates, and
+/// latency statistics with their unit.
+pub const EXEC_METRICS: [&str; 7] = [
+    "ops",
+    "ops_per_s",
+    "seconds",
+    "errors",
+    "bytes_out",
+    "bytes_in",
+    "connect_s",
+];
+/// Latency statistics (`p99_us`, `mean_ms`: a statistic, `_`, a unit).
+pub const LATENCY_STATS: [&str; 8] = ["mean", "min", "p50", "p90", "p99", "p999", "p9999", "max"];
+/// The units of a latency metric, in ns.
+pub const LATENCY_UNITS: [(&str, f64); 4] = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
+
+/// Whether `name` is a metric a `json` or `regex` parser may fill.
+pub fn is_exec_metric(name: &str) -> bool {
+    EXEC_METRICS.contains(&name)
+        || name.rsplit_once('_').is_some_and(|(stat, unit)| {
+            LATENCY_STATS.contains(&stat) && LATENCY_UNITS.iter().any(|(u, _)| *u == unit)
+        })
+}
+
+fn metrics_help() -> String {
+    format!(
+        "{}, or a latency statistic ({}) with a unit (ns, us, ms, s), e.g. p99_us",
+        EXEC_METRICS.join(", "),
+        LATENCY_STATS.join(", ")
+    )
+}
+
+impl Parser {
+    /// The parsers, as `--parser` names them.
+    pub const NAMES: [&'static str; 8] = [
+        "crimson-msgr",
+        "tateyama-reqres",
+        "tateyama-datachannel",
+        "fio-json",
+        "sockperf",
+        "redis-benchmark",
+        "json:NAME=POINTER,...",
+        "regex:PATTERN",
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Parser::CrimsonMsgr => "crimson-msgr",
+            Parser::TateyamaReqres => "tateyama-reqres",
+            Parser::TateyamaDatachannel => "tateyama-datachannel",
+            Parser::FioJson => "fio-json",
+            Parser::Sockperf => "sockperf",
+            Parser::RedisBenchmark => "redis-benchmark",
+            Parser::Json(_) => "json",
+            Parser::Regex(_) => "regex",
+        }
+    }
+}
+
+impl fmt::Display for Parser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Parser::Json(map) => {
+                let m: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                write!(f, "json:{}", m.join(","))
+            }
+            Parser::Regex(r) => write!(f, "regex:{r}"),
+            p => f.write_str(p.name()),
+        }
+    }
+}
+
+impl FromStr for Parser {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Parser, String> {
+        let (name, arg) = match s.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (s, None),
+        };
+        let plain = |p: Parser| match arg {
+            None => Ok(p),
+            Some(_) => Err(format!("{name} takes no argument")),
+        };
+        match name {
+            "crimson-msgr" => plain(Parser::CrimsonMsgr),
+            "tateyama-reqres" => plain(Parser::TateyamaReqres),
+            "tateyama-datachannel" => plain(Parser::TateyamaDatachannel),
+            "fio-json" => plain(Parser::FioJson),
+            "sockperf" => plain(Parser::Sockperf),
+            "redis-benchmark" => plain(Parser::RedisBenchmark),
+            "json" => {
+                let arg = arg.filter(|a| !a.is_empty()).ok_or(
+                    "json needs its metrics: json:ops_per_s=/jobs/0/iops,p99_us=/p99 (NAME=JSON pointer, comma-separated)",
+                )?;
+                let mut map = Vec::new();
+                for pair in arg.split(',') {
+                    let (k, v) = pair
+                        .split_once('=')
+                        .ok_or_else(|| format!("'{pair}' is not NAME=POINTER"))?;
+                    if !is_exec_metric(k) {
+                        return Err(format!("'{k}' is not a metric; use {}", metrics_help()));
+                    }
+                    if !(v.is_empty() || v.starts_with('/')) {
+                        return Err(format!("'{v}' is not a JSON pointer (they start with /)"));
+                    }
+                    map.push((k.to_string(), v.to_string()));
+                }
+                Ok(Parser::Json(map))
+            }
+            "regex" => {
+                let arg = arg.filter(|a| !a.is_empty()).ok_or(
+                    "regex needs a pattern whose named groups are metrics: regex:(?P<ops_per_s>[0-9.]+) ops/s",
+                )?;
+                let re = regex_lite::Regex::new(arg).map_err(|e| format!("not a regex: {e}"))?;
+                let names: Vec<&str> = re.capture_names().flatten().collect();
+                if names.is_empty() {
+                    return Err(format!(
+                        "the pattern has no named group; name each by its metric: {}",
+                        metrics_help()
+                    ));
+                }
+                if let Some(bad) = names.iter().find(|n| !is_exec_metric(n)) {
+                    return Err(format!(
+                        "group '{bad}' is not a metric; use {}",
+                        metrics_help()
+                    ));
+                }
+                Ok(Parser::Regex(arg.to_string()))
+            }
+            _ => Err(format!(
+                "'{s}' is not a parser: use one of {}",
+                Parser::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl From<Parser> for String {
+    fn from(p: Parser) -> String {
+        p.to_string()
+    }
+}
+
+impl TryFrom<String> for Parser {
+    type Error = String;
+    fn try_from(s: String) -> Result<Parser, String> {
+        s.parse()
+    }
+}
+
+/// An exec run: the user's program, run from a template, its output parsed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecSpec {
+    /// The command template (`--client-cmd`), run by `sh -c` with its
+    /// placeholders filled.
+    pub client_cmd: String,
+    pub parser: Parser,
+    /// Its environment besides wirebench's (`--client-env`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub client_env: BTreeMap<String, String>,
+    /// What `{size}` is (`--size`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+}
+
+impl ExecSpec {
+    /// The program's name: the first word of the command that is not an
+    /// environment assignment or a wrapper (taskset, numactl, env, nice,
+    /// timeout, chrt), without its directory.
+    pub fn program(&self) -> String {
+        let mut words = self.client_cmd.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            if w.contains('=') && !w.starts_with('-') {
+                continue;
+            }
+            let base = w.rsplit('/').next().unwrap_or(w);
+            match base {
+                "taskset" | "numactl" | "chrt" => {
+                    // Their options and cpu list come before the program.
+                    while let Some(n) = words.peek() {
+                        if n.starts_with('-')
+                            || n.chars().all(|c| c.is_ascii_digit() || ",-:".contains(c))
+                        {
+                            words.next();
+                        } else {
+                            break;
+                        }
+                    }
+                }
+                "env" | "nice" | "exec" | "stdbuf" => {}
+                "timeout" => {
+                    words.next();
+                }
+                _ => return base.to_string(),
+            }
+        }
+        "exec".to_string()
+    }
 }
 
 impl TransportSpec {
@@ -1017,6 +1249,7 @@ impl TransportSpec {
             TransportSpec::Memcached(_) => TransportKind::Memcached,
             TransportSpec::Http(_) => TransportKind::Http,
             TransportSpec::Grpc(_) => TransportKind::Grpc,
+            TransportSpec::Exec(_) => TransportKind::Exec,
         }
     }
 
@@ -1037,6 +1270,7 @@ impl TransportSpec {
             TransportSpec::Redis(k) | TransportSpec::Memcached(k) => k.mode.to_string(),
             TransportSpec::Http(h) => h.method.to_string(),
             TransportSpec::Grpc(g) => g.call.clone(),
+            TransportSpec::Exec(e) => e.parser.name().to_string(),
         }
     }
 
@@ -1049,6 +1283,7 @@ impl TransportSpec {
             TransportSpec::Shm(s) => s.mode.has_response(),
             TransportSpec::S3(_) | TransportSpec::Http(_) | TransportSpec::Grpc(_) => false,
             TransportSpec::Redis(_) | TransportSpec::Memcached(_) => true,
+            TransportSpec::Exec(_) => false,
         }
     }
 
@@ -1071,6 +1306,7 @@ impl TransportSpec {
             TransportSpec::Redis(k) | TransportSpec::Memcached(k) => k.sizes.max(),
             TransportSpec::Http(h) => h.body_bytes,
             TransportSpec::Grpc(g) => g.data.len() as u64,
+            TransportSpec::Exec(e) => e.size_bytes.unwrap_or(0),
         }
     }
 
@@ -1164,6 +1400,7 @@ impl RunSpec {
             } => format!("embedded {arch}"),
             TargetSpec::Embedded { arch: None, .. } => format!("embedded {}", self.kind()),
             TargetSpec::External { endpoint } => endpoint.to_string(),
+            TargetSpec::None => "no server (the program runs alone)".to_string(),
         }
     }
 
@@ -1172,6 +1409,7 @@ impl RunSpec {
     pub fn label(&self) -> String {
         let external = matches!(self.target, TargetSpec::External { .. });
         match (&self.transport, &self.target) {
+            (TransportSpec::Exec(e), _) => format!("exec-{}", e.program()),
             (TransportSpec::S3(s3), _) => {
                 format!(
                     "s3-{}{}",
@@ -1209,7 +1447,9 @@ impl RunSpec {
                 t.mode_name(),
                 arch.map_or(String::new(), |a| a.to_string())
             ),
-            (t, TargetSpec::External { .. }) => format!("{}-external", t.mode_name()),
+            (t, TargetSpec::External { .. } | TargetSpec::None) => {
+                format!("{}-external", t.mode_name())
+            }
         }
     }
 }

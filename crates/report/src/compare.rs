@@ -215,7 +215,12 @@ pub struct Row {
 
 fn cell(runs: &[RunResult], m: &Metric) -> Option<Cell> {
     let has = |r: &RunResult| {
-        let no_latency = m.unit == "ns" && r.summary.latency.count == 0;
+        // exec: only the statistics the program gave (never its mean for
+        // a percentile).
+        let no_latency = m.unit == "ns"
+            && (r.summary.latency.count == 0
+                || (["mean", "p50", "p99", "p999"].contains(&m.key)
+                    && !r.summary.has_latency(m.key)));
         let absent = (m.of_run)(&r.summary).is_nan();
         !(no_latency || absent)
     };
@@ -229,7 +234,9 @@ fn cell(runs: &[RunResult], m: &Metric) -> Option<Cell> {
             Noise::Repetitions,
         )
     } else {
-        let per_second: Vec<f64> = match m.of_interval {
+        // An exec program's seconds carry its mean latency at most.
+        let tool_seconds = runs[0].summary.tool.is_none() || m.unit != "ns" || m.key == "mean";
+        let per_second: Vec<f64> = match m.of_interval.filter(|_| tool_seconds) {
             Some(f) => runs[0]
                 .intervals
                 .iter()

@@ -56,6 +56,7 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
         "arch" => match &s.target {
             wirebench_core::spec::TargetSpec::Embedded { arch, .. } => arch.as_ref()?.to_string(),
             wirebench_core::spec::TargetSpec::External { .. } => "external".into(),
+            wirebench_core::spec::TargetSpec::None => return None,
         },
         "mode" => s.transport.mode_name(),
         "transport" => s.kind().to_string(),

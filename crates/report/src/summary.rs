@@ -82,6 +82,7 @@ pub fn headline(
             }
             d
         }
+        TransportSpec::Exec(e) => format!("{} (parser {})", e.program(), e.parser.name()),
         _ if t.has_response() => format!(
             "{} -> {}",
             format_size(t.size_bytes()),
@@ -102,7 +103,9 @@ pub fn headline(
             if *poll { ", busy-polling" } else { "" },
             server_pid.unwrap_or(0)
         ),
+        TargetSpec::External { .. } if spec.observe.is_some() => "observed server".to_string(),
         TargetSpec::External { .. } => "external server".to_string(),
+        TargetSpec::None => "no server".to_string(),
     };
     let load = match spec.rate_per_s {
         Some(rate) => format!(
@@ -121,15 +124,27 @@ pub fn headline(
         ),
         None => spec.kind().to_string(),
     };
-    let mut s = format!(
-        "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients on CPUs {}{}",
-        t.mode_name(),
-        spec.clients,
-        spec.conns_per_client,
-        spec.warmup_ns as f64 / 1e9,
-        p.client_cpus,
-        if spec.poll { ", busy-polling" } else { "" },
-    );
+    let mut s = match t {
+        TransportSpec::Exec(_) => format!(
+            "wirebench run: exec {sizes}, {stop} ({{duration_s}}), {} client(s) x {} conn(s), {load} (as placeholders)\n  {}; the program on CPUs {}",
+            spec.clients,
+            spec.conns_per_client,
+            match &spec.target {
+                TargetSpec::None => "no server".to_string(),
+                _ => format!("target {endpoint}: {server}"),
+            },
+            p.client_cpus,
+        ),
+        _ => format!(
+            "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients on CPUs {}{}",
+            t.mode_name(),
+            spec.clients,
+            spec.conns_per_client,
+            spec.warmup_ns as f64 / 1e9,
+            p.client_cpus,
+            if spec.poll { ", busy-polling" } else { "" },
+        ),
+    };
     for n in &p.notes {
         s.push_str(&format!("\n  note: {n}"));
     }
@@ -147,6 +162,51 @@ fn latency_line(out: &mut impl Write, label: &str, l: &LatencySummary) -> io::Re
         format_ns(l.p999_ns as f64),
         format_ns(l.max_ns as f64)
     )
+}
+
+/// An exec run: the latency statistics the program gave (no others),
+/// then every figure it printed and how it measured them.
+fn tool_lines(out: &mut impl Write, s: &wirebench_core::result::Summary) -> io::Result<()> {
+    let Some(t) = &s.tool else { return Ok(()) };
+    let l = &s.latency;
+    let stats: Vec<String> = [
+        ("mean", l.mean_ns),
+        ("min", l.min_ns as f64),
+        ("p50", l.p50_ns as f64),
+        ("p90", l.p90_ns as f64),
+        ("p99", l.p99_ns as f64),
+        ("p999", l.p999_ns as f64),
+        ("p9999", l.p9999_ns as f64),
+        ("max", l.max_ns as f64),
+    ]
+    .into_iter()
+    .filter(|(k, _)| s.has_latency(k))
+    .map(|(k, v)| {
+        let name = match k {
+            "p999" => "p99.9",
+            "p9999" => "p99.99",
+            k => k,
+        };
+        format!("{name} {}", format_ns(v))
+    })
+    .collect();
+    if stats.is_empty() {
+        writeln!(out, "  latency:           none given by {}", t.program)?;
+    } else {
+        writeln!(out, "  latency ({}'s):  {}", t.program, stats.join("  "))?;
+    }
+    writeln!(
+        out,
+        "  program:           {} ({}), read by --parser {}",
+        t.program, t.exit, t.parser
+    )?;
+    for (name, v) in &t.figures {
+        writeln!(out, "    {name}: {v}")?;
+    }
+    for m in &t.method {
+        writeln!(out, "  how:               {m}")?;
+    }
+    Ok(())
 }
 
 /// The S3 table: per operation type, ops/s, MB/s, latency and time to
@@ -245,11 +305,13 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         r.spec.clients, r.spec.conns_per_client, r.spec.depth
     )?;
     writeln!(out, "  status:            {state}")?;
-    writeln!(
-        out,
-        "  connect time:      {:.6} s",
-        s.connect_time_ns as f64 / 1e9
-    )?;
+    if s.tool.is_none() || s.connect_time_ns > 0 {
+        writeln!(
+            out,
+            "  connect time:      {:.6} s",
+            s.connect_time_ns as f64 / 1e9
+        )?;
+    }
     writeln!(out, "  messages sent:     {}", s.messages_sent)?;
     writeln!(out, "  messages received: {}", s.messages_received)?;
     writeln!(
@@ -280,6 +342,7 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         TransportSpec::Msgr(m) if m.mode == MsgrMode::Oneway
     ) || matches!(&r.spec.transport, TransportSpec::Shm(s) if s.mode == ShmMode::Nores);
     match () {
+        _ if s.tool.is_some() => tool_lines(out, s)?,
         _ if stream => writeln!(
             out,
             "  latency:           n/a (stream: the client only receives)"

@@ -40,6 +40,8 @@ pub struct SessionOptions {
     pub port: Option<u16>,
     /// What `{instance}` is.
     pub instance: usize,
+    /// The placeholders' values of the run (set by the session).
+    pub values: std::collections::BTreeMap<&'static str, String>,
 }
 
 impl SessionOptions {
@@ -52,6 +54,7 @@ impl SessionOptions {
             server_dir: None,
             port: req.port,
             instance: 0,
+            values: Default::default(),
         }
     }
 }
@@ -97,6 +100,10 @@ pub fn open(
         }
         TransportSpec::Http(h) => Box::new(HttpDriver::open(spec, h, endpoint, cancel, events)?),
         TransportSpec::Grpc(g) => Box::new(HttpDriver::grpc(spec, g, endpoint, cancel, events)?),
+        TransportSpec::Exec(_) => Box::new(
+            crate::exec::ExecDriver::new(opts.values.clone(), opts.server_dir.as_deref())
+                .map_err(RunError::Failed)?,
+        ),
         TransportSpec::S3(s3spec) => Box::new(S3Driver::open(
             spec,
             s3spec,

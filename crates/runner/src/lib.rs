@@ -29,6 +29,7 @@
 
 pub mod dispatch;
 pub mod events;
+pub mod exec;
 pub mod flame;
 pub mod ipc_compare;
 pub mod observed;

@@ -318,6 +318,7 @@ pub fn from_outcome(
             })
             .collect(),
         failures: m.failures.clone(),
+        tool: out.tool.as_ref().map(|t| t.report.clone()),
         hiccup: None,
         throughput_trend: Trend::of(
             &measured
@@ -329,6 +330,16 @@ pub fn from_outcome(
     };
     let intervals: Vec<Interval> = out.intervals.clone();
     let mut summary = summary;
+    // exec: the program's own statistics and rate.
+    if let Some(t) = &out.tool {
+        if !t.report.histogram {
+            summary.latency = t.latency;
+            summary.service_latency = t.latency;
+        }
+        if let Some(r) = t.ops_per_s {
+            summary.ops_per_s = r;
+        }
+    }
     let mut intervals = intervals;
     summary.hiccup = hiccup(spec, out.hiccup.as_ref(), &mut intervals);
     judge(spec, &placement, &mut summary, &intervals);

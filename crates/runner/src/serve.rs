@@ -276,6 +276,10 @@ impl ServeRequest {
                     "wirebench has no {k} server: run the real one and measure it with run --target"
                 ),
             }),
+            TransportKind::Exec => Err(SpecError::Invalid {
+                flag: "--transport",
+                why: "exec runs your own programs: run --transport exec --client-cmd '…' [--server-cmd '…']".into(),
+            }),
         }
     }
 

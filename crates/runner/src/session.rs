@@ -112,12 +112,12 @@ fn observed_values(
     opts: &SessionOptions,
 ) -> Result<(Endpoint, std::collections::BTreeMap<&'static str, String>), RunError> {
     use wirebench_core::spec::{Ready, ServerSource};
-    let uses_port = match &spec.observe.as_ref().expect("observed").source {
-        ServerSource::Command { cmd, ready } => {
+    let uses_port = match spec.observe.as_ref().map(|o| &o.source) {
+        Some(ServerSource::Command { cmd, ready }) => {
             cmd.contains("{port}") || matches!(ready, Some(Ready::Tcp(p)) if p == "{port}")
         }
         _ => false,
-    };
+    } || matches!(&spec.transport, TransportSpec::Exec(e) if e.client_cmd.contains("{port}"));
     let zero = endpoint.tcp_addr().is_some_and(|a| a.ends_with(":0"));
     let port = match opts.port {
         Some(p) => Some(p),
@@ -164,6 +164,13 @@ impl Session {
             _ => None,
         };
         let signed = s3.then_some(credentials.is_some());
+        let mut opts = opts.clone();
+        // exec without a server: its placeholders all the same.
+        if matches!(spec.target, TargetSpec::None) {
+            let (_, values) = observed_values(&spec, &Endpoint::Tcp("127.0.0.1:1".into()), &opts)?;
+            opts.values = values;
+        }
+        let opts = &mut opts;
         if let TransportSpec::S3(s) = &mut spec.transport {
             s.signed = credentials.is_some();
         }
@@ -173,6 +180,7 @@ impl Session {
             }
             TargetSpec::External { endpoint } if spec.observe.is_some() => {
                 let (endpoint, values) = observed_values(&spec, endpoint, opts)?;
+                opts.values = values.clone();
                 Box::new(
                     Observed::start(
                         &spec,
@@ -184,7 +192,14 @@ impl Session {
                     .map_err(RunError::Failed)?,
                 )
             }
-            TargetSpec::External { endpoint } => Box::new(External(endpoint.clone())),
+            TargetSpec::External { endpoint } => {
+                if matches!(spec.transport, TransportSpec::Exec(_)) {
+                    let (_, values) = observed_values(&spec, endpoint, opts)?;
+                    opts.values = values;
+                }
+                Box::new(External(endpoint.clone()))
+            }
+            TargetSpec::None => Box::new(External(Endpoint::Tcp("127.0.0.1:0".into()))),
         };
         let mut session = Session {
             cancel,

@@ -136,7 +136,8 @@ pub fn serve_request(spec: &RunSpec, trace_file: Option<PathBuf>) -> ServeReques
         TransportSpec::Redis(_)
         | TransportSpec::Memcached(_)
         | TransportSpec::Http(_)
-        | TransportSpec::Grpc(_) => {}
+        | TransportSpec::Grpc(_)
+        | TransportSpec::Exec(_) => {}
     }
     req
 }

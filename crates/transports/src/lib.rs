@@ -10,6 +10,7 @@
 //! ```
 
 pub mod accept;
+pub mod exec;
 pub mod grpc;
 pub mod http;
 pub mod keys;

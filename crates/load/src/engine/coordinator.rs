@@ -218,6 +218,7 @@ pub(crate) fn coordinate(
             server_switches: None,
             client_cores: Sampler::busy(&cfg.client_cpus, &zero, &zero),
             hiccup: None,
+            tool: None,
         };
     }
     observer.connected(connect_time_ns);
@@ -436,6 +437,7 @@ pub(crate) fn coordinate(
         server_switches,
         client_cores,
         hiccup,
+        tool: None,
     }
 }
 

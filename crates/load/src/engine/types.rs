@@ -185,4 +185,18 @@ pub struct LoadOutcome {
     pub client_cores: Vec<CoreBusy>,
     /// The hiccup meter's wake-ups over the measured phase.
     pub hiccup: Option<LatencyHist>,
+    /// exec: what the program reported (its latency statistics, where
+    /// `measured` has no histogram of them, and its own rate).
+    pub tool: Option<ToolOutcome>,
+}
+
+/// What an exec run's program reported, beside the counters of
+/// [`LoadOutcome::measured`].
+#[derive(Debug, Clone)]
+pub struct ToolOutcome {
+    pub report: wirebench_core::result::ToolReport,
+    /// The statistics it gave (the others zero, and absent by `report`).
+    pub latency: LatencySummary,
+    /// Its own rate, where it printed one (else ops / seconds).
+    pub ops_per_s: Option<f64>,
 }

@@ -168,6 +168,28 @@ pub struct RunFlags {
     grpc: GrpcFlags,
     #[command(flatten)]
     pub observe: ObserveFlags,
+    #[command(flatten)]
+    exec: ExecFlags,
+}
+
+/// The exec transport's flags: your own benchmark program.
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "exec (--transport exec: your own benchmark program)")]
+struct ExecFlags {
+    /// The program to run (sh -c, pinned to --client-cpus), with the placeholders of
+    /// --server-cmd, e.g. 'sockperf ping-pong -i 127.0.0.1 -p {port} -t {duration_s}'.
+    /// Its output is kept in the run's directory; a non-zero exit fails the run.
+    #[arg(long, value_name = "CMD")]
+    client_cmd: Option<String>,
+    /// What reads its output: crimson-msgr, tateyama-reqres, tateyama-datachannel, fio-json,
+    /// sockperf, redis-benchmark, json:NAME=POINTER,... or regex:PATTERN (named groups:
+    /// ops, ops_per_s, seconds, errors, bytes_out, bytes_in, connect_s, or a latency statistic
+    /// mean|min|p50|p90|p99|p999|p9999|max with a unit _ns|_us|_ms|_s, e.g. p99_us).
+    #[arg(long, value_name = "NAME")]
+    parser: Option<wirebench_core::spec::Parser>,
+    /// An environment variable of the program (repeatable).
+    #[arg(long, value_name = "NAME=VALUE")]
+    client_env: Vec<EnvVars>,
 }
 
 /// The gRPC transport's flags (--depth: streams per connection; --header: metadata).
@@ -386,6 +408,15 @@ impl RunFlags {
             server_env: EnvVars(
                 self.observe
                     .server_env
+                    .iter()
+                    .flat_map(|e| e.0.clone())
+                    .collect(),
+            ),
+            client_cmd: self.exec.client_cmd.clone(),
+            parser: self.exec.parser.clone(),
+            client_env: EnvVars(
+                self.exec
+                    .client_env
                     .iter()
                     .flat_map(|e| e.0.clone())
                     .collect(),

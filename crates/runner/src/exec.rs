@@ -1,0 +1,426 @@
+//! The exec transport's driver: the user's own benchmark program, run from
+//! its template (`sh -c`, in a process group of its own, pinned to the
+//! client CPUs, with `client_env`), its output kept in the run's directory
+//! (`client-stdout.txt`, `client-stderr.txt`) and read by its parser into
+//! the run's result. The program's figures are its own; what wirebench
+//! adds is the CPU and memory of both sides, measured as for its own runs.
+//!
+//! - A non-zero exit fails the run, with the last lines of its output; so
+//!   does an output the parser finds no figure in (sockperf exits 0 when
+//!   it cannot connect).
+//! - The program must exit by the end of `--duration` plus the grace
+//!   (`--op-timeout`, at least 30 s); else it is killed and the run fails.
+//! - Ctrl-C (or the server dying) stops it: TERM to its group, KILL 5 s
+//!   later.
+//! - The client's CPU is the program's whole run (every process it waited
+//!   for, from the kernel's accounting); the server's is sampled every
+//!   250 ms and taken over the program's measured phase, as the program
+//!   timed it, counted back from its exit.
+
+use crate::dispatch::Driver;
+use crate::process;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use wirebench_core::hist::{self, LatencySummary};
+use wirebench_core::result::{Interval, Phase, ToolReport};
+use wirebench_core::spec::{ExecSpec, RunSpec};
+use wirebench_core::units::whole;
+use wirebench_load::engine::{Abort, EndState, LoadConfig, LoadOutcome, Observer, ToolOutcome};
+use wirebench_load::recorder::IntervalData;
+use wirebench_load::sampler::{Sample, Sampler};
+use wirebench_transports::exec::{self as parse, Parsed};
+
+/// How often the server's CPU is sampled while the program runs.
+const SAMPLE_EVERY: Duration = Duration::from_millis(250);
+/// Samples kept at most (older ones thinned): memory stays bounded.
+const MAX_SAMPLES: usize = 4096;
+/// The least time a program gets past `--duration` to finish.
+const MIN_GRACE: Duration = Duration::from_secs(30);
+/// The most of a program's output that is read (it is kept whole on disk).
+const MAX_OUTPUT: u64 = 64 << 20;
+/// How long a stopped program has to exit on SIGTERM.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Runs the exec transport's program, once per load.
+pub struct ExecDriver {
+    /// The placeholders' values (the same as the server command's).
+    values: BTreeMap<&'static str, String>,
+    /// Where its output goes.
+    dir: PathBuf,
+}
+
+impl ExecDriver {
+    pub fn new(values: BTreeMap<&'static str, String>, dir: Option<&Path>) -> Result<Self, String> {
+        let dir = dir
+            .ok_or("--transport exec: no run directory for the program's output")?
+            .to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(ExecDriver { values, dir })
+    }
+}
+
+/// CPU seconds of the children this process waited for, so far.
+fn children_cpu_s() -> f64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_CHILDREN).map_or(0.0, |u| {
+        let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+        t(u.user_time()) + t(u.system_time())
+    })
+}
+
+/// The last lines of a file (at most 8, from its last 2 KiB).
+fn tail(path: &Path) -> Option<String> {
+    let mut f = File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(std::io::SeekFrom::Start(len.saturating_sub(2048)))
+        .ok()?;
+    let mut text = String::new();
+    f.read_to_string(&mut text).ok()?;
+    let lines: Vec<&str> = text.lines().rev().take(8).collect();
+    (!lines.is_empty()).then(|| lines.into_iter().rev().collect::<Vec<_>>().join("\n"))
+}
+
+/// A file's text, at most [`MAX_OUTPUT`] bytes of it.
+fn read_capped(path: &Path) -> Result<String, String> {
+    let f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut buf = Vec::new();
+    f.take(MAX_OUTPUT)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Samples at most [`MAX_SAMPLES`], each with its time since the start.
+struct Samples(Vec<(Duration, Sample)>);
+
+impl Samples {
+    fn push(&mut self, at: Duration, s: Sample) {
+        if self.0.len() >= MAX_SAMPLES {
+            // Every other one goes: the series keeps its span, at half
+            // the resolution.
+            let mut i = 0;
+            self.0.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+        }
+        self.0.push((at, s));
+    }
+
+    /// The sample nearest to `at`.
+    fn nearest(&self, at: Duration) -> Option<&(Duration, Sample)> {
+        self.0.iter().min_by_key(|(t, _)| t.abs_diff(at))
+    }
+}
+
+impl Driver for ExecDriver {
+    fn drive(&mut self, spec: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+        let exec = match &spec.transport {
+            wirebench_core::spec::TransportSpec::Exec(e) => e,
+            _ => unreachable!("the exec driver runs exec specs"),
+        };
+        match self.run(exec, cfg, obs) {
+            Ok(o) => o,
+            Err(end) => failed(end),
+        }
+    }
+}
+
+/// An outcome that measured nothing, ended by `end`.
+fn failed(end: EndState) -> LoadOutcome {
+    LoadOutcome {
+        end,
+        connect_time_ns: 0,
+        intervals: vec![],
+        measured: IntervalData::new(),
+        measured_ns: 0,
+        client_cpu_s: 0.0,
+        server_cpu_s: None,
+        client_runq_wait_s: None,
+        server_runq_wait_s: None,
+        server_groups: vec![],
+        server_switches: None,
+        client_cores: vec![],
+        hiccup: None,
+        tool: None,
+    }
+}
+
+impl ExecDriver {
+    fn run(
+        &mut self,
+        exec: &ExecSpec,
+        cfg: &LoadConfig,
+        obs: &mut dyn Observer,
+    ) -> Result<LoadOutcome, EndState> {
+        let fail = |why: String| EndState::Failed(why);
+        let line = crate::observed::expand(&exec.client_cmd, &self.values)
+            .map_err(|e| fail(format!("--client-cmd: {e}")))?;
+        let logs = [
+            self.dir.join("client-stdout.txt"),
+            self.dir.join("client-stderr.txt"),
+        ];
+        let file = |p: &Path| File::create(p).map_err(|e| fail(format!("{}: {e}", p.display())));
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", &line])
+            .envs(&exec.client_env)
+            .stdin(Stdio::null())
+            .stdout(file(&logs[0])?)
+            .stderr(file(&logs[1])?)
+            // Its own group: Ctrl-C reaches wirebench only, which stops
+            // the program (and what it started) itself.
+            .process_group(0);
+        process::unblock_termination_signals_in_child(&mut cmd);
+        if !cfg.client_cpus.is_empty() {
+            process::pin_child(&mut cmd, &cfg.client_cpus)
+                .map_err(|e| fail(format!("--client-cpus: {e}")))?;
+        }
+        let grace = match cfg.op_timeout {
+            Duration::ZERO => None,
+            t => Some(t.max(MIN_GRACE)),
+        };
+        let cpu_before = children_cpu_s();
+        let began = Instant::now();
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| fail(format!("--client-cmd: cannot start /bin/sh: {e}")))?;
+        let pid = child.id();
+        let mut samples = Samples(Vec::new());
+        samples.push(Duration::ZERO, cfg.sampler.sample());
+        let mut next_sample = SAMPLE_EVERY;
+        let stop = |child: &mut std::process::Child| {
+            let _ = process::signal_group(pid, false);
+            let until = Instant::now() + STOP_GRACE;
+            while Instant::now() < until {
+                if let Ok(Some(_)) = child.try_wait() {
+                    let _ = process::signal_group(pid, true);
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = process::signal_group(pid, true);
+            let _ = child.wait();
+        };
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) => {}
+                Err(e) => {
+                    stop(&mut child);
+                    return Err(fail(format!("--client-cmd: {e}")));
+                }
+            }
+            let now = began.elapsed();
+            if now >= next_sample {
+                samples.push(now, cfg.sampler.sample());
+                next_sample = now + SAMPLE_EVERY;
+            }
+            if let Some(abort) = obs.poll_abort() {
+                stop(&mut child);
+                return Err(match abort {
+                    Abort::Interrupted(r) => EndState::Interrupted(r),
+                    Abort::Failed(r) => EndState::Failed(r),
+                });
+            }
+            if let Some(g) = grace
+                && now >= cfg.duration + g
+            {
+                stop(&mut child);
+                return Err(fail(format!(
+                    "--client-cmd did not exit within {:.0} s (--duration {} s + {} s; give its expected length with --duration, or --op-timeout 0s for no limit)",
+                    (cfg.duration + g).as_secs_f64(),
+                    cfg.duration.as_secs(),
+                    g.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let wall = began.elapsed();
+        let last = cfg.sampler.sample();
+        // Whatever it left running goes with it.
+        let _ = process::signal_group(pid, true);
+        let client_cpu_s = children_cpu_s() - cpu_before;
+        let how = process::describe(status);
+        let tails = || {
+            logs.iter()
+                .rev()
+                .find_map(|p| tail(p).map(|t| format!("; its last output ({}):\n{t}", p.display())))
+                .unwrap_or_default()
+        };
+        if !status.success() {
+            return Err(fail(format!("--client-cmd ended with {how}{}", tails())));
+        }
+        let stdout = read_capped(&logs[0]).map_err(fail)?;
+        let stderr = read_capped(&logs[1]).map_err(fail)?;
+        let parsed = parse::parse(&exec.parser, &stdout, &stderr)
+            .map_err(|e| fail(format!("--parser {}: {e}{}", exec.parser.name(), tails())))?;
+        Ok(outcome(
+            exec,
+            line,
+            how,
+            parsed,
+            wall,
+            client_cpu_s,
+            &samples,
+            last,
+            cfg,
+        ))
+    }
+}
+
+/// The run's outcome from what the program said and what was sampled.
+#[allow(clippy::too_many_arguments)]
+fn outcome(
+    exec: &ExecSpec,
+    command: String,
+    exit: String,
+    p: Parsed,
+    wall: Duration,
+    client_cpu_s: f64,
+    samples: &Samples,
+    last: Sample,
+    cfg: &LoadConfig,
+) -> LoadOutcome {
+    let mut method = p.method.clone();
+    let seconds = match p.seconds {
+        Some(s) if s > 0.0 => s,
+        _ => {
+            method.push(
+                "time: the program printed none; its run time as wirebench timed it (start-up included)"
+                    .into(),
+            );
+            wall.as_secs_f64()
+        }
+    };
+    let ops = p
+        .ops
+        .unwrap_or_else(|| whole(p.ops_per_s.unwrap_or(0.0) * seconds));
+    // The server's CPU over the program's measured phase, counted back
+    // from its exit (a program measures last, then reports).
+    let start_at = wall.saturating_sub(Duration::from_secs_f64(seconds.min(wall.as_secs_f64())));
+    let (from_at, from) = samples
+        .nearest(start_at)
+        .map(|(t, s)| (*t, s.clone()))
+        .expect("a sample at the start");
+    let window = (wall - from_at).as_secs_f64();
+    let (_, server_cpu_s) = Sampler::cpu_seconds(&from, &last);
+    let (_, server_runq) = Sampler::runq_wait_seconds(&from, &last);
+    method.push(format!(
+        "CPU: the client's over the program's whole run ({:.1} s, start-up included); the server's over its last {window:.1} s (its measured phase, sampled every {} ms)",
+        wall.as_secs_f64(),
+        SAMPLE_EVERY.as_millis()
+    ));
+    let mut measured = IntervalData::new();
+    measured.ops = ops;
+    measured.sent = ops;
+    measured.received = ops;
+    measured.bytes_out = p.bytes_out.unwrap_or(0);
+    measured.bytes_in = p.bytes_in.unwrap_or(0);
+    measured.errors = p.errors.unwrap_or(0);
+    if let Some(h) = &p.hist {
+        measured.hist = h.clone();
+        measured.service = h.clone();
+    }
+    let stat = |s: &str| p.latency_ns.get(s).copied();
+    let latency = match &p.hist {
+        Some(h) => LatencySummary::of(h),
+        None => LatencySummary {
+            count: p
+                .latency_count
+                .unwrap_or(if p.latency_ns.is_empty() { 0 } else { ops }),
+            mean_ns: stat("mean").unwrap_or(0.0),
+            min_ns: whole(stat("min").unwrap_or(0.0)),
+            p50_ns: whole(stat("p50").unwrap_or(0.0)),
+            p90_ns: whole(stat("p90").unwrap_or(0.0)),
+            p99_ns: whole(stat("p99").unwrap_or(0.0)),
+            p999_ns: whole(stat("p999").unwrap_or(0.0)),
+            p9999_ns: whole(stat("p9999").unwrap_or(0.0)),
+            max_ns: whole(stat("max").unwrap_or(0.0)),
+        },
+    };
+    let empty = hist::encode(&hist::new_hist());
+    let mut at = 0u64;
+    let intervals = p
+        .intervals
+        .iter()
+        .map(|iv| {
+            let len = whole(iv.seconds * 1e9);
+            let start = at;
+            at += len;
+            Interval {
+                start_ns: start,
+                end_ns: at,
+                phase: Phase::Measure,
+                ops: whole(iv.ops_per_s * iv.seconds),
+                bytes_out: 0,
+                bytes_in: 0,
+                errors: 0,
+                ops_per_s: iv.ops_per_s,
+                sent: whole(iv.ops_per_s * iv.seconds),
+                latency: LatencySummary {
+                    mean_ns: iv.mean_ns.unwrap_or(0.0),
+                    count: u64::from(iv.mean_ns.is_some()),
+                    ..LatencySummary::default()
+                },
+                service_latency: LatencySummary::default(),
+                latency_hist: empty.clone(),
+                client_cores: vec![],
+                server_cores: vec![],
+                server_groups: vec![],
+                hiccup_max_ns: None,
+                hiccup_lost_ns: None,
+                stalled: false,
+            }
+        })
+        .collect();
+    let latency_stats: Vec<String> = if p.hist.is_some() {
+        wirebench_core::spec::LATENCY_STATS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        p.latency_ns.keys().map(|s| s.to_string()).collect()
+    };
+    let report = ToolReport {
+        program: exec.program(),
+        parser: exec.parser.to_string(),
+        command,
+        exit,
+        figures: p.figures.clone(),
+        latency_stats,
+        method,
+        histogram: p.hist.is_some(),
+    };
+    LoadOutcome {
+        end: if ops == 0 {
+            EndState::Failed(format!(
+                "--parser {}: the program reported no operation",
+                exec.parser.name()
+            ))
+        } else {
+            EndState::Complete
+        },
+        connect_time_ns: whole(p.connect_s.unwrap_or(0.0) * 1e9),
+        intervals,
+        measured,
+        measured_ns: whole(seconds * 1e9),
+        client_cpu_s,
+        server_cpu_s,
+        client_runq_wait_s: None,
+        server_runq_wait_s: server_runq,
+        server_groups: Sampler::groups(&from, &last, window),
+        server_switches: Sampler::switches(&from, &last),
+        client_cores: Sampler::busy(&cfg.client_cpus, &samples.0[0].1, &last),
+        hiccup: None,
+        tool: Some(ToolOutcome {
+            report,
+            latency,
+            ops_per_s: p.ops_per_s,
+        }),
+    }
+}

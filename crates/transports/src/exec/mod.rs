@@ -1,0 +1,153 @@
+//! exec: the users' own benchmark programs. Each parser reads a program's
+//! output into [`Parsed`]: the figures it gave, in wirebench's units, with
+//! the program's own names and values kept beside them, and how it
+//! measured them. Running the program is the runner's (`runner::exec`).
+
+pub mod parsers;
+
+use std::collections::BTreeMap;
+use wirebench_core::hist::LatencyHist;
+use wirebench_core::spec::{LATENCY_UNITS, Parser};
+
+/// One per-second line of a program that prints them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedInterval {
+    /// The interval's length as the program measured it.
+    pub seconds: f64,
+    pub ops_per_s: f64,
+    /// Mean latency, where the line gives one.
+    pub mean_ns: Option<f64>,
+}
+
+/// What a program's output said.
+#[derive(Debug, Clone, Default)]
+pub struct Parsed {
+    pub ops: Option<u64>,
+    /// The length of its measured phase.
+    pub seconds: Option<f64>,
+    pub ops_per_s: Option<f64>,
+    pub bytes_out: Option<u64>,
+    pub bytes_in: Option<u64>,
+    pub errors: Option<u64>,
+    pub connect_s: Option<f64>,
+    /// Latency statistics it gave (`mean`, `p50`...), in ns.
+    pub latency_ns: BTreeMap<&'static str, f64>,
+    /// How many latencies its statistics are of, where it says.
+    pub latency_count: Option<u64>,
+    /// Its latency distribution, where it gives one (fio's bins).
+    pub hist: Option<LatencyHist>,
+    pub intervals: Vec<ParsedInterval>,
+    /// Every figure taken, by the program's own name and unit.
+    pub figures: BTreeMap<String, f64>,
+    /// How it measured, in words.
+    pub method: Vec<String>,
+}
+
+impl Parsed {
+    /// Keeps `value` as the program named it.
+    fn figure(&mut self, name: impl Into<String>, value: f64) {
+        self.figures.insert(name.into(), value);
+    }
+
+    /// Fills what follows from what was given (ops from a rate and a time,
+    /// a rate from ops and a time), saying so; fails when the output gave
+    /// neither a count nor a rate.
+    fn complete(mut self, what: &str) -> Result<Parsed, String> {
+        match (self.ops, self.seconds, self.ops_per_s) {
+            (Some(n), Some(s), None) if s > 0.0 => self.ops_per_s = Some(n as f64 / s),
+            (None, Some(s), Some(r)) => {
+                self.ops = Some((r * s).round() as u64);
+                self.method
+                    .push("operations: the program's rate x its time (it printed no count)".into());
+            }
+            (None, None, None) => return Err(format!("{what}: no operation count or rate in it")),
+            _ => {}
+        }
+        Ok(self)
+    }
+}
+
+/// Reads `stdout` (and, for programs that print there, `stderr`) with
+/// `parser`. An output with no figure is an error that says what was
+/// looked for.
+pub fn parse(parser: &Parser, stdout: &str, stderr: &str) -> Result<Parsed, String> {
+    use parsers::*;
+    match parser {
+        Parser::CrimsonMsgr => crimson::parse(stdout),
+        Parser::TateyamaReqres => tateyama::parse_reqres(stdout),
+        Parser::TateyamaDatachannel => tateyama::parse_datachannel(stdout),
+        Parser::FioJson => fio::parse(stdout),
+        // sockperf prints its results on stdout, but older builds on stderr.
+        Parser::Sockperf => sockperf::parse(stdout).or_else(|e| {
+            if stderr.contains("sockperf:") {
+                sockperf::parse(stderr).map_err(|_| e)
+            } else {
+                Err(e)
+            }
+        }),
+        Parser::RedisBenchmark => redis_benchmark::parse(stdout),
+        Parser::Json(map) => generic::parse_json(map, stdout),
+        Parser::Regex(re) => generic::parse_regex(re, stdout),
+    }
+}
+
+/// A number as programs print them (`3.17e+06`, `12386.7`); None for
+/// `nan`, `-nan`, `inf`.
+fn number(text: &str) -> Option<f64> {
+    text.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// `name` (`p99_us`) as a latency statistic and its factor to ns.
+fn latency_metric(name: &str) -> Option<(&'static str, f64)> {
+    let (stat, unit) = name.rsplit_once('_')?;
+    let stat = wirebench_core::spec::LATENCY_STATS
+        .iter()
+        .find(|s| **s == stat)?;
+    let factor = LATENCY_UNITS.iter().find(|(u, _)| *u == unit)?.1;
+    Some((stat, factor))
+}
+
+/// Fills the field `metric` names with `v` (a `json` or `regex` metric).
+fn set_metric(p: &mut Parsed, metric: &str, v: f64) -> Result<(), String> {
+    let count = |v: f64| -> Result<u64, String> {
+        if v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
+            Ok(v as u64)
+        } else {
+            Err(format!("{metric} = {v}: not a count"))
+        }
+    };
+    match metric {
+        "ops" => p.ops = Some(count(v)?),
+        "ops_per_s" => p.ops_per_s = Some(v),
+        "seconds" => p.seconds = Some(v),
+        "errors" => p.errors = Some(count(v)?),
+        "bytes_out" => p.bytes_out = Some(count(v)?),
+        "bytes_in" => p.bytes_in = Some(count(v)?),
+        "connect_s" => p.connect_s = Some(v),
+        m => {
+            let (stat, factor) = latency_metric(m).ok_or_else(|| format!("{m}: not a metric"))?;
+            p.latency_ns.insert(stat, v * factor);
+        }
+    }
+    p.figure(metric, v);
+    Ok(())
+}
+
+/// `text` without ANSI colour sequences (sockperf colours its summary).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
