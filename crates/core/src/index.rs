@@ -98,6 +98,21 @@ pub struct Aggregate {
     pub clients: usize,
     /// Server CPUs over all instances.
     pub smp: usize,
+    /// exec: the latency statistics the programs gave (None: all, from
+    /// histograms). Several instances' means combine, weighted by their
+    /// operations; their percentiles do not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_stats: Option<Vec<String>>,
+}
+
+impl Aggregate {
+    /// Whether the latency statistic `stat` was measured.
+    pub fn has_latency(&self, stat: &str) -> bool {
+        match &self.latency_stats {
+            None => self.latency.count > 0,
+            Some(s) => s.iter().any(|x| x == stat),
+        }
+    }
 }
 
 /// Where an experiment's index is.
@@ -137,6 +152,36 @@ pub fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
     }
     let ops: u64 = results.iter().map(|r| r.summary.ops).sum();
     let cpu: f64 = results.iter().map(|r| r.summary.client_cpu_s).sum();
+    // Programs' statistics without a distribution (exec).
+    let stats_only = results
+        .iter()
+        .any(|r| r.summary.tool.as_ref().is_some_and(|t| !t.histogram));
+    let (latency, latency_stats) = match results {
+        _ if !stats_only => (LatencySummary::of(&h), None),
+        [one] => (
+            one.summary.latency,
+            Some(
+                crate::spec::LATENCY_STATS
+                    .iter()
+                    .filter(|s| one.summary.has_latency(s))
+                    .map(|s| s.to_string())
+                    .collect(),
+            ),
+        ),
+        many if ops > 0 && many.iter().all(|r| r.summary.has_latency("mean")) => (
+            LatencySummary {
+                count: ops,
+                mean_ns: many
+                    .iter()
+                    .map(|r| r.summary.latency.mean_ns * r.summary.ops as f64)
+                    .sum::<f64>()
+                    / ops as f64,
+                ..LatencySummary::default()
+            },
+            Some(vec!["mean".to_string()]),
+        ),
+        _ => (LatencySummary::default(), Some(vec![])),
+    };
     Some(Aggregate {
         ops_per_s: results.iter().map(|r| r.summary.ops_per_s).sum(),
         mb_per_s_out: results.iter().map(|r| r.summary.mb_per_s_out).sum(),
@@ -149,7 +194,8 @@ pub fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
             .iter()
             .map(|r| r.summary.measured_ns as f64 / 1e9)
             .fold(0.0, f64::max),
-        latency: LatencySummary::of(&h),
+        latency,
+        latency_stats,
         client_cpu_us_per_op: if ops > 0 { cpu * 1e6 / ops as f64 } else { 0.0 },
         clients: results.iter().map(|r| r.spec.clients).sum(),
         smp: results

@@ -44,12 +44,25 @@ fn from_entry(e: &Entry) -> Row {
             .map_or("-".into(), |p| p.policy.clone()),
         clients: a.map_or(0, |a| a.clients),
         connect_s: a.map_or(0.0, |a| a.connect_time_s),
-        latency_ms: a.map_or(0.0, |a| a.latency.mean_ns / 1e6),
+        // NaN: a statistic the program of an exec run did not give.
+        latency_ms: a.map_or(0.0, |a| {
+            if a.latency_stats.is_none() || a.has_latency("mean") {
+                a.latency.mean_ns / 1e6
+            } else {
+                f64::NAN
+            }
+        }),
         received: a.map_or(0, |a| a.messages_received),
         messaging_s: a.map_or(0.0, |a| a.messaging_time_s),
         mb_out: a.map_or(0.0, |a| a.mb_per_s_out),
         smp: a.map_or(0, |a| a.smp),
-        p99_ms: a.map_or(0.0, |a| a.latency.p99_ns as f64 / 1e6),
+        p99_ms: a.map_or(0.0, |a| {
+            if a.latency_stats.is_none() || a.has_latency("p99") {
+                a.latency.p99_ns as f64 / 1e6
+            } else {
+                f64::NAN
+            }
+        }),
         cpu_us_per_op: a.map_or(0.0, |a| a.client_cpu_us_per_op),
         scaling: e.scaling_vs_one_instance,
     }
@@ -64,12 +77,20 @@ fn from_run(r: &RunResult) -> Row {
         placement: r.placement.policy.clone().unwrap_or_else(|| "-".into()),
         clients: r.spec.clients,
         connect_s: s.connect_time_ns as f64 / 1e9,
-        latency_ms: s.latency.mean_ns / 1e6,
+        latency_ms: if s.tool.is_none() || s.has_latency("mean") {
+            s.latency.mean_ns / 1e6
+        } else {
+            f64::NAN
+        },
         received: s.messages_received,
         messaging_s: s.measured_ns as f64 / 1e9,
         mb_out: s.mb_per_s_out,
         smp: r.placement.server_cpus.as_ref().map_or(0, |c| c.len()),
-        p99_ms: s.latency.p99_ns as f64 / 1e6,
+        p99_ms: if s.tool.is_none() || s.has_latency("p99") {
+            s.latency.p99_ns as f64 / 1e6
+        } else {
+            f64::NAN
+        },
         cpu_us_per_op: s.client_cpu_us_per_op,
         scaling: None,
     }
@@ -142,6 +163,13 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
     t.left = (0..var_names.len())
         .chain([var_names.len() + 1, var_names.len() + 12])
         .collect();
+    let ms = |v: f64| {
+        if v.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{v:.6}")
+        }
+    };
     for r in &rows {
         let mut c: Vec<String> = var_names
             .iter()
@@ -157,12 +185,12 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
             r.placement.clone(),
             r.clients.to_string(),
             format!("{:.6}", r.connect_s),
-            format!("{:.6}", r.latency_ms),
+            ms(r.latency_ms),
             r.received.to_string(),
             format!("{:.3}", r.messaging_s),
             format!("{:.3}", r.mb_out),
             r.smp.to_string(),
-            format!("{:.6}", r.p99_ms),
+            ms(r.p99_ms),
             format!("{:.3}", r.cpu_us_per_op),
             r.scaling.map_or("-".into(), |s| format!("{s:.2}")),
             r.status.clone(),

@@ -158,10 +158,13 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         for (k, rs) in by {
             let mut rs = rs;
             rs.sort_by(|a, b| a.summary.ops_per_s.total_cmp(&b.summary.ops_per_s));
+            // Only the statistics each run has (an exec program may give
+            // a mean and no percentile).
             series.push(Series {
                 name: format!("{k} mean"),
                 points: rs
                     .iter()
+                    .filter(|r| r.summary.has_latency("mean"))
                     .map(|r| (r.summary.ops_per_s, r.summary.latency.mean_ns))
                     .collect(),
             });
@@ -169,9 +172,11 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                 name: format!("{k} p99"),
                 points: rs
                     .iter()
+                    .filter(|r| r.summary.has_latency("p99"))
                     .map(|r| (r.summary.ops_per_s, r.summary.latency.p99_ns as f64))
                     .collect(),
             });
+            series.retain(|s| !s.points.is_empty());
         }
         let title = "Latency-response: latency vs throughput achieved".to_string();
         out.push(Figure {
@@ -199,7 +204,10 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         .filter(|r| r.summary.latency.count > 0)
         .take(MAX_PER_RUN)
         .filter_map(|r| {
-            let h = hist::decode(&r.latency_hist).ok()?;
+            // An exec program's statistics without a distribution: no spectrum.
+            let h = hist::decode(&r.latency_hist)
+                .ok()
+                .filter(|h| !h.is_empty())?;
             Some(Series {
                 name: run_name(r, l),
                 points: quantiles
@@ -347,8 +355,8 @@ fn summary_table(runs: &[RunResult]) -> Table {
         .iter()
         .map(|r| {
             let s = &r.summary;
-            let lat = |v: u64| {
-                if s.latency.count > 0 {
+            let lat = |stat: &str, v: u64| {
+                if s.latency.count > 0 && s.has_latency(stat) {
                     format_ns(v as f64)
                 } else {
                     "-".into()
@@ -358,14 +366,19 @@ fn summary_table(runs: &[RunResult]) -> Table {
                 r.run_id.clone(),
                 r.spec.kind().to_string(),
                 r.spec.transport.mode_name(),
-                wirebench_core::units::format_size(r.spec.transport.size_bytes()),
+                match &r.spec.transport {
+                    wirebench_core::spec::TransportSpec::Exec(e) if e.size_bytes.is_none() => {
+                        "-".into()
+                    }
+                    t => wirebench_core::units::format_size(t.size_bytes()),
+                },
                 (r.spec.clients * r.spec.conns_per_client).to_string(),
                 r.placement.policy.clone().unwrap_or_else(|| "-".into()),
                 format!("{:.0}", s.ops_per_s),
                 format!("{:.3}", s.mb_per_s_in),
-                lat(s.latency.p50_ns),
-                lat(s.latency.p99_ns),
-                lat(s.latency.p999_ns),
+                lat("p50", s.latency.p50_ns),
+                lat("p99", s.latency.p99_ns),
+                lat("p999", s.latency.p999_ns),
                 format!("{:.3}", s.client_cpu_us_per_op),
                 s.hiccup.map_or("-".into(), |h| {
                     format!(
@@ -464,6 +477,43 @@ fn server_table(runs: &[RunResult]) -> Option<Table> {
     Some(t)
 }
 
+/// exec runs: the program, the latency statistics it gave, and how it
+/// measured. None without an exec run.
+fn program_table(runs: &[RunResult]) -> Option<Table> {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .filter_map(|r| {
+            let t = r.summary.tool.as_ref()?;
+            Some(vec![
+                r.run_id.clone(),
+                t.program.clone(),
+                t.parser.clone(),
+                if t.histogram {
+                    "a histogram (every percentile)".into()
+                } else if t.latency_stats.is_empty() {
+                    "none".into()
+                } else {
+                    t.latency_stats.join(", ")
+                },
+                t.method.join("; "),
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut t = Table::new([
+        "run",
+        "program",
+        "parser",
+        "latency it gave",
+        "how it measured",
+    ]);
+    t.left = vec![1, 2, 3, 4];
+    t.rows = rows;
+    Some(t)
+}
+
 fn env_table(runs: &[RunResult]) -> Table {
     let mut t = Table::new([
         "run",
@@ -528,7 +578,7 @@ fn size_by_clients(runs: &[RunResult]) -> Option<Table> {
                 let s = &best.summary;
                 let mb = s.mb_per_s_in.max(s.mb_per_s_out);
                 let mut cell = format!("{mb:.1} MB/s");
-                if s.latency.count > 0 {
+                if s.latency.count > 0 && s.has_latency("p99") {
                     cell.push_str(&format!(", p99 {}", format_ns(s.latency.p99_ns as f64)));
                 }
                 // S3: the reads' time to first byte (the S3 report's TTFB columns).
@@ -608,6 +658,9 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
     }
     if let Some(t) = server_table(runs) {
         d = d.heading("Server").table(t);
+    }
+    if let Some(t) = program_table(runs) {
+        d = d.heading("Programs (exec): their own figures").table(t);
     }
     d = d
         .heading("Hints")

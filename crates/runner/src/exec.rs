@@ -8,8 +8,9 @@
 //! - A non-zero exit fails the run, with the last lines of its output; so
 //!   does an output the parser finds no figure in (sockperf exits 0 when
 //!   it cannot connect).
-//! - The program must exit by the end of `--duration` plus the grace
-//!   (`--op-timeout`, at least 30 s); else it is killed and the run fails.
+//! - The program must exit by the end of `--duration` plus `--op-timeout`
+//!   (10 s unless given; 0s: no limit); else it is killed and the run
+//!   fails.
 //! - Ctrl-C (or the server dying) stops it: TERM to its group, KILL 5 s
 //!   later.
 //! - The client's CPU is the program's whole run (every process it waited
@@ -39,8 +40,6 @@ use wirebench_transports::exec::{self as parse, Parsed};
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 /// Samples kept at most (older ones thinned): memory stays bounded.
 const MAX_SAMPLES: usize = 4096;
-/// The least time a program gets past `--duration` to finish.
-const MIN_GRACE: Duration = Duration::from_secs(30);
 /// The most of a program's output that is read (it is kept whole on disk).
 const MAX_OUTPUT: u64 = 64 << 20;
 /// How long a stopped program has to exit on SIGTERM.
@@ -182,7 +181,7 @@ impl ExecDriver {
         }
         let grace = match cfg.op_timeout {
             Duration::ZERO => None,
-            t => Some(t.max(MIN_GRACE)),
+            t => Some(t),
         };
         let cpu_before = children_cpu_s();
         let began = Instant::now();
@@ -384,7 +383,11 @@ fn outcome(
             .map(|s| s.to_string())
             .collect()
     } else {
-        p.latency_ns.keys().map(|s| s.to_string()).collect()
+        wirebench_core::spec::LATENCY_STATS
+            .iter()
+            .filter(|s| p.latency_ns.contains_key(*s))
+            .map(|s| s.to_string())
+            .collect()
     };
     let report = ToolReport {
         program: exec.program(),

@@ -3,6 +3,7 @@
 //! by its PID.
 
 mod cli_errors;
+mod exec;
 mod faults;
 mod grpc;
 mod hardening;

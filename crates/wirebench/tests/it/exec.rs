@@ -1,0 +1,422 @@
+//! exec: the users' own benchmark programs, run and parsed, against real
+//! servers: sockperf's server and client, fio on a small file,
+//! redis-benchmark against a redis-server the run starts; a failing, a
+//! silent, an overdue and an interrupted program; a sweep of exec runs
+//! with its table and report; compare never showing a mean as a
+//! percentile.
+
+use crate::helpers::*;
+use std::time::{Duration, Instant};
+use wirebench_core::result::{RunResult, RunState};
+
+const CRIMSON: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../transports/src/exec/parsers/fixtures/crimson-28-separated.txt"
+);
+
+/// Whether `program` is installed; a missing one fails the test when
+/// $WIREBENCH_REQUIRE_EXEC is set (as `.ci/run` does), else skips it.
+fn installed(program: &str) -> bool {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("WIREBENCH_REQUIRE_EXEC").is_none(),
+            "{program} is not installed (apt-get install {program})"
+        );
+        eprintln!("skipped: {program} is not installed");
+    }
+    found
+}
+
+/// The run's own directory, from its result.
+fn run_dir(results: &TempDir, r: &RunResult) -> std::path::PathBuf {
+    results.path().join(&r.run_id)
+}
+
+/// Whether `pid` is gone (or a zombie) within 5 s: SIGKILL takes effect
+/// when the process is next scheduled, and an orphan is reaped by init.
+fn gone(pid: u32) -> bool {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit(')')
+                    .next()
+                    .and_then(|r| r.split_whitespace().next())
+                    .map(str::to_string)
+            });
+        match state.as_deref() {
+            None | Some("Z") | Some("X") => return true,
+            _ if Instant::now() >= until => return false,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// A value after `key` in sockperf's text (`percentile 50.000 =   10.414`).
+fn sockperf_value(out: &str, key: &str) -> f64 {
+    let line = out.lines().find(|l| l.contains(key)).expect(key);
+    line.rsplit('=').next().unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn sockperf_server_and_client_p50_matches_its_own_output() {
+    let _solo = exclusive();
+    if !installed("sockperf") {
+        return;
+    }
+    let results = TempDir::new("exec-sockperf");
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--transport",
+            "exec",
+            "--server-cmd",
+            "exec sockperf server -i 127.0.0.1 -p {port} --tcp",
+            "--client-cmd",
+            "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}",
+            "--parser",
+            "sockperf",
+            "--duration",
+            "2s",
+            "--server-cpus",
+            "1",
+            "--client-cpus",
+            "0",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(r.status.state, RunState::Complete, "{:?}", r.status);
+    let out = std::fs::read_to_string(run_dir(&results, &r).join("client-stdout.txt")).unwrap();
+    let s = &r.summary;
+    // Its own p50 and mean, to the nanosecond of its microseconds.
+    let p50_us = sockperf_value(&out, "percentile 50.000");
+    assert_eq!(s.latency.p50_ns, (p50_us * 1e3).round() as u64, "{out}");
+    let sent = out
+        .lines()
+        .find(|l| l.contains("[Valid Duration]"))
+        .and_then(|l| l.split("SentMessages=").nth(1))
+        .and_then(|v| v.split(';').next())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap();
+    assert_eq!(s.ops, sent);
+    let t = s.tool.as_ref().unwrap();
+    assert_eq!(
+        (t.program.as_str(), t.exit.as_str()),
+        ("sockperf", "exit status 0")
+    );
+    assert!(t.method.iter().any(|m| m.contains("half the round trip")));
+    assert!(s.has_latency("p99") && s.has_latency("mean"));
+    // The server: observed on its CPU, by thread group, then stopped.
+    let th = s.server_threads.as_ref().unwrap();
+    assert!(th.groups.iter().any(|g| g.group == "sockperf"), "{th:?}");
+    assert!(
+        s.server_cpu_s.unwrap() > 0.1 && s.client_cpu_s > 0.1,
+        "{s:?}"
+    );
+    assert_eq!(r.placement.client_cpus.to_string(), "0");
+    assert!(!pid_alive(r.server.as_ref().unwrap().pid));
+    assert!(run_dir(&results, &r).join("server-stdout.txt").exists());
+}
+
+#[test]
+fn fio_json_plus_gives_iops_and_percentiles_from_its_bins() {
+    let _g = shared();
+    if !installed("fio") {
+        return;
+    }
+    let results = TempDir::new("exec-fio");
+    let data = TempDir::new("exec-fio-data");
+    let cmd = format!(
+        "fio --name=wb --directory={} --size=4M --rw=randread --bs=4k --ioengine=psync --time_based --runtime={{duration_s}} --output-format=json+",
+        data.str()
+    );
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--transport",
+            "exec",
+            "--client-cmd",
+            &cmd,
+            "--parser",
+            "fio-json",
+            "--duration",
+            "5s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(r.status.state, RunState::Complete, "{:?}", r.status);
+    let out = std::fs::read_to_string(run_dir(&results, &r).join("client-stdout.txt")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+    let read = &doc["jobs"][0]["read"];
+    let s = &r.summary;
+    assert_eq!(s.ops, read["total_ios"].as_u64().unwrap());
+    assert_eq!(s.ops_per_s, read["iops"].as_f64().unwrap());
+    assert_eq!(s.bytes_in, read["io_bytes"].as_u64().unwrap());
+    assert!(
+        (4.9..=5.2).contains(&(s.measured_ns as f64 / 1e9)),
+        "{}",
+        s.measured_ns
+    );
+    // Every percentile from its bins: fio's own within the bins' width.
+    let t = s.tool.as_ref().unwrap();
+    assert!(t.histogram && s.has_latency("p9999"));
+    for (key, ours) in [
+        ("50.000000", s.latency.p50_ns),
+        ("99.000000", s.latency.p99_ns),
+    ] {
+        let fio = read["clat_ns"]["percentile"][key].as_f64().unwrap();
+        assert!(
+            (ours as f64 / fio - 1.0).abs() < 0.005,
+            "p{key}: {ours} vs fio's {fio}"
+        );
+    }
+    let h = wirebench_core::hist::decode(&r.latency_hist).unwrap();
+    assert_eq!(h.len(), s.ops);
+}
+
+#[test]
+fn redis_benchmark_against_a_redis_server_the_run_starts() {
+    let _g = shared();
+    if !installed("redis-server") || !installed("redis-benchmark") {
+        return;
+    }
+    let results = TempDir::new("exec-redis");
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--transport",
+            "exec",
+            "--server-cmd",
+            "exec redis-server --port {port} --save '' --appendonly no",
+            "--client-cmd",
+            "redis-benchmark -p {port} -t get -n 20000 -c {clients} --csv",
+            "--parser",
+            "redis-benchmark",
+            "--clients",
+            "4",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(r.status.state, RunState::Complete, "{:?}", r.status);
+    let csv = std::fs::read_to_string(run_dir(&results, &r).join("client-stdout.txt")).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let cell = |i: usize| row[i].trim_matches('"').parse::<f64>().unwrap();
+    let s = &r.summary;
+    assert_eq!(s.ops_per_s, cell(1), "{csv}");
+    assert_eq!(s.latency.p99_ns, (cell(6) * 1e6).round() as u64);
+    // It gives no p90 and no p99.9: absent, not zero.
+    assert!(!s.has_latency("p90") && !s.has_latency("p999"));
+    let th = s.server_threads.as_ref().unwrap();
+    assert!(
+        th.groups.iter().any(|g| g.group == "redis-server"),
+        "{th:?}"
+    );
+    assert!(!pid_alive(r.server.as_ref().unwrap().pid));
+}
+
+#[test]
+fn a_program_that_fails_or_says_nothing_fails_the_run_with_its_output() {
+    let _g = shared();
+    let results = TempDir::new("exec-fail");
+    let base = [
+        "--transport",
+        "exec",
+        "--parser",
+        "sockperf",
+        "--duration",
+        "1s",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--client-cmd", "echo 'no such host' >&2; exit 3"]);
+    let (st, r, _) = run_json(&results, &args);
+    assert!(!st.success());
+    assert_eq!(r.status.state, RunState::Failed);
+    let why = r.status.reason.unwrap();
+    assert!(
+        why.contains("exit status 3") && why.contains("no such host"),
+        "{why}"
+    );
+    // Exit 0, no figures (sockperf's way when it cannot connect).
+    let refused = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../transports/src/exec/parsers/fixtures/sockperf-refused.txt"
+    );
+    let cmd = format!("cat {refused}");
+    let mut args = base.to_vec();
+    args.extend(["--client-cmd", &cmd]);
+    let (st, r, _) = run_json(&results, &args);
+    assert!(!st.success());
+    let why = r.status.reason.unwrap();
+    assert!(
+        why.contains("--parser sockperf") && why.contains("Connection refused"),
+        "{why}"
+    );
+}
+
+#[test]
+fn an_overdue_or_interrupted_program_is_stopped_with_what_it_started() {
+    let _g = shared();
+    let results = TempDir::new("exec-stop");
+    let pids = TempDir::new("exec-stop-pids");
+    // A child of the shell that would outlive it: the group goes.
+    let cmd = |tag: &str| format!("sleep 60 & echo $! > {}/{tag}; wait", pids.str());
+    let began = Instant::now();
+    let c = cmd("overdue");
+    let (st, r, _) = run_json(
+        &results,
+        &[
+            "--transport",
+            "exec",
+            "--parser",
+            "sockperf",
+            "--duration",
+            "1s",
+            "--op-timeout",
+            "1s",
+            "--client-cmd",
+            &c,
+        ],
+    );
+    assert!(!st.success());
+    assert!(began.elapsed() < Duration::from_secs(20));
+    let why = r.status.reason.unwrap();
+    assert!(why.contains("did not exit within 2 s"), "{why}");
+    let sleeper = |tag: &str| -> u32 {
+        std::fs::read_to_string(pids.path().join(tag))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert!(gone(sleeper("overdue")), "the program's child is gone");
+
+    let c = cmd("interrupted");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--results",
+        results.str(),
+        "--transport",
+        "exec",
+        "--parser",
+        "sockperf",
+        "--duration",
+        "30s",
+        "--client-cmd",
+        &c,
+    ]);
+    let file = pids.path().join("interrupted");
+    let until = Instant::now() + Duration::from_secs(10);
+    while !file.exists() || std::fs::read_to_string(&file).unwrap().trim().is_empty() {
+        assert!(Instant::now() < until, "the program never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p.signal(nix::sys::signal::Signal::SIGINT);
+    assert_eq!(p.wait(Duration::from_secs(15)).code(), Some(130));
+    assert!(gone(sleeper("interrupted")));
+}
+
+/// `compare` of two runs of a program that gives only a mean latency:
+/// the mean is compared, no percentile is.
+#[test]
+fn a_programs_mean_is_never_shown_as_a_percentile() {
+    let _g = shared();
+    let results = TempDir::new("exec-crimson");
+    let cmd = format!("cat {CRIMSON}");
+    let mut dirs = vec![];
+    for _ in 0..2 {
+        let (st, r, err) = run_json(
+            &results,
+            &[
+                "--transport",
+                "exec",
+                "--parser",
+                "crimson-msgr",
+                "--client-cmd",
+                &cmd,
+            ],
+        );
+        assert!(st.success(), "{err}");
+        assert_eq!(r.intervals.len(), 10, "its per-second lines");
+        assert_eq!(r.summary.latency.mean_ns, 8.37097e6);
+        assert!(!r.summary.has_latency("p50") && !r.summary.has_latency("p99"));
+        dirs.push(run_dir(&results, &r));
+    }
+    let mut c = Proc::spawn(&[
+        "compare",
+        dirs[0].to_str().unwrap(),
+        dirs[1].to_str().unwrap(),
+    ]);
+    c.wait(Duration::from_secs(30));
+    let text = c.stdout_all();
+    assert!(text.contains("latency mean"), "{text}");
+    for p in ["latency p50", "latency p99"] {
+        let shown = text
+            .lines()
+            .find(|l| l.contains(p))
+            .is_some_and(|l| l.chars().any(|c| c.is_ascii_digit()) && !l.contains(" - "));
+        assert!(!shown, "{p} shown for a program that gave none:\n{text}");
+    }
+}
+
+/// A sweep of sockperf runs (clients x placement), then its table and
+/// report.
+#[test]
+fn a_sweep_of_exec_runs_gives_a_table_and_a_report() {
+    let _solo = exclusive();
+    if !installed("sockperf") {
+        return;
+    }
+    let dir = TempDir::new("exec-sweep");
+    let spec = dir.path().join("sockperf.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "sockperf"
+[base]
+transport = "exec"
+server_cmd = "exec sockperf server -i 127.0.0.1 -p {port} --tcp"
+client_cmd = "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}"
+parser = "sockperf"
+duration = "1s"
+[matrix]
+clients = [1, 2]
+placement = ["balanced", "separated"]
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(240));
+    assert!(st.success(), "{}", p.stderr_all());
+    let exp = results.join("sockperf");
+    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
+    assert!(t.wait(Duration::from_secs(30)).success());
+    let md = t.stdout_all();
+    assert_eq!(md.matches("| complete |").count(), 4, "{md}");
+    let report = dir.path().join("report.html");
+    let mut r = Proc::spawn(&[
+        "report",
+        exp.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        r.wait(Duration::from_secs(60)).success(),
+        "{}",
+        r.stderr_all()
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("Programs (exec)") && html.contains("half the round trip"));
+    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    assert!(md.contains("| sockperf |"), "{md}");
+}
