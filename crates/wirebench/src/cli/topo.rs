@@ -23,6 +23,29 @@ pub struct TopoArgs {
     /// ...}}, plus notes).
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     format: String,
+    /// Write the /sys tree of a machine of this shape, SOCKETSxCORESxTHREADS (one NUMA node per
+    /// socket, Linux's usual numbering: siblings 0/56 on 2x28x2), into DIR, to plan for it
+    /// with --sys: e.g. --write-sys /tmp/sys-2x28x2 --shape 2x28x2 (the messenger report's
+    /// machine).
+    #[arg(long, value_name = "DIR", requires = "shape")]
+    write_sys: Option<PathBuf>,
+    /// The shape --write-sys writes.
+    #[arg(long, value_name = "SxCxT", requires = "write_sys")]
+    shape: Option<String>,
+}
+
+/// `2x28x2` as (sockets, cores per socket, threads per core).
+fn shape(text: &str) -> Option<(usize, usize, usize)> {
+    let n: Vec<usize> = text
+        .split('x')
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    match n.as_slice() {
+        [s, c, t] if *s >= 1 && *c >= 1 && (1..=8).contains(t) && s * c * t <= 4096 => {
+            Some((*s, *c, *t))
+        }
+        _ => None,
+    }
 }
 
 /// The topology (the machine's, or a /sys tree's).
@@ -42,6 +65,31 @@ pub fn read(sys: Option<&PathBuf>) -> anyhow::Result<Topology> {
 }
 
 pub fn topo(a: TopoArgs) -> anyhow::Result<ExitCode> {
+    if let (Some(dir), Some(text)) = (&a.write_sys, &a.shape) {
+        let Some((s, c, th)) = shape(text) else {
+            usage!(
+                "--shape {text}: SOCKETSxCORESxTHREADS, e.g. 2x28x2 (threads 1-8, at most 4096 CPUs)"
+            );
+        };
+        if dir.join("devices").exists() {
+            usage!("--write-sys {}: holds a /sys tree already", dir.display());
+        }
+        std::fs::create_dir_all(dir)?;
+        wirebench_core::topo::fixture::write(
+            dir,
+            s,
+            c,
+            th,
+            wirebench_core::topo::fixture::Numbering::ThreadMajor,
+        );
+        println!(
+            "{}: the /sys tree of {s} socket(s) x {c} cores x {th} thread(s) ({} CPUs); plan with --sys {}",
+            dir.display(),
+            s * c * th,
+            dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let t = read(a.sys.as_ref())?;
     if a.counts.contains(&0) {
         usage!("--counts: a client count must be at least 1");

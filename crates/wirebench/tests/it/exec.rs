@@ -420,3 +420,51 @@ placement = ["balanced", "separated"]
     let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
     assert!(md.contains("| sockperf |"), "{md}");
 }
+
+/// The report studies as specs: their plans for the report's machine
+/// (a /sys tree `topo --write-sys` makes), every run checked.
+#[test]
+fn the_report_studies_plan_for_the_reports_machine() {
+    let _g = shared();
+    let dir = TempDir::new("exec-specs");
+    let sys = dir.path().join("sys");
+    let mut w = Proc::spawn(&[
+        "topo",
+        "--write-sys",
+        sys.to_str().unwrap(),
+        "--shape",
+        "2x28x2",
+    ]);
+    assert!(w.wait(Duration::from_secs(30)).success());
+    let spec = |name: &str| format!("{}/../../specs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let crimson = spec("crimson-vs-async.toml");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        &crimson,
+        "--dry-run",
+        "--sys",
+        sys.to_str().unwrap(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(30)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let plan = format!("{}{}", p.stdout_all(), p.stderr_all());
+    assert!(plan.contains("32 run(s)"), "{plan}");
+    // The report's own cpusets (its JSON table) for 28 clients.
+    assert!(plan.contains("server 0-6,28-34,56-62,84-90, client 7-13,35-41,63-69,91-97"));
+    assert!(plan.contains("server 0-27, client 28-55"));
+    assert!(plan.contains("perf-async-msgr") && plan.contains("--parser crimson-msgr"));
+    let mut p = Proc::spawn(&["sweep", &spec("tateyama-reqres.toml"), "--dry-run"]);
+    assert!(
+        p.wait(Duration::from_secs(30)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let plan = format!("{}{}", p.stdout_all(), p.stderr_all());
+    assert!(
+        plan.contains("360 run(s) (120 point(s) x 3 repetition(s))"),
+        "{plan}"
+    );
+}
