@@ -13,10 +13,11 @@
 //!   fails.
 //! - Ctrl-C (or the server dying) stops it: TERM to its group, KILL 5 s
 //!   later.
-//! - The client's CPU is the program's whole run (every process it waited
-//!   for, from the kernel's accounting); the server's is sampled every
-//!   250 ms and taken over the program's measured phase, as the program
-//!   timed it, counted back from its exit.
+//! - CPU is taken over the program's measured phase, as the program timed
+//!   it, counted back from its exit (samples every 250 ms): the server's
+//!   from its processes; the program's from the kernel's account of every
+//!   process wirebench waited for, less what its process group had used
+//!   when the phase began.
 
 use crate::dispatch::Driver;
 use crate::process;
@@ -72,6 +73,27 @@ fn children_cpu_s() -> f64 {
     })
 }
 
+/// CPU seconds of the processes of group `pgid` now, with the children
+/// they reaped (utime + stime + cutime + cstime).
+fn group_cpu_s(pgid: u32) -> f64 {
+    let hz = wirebench_load::os::clock_ticks_per_s();
+    wirebench_load::procs::ServerProcs::Group(pgid)
+        .pids()
+        .iter()
+        .filter_map(|pid| {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let f: Vec<u64> = text
+                .get(text.rfind(')')? + 2..)?
+                .split_whitespace()
+                .skip(11)
+                .take(4)
+                .map(|v| v.parse().ok())
+                .collect::<Option<_>>()?;
+            Some(f.iter().sum::<u64>() as f64 / hz)
+        })
+        .sum()
+}
+
 /// The last lines of a file (at most 8, from its last 2 KiB).
 fn tail(path: &Path) -> Option<String> {
     let mut f = File::open(path).ok()?;
@@ -94,11 +116,12 @@ fn read_capped(path: &Path) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
-/// Samples at most [`MAX_SAMPLES`], each with its time since the start.
-struct Samples(Vec<(Duration, Sample)>);
+/// Samples at most [`MAX_SAMPLES`], each with its time since the start
+/// and the program's CPU seconds so far.
+struct Samples(Vec<(Duration, Sample, f64)>);
 
 impl Samples {
-    fn push(&mut self, at: Duration, s: Sample) {
+    fn push(&mut self, at: Duration, s: Sample, client_cpu_s: f64) {
         if self.0.len() >= MAX_SAMPLES {
             // Every other one goes: the series keeps its span, at half
             // the resolution.
@@ -108,12 +131,12 @@ impl Samples {
                 i % 2 == 1
             });
         }
-        self.0.push((at, s));
+        self.0.push((at, s, client_cpu_s));
     }
 
     /// The sample nearest to `at`.
-    fn nearest(&self, at: Duration) -> Option<&(Duration, Sample)> {
-        self.0.iter().min_by_key(|(t, _)| t.abs_diff(at))
+    fn nearest(&self, at: Duration) -> Option<&(Duration, Sample, f64)> {
+        self.0.iter().min_by_key(|(t, _, _)| t.abs_diff(at))
     }
 }
 
@@ -190,7 +213,7 @@ impl ExecDriver {
             .map_err(|e| fail(format!("--client-cmd: cannot start /bin/sh: {e}")))?;
         let pid = child.id();
         let mut samples = Samples(Vec::new());
-        samples.push(Duration::ZERO, cfg.sampler.sample());
+        samples.push(Duration::ZERO, cfg.sampler.sample(), 0.0);
         let mut next_sample = SAMPLE_EVERY;
         let stop = |child: &mut std::process::Child| {
             let _ = process::signal_group(pid, false);
@@ -216,7 +239,7 @@ impl ExecDriver {
             }
             let now = began.elapsed();
             if now >= next_sample {
-                samples.push(now, cfg.sampler.sample());
+                samples.push(now, cfg.sampler.sample(), group_cpu_s(pid));
                 next_sample = now + SAMPLE_EVERY;
             }
             if let Some(abort) = obs.poll_abort() {
@@ -302,15 +325,19 @@ fn outcome(
     // The server's CPU over the program's measured phase, counted back
     // from its exit (a program measures last, then reports).
     let start_at = wall.saturating_sub(Duration::from_secs_f64(seconds.min(wall.as_secs_f64())));
-    let (from_at, from) = samples
+    let (from_at, from, client_before) = samples
         .nearest(start_at)
-        .map(|(t, s)| (*t, s.clone()))
+        .map(|(t, s, c)| (*t, s.clone(), *c))
         .expect("a sample at the start");
+    // The client's CPU over the same window: everything it used (the
+    // kernel's account of what was waited for) less what it had used at
+    // the window's start.
+    let client_cpu_s = (client_cpu_s - client_before).max(0.0);
     let window = (wall - from_at).as_secs_f64();
     let (_, server_cpu_s) = Sampler::cpu_seconds(&from, &last);
     let (_, server_runq) = Sampler::runq_wait_seconds(&from, &last);
     method.push(format!(
-        "CPU: the client's over the program's whole run ({:.1} s, start-up included); the server's over its last {window:.1} s (its measured phase, sampled every {} ms)",
+        "CPU: the program's and the server's over the last {window:.1} s of its {:.1} s run (its measured phase, counted back from its exit; sampled every {} ms)",
         wall.as_secs_f64(),
         SAMPLE_EVERY.as_millis()
     ));

@@ -468,3 +468,49 @@ fn the_report_studies_plan_for_the_reports_machine() {
         "{plan}"
     );
 }
+
+/// `flame` of an exec run: the server the run starts is sampled, and the
+/// program's figures are in the run's result beside the flamegraph.
+#[test]
+fn flame_samples_the_server_of_an_exec_run() {
+    let _solo = exclusive();
+    if let Some(why) = crate::report::perf_cannot_sample() {
+        eprintln!("SKIPPED: perf cannot sample here ({why}); .ci/run installs linux-perf");
+        return;
+    }
+    if !installed("sockperf") {
+        return;
+    }
+    let results = TempDir::new("exec-flame");
+    let mut p = Proc::spawn(&[
+        "flame",
+        "--transport",
+        "exec",
+        "--server-cmd",
+        "exec sockperf server -i 127.0.0.1 -p {port} --tcp",
+        "--client-cmd",
+        "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}",
+        "--parser",
+        "sockperf",
+        "--duration",
+        "2s",
+        "--server-cpus",
+        "1",
+        "--client-cpus",
+        "0",
+        "--results",
+        results.str(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(120)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let dir = only_run_dir(&results);
+    let svg = std::fs::read_to_string(dir.join("flame-server.svg")).unwrap();
+    assert!(svg.contains("sockperf"), "the server's own frames");
+    let r: RunResult =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(r.summary.tool.as_ref().unwrap().program, "sockperf");
+    assert!(r.summary.has_latency("p50") && r.summary.ops > 0);
+}
