@@ -116,6 +116,12 @@ pub fn open(
     })
 }
 
+impl Driver for crate::exec::ExecDriver {
+    fn drive(&mut self, spec: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+        crate::exec::ExecDriver::drive(self, spec, cfg, obs)
+    }
+}
+
 struct MsgrDriver(Endpoint);
 
 impl Driver for MsgrDriver {

@@ -19,7 +19,6 @@
 //!   process wirebench waited for, less what its process group had used
 //!   when the phase began.
 
-use crate::dispatch::Driver;
 use crate::process;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -140,8 +139,14 @@ impl Samples {
     }
 }
 
-impl Driver for ExecDriver {
-    fn drive(&mut self, spec: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+impl ExecDriver {
+    /// One run of the program (the transport's driver calls it).
+    pub fn drive(
+        &mut self,
+        spec: &RunSpec,
+        cfg: &LoadConfig,
+        obs: &mut dyn Observer,
+    ) -> LoadOutcome {
         let exec = match &spec.transport {
             wirebench_core::spec::TransportSpec::Exec(e) => e,
             _ => unreachable!("the exec driver runs exec specs"),
