@@ -31,7 +31,7 @@ pub const TOP_KEYS: [&str; 6] = [
 /// Keys of the sweep itself (not flags of `run`).
 pub const SWEEP_KEYS: [&str; 2] = ["placement", "instances"];
 /// Flags of `run` a sweep sets itself.
-pub const RESERVED: [&str; 7] = [
+pub const RESERVED: [&str; 8] = [
     "results",
     "force",
     "format",
@@ -39,6 +39,7 @@ pub const RESERVED: [&str; 7] = [
     "hlog",
     "placement_policy",
     "placement_note",
+    "instance",
 ];
 
 /// Levenshtein distance, for "did you mean".
@@ -362,6 +363,7 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
             for i in 0..instances {
                 let mut req = base_req.clone();
                 req.clients = Some(clients / instances);
+                req.instance = (instances > 1).then_some(i);
                 if let Some(pl) = &placed {
                     req.server_cpus = Some(split(&pl.server, instances, i));
                     req.client_cpus = Some(split(&pl.client, instances, i));

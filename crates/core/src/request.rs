@@ -208,6 +208,10 @@ pub struct RunRequest {
     /// Notes on the placement (set by a sweep).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement_note: Vec<String>,
+    /// Which of a sweep point's instances this run is: what `{instance}`
+    /// stands for (set by a sweep; 0 otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<usize>,
     // S3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<S3Workload>,
@@ -540,7 +544,7 @@ fn check_header(h: &str) -> Result<(), String> {
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 69] = [
+    pub const KEYS: [&'static str; 70] = [
         "transport",
         "arch",
         "target",
@@ -578,6 +582,7 @@ impl RunRequest {
         "trace_sample",
         "placement_policy",
         "placement_note",
+        "instance",
         "workload",
         "mix",
         "objects",
@@ -686,7 +691,7 @@ impl RunRequest {
         let v = serde_json::to_value(self).expect("a request serializes");
         let mut out = Vec::new();
         for key in RunRequest::KEYS {
-            if key.starts_with("placement_") {
+            if key.starts_with("placement_") || key == "instance" {
                 continue;
             }
             let Some(x) = v.get(key) else {
@@ -2480,6 +2485,7 @@ mod tests {
             trace: Some(Trace::File("t.txt".into())),
             trace_sample: Some(10),
             placement_policy: Some("balanced".into()),
+            instance: Some(1),
             placement_note: vec!["n".into()],
             workload: Some(S3Workload::Mixed),
             mix: Some(Mix::default_mix()),

@@ -53,7 +53,7 @@ impl SessionOptions {
             ca_file: req.ca_file.clone(),
             server_dir: None,
             port: req.port,
-            instance: 0,
+            instance: req.instance.unwrap_or(0),
             values: Default::default(),
         }
     }

@@ -51,6 +51,8 @@ pub struct ExecDriver {
     values: BTreeMap<&'static str, String>,
     /// Where its output goes.
     dir: PathBuf,
+    /// Runs so far (repetitions of one session): each keeps its output.
+    runs: usize,
 }
 
 impl ExecDriver {
@@ -59,7 +61,11 @@ impl ExecDriver {
             .ok_or("--transport exec: no run directory for the program's output")?
             .to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        Ok(ExecDriver { values, dir })
+        Ok(ExecDriver {
+            values,
+            dir,
+            runs: 0,
+        })
     }
 }
 
@@ -188,9 +194,16 @@ impl ExecDriver {
         let fail = |why: String| EndState::Failed(why);
         let line = crate::observed::expand(&exec.client_cmd, &self.values)
             .map_err(|e| fail(format!("--client-cmd: {e}")))?;
+        // Repetitions run in one session: the first run's files are
+        // client-stdout.txt, the k-th's client-stdout-rK.txt.
+        self.runs += 1;
+        let suffix = match self.runs {
+            1 => String::new(),
+            k => format!("-r{k}"),
+        };
         let logs = [
-            self.dir.join("client-stdout.txt"),
-            self.dir.join("client-stderr.txt"),
+            self.dir.join(format!("client-stdout{suffix}.txt")),
+            self.dir.join(format!("client-stderr{suffix}.txt")),
         ];
         let file = |p: &Path| File::create(p).map_err(|e| fail(format!("{}: {e}", p.display())));
         let mut cmd = Command::new("/bin/sh");
@@ -284,8 +297,13 @@ impl ExecDriver {
         }
         let stdout = read_capped(&logs[0]).map_err(fail)?;
         let stderr = read_capped(&logs[1]).map_err(fail)?;
-        let parsed = parse::parse(&exec.parser, &stdout, &stderr)
+        let mut parsed = parse::parse(&exec.parser, &stdout, &stderr)
             .map_err(|e| fail(format!("--parser {}: {e}{}", exec.parser.name(), tails())))?;
+        parsed.method.push(format!(
+            "its output: {} and {}",
+            logs[0].display(),
+            logs[1].display()
+        ));
         Ok(outcome(
             exec,
             line,

@@ -378,6 +378,7 @@ impl RunFlags {
             trace_sample: self.trace_sample,
             placement_policy: None,
             placement_note: Vec::new(),
+            instance: None,
             workload: s3.workload,
             mix: s3.mix.clone(),
             objects: s3.objects,

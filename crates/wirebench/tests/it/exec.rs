@@ -514,3 +514,99 @@ fn flame_samples_the_server_of_an_exec_run() {
     assert_eq!(r.summary.tool.as_ref().unwrap().program, "sockperf");
     assert!(r.summary.has_latency("p50") && r.summary.ops > 0);
 }
+
+/// `--client-env` reaches the program; each repetition keeps its own
+/// output; `{instance}` is each instance's own in a sweep; the `regex`
+/// parser reads what the program printed.
+#[test]
+fn environment_repetitions_and_instances_of_a_program() {
+    let _g = shared();
+    let results = TempDir::new("exec-env");
+    let regex = r"regex:ops=(?P<ops>\d+) seconds=(?P<seconds>[0-9.]+)";
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--transport",
+            "exec",
+            "--client-cmd",
+            "echo \"ops=$WB_OPS seconds=0.5\"",
+            "--client-env",
+            "WB_OPS=1234",
+            "--parser",
+            regex,
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!((r.summary.ops, r.summary.ops_per_s), (1234, 2468.0));
+    let mut p = Proc::spawn(&[
+        "run",
+        "--results",
+        results.str(),
+        "--transport",
+        "exec",
+        "--client-cmd",
+        "echo \"ops=$$ seconds=1\"",
+        "--parser",
+        regex,
+        "--repeat",
+        "2",
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let group = std::fs::read_dir(results.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|d| d.file_name().unwrap().to_str().unwrap().contains("-x2"))
+        .expect("the repetitions' group");
+    let first = std::fs::read_dir(&group)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|d| d.join("client-stdout.txt").exists())
+        .expect("the first run's output");
+    let a = std::fs::read_to_string(first.join("client-stdout.txt")).unwrap();
+    let b = std::fs::read_to_string(first.join("client-stdout-r2.txt")).unwrap();
+    assert_ne!(a, b, "each repetition's own output (its own shell's pid)");
+
+    let dir = TempDir::new("exec-instances");
+    let spec = dir.path().join("inst.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "inst"
+[base]
+transport = "exec"
+client_cmd = "echo \"ops=1{instance} seconds=1\""
+parser = "regex:ops=(?P<ops>\\d+) seconds=(?P<seconds>[0-9.]+)"
+clients = 2
+[matrix]
+instances = [2]
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let mut ops: Vec<u64> = std::fs::read_dir(out.join("inst"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("run.json"))
+        .filter(|f| f.exists())
+        .map(|f| {
+            let r: RunResult = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            r.summary.ops
+        })
+        .collect();
+    ops.sort();
+    assert_eq!(ops, vec![10, 11], "{{instance}} is 0 and 1");
+}
