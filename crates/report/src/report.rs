@@ -340,17 +340,19 @@ fn summary_table(runs: &[RunResult]) -> Table {
         "mode",
         "size",
         "clients",
+        "conns/client",
         "placement",
         "ops/s",
         "MB/s in",
-        "p50",
-        "p99",
-        "p99.9",
+        "MB/s out",
+        "latency p50",
+        "latency p99",
+        "latency p99.9",
         "client CPU us/op",
         "stalls",
         "status",
     ]);
-    t.left = vec![1, 2, 5, 13];
+    t.left = vec![1, 2, 6, 15];
     t.rows = runs
         .iter()
         .map(|r| {
@@ -370,12 +372,16 @@ fn summary_table(runs: &[RunResult]) -> Table {
                     wirebench_core::spec::TransportSpec::Exec(e) if e.size_bytes.is_none() => {
                         "-".into()
                     }
+                    // A list or a range of sizes, as given.
+                    wirebench_core::spec::TransportSpec::S3(s3) => s3.sizes.to_string(),
                     t => wirebench_core::units::format_size(t.size_bytes()),
                 },
-                (r.spec.clients * r.spec.conns_per_client).to_string(),
+                r.spec.clients.to_string(),
+                r.spec.conns_per_client.to_string(),
                 r.placement.policy.clone().unwrap_or_else(|| "-".into()),
                 format!("{:.0}", s.ops_per_s),
                 format!("{:.3}", s.mb_per_s_in),
+                format!("{:.3}", s.mb_per_s_out),
                 lat("p50", s.latency.p50_ns),
                 lat("p99", s.latency.p99_ns),
                 lat("p999", s.latency.p999_ns),
@@ -729,7 +735,7 @@ mod tests {
         );
         let md = markdown(&runs, &figs, &[]);
         assert!(
-            md.contains("| r4 | msgr | echo | 64B | 2 | separated | 2100 |"),
+            md.contains("| r4 | msgr | echo | 64B | 2 | 1 | separated | 2100 |"),
             "{md}"
         );
         assert!(
@@ -781,6 +787,36 @@ mod tests {
             text.matches("TTFB").count(),
             2,
             "only S3 runs have a TTFB: {text}"
+        );
+    }
+
+    /// Issue 20's tables: clients and connections apart, MB/s both ways,
+    /// S3 size lists and ranges as given.
+    #[test]
+    fn the_summary_keeps_clients_and_connections_apart_and_s3_sizes_as_given() {
+        let topo = wirebench_core::topo::Topology::with_cpus(
+            wirebench_core::topo::CpuList::parse("0-1").unwrap(),
+        );
+        let spec = |json: &str| {
+            serde_json::from_str::<wirebench_core::request::RunRequest>(json)
+                .unwrap()
+                .check(&topo)
+                .unwrap()
+                .0
+        };
+        let mut a = run("list", 1, "balanced", 10.0);
+        a.spec = spec(r#"{"transport": "s3", "size": "4KiB,1MiB", "conns_per_client": 4}"#);
+        a.summary.mb_per_s_out = 12.5;
+        let mut b = run("range", 1, "balanced", 10.0);
+        b.spec = spec(r#"{"transport": "s3", "size": "4KiB..1MiB"}"#);
+        let md = MarkdownExporter.export(&Document::new("t").table(summary_table(&[a, b])));
+        assert!(
+            md.contains("| list | s3 | get | 4KiB,1MiB | 1 | 4 | balanced | 10 | 0.000 | 12.500 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| range | s3 | get | 4KiB..1MiB | 1 | 1 |"),
+            "{md}"
         );
     }
 }

@@ -150,13 +150,13 @@ placement = ["balanced", "separated"]
         "placement",
         "clients",
         "connect time (s)",
-        "latency (ms)",
+        "latency mean (ms)",
         "messages received",
         "messaging time (s)",
         "out throughput (MB/s)",
-        "smp",
+        "server CPUs (smp)",
         "p99 (ms)",
-        "CPU (us/op)",
+        "client CPU (us/op)",
     ] {
         assert!(lines[0].contains(col), "no column {col}: {}", lines[0]);
     }
