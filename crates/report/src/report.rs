@@ -85,11 +85,34 @@ fn num(s: &str) -> f64 {
     s.parse().unwrap_or(0.0)
 }
 
-/// A run's name in a legend: its label and id, or its id.
-fn run_name(r: &RunResult, l: &Layout) -> String {
-    match l.labels.get(&r.run_id) {
-        Some(label) => format!("{label}: {}", r.run_id),
-        None => r.run_id.clone(),
+/// The variables whose values differ between `runs`.
+fn varying(runs: &[&RunResult]) -> Vec<&'static str> {
+    VARIABLES
+        .iter()
+        .copied()
+        .filter(|v| {
+            let mut seen: Vec<Option<String>> = runs.iter().map(|r| variable(r, v)).collect();
+            seen.sort();
+            seen.dedup();
+            seen.len() > 1
+        })
+        .collect()
+}
+
+/// A run's name in a legend: its label, or what varies between the runs
+/// (`arch=pool depth=16`), or its id when nothing does.
+fn run_name(r: &RunResult, l: &Layout, varying: &[&str]) -> String {
+    if let Some(label) = l.labels.get(&r.run_id) {
+        return label.clone();
+    }
+    let parts: Vec<String> = varying
+        .iter()
+        .filter_map(|v| variable(r, v).map(|x| format!("{v}={x}")))
+        .collect();
+    if parts.is_empty() {
+        r.run_id.clone()
+    } else {
+        parts.join(" ")
     }
 }
 
@@ -101,6 +124,7 @@ const MAX_PER_RUN: usize = 8;
 pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
     let mut out = Vec::new();
     let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
+    let vary = varying(&ok);
     // Throughput vs the x variable, one line per series.
     let mut groups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in &ok {
@@ -209,7 +233,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                 .ok()
                 .filter(|h| !h.is_empty())?;
             Some(Series {
-                name: run_name(r, l),
+                name: run_name(r, l, &vary),
                 points: quantiles
                     .iter()
                     .map(|&q| (1.0 / (1.0 - q), h.value_at_quantile(q) as f64))
@@ -246,7 +270,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         ok.iter()
             .take(MAX_PER_RUN)
             .map(|r| Series {
-                name: run_name(r, l),
+                name: run_name(r, l, &vary),
                 points: r
                     .intervals
                     .iter()
@@ -396,6 +420,29 @@ fn summary_table(runs: &[RunResult]) -> Table {
                 format!("{:?}", r.status.state).to_lowercase(),
             ]
         })
+        .collect();
+    // A column for each parameter that varies and has none yet (a sweep
+    // over arch or depth), after the placement.
+    let all: Vec<&RunResult> = runs.iter().collect();
+    let extra: Vec<&str> = varying(&all)
+        .into_iter()
+        .filter(|v| ["arch", "depth", "rate", "wait"].contains(v))
+        .collect();
+    for (k, v) in extra.iter().enumerate() {
+        let at = 7 + k;
+        t.head.insert(at, (*v).to_string());
+        for (row, r) in t.rows.iter_mut().zip(runs) {
+            row.insert(at, variable(r, v).unwrap_or_else(|| "-".into()));
+        }
+    }
+    t.left = [1, 2, 6]
+        .into_iter()
+        .chain(
+            (0..extra.len())
+                .filter(|k| ["arch", "wait"].contains(&extra[*k]))
+                .map(|k| 7 + k),
+        )
+        .chain([15 + extra.len()])
         .collect();
     t
 }

@@ -1,16 +1,30 @@
-//! XY lines with markers, one series each, on linear or log10 axes.
+//! XY lines with markers, one series each, on linear or log10 axes: ticks
+//! chosen for the axis (1-2-5 steps; decades, with 2 and 5 under two
+//! decades), unique tick labels, points sorted along x, the legend beside
+//! the plot, a colour per series family (its name without " mean" / " p99")
+//! from a colour-blind-safe palette, p99 dashed, and a hover title on every
+//! point.
 
-use super::style::{Axis, H, Series, W, font, range, svg_error, tx};
+use super::style::{
+    Axis, H, LEGEND_W, Series, W, color_of, dashed, family, font, range, svg_error, ticks, tx,
+};
 use plotters::prelude::*;
-use wirebench_core::units::whole_usize;
 
 /// An XY plot with a line and markers per series.
 pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
     font();
     let mut svg = String::new();
+    let mut hovers: Vec<(i32, i32, String)> = Vec::new();
+    let with_legend = series.len() > 1 || series.first().is_some_and(|s| !s.name.is_empty());
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
         let _ = root.fill(&WHITE);
+        let (plot_area, legend_area) = if with_legend {
+            let (a, b) = root.split_horizontally(W - LEGEND_W);
+            (a, Some(b))
+        } else {
+            (root.clone(), None)
+        };
         let (x0, x1) = range(
             series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
             x.log,
@@ -19,7 +33,7 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
             series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
             y.log,
         );
-        let chart = ChartBuilder::on(&root)
+        let chart = ChartBuilder::on(&plot_area)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(44)
@@ -28,53 +42,137 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
         let Ok(mut chart) = chart else {
             return svg_error(title);
         };
-        let (xl, yl) = (x.log, y.log);
-        let (xf, yf) = (x.fmt, y.fmt);
-        // Tick counts that land on whole decades (log axes) and whole
-        // numbers (an x of counts): plotters places "nice" linear ticks.
         let whole_x = series
             .iter()
             .flat_map(|s| s.points.iter())
             .all(|p| p.0.fract() == 0.0);
-        let ticks = |lo: f64, hi: f64| (whole_usize((hi - lo).ceil()) + 1).clamp(2, 12);
-        let x_ticks = if xl || whole_x { ticks(x0, x1) } else { 10 };
-        let y_ticks = if yl { ticks(y0, y1) } else { 10 };
+        let xt = ticks(x0, x1, x.log, x.fmt, whole_x && !x.log);
+        let yt = ticks(y0, y1, y.log, y.fmt, false);
         let _ = chart
             .configure_mesh()
-            .x_labels(x_ticks)
-            .y_labels(y_ticks)
+            .disable_mesh()
+            .x_labels(0)
+            .y_labels(0)
             .x_desc(x.label)
             .y_desc(y.label)
-            .x_label_formatter(&|v| xf(if xl { 10f64.powf(*v) } else { *v }))
-            .y_label_formatter(&|v| yf(if yl { 10f64.powf(*v) } else { *v }))
             .label_style(("sans-serif", 12))
             .draw();
-        for (i, s) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            let pts: Vec<(f64, f64)> = s
+        // The grid and the labels at the ticks chosen here.
+        let grid = RGBColor(220, 220, 220);
+        for (v, _) in &xt {
+            let _ = chart.draw_series(LineSeries::new([(*v, y0), (*v, y1)], grid));
+        }
+        for (v, _) in &yt {
+            let _ = chart.draw_series(LineSeries::new([(x0, *v), (x1, *v)], grid));
+        }
+        let style = ("sans-serif", 12).into_font().color(&BLACK);
+        for (v, label) in &xt {
+            let (px, py) = chart.backend_coord(&(*v, y0));
+            let w = text_width(label);
+            let _ = root.draw(&Text::new(
+                label.clone(),
+                (px - w / 2, py + 6),
+                style.clone(),
+            ));
+        }
+        for (v, label) in &yt {
+            let (px, py) = chart.backend_coord(&(x0, *v));
+            let w = text_width(label);
+            let _ = root.draw(&Text::new(
+                label.clone(),
+                (px - w - 6, py - 6),
+                style.clone(),
+            ));
+        }
+        let mut taken = Vec::new();
+        let mut legend = Vec::new();
+        for s in series {
+            let color = color_of(&family(&s.name), &mut taken);
+            let mut pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
-                .map(|&(a, b)| (tx(a, xl), tx(b, yl)))
+                .filter(|p| p.0.is_finite() && p.1.is_finite())
+                .copied()
                 .collect();
-            let line = chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)));
-            if let Ok(l) = line {
-                let c = color;
-                l.label(s.name.clone()).legend(move |(a, b)| {
-                    PathElement::new(vec![(a, b), (a + 16, b)], c.stroke_width(2))
-                });
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let shown: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|&(a, b)| (tx(a, x.log), tx(b, y.log)))
+                .collect();
+            let stroke = color.stroke_width(2);
+            if dashed(&s.name) {
+                let _ = chart.draw_series(DashedLineSeries::new(shown.clone(), 6, 4, stroke));
+            } else {
+                let _ = chart.draw_series(LineSeries::new(shown.clone(), stroke));
             }
-            let _ = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())));
+            let _ = chart.draw_series(shown.iter().map(|&p| Circle::new(p, 3, color.filled())));
+            for (&(a, b), p) in pts.iter().zip(&shown) {
+                let (px, py) = chart.backend_coord(p);
+                let who = if s.name.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", s.name)
+                };
+                hovers.push((
+                    px,
+                    py,
+                    format!(
+                        "{who}{} {}, {} {}",
+                        x.label,
+                        (x.fmt)(a),
+                        y.label,
+                        (y.fmt)(b)
+                    ),
+                ));
+            }
+            legend.push((s.name.clone(), color, dashed(&s.name)));
         }
-        if series.len() > 1 || series.first().is_some_and(|s| !s.name.is_empty()) {
-            let _ = chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.3))
-                .label_font(("sans-serif", 12))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw();
+        if let Some(area) = legend_area {
+            let top = 40;
+            for (i, (name, color, dash)) in legend.iter().enumerate() {
+                let yy = top + 20 * i32::try_from(i).unwrap_or(i32::MAX / 40);
+                let stroke = color.stroke_width(2);
+                if *dash {
+                    let _ = area.draw(&PathElement::new(vec![(8, yy), (14, yy)], stroke));
+                    let _ = area.draw(&PathElement::new(vec![(18, yy), (24, yy)], stroke));
+                } else {
+                    let _ = area.draw(&PathElement::new(vec![(8, yy), (24, yy)], stroke));
+                }
+                let label: String = if name.chars().count() > 38 {
+                    format!("{}...", name.chars().take(35).collect::<String>())
+                } else {
+                    name.clone()
+                };
+                let _ = area.draw(&Text::new(label, (30, yy - 7), style.clone()));
+            }
         }
         let _ = root.present();
     }
+    with_hovers(svg, &hovers)
+}
+
+/// About how wide `text` is at 12 px, for centring labels.
+fn text_width(text: &str) -> i32 {
+    i32::try_from(text.chars().count() * 7).unwrap_or(i32::MAX)
+}
+
+/// `svg` with a transparent circle over each point whose `<title>` gives
+/// its values (shown on hover, no script).
+fn with_hovers(mut svg: String, hovers: &[(i32, i32, String)]) -> String {
+    let Some(end) = svg.rfind("</svg>") else {
+        return svg;
+    };
+    let mut g = String::from("<g fill=\"transparent\">");
+    for (x, y, t) in hovers {
+        let t = t
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        g.push_str(&format!(
+            "<circle cx=\"{x}\" cy=\"{y}\" r=\"6\"><title>{t}</title></circle>"
+        ));
+    }
+    g.push_str("</g>");
+    svg.insert_str(end, &g);
     svg
 }

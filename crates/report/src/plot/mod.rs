@@ -52,4 +52,93 @@ mod tests {
         );
         assert!(h.contains("client 0") && h.contains("<rect"), "{h}");
     }
+
+    /// The x of every `<text>` holding `needle`.
+    fn text_x(svg: &str, needle: &str) -> Vec<f64> {
+        svg.split("<text")
+            .skip(1)
+            .filter(|t| {
+                t.split_once('>')
+                    .and_then(|(_, rest)| rest.split_once("</text>"))
+                    .is_some_and(|(body, _)| body.trim() == needle)
+            })
+            .filter_map(|t| {
+                let at = t.find("x=\"")? + 3;
+                t[at..].split('"').next()?.parse().ok()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ticks_are_unique_with_units_and_the_legend_is_beside_the_plot() {
+        use wirebench_core::units::{format_ns, format_rate};
+        // A latency axis over less than two decades: 1-2-5 ticks.
+        let t = style::ticks(4.0, 5.7, true, format_ns, false);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "10.0us", "20.0us", "50.0us", "100.0us", "200.0us", "500.0us"
+            ]
+        );
+        // Within one decade: linear ticks, still unique.
+        let t = style::ticks(
+            3.0f64.log10() + 3.0,
+            3.9f64.log10() + 3.0,
+            true,
+            format_ns,
+            false,
+        );
+        let mut l: Vec<&String> = t.iter().map(|(_, l)| l).collect();
+        let n = l.len();
+        l.dedup();
+        assert!(n >= 2 && l.len() == n, "{t:?}");
+        // Clients 1..2: whole numbers only, no "1, 2, 2".
+        let t = style::ticks(0.95, 2.05, false, |v| format!("{v:.0}"), true);
+        assert_eq!(
+            t.iter().map(|(_, l)| l.as_str()).collect::<Vec<_>>(),
+            ["1", "2"]
+        );
+        // A rate axis: 1-2-5 steps with k/M.
+        let t = style::ticks(0.0, 520_000.0, false, format_rate, false);
+        assert_eq!(t[1].1, "100.0k");
+        let svg = lines(
+            "t",
+            Axis {
+                label: "x",
+                log: false,
+                fmt: |v| format!("{v:.0}"),
+            },
+            Axis {
+                label: "y",
+                log: false,
+                fmt: format_rate,
+            },
+            &[
+                Series {
+                    name: "arch=pool mean".into(),
+                    points: vec![(2.0, 5.0), (1.0, 3.0)],
+                },
+                Series {
+                    name: "arch=pool p99".into(),
+                    points: vec![(1.0, 6.0), (2.0, 9.0)],
+                },
+            ],
+        );
+        let plot_right = f64::from(style::W - style::LEGEND_W);
+        for name in ["arch=pool mean", "arch=pool p99"] {
+            let xs = text_x(&svg, name);
+            assert!(
+                !xs.is_empty() && xs.iter().all(|x| *x >= plot_right),
+                "{name}: {xs:?}"
+            );
+        }
+        // One family, one colour; its p99 dashed; a hover title per point.
+        assert!(svg.contains("stroke-dasharray") || svg.matches("<polyline").count() > 2);
+        assert_eq!(svg.matches("<title>").count(), 4);
+        assert!(
+            svg.contains("<title>arch=pool mean: x 1, y 3</title>"),
+            "{svg}"
+        );
+    }
 }
