@@ -71,12 +71,28 @@ pub fn read_cpu_ticks() -> Vec<CpuTicks> {
 
 /// User + system CPU ticks of a whole process (all its threads).
 pub fn process_cpu_ticks(pid: u32) -> Option<u64> {
+    cpu_ticks(pid, 2)
+}
+
+/// [`process_cpu_ticks`] plus those of the children it waited for
+/// (cutime + cstime).
+pub fn process_cpu_ticks_with_reaped(pid: u32) -> Option<u64> {
+    cpu_ticks(pid, 4)
+}
+
+/// The sum of `n` tick fields of /proc/PID/stat from utime on.
+fn cpu_ticks(pid: u32, n: usize) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name, which may itself hold spaces or ')'.
-    let after = &text[text.rfind(')')? + 2..];
-    let f: Vec<&str> = after.split_whitespace().collect();
-    // after ')' the fields start at 3 (state); utime is 14 and stime 15.
-    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+    let after = text.get(text.rfind(')')? + 2..)?;
+    // After ')' the fields start at 3 (state); utime is 14, stime 15,
+    // cutime 16, cstime 17.
+    after
+        .split_whitespace()
+        .skip(11)
+        .take(n)
+        .map(|v| v.parse::<u64>().ok())
+        .sum()
 }
 
 /// Scheduler statistics of a whole process, summed over its live threads

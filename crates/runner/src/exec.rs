@@ -22,7 +22,7 @@
 use crate::process;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{Read, Seek};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -85,30 +85,9 @@ fn group_cpu_s(pgid: u32) -> f64 {
     wirebench_load::procs::ServerProcs::Group(pgid)
         .pids()
         .iter()
-        .filter_map(|pid| {
-            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let f: Vec<u64> = text
-                .get(text.rfind(')')? + 2..)?
-                .split_whitespace()
-                .skip(11)
-                .take(4)
-                .map(|v| v.parse().ok())
-                .collect::<Option<_>>()?;
-            Some(f.iter().sum::<u64>() as f64 / hz)
-        })
+        .filter_map(|&pid| wirebench_load::os::process_cpu_ticks_with_reaped(pid))
+        .map(|ticks| ticks as f64 / hz)
         .sum()
-}
-
-/// The last lines of a file (at most 8, from its last 2 KiB).
-fn tail(path: &Path) -> Option<String> {
-    let mut f = File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(std::io::SeekFrom::Start(len.saturating_sub(2048)))
-        .ok()?;
-    let mut text = String::new();
-    f.read_to_string(&mut text).ok()?;
-    let lines: Vec<&str> = text.lines().rev().take(8).collect();
-    (!lines.is_empty()).then(|| lines.into_iter().rev().collect::<Vec<_>>().join("\n"))
 }
 
 /// A file's text, at most [`MAX_OUTPUT`] bytes of it.
@@ -234,17 +213,7 @@ impl ExecDriver {
         samples.push(Duration::ZERO, cfg.sampler.sample(), 0.0);
         let mut next_sample = SAMPLE_EVERY;
         let stop = |child: &mut std::process::Child| {
-            let _ = process::signal_group(pid, false);
-            let until = Instant::now() + STOP_GRACE;
-            while Instant::now() < until {
-                if let Ok(Some(_)) = child.try_wait() {
-                    let _ = process::signal_group(pid, true);
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let _ = process::signal_group(pid, true);
-            let _ = child.wait();
+            let _ = process::stop_group(child, STOP_GRACE);
         };
         let status = loop {
             match child.try_wait() {
@@ -286,12 +255,7 @@ impl ExecDriver {
         let _ = process::signal_group(pid, true);
         let client_cpu_s = children_cpu_s() - cpu_before;
         let how = process::describe(status);
-        let tails = || {
-            logs.iter()
-                .rev()
-                .find_map(|p| tail(p).map(|t| format!("; its last output ({}):\n{t}", p.display())))
-                .unwrap_or_default()
-        };
+        let tails = || crate::observed::last_output(&logs);
         if !status.success() {
             return Err(fail(format!("--client-cmd ended with {how}{}", tails())));
         }

@@ -127,25 +127,16 @@ impl Started {
             let _ = process::signal_group(self.pid, true);
             return Some(format!("exited during the run: {}", process::describe(s)));
         }
-        let _ = process::signal_group(self.pid, false);
-        let deadline = Instant::now() + STOP_GRACE;
-        loop {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                // Whatever it started goes with it.
-                let _ = process::signal_group(self.pid, true);
+        match process::stop_group(&mut self.child, STOP_GRACE) {
+            Some(s) => {
                 let how = process::describe(s);
-                return (how != "exit status 0" && how != "killed by signal 15 (SIGTERM)")
-                    .then(|| format!("stopped with {how}"));
+                (how != "exit status 0" && how != "killed by signal 15 (SIGTERM)")
+                    .then(|| format!("stopped with {how}"))
             }
-            if Instant::now() >= deadline {
-                let _ = process::signal_group(self.pid, true);
-                let _ = self.child.wait();
-                return Some(format!(
-                    "did not stop within {} s of SIGTERM: killed",
-                    STOP_GRACE.as_secs()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(10));
+            None => Some(format!(
+                "did not stop within {} s of SIGTERM: killed",
+                STOP_GRACE.as_secs()
+            )),
         }
     }
 
@@ -159,22 +150,29 @@ impl Started {
         {
             std::thread::sleep(Duration::from_millis(5));
         }
-        for path in self.logs.iter().rev() {
-            let Ok(mut f) = File::open(path) else {
-                continue;
-            };
-            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-            let _ = f.seek(std::io::SeekFrom::Start(len.saturating_sub(2048)));
-            let mut text = String::new();
-            let _ = f.read_to_string(&mut text);
-            let lines: Vec<&str> = text.lines().rev().take(8).collect();
-            if !lines.is_empty() {
-                let t: Vec<&str> = lines.into_iter().rev().collect();
-                return format!("; its last output ({}):\n{}", path.display(), t.join("\n"));
-            }
-        }
-        String::new()
+        last_output(&self.logs)
     }
+}
+
+/// "; its last output (FILE):" and the last lines (at most 8, of its last
+/// 2 KiB) of the last of `files` (stderr, then stdout) that has any; empty
+/// when none has.
+pub fn last_output(files: &[PathBuf]) -> String {
+    for path in files.iter().rev() {
+        let Ok(mut f) = File::open(path) else {
+            continue;
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(std::io::SeekFrom::Start(len.saturating_sub(2048)));
+        let mut text = String::new();
+        let _ = f.read_to_string(&mut text);
+        let lines: Vec<&str> = text.lines().rev().take(8).collect();
+        if !lines.is_empty() {
+            let t: Vec<&str> = lines.into_iter().rev().collect();
+            return format!("; its last output ({}):\n{}", path.display(), t.join("\n"));
+        }
+    }
+    String::new()
 }
 
 impl Drop for Started {

@@ -217,6 +217,31 @@ pub fn signal_group(pgid: u32, kill: bool) -> io::Result<()> {
     nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), sig).map_err(io::Error::other)
 }
 
+/// Stops `child`, the leader of its own process group: SIGTERM to the
+/// group, SIGKILL after `grace`, and SIGKILL to what is left of the group
+/// once the leader is gone. How the leader ended (None: killed after the
+/// grace).
+pub fn stop_group(
+    child: &mut std::process::Child,
+    grace: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let pgid = child.id();
+    let _ = signal_group(pgid, false);
+    let deadline = std::time::Instant::now() + grace;
+    loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            let _ = signal_group(pgid, true);
+            return Some(s);
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = signal_group(pgid, true);
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// How a child process ended, in words.
 pub fn describe(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;

@@ -165,41 +165,38 @@ impl Session {
         };
         let signed = s3.then_some(credentials.is_some());
         let mut opts = opts.clone();
-        // exec without a server: its placeholders all the same.
-        if matches!(spec.target, TargetSpec::None) {
-            let (_, values) = observed_values(&spec, &Endpoint::Tcp("127.0.0.1:1".into()), &opts)?;
+        // A command the run starts (a server, exec's program): its
+        // placeholders' values, and the endpoint a target port 0 becomes.
+        let mut resolved = None;
+        if spec.observe.is_some() || matches!(spec.transport, TransportSpec::Exec(_)) {
+            let given = match &spec.target {
+                TargetSpec::External { endpoint } => endpoint.clone(),
+                _ => Endpoint::Tcp("127.0.0.1:1".into()),
+            };
+            let (endpoint, values) = observed_values(&spec, &given, &opts)?;
             opts.values = values;
+            resolved = Some(endpoint);
         }
-        let opts = &mut opts;
+        let opts = &opts;
         if let TransportSpec::S3(s) = &mut spec.transport {
             s.signed = credentials.is_some();
         }
-        let target: Box<dyn Target> = match &spec.target {
-            TargetSpec::Embedded { .. } => {
+        let target: Box<dyn Target> = match (&spec.target, resolved) {
+            (TargetSpec::Embedded { .. }, _) => {
                 Box::new(Embedded::start(&spec, credentials.clone()).map_err(RunError::Failed)?)
             }
-            TargetSpec::External { endpoint } if spec.observe.is_some() => {
-                let (endpoint, values) = observed_values(&spec, endpoint, opts)?;
-                opts.values = values.clone();
-                Box::new(
-                    Observed::start(
-                        &spec,
-                        &endpoint,
-                        &spec.server_env,
-                        &values,
-                        opts.server_dir.as_deref(),
-                    )
-                    .map_err(RunError::Failed)?,
+            (TargetSpec::External { .. }, Some(endpoint)) if spec.observe.is_some() => Box::new(
+                Observed::start(
+                    &spec,
+                    &endpoint,
+                    &spec.server_env,
+                    &opts.values,
+                    opts.server_dir.as_deref(),
                 )
-            }
-            TargetSpec::External { endpoint } => {
-                if matches!(spec.transport, TransportSpec::Exec(_)) {
-                    let (_, values) = observed_values(&spec, endpoint, opts)?;
-                    opts.values = values;
-                }
-                Box::new(External(endpoint.clone()))
-            }
-            TargetSpec::None => Box::new(External(Endpoint::Tcp("127.0.0.1:0".into()))),
+                .map_err(RunError::Failed)?,
+            ),
+            (TargetSpec::External { endpoint }, _) => Box::new(External(endpoint.clone())),
+            (TargetSpec::None, _) => Box::new(External(Endpoint::Tcp("127.0.0.1:0".into()))),
         };
         let mut session = Session {
             cancel,
