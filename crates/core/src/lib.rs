@@ -18,6 +18,7 @@ pub mod hlog;
 pub mod index;
 pub mod legacy;
 pub mod limits;
+pub mod merge;
 pub mod placement;
 pub mod plan;
 pub mod request;

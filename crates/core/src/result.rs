@@ -423,6 +423,10 @@ pub struct RunResult {
     /// text, under `message`).
     #[serde(serialize_with = "warnings_with_messages")]
     pub warnings: Vec<Warning>,
+    /// The runs this one was merged from (a sweep point's instances, run
+    /// side by side; see `merge`). Empty for a run as measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
 }
 
 /// An objective checked against a run (see `slo`).
@@ -701,6 +705,7 @@ pub mod fixture {
             cleanup: None,
             slos: vec![],
             warnings: vec![],
+            merged_from: Vec::new(),
         }
     }
 }

@@ -561,6 +561,72 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
     d
 }
 
+/// What a comparison found, a line per variant after A: the metrics that
+/// changed beyond the noise, with their ratio to A, or that none did.
+pub fn findings(variants: &[Variant], rows: &[Row]) -> Vec<(String, String)> {
+    (1..variants.len())
+        .map(|i| {
+            let changed: Vec<String> = rows
+                .iter()
+                .filter_map(|r| {
+                    let (ratio, v) = r.against_first.get(i - 1)?;
+                    let word = match v {
+                        Verdict::Better => r.metric.words.0,
+                        Verdict::Worse => r.metric.words.1,
+                        _ => return None,
+                    };
+                    Some(match ratio {
+                        Some(x) => format!("{} {x:.2}x A ({word})", r.metric.name),
+                        None => format!("{} {word}", r.metric.name),
+                    })
+                })
+                .collect();
+            let unknown = rows
+                .iter()
+                .any(|r| matches!(r.against_first.get(i - 1), Some((_, Verdict::Unknown))));
+            let what = format!("{} ({}) against A", letter(i), variants[i].label);
+            let detail = if !changed.is_empty() {
+                changed.join("; ")
+            } else if unknown {
+                "no change beyond the noise where it is known; some metrics have no noise estimate (run each variant 3 times or more)".into()
+            } else {
+                "the same within the noise on every metric".into()
+            };
+            (what, detail)
+        })
+        .collect()
+}
+
+/// The comparison as a page: what it found (the changes beyond the noise,
+/// the headline figure, the hints), then the table and the other figures.
+pub fn page(
+    variants: &[Variant],
+    rows: &[Row],
+    figures: &[crate::export::Figure],
+    hints: Vec<(String, String)>,
+) -> Document {
+    let mut d = Document::new("wirebench compare")
+        .heading("What it found")
+        .push(Block::List(findings(variants, rows)));
+    if let Some(f) = figures.first() {
+        d = d.push(Block::Figures(vec![f.clone()]));
+    }
+    d = d.heading("Hints");
+    d = if hints.is_empty() {
+        d.text("None.")
+    } else {
+        d.push(Block::List(hints))
+    };
+    d = d.heading("The comparison");
+    d.blocks.extend(document(variants, rows).blocks);
+    if figures.len() > 1 {
+        d = d
+            .heading("Figures")
+            .push(Block::Figures(figures[1..].to_vec()));
+    }
+    d
+}
+
 /// The comparison as Markdown (also what the terminal shows).
 pub fn markdown(variants: &[Variant], rows: &[Row]) -> String {
     MarkdownExporter.export(&document(variants, rows))

@@ -16,8 +16,45 @@ pub enum InputError {
 }
 
 /// The runs at `path`, in the order of their directories' names (run ids
-/// start with their start time).
+/// start with their start time). An experiment's instances, which ran side
+/// by side as one point, come as one run (see `merge::instances`).
 pub fn runs_at(path: &Path) -> Result<Vec<RunResult>, InputError> {
+    let runs = runs_in(path)?;
+    let index = wirebench_core::index::load(path).map_err(|e| InputError::Bad {
+        path: e.path.clone(),
+        why: e.why,
+    })?;
+    let Some(index) = index else {
+        return Ok(runs);
+    };
+    let mut runs: Vec<Option<RunResult>> = runs.into_iter().map(Some).collect();
+    let mut out = Vec::new();
+    for e in index.runs.iter().filter(|e| e.run_ids.len() > 1) {
+        let parts: Vec<RunResult> = e
+            .run_ids
+            .iter()
+            .filter_map(|id| {
+                let slot = runs
+                    .iter_mut()
+                    .find(|r| r.as_ref().is_some_and(|r| &r.run_id == id))?;
+                slot.take()
+            })
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let merged = wirebench_core::merge::instances(&parts).map_err(|err| InputError::Bad {
+            path: path.to_path_buf(),
+            why: format!("{}: {err}", e.key),
+        })?;
+        out.push(merged);
+    }
+    out.extend(runs.into_iter().flatten());
+    out.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    Ok(out)
+}
+
+fn runs_in(path: &Path) -> Result<Vec<RunResult>, InputError> {
     let bad = |why: String| InputError::Bad {
         path: path.to_path_buf(),
         why,

@@ -11,30 +11,24 @@ use wirebench_core::result::RunResult;
 use wirebench_core::units::{format_ns, format_rate};
 
 /// What to plot throughput against, and what makes a line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Layout {
-    pub x: String,
-    pub series: Vec<String>,
+    /// None: the first of [`NUMERIC`] that varies.
+    pub x: Option<String>,
+    /// None: every other variable that varies, but those the x decides
+    /// (the connections of a sweep over clients).
+    pub series: Option<Vec<String>>,
     /// Run id to a label that names its line instead (compare's variants).
     pub labels: BTreeMap<String, String>,
 }
 
-impl Default for Layout {
-    fn default() -> Self {
-        Layout {
-            x: "clients".into(),
-            series: vec!["placement".into(), "arch".into()],
-            labels: BTreeMap::new(),
-        }
-    }
-}
-
 /// The variables a report can plot against or split by.
-pub const VARIABLES: [&str; 10] = [
+pub const VARIABLES: [&str; 11] = [
     "clients",
     "connections",
-    "size",
+    "instances",
     "depth",
+    "size",
     "rate",
     "placement",
     "arch",
@@ -43,13 +37,25 @@ pub const VARIABLES: [&str; 10] = [
     "wait",
 ];
 
+/// The variables throughput can be plotted against, in the order the
+/// main one is chosen.
+pub const NUMERIC: [&str; 6] = [
+    "clients",
+    "connections",
+    "instances",
+    "depth",
+    "size",
+    "rate",
+];
+
 /// A run's value of a variable (None: it has none).
 pub fn variable(r: &RunResult, name: &str) -> Option<String> {
     let s = &r.spec;
     Some(match name {
         "clients" => s.clients.to_string(),
         "connections" => (s.clients * s.conns_per_client).to_string(),
-        "size" => s.transport.size_bytes().to_string(),
+        "instances" => r.merged_from.len().max(1).to_string(),
+        "size" => size_label(r).unwrap_or_else(|| s.transport.size_bytes().to_string()),
         "depth" => s.depth.to_string(),
         "rate" => s.rate_per_s?.to_string(),
         "placement" => r.placement.policy.clone()?,
@@ -65,12 +71,29 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
     })
 }
 
-fn series_key(r: &RunResult, l: &Layout) -> String {
+/// An S3 run's sizes when they are a list or a range (`4KiB,1MiB`,
+/// `4KiB..1MiB`), as given; None for one size.
+fn size_label(r: &RunResult) -> Option<String> {
+    match &r.spec.transport {
+        wirebench_core::spec::TransportSpec::S3(s3) => {
+            let t = s3.sizes.to_string();
+            (t.contains(',') || t.contains("..")).then_some(t)
+        }
+        _ => None,
+    }
+}
+
+/// A size as people read it: bytes in binary units, lists and ranges as given.
+fn size_text(v: &str) -> String {
+    v.parse::<u64>()
+        .map_or_else(|_| v.to_string(), wirebench_core::units::format_size)
+}
+
+fn series_key(r: &RunResult, l: &Layout, series: &[&str]) -> String {
     if let Some(label) = l.labels.get(&r.run_id) {
         return label.clone();
     }
-    let parts: Vec<String> = l
-        .series
+    let parts: Vec<String> = series
         .iter()
         .filter_map(|v| variable(r, v).map(|x| format!("{v}={x}")))
         .collect();
@@ -81,22 +104,82 @@ fn series_key(r: &RunResult, l: &Layout) -> String {
     }
 }
 
+/// The axis of a variable: sizes on powers of two (KiB, MiB); counts on
+/// powers of two where they are powers of two over 8x or more; else
+/// linear.
+fn x_axis<'a>(x: &'a str, values: &[f64]) -> Axis<'a> {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(0.0, f64::max);
+    let pow2 = values.iter().all(|v| {
+        *v >= 1.0 && v.fract() == 0.0 && wirebench_core::units::whole(*v).is_power_of_two()
+    });
+    match x {
+        "size" if lo > 0.0 => Axis::pow2("size", |v| {
+            wirebench_core::units::format_size(wirebench_core::units::whole(v))
+        }),
+        "rate" => Axis::linear("rate (ops/s)", format_rate),
+        _ if pow2 && hi / lo >= 8.0 => Axis::pow2(x, |v| format!("{v:.0}")),
+        _ => Axis::linear(x, |v| format!("{v:.0}")),
+    }
+}
+
 fn num(s: &str) -> f64 {
     s.parse().unwrap_or(0.0)
 }
 
-/// The variables whose values differ between `runs`.
+/// The variables whose values differ between `runs`; the connections not
+/// when the clients decide them (one count of connections per client).
 fn varying(runs: &[&RunResult]) -> Vec<&'static str> {
+    let differ = |v: &str| {
+        let mut seen: Vec<Option<String>> = runs.iter().map(|r| variable(r, v)).collect();
+        seen.sort();
+        seen.dedup();
+        seen.len() > 1
+    };
+    let mut per_client: Vec<usize> = runs.iter().map(|r| r.spec.conns_per_client).collect();
+    per_client.sort_unstable();
+    per_client.dedup();
     VARIABLES
         .iter()
         .copied()
-        .filter(|v| {
-            let mut seen: Vec<Option<String>> = runs.iter().map(|r| variable(r, v)).collect();
-            seen.sort();
-            seen.dedup();
-            seen.len() > 1
-        })
+        .filter(|v| differ(v))
+        .filter(|v| !(*v == "connections" && per_client.len() == 1 && differ("clients")))
         .collect()
+}
+
+/// What throughput is plotted against and what makes its lines: the
+/// layout's, or chosen from what varies.
+fn resolve<'a>(
+    l: &'a Layout,
+    runs: &[&RunResult],
+    vary: &[&'a str],
+) -> (Option<&'a str>, Vec<&'a str>) {
+    let x =
+        l.x.as_deref()
+            .or_else(|| NUMERIC.iter().copied().find(|v| vary.contains(v)));
+    let series = match &l.series {
+        Some(s) => s.iter().map(String::as_str).collect(),
+        None => vary
+            .iter()
+            .copied()
+            .filter(|v| Some(*v) != x)
+            .filter(|v| x.is_none_or(|x| !decided_by(runs, x, v)))
+            .collect(),
+    };
+    (x, series)
+}
+
+/// Whether each value of `x` comes with one value of `v` among the runs
+/// (v is a function of x: connections of clients when each client has
+/// one connection).
+fn decided_by(runs: &[&RunResult], x: &str, v: &str) -> bool {
+    let mut pairs: Vec<(Option<String>, Option<String>)> = runs
+        .iter()
+        .map(|r| (variable(r, x), variable(r, v)))
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs.windows(2).all(|w| w[0].0 != w[1].0)
 }
 
 /// A run's name in a legend: its label, or what varies between the runs
@@ -118,6 +201,28 @@ fn run_name(r: &RunResult, l: &Layout, varying: &[&str]) -> String {
 
 pub use crate::export::Figure;
 
+/// Seconds as a tick reads them: `2`, `0.5`.
+fn seconds(v: f64) -> String {
+    let t = format!("{v:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The warm-up of the runs as a shaded span (the longest, from 0), if any
+/// run had one.
+fn warmup(runs: &[&RunResult]) -> Option<plot::Shade> {
+    let end = runs
+        .iter()
+        .flat_map(|r| &r.intervals)
+        .filter(|i| i.phase == wirebench_core::result::Phase::Warmup)
+        .map(|i| i.end_ns)
+        .max()?;
+    Some(plot::Shade {
+        from: 0.0,
+        to: end as f64 / 1e9,
+        label: "warm-up (not measured)".into(),
+    })
+}
+
 const MAX_PER_RUN: usize = 8;
 
 /// Every figure the runs allow.
@@ -125,14 +230,15 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
     let mut out = Vec::new();
     let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
     let vary = varying(&ok);
+    let (x, series_by) = resolve(l, &ok, &vary);
     // Throughput vs the x variable, one line per series.
     let mut groups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in &ok {
-        if let Some(x) = variable(r, &l.x) {
+        if let Some(v) = x.and_then(|x| variable(r, x)) {
             groups
-                .entry(series_key(r, l))
+                .entry(series_key(r, l, &series_by))
                 .or_default()
-                .push((num(&x), r.summary.ops_per_s));
+                .push((num(&v), r.summary.ops_per_s));
         }
     }
     let distinct_x = {
@@ -141,7 +247,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         xs.dedup();
         xs.len()
     };
-    if distinct_x >= 2 {
+    if let (Some(x), true) = (x, distinct_x >= 2) {
         let series: Vec<Series> = groups
             .iter()
             .map(|(k, pts)| {
@@ -153,20 +259,16 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                 }
             })
             .collect();
-        let title = format!("Throughput vs {}", l.x);
+        let title = format!("Throughput vs {x}");
+        let xs: Vec<f64> = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .collect();
         out.push(Figure {
             svg: plot::lines(
                 &title,
-                Axis {
-                    label: &l.x,
-                    log: false,
-                    fmt: |v| format!("{v:.0}"),
-                },
-                Axis {
-                    label: "ops/s",
-                    log: false,
-                    fmt: format_rate,
-                },
+                x_axis(x, &xs),
+                Axis::linear("ops/s", format_rate),
                 &series,
             ),
             title,
@@ -176,7 +278,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
     if ok.len() >= 2 && ok.iter().any(|r| r.summary.latency.count > 0) {
         let mut by: BTreeMap<String, Vec<&RunResult>> = BTreeMap::new();
         for r in ok.iter().filter(|r| r.summary.latency.count > 0) {
-            by.entry(series_key(r, l)).or_default().push(r);
+            by.entry(series_key(r, l, &series_by)).or_default().push(r);
         }
         let mut series = Vec::new();
         for (k, rs) in by {
@@ -206,16 +308,8 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         out.push(Figure {
             svg: plot::lines(
                 &title,
-                Axis {
-                    label: "throughput achieved (ops/s)",
-                    log: false,
-                    fmt: format_rate,
-                },
-                Axis {
-                    label: "latency",
-                    log: true,
-                    fmt: format_ns,
-                },
+                Axis::linear("throughput achieved (ops/s)", format_rate),
+                Axis::log("latency", format_ns),
                 &series,
             ),
             title,
@@ -246,20 +340,12 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         out.push(Figure {
             svg: plot::lines(
                 &title,
-                Axis {
-                    label: "percentile",
-                    log: true,
-                    fmt: |v| {
-                        let p = 100.0 * (1.0 - 1.0 / v);
-                        let digits = format!("{p:.4}");
-                        format!("{}%", digits.trim_end_matches('0').trim_end_matches('.'))
-                    },
-                },
-                Axis {
-                    label: "latency",
-                    log: true,
-                    fmt: format_ns,
-                },
+                Axis::log("percentile", |v| {
+                    let p = 100.0 * (1.0 - 1.0 / v);
+                    let digits = format!("{p:.4}");
+                    format!("{}%", digits.trim_end_matches('0').trim_end_matches('.'))
+                }),
+                Axis::log("latency", format_ns),
                 &spectrum,
             ),
             title,
@@ -275,29 +361,25 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                     .intervals
                     .iter()
                     .filter(|i| i.ops > 0)
-                    .map(|i| (i.end_ns as f64 / 1e9, f(i)))
+                    // At the middle of the interval it measured.
+                    .map(|i| ((i.start_ns + i.end_ns) as f64 / 2e9, f(i)))
+                    .filter(|p| p.1 > 0.0)
                     .collect(),
             })
             .filter(|s| s.points.len() >= 2)
             .collect()
     };
     let tput = per_second(|i| i.ops_per_s);
+    let warm = warmup(&ok);
     if !tput.is_empty() {
         let title = "Throughput per second".to_string();
         out.push(Figure {
-            svg: plot::lines(
+            svg: plot::lines_shaded(
                 &title,
-                Axis {
-                    label: "time since the load started (s)",
-                    log: false,
-                    fmt: |v| format!("{v:.1}"),
-                },
-                Axis {
-                    label: "ops/s",
-                    log: false,
-                    fmt: format_rate,
-                },
+                Axis::linear("time since the load started (s)", seconds),
+                Axis::linear("ops/s", format_rate),
                 &tput,
+                warm.as_ref(),
             ),
             title,
         });
@@ -305,50 +387,55 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         if p99.iter().any(|s| s.points.iter().any(|p| p.1 > 0.0)) {
             let title = "p99 latency per second".to_string();
             out.push(Figure {
-                svg: plot::lines(
+                svg: plot::lines_shaded(
                     &title,
-                    Axis {
-                        label: "time since the load started (s)",
-                        log: false,
-                        fmt: |v| format!("{v:.1}"),
-                    },
-                    Axis {
-                        label: "p99 latency",
-                        log: true,
-                        fmt: format_ns,
-                    },
+                    Axis::linear("time since the load started (s)", seconds),
+                    Axis::log("p99 latency", format_ns),
                     &p99,
+                    warm.as_ref(),
                 ),
                 title,
             });
         }
     }
-    // Per-core CPU over time, client and server cores apart.
-    for r in ok.iter().take(4) {
+    // Per-core CPU over time, client and server cores apart: of up to four
+    // runs spread over the set.
+    let step = ok.len().div_ceil(4).max(1);
+    for r in ok.iter().step_by(step) {
+        let n = r.intervals.len();
         let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
         let mut add = |who: &str,
                        pick: fn(
             &wirebench_core::result::Interval,
         ) -> &Vec<wirebench_core::result::CoreBusy>| {
             let mut cores: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-            for iv in &r.intervals {
+            for (k, iv) in r.intervals.iter().enumerate() {
                 for c in pick(iv) {
-                    cores.entry(c.cpu).or_default().push(c.busy_pct);
+                    cores.entry(c.cpu).or_insert_with(|| vec![0.0; n])[k] = c.busy_pct;
                 }
             }
             for (cpu, v) in cores {
-                rows.push((format!("{who} {cpu}"), v));
+                rows.push((format!("{who} cpu {cpu}"), v));
             }
         };
         add("client", |i| &i.client_cores);
         add("server", |i| &i.server_cores);
         if !rows.is_empty() {
-            let title = format!("CPU busy % per core over time: {}", r.run_id);
+            let edges: Vec<f64> = r
+                .intervals
+                .first()
+                .map(|i| i.start_ns as f64 / 1e9)
+                .into_iter()
+                .chain(r.intervals.iter().map(|i| i.end_ns as f64 / 1e9))
+                .collect();
+            let title = format!("CPU busy per core: {}", run_name(r, l, &vary));
             out.push(Figure {
                 svg: plot::heatmap(
                     &title,
-                    "second of the run (white idle, red saturated)",
+                    "time since the load started (s)",
                     &rows,
+                    &edges,
+                    warmup(std::slice::from_ref(r)).as_ref(),
                 ),
                 title,
             });
@@ -376,63 +463,91 @@ fn summary_table(runs: &[RunResult]) -> Table {
         "stalls",
         "status",
     ]);
-    t.left = vec![1, 2, 6, 15];
-    t.rows = runs
-        .iter()
-        .map(|r| {
-            let s = &r.summary;
-            let lat = |stat: &str, v: u64| {
-                if s.latency.count > 0 && s.has_latency(stat) {
-                    format_ns(v as f64)
-                } else {
-                    "-".into()
-                }
-            };
-            vec![
-                r.run_id.clone(),
-                r.spec.kind().to_string(),
-                r.spec.transport.mode_name(),
-                match &r.spec.transport {
-                    wirebench_core::spec::TransportSpec::Exec(e) if e.size_bytes.is_none() => {
-                        "-".into()
-                    }
-                    // A list or a range of sizes, as given.
-                    wirebench_core::spec::TransportSpec::S3(s3) => s3.sizes.to_string(),
-                    t => wirebench_core::units::format_size(t.size_bytes()),
-                },
-                r.spec.clients.to_string(),
-                r.spec.conns_per_client.to_string(),
-                r.placement.policy.clone().unwrap_or_else(|| "-".into()),
-                format!("{:.0}", s.ops_per_s),
-                format!("{:.3}", s.mb_per_s_in),
-                format!("{:.3}", s.mb_per_s_out),
-                lat("p50", s.latency.p50_ns),
-                lat("p99", s.latency.p99_ns),
-                lat("p999", s.latency.p999_ns),
-                format!("{:.3}", s.client_cpu_us_per_op),
-                s.hiccup.map_or("-".into(), |h| {
-                    format!(
-                        "max {} ({} s)",
-                        format_ns(h.max_ns as f64),
-                        h.stalled_seconds
-                    )
-                }),
-                format!("{:?}", r.status.state).to_lowercase(),
-            ]
-        })
-        .collect();
-    // A column for each parameter that varies and has none yet (a sweep
-    // over arch or depth), after the placement.
     let all: Vec<&RunResult> = runs.iter().collect();
+    // A column for each parameter that varies and has none yet (a sweep
+    // over arch, instances or depth), after the placement.
     let extra: Vec<&str> = varying(&all)
         .into_iter()
-        .filter(|v| ["arch", "depth", "rate", "wait"].contains(v))
+        .filter(|v| ["arch", "instances", "depth", "rate", "wait"].contains(v))
         .collect();
-    for (k, v) in extra.iter().enumerate() {
-        let at = 7 + k;
-        t.head.insert(at, (*v).to_string());
-        for (row, r) in t.rows.iter_mut().zip(runs) {
-            row.insert(at, variable(r, v).unwrap_or_else(|| "-".into()));
+    for r in runs {
+        let s = &r.summary;
+        let lat = |stat: &str, l: &wirebench_core::hist::LatencySummary| {
+            if l.count > 0 && s.has_latency(stat) {
+                format_ns(match stat {
+                    "p50" => l.p50_ns,
+                    "p99" => l.p99_ns,
+                    _ => l.p999_ns,
+                } as f64)
+            } else {
+                "-".into()
+            }
+        };
+        let mut row = vec![
+            match r.merged_from.len() {
+                0 | 1 => r.run_id.clone(),
+                n => format!("{} +{} instance(s)", r.run_id, n - 1),
+            },
+            r.spec.kind().to_string(),
+            r.spec.transport.mode_name(),
+            match &r.spec.transport {
+                wirebench_core::spec::TransportSpec::Exec(e) if e.size_bytes.is_none() => {
+                    "-".into()
+                }
+                // A list or a range of sizes, as given.
+                wirebench_core::spec::TransportSpec::S3(s3) => s3.sizes.to_string(),
+                t => wirebench_core::units::format_size(t.size_bytes()),
+            },
+            r.spec.clients.to_string(),
+            r.spec.conns_per_client.to_string(),
+            r.placement.policy.clone().unwrap_or_else(|| "-".into()),
+        ];
+        row.extend(
+            extra
+                .iter()
+                .map(|v| variable(r, v).unwrap_or_else(|| "-".into())),
+        );
+        row.extend([
+            format!("{:.0}", s.ops_per_s),
+            format!("{:.3}", s.mb_per_s_in),
+            format!("{:.3}", s.mb_per_s_out),
+            lat("p50", &s.latency),
+            lat("p99", &s.latency),
+            lat("p999", &s.latency),
+            format!("{:.3}", s.client_cpu_us_per_op),
+            s.hiccup.map_or("-".into(), |h| {
+                format!(
+                    "max {} ({} s)",
+                    format_ns(h.max_ns as f64),
+                    h.stalled_seconds
+                )
+            }),
+            format!("{:?}", r.status.state).to_lowercase(),
+        ]);
+        let width = row.len();
+        t.rows.push(row);
+        // A run of several operation types (S3 mixed): a row per type,
+        // under the run's, with that type's figures.
+        if s.by_op.len() > 1 {
+            for (op, o) in &s.by_op {
+                let mut sub = vec![format!("↳ {op}"), String::new(), op.clone()];
+                sub.resize(7 + extra.len(), String::new());
+                let (mb_in, mb_out) = if o.bytes_in >= o.bytes_out {
+                    (o.mb_per_s, 0.0)
+                } else {
+                    (0.0, o.mb_per_s)
+                };
+                sub.extend([
+                    format!("{:.0}", o.ops_per_s),
+                    format!("{mb_in:.3}"),
+                    format!("{mb_out:.3}"),
+                    lat("p50", &o.latency),
+                    lat("p99", &o.latency),
+                    lat("p999", &o.latency),
+                ]);
+                sub.resize(width, String::new());
+                t.rows.push(sub);
+            }
         }
     }
     t.left = [1, 2, 6]
@@ -444,6 +559,9 @@ fn summary_table(runs: &[RunResult]) -> Table {
         )
         .chain([15 + extra.len()])
         .collect();
+    for (k, v) in extra.iter().enumerate() {
+        t.head.insert(7 + k, (*v).to_string());
+    }
     t
 }
 
@@ -596,98 +714,355 @@ fn env_table(runs: &[RunResult]) -> Table {
     t
 }
 
-/// Throughput and p99 by message (object) size x clients, with the
-/// objectives' pass/fail marks: the S3 report's tables, for any transport.
-/// None unless the runs span two sizes or two client counts.
-fn size_by_clients(runs: &[RunResult]) -> Option<Table> {
-    let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
-    let mut sizes: Vec<u64> = ok.iter().map(|r| r.spec.transport.size_bytes()).collect();
-    let mut clients: Vec<usize> = ok.iter().map(|r| r.spec.connections()).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    clients.sort_unstable();
-    clients.dedup();
-    if sizes.len() < 2 && clients.len() < 2 {
-        return None;
+/// One operation type of one run, as the size x connections table shows it.
+struct Cell<'a> {
+    op: String,
+    /// Bytes, and the label (an S3 list or range as given).
+    size: (u64, String),
+    conns: usize,
+    ops_per_s: f64,
+    mb_per_s: f64,
+    p99_ns: Option<u64>,
+    ttfb: Option<wirebench_core::hist::LatencySummary>,
+    run: &'a RunResult,
+}
+
+/// A run's cells: one per operation type when it has several (S3 mixed),
+/// else one for its mode.
+fn cells(r: &RunResult) -> Vec<Cell<'_>> {
+    let s = &r.summary;
+    let base = |op: String| Cell {
+        op,
+        size: (
+            r.spec.transport.size_bytes(),
+            size_label(r).unwrap_or_else(|| {
+                wirebench_core::units::format_size(r.spec.transport.size_bytes())
+            }),
+        ),
+        conns: r.spec.connections(),
+        ops_per_s: s.ops_per_s,
+        mb_per_s: s.mb_per_s_in.max(s.mb_per_s_out),
+        p99_ns: (s.latency.count > 0 && s.has_latency("p99")).then_some(s.latency.p99_ns),
+        ttfb: s.by_op.get("get").and_then(|o| o.ttfb),
+        run: r,
+    };
+    if s.by_op.len() < 2 {
+        return vec![base(r.spec.transport.mode_name())];
     }
-    let mut head = vec!["size".to_string()];
-    head.extend(clients.iter().map(|c| format!("{c} conn(s)")));
-    let rows = sizes
+    s.by_op
         .iter()
-        .map(|&size| {
-            let mut row = vec![wirebench_core::units::format_size(size)];
-            for &c in &clients {
-                let here: Vec<&&RunResult> = ok
-                    .iter()
-                    .filter(|r| r.spec.transport.size_bytes() == size && r.spec.connections() == c)
-                    .collect();
-                let Some(best) = here
-                    .iter()
-                    .max_by(|a, b| a.summary.ops_per_s.total_cmp(&b.summary.ops_per_s))
-                else {
-                    row.push("-".into());
-                    continue;
-                };
-                let s = &best.summary;
-                let mb = s.mb_per_s_in.max(s.mb_per_s_out);
-                let mut cell = format!("{mb:.1} MB/s");
-                if s.latency.count > 0 && s.has_latency("p99") {
-                    cell.push_str(&format!(", p99 {}", format_ns(s.latency.p99_ns as f64)));
-                }
-                // S3: the reads' time to first byte (the S3 report's TTFB columns).
-                if let Some(t) = s.by_op.get("get").and_then(|o| o.ttfb.as_ref()) {
-                    cell.push_str(&format!(
-                        ", TTFB mean {} p99 {}",
-                        format_ns(t.mean_ns),
-                        format_ns(t.p99_ns as f64)
-                    ));
-                }
-                let slos = &best.slos;
-                if !slos.is_empty() {
-                    let missed: Vec<&str> = slos
-                        .iter()
-                        .filter(|o| !o.pass)
-                        .map(|o| o.slo.as_str())
-                        .collect();
-                    if missed.is_empty() {
-                        cell.push_str(", SLO met");
-                    } else {
-                        cell.push_str(&format!(", SLO missed: {}", missed.join(" ")));
-                    }
-                }
-                if here.len() > 1 {
-                    cell.push_str(&format!(" (best of {})", here.len()));
-                }
-                row.push(cell);
-            }
-            row
+        .map(|(op, o)| Cell {
+            ops_per_s: o.ops_per_s,
+            mb_per_s: o.mb_per_s,
+            p99_ns: (o.latency.count > 0).then_some(o.latency.p99_ns),
+            ttfb: o.ttfb,
+            ..base(op.clone())
         })
+        .collect()
+}
+
+/// Throughput and p99 by message (object) size x connections, with the
+/// objectives' pass/fail marks: the S3 report's tables, for any transport.
+/// One table per operation type (GET and PUT apart), each None unless its
+/// runs span two sizes or two connection counts.
+fn size_by_clients(runs: &[RunResult]) -> Vec<(String, Table)> {
+    let all: Vec<Cell> = runs
+        .iter()
+        .filter(|r| r.summary.ops > 0)
+        .flat_map(cells)
         .collect();
-    Some(Table {
-        head,
-        rows,
-        left: Vec::new(),
-    })
+    let mut ops: Vec<&str> = all.iter().map(|c| c.op.as_str()).collect();
+    ops.sort_unstable();
+    ops.dedup();
+    let mut out = Vec::new();
+    for op in &ops {
+        let here: Vec<&Cell> = all.iter().filter(|c| c.op == *op).collect();
+        let mut sizes: Vec<(u64, String)> = here.iter().map(|c| c.size.clone()).collect();
+        let mut conns: Vec<usize> = here.iter().map(|c| c.conns).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        conns.sort_unstable();
+        conns.dedup();
+        if sizes.len() < 2 && conns.len() < 2 {
+            continue;
+        }
+        let mut head = vec!["size".to_string()];
+        head.extend(conns.iter().map(|c| format!("{c} conn(s)")));
+        let rows = sizes
+            .iter()
+            .map(|size| {
+                let mut row = vec![size.1.clone()];
+                for &n in &conns {
+                    let at: Vec<&&Cell> = here
+                        .iter()
+                        .filter(|c| c.size == *size && c.conns == n)
+                        .collect();
+                    let Some(best) = at.iter().max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
+                    else {
+                        row.push("-".into());
+                        continue;
+                    };
+                    let mut cell = format!("{:.1} MB/s", best.mb_per_s);
+                    if let Some(p99) = best.p99_ns {
+                        cell.push_str(&format!(", p99 {}", format_ns(p99 as f64)));
+                    }
+                    // S3: the reads' time to first byte (the S3 report's TTFB columns).
+                    if let Some(t) = &best.ttfb {
+                        cell.push_str(&format!(
+                            ", TTFB mean {} p99 {}",
+                            format_ns(t.mean_ns),
+                            format_ns(t.p99_ns as f64)
+                        ));
+                    }
+                    let slos = &best.run.slos;
+                    if !slos.is_empty() {
+                        let missed: Vec<&str> = slos
+                            .iter()
+                            .filter(|o| !o.pass)
+                            .map(|o| o.slo.as_str())
+                            .collect();
+                        if missed.is_empty() {
+                            cell.push_str(", SLO met");
+                        } else {
+                            cell.push_str(&format!(", SLO missed: {}", missed.join(" ")));
+                        }
+                    }
+                    if at.len() > 1 {
+                        cell.push_str(&format!(" (best of {})", at.len()));
+                    }
+                    row.push(cell);
+                }
+                row
+            })
+            .collect();
+        let title = if ops.len() > 1 {
+            format!("Throughput and p99 by size and connections: {op}")
+        } else {
+            "Throughput and p99 by size and connections".to_string()
+        };
+        out.push((
+            title,
+            Table {
+                head,
+                rows,
+                left: Vec::new(),
+            },
+        ));
+    }
+    out
 }
 
 /// The hints as (what, evidence) items, or a line saying there are none.
+/// A hint that several runs share is one item naming them (by what varies
+/// between them), with the first one's evidence.
 fn hints_block(runs: &[RunResult]) -> Block {
-    let mut h: Vec<hints::Hint> = runs.iter().flat_map(hints::of_run).collect();
-    h.extend(hints::of_set(runs));
-    if h.is_empty() {
+    let all: Vec<&RunResult> = runs.iter().collect();
+    let vary = varying(&all);
+    let l = Layout::default();
+    let mut grouped: Vec<(String, Vec<String>, String)> = Vec::new();
+    let mut add = |text: String, who: Option<String>, evidence: String| match grouped
+        .iter_mut()
+        .find(|(t, _, _)| *t == text)
+    {
+        Some((_, names, _)) => names.extend(who.filter(|w| !names.contains(w))),
+        None => grouped.push((text, who.into_iter().collect(), evidence)),
+    };
+    for r in runs {
+        for h in hints::of_run(r) {
+            add(h.text, Some(run_name(r, &l, &vary)), h.evidence);
+        }
+    }
+    for h in hints::of_set(runs) {
+        add(h.text, h.run_id, h.evidence);
+    }
+    if grouped.is_empty() {
         return Block::Text(
             "None: no client- or server-bound run, no busy machine, no server imbalance, no contention, no p99 far above p50."
                 .into(),
         );
     }
     Block::List(
-        h.into_iter()
-            .map(|x| {
-                let about = x.run_id.map(|r| format!(" ({r})")).unwrap_or_default();
-                (format!("{}{about}", x.text), x.evidence)
+        grouped
+            .into_iter()
+            .map(|(text, names, evidence)| {
+                let about = match names.len() {
+                    0 => String::new(),
+                    1 => format!(" ({})", names[0]),
+                    n if n == runs.len() => format!(" (all {n} runs)"),
+                    n => format!(" ({n} runs: {})", names.join("; ")),
+                };
+                let evidence = if names.len() > 1 {
+                    format!("{evidence} (the first; the others alike)")
+                } else {
+                    evidence
+                };
+                (format!("{text}{about}"), evidence)
             })
             .collect(),
     )
+}
+
+/// A variable's values among the runs, in order (numbers by value).
+fn values_of(runs: &[&RunResult], v: &str) -> Vec<String> {
+    let mut vals: Vec<String> = runs.iter().filter_map(|r| variable(r, v)).collect();
+    vals.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.total_cmp(&y),
+        _ => a.cmp(b),
+    });
+    vals.dedup();
+    vals
+}
+
+/// One paragraph: how many runs, what varied and over which values, what
+/// was the same in all.
+fn what_varied(runs: &[RunResult]) -> String {
+    let all: Vec<&RunResult> = runs.iter().collect();
+    let failed = runs
+        .iter()
+        .filter(|r| r.status.state != wirebench_core::result::RunState::Complete)
+        .count();
+    let mut text = format!("{} run(s)", runs.len());
+    if failed > 0 {
+        text.push_str(&format!(", {failed} not complete"));
+    }
+    let vary = varying(&all);
+    if vary.is_empty() {
+        text.push_str(", with the same parameters.");
+    } else {
+        let parts: Vec<String> = vary
+            .iter()
+            .map(|v| {
+                let vals = values_of(&all, v);
+                let vals: Vec<String> = if *v == "size" {
+                    vals.iter().map(|x| size_text(x)).collect()
+                } else {
+                    vals
+                };
+                // A list of sizes is one value: quoted among the others.
+                let vals: Vec<String> = vals
+                    .into_iter()
+                    .map(|x| {
+                        if x.contains(',') {
+                            format!("\"{x}\"")
+                        } else {
+                            x
+                        }
+                    })
+                    .collect();
+                format!("{v} ({})", vals.join(", "))
+            })
+            .collect();
+        text.push_str(&format!(". Varied: {}.", parts.join("; ")));
+    }
+    let same: Vec<String> = ["transport", "mode", "size", "clients", "placement"]
+        .iter()
+        .filter(|v| !vary.contains(v))
+        .filter_map(|v| {
+            let vals = values_of(&all, v);
+            let one = vals.first()?;
+            Some(match *v {
+                "size" => format!("size {}", size_text(one)),
+                "clients" => format!("{one} client(s)"),
+                _ => format!("{v} {one}"),
+            })
+        })
+        .collect();
+    if !same.is_empty() {
+        text.push_str(&format!(" The same in all: {}.", same.join(", ")));
+    }
+    text
+}
+
+/// The best throughput and the best p99 among the runs, each named by
+/// what varies; one run's figures when there is one.
+fn best_of(runs: &[RunResult]) -> Vec<(String, String)> {
+    let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
+    let vary = varying(&ok);
+    let l = Layout::default();
+    let name = |r: &RunResult| run_name(r, &l, &vary);
+    let lat = |r: &RunResult| {
+        let s = &r.summary;
+        ["p50", "p99"]
+            .iter()
+            .filter(|st| s.latency.count > 0 && s.has_latency(st))
+            .map(|st| {
+                let v = if *st == "p50" {
+                    s.latency.p50_ns
+                } else {
+                    s.latency.p99_ns
+                };
+                format!("{st} {}", format_ns(v as f64))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(top) = ok
+        .iter()
+        .max_by(|a, b| a.summary.ops_per_s.total_cmp(&b.summary.ops_per_s))
+    else {
+        return vec![(
+            "Nothing measured".into(),
+            "no run completed an operation".into(),
+        )];
+    };
+    let with_lat = |r: &RunResult| {
+        let l = lat(r);
+        if l.is_empty() {
+            String::new()
+        } else {
+            format!(", {l}")
+        }
+    };
+    if ok.len() == 1 {
+        return vec![(
+            "Throughput".into(),
+            format!(
+                "{} ops/s{}",
+                format_rate(top.summary.ops_per_s),
+                with_lat(top)
+            ),
+        )];
+    }
+    let mut out = vec![(
+        "Highest throughput".into(),
+        format!(
+            "{} ops/s{} ({})",
+            format_rate(top.summary.ops_per_s),
+            with_lat(top),
+            name(top)
+        ),
+    )];
+    if let Some(low) = ok
+        .iter()
+        .filter(|r| r.summary.latency.count > 0 && r.summary.has_latency("p99"))
+        .min_by_key(|r| r.summary.latency.p99_ns)
+    {
+        out.push((
+            "Lowest p99".into(),
+            format!(
+                "{} at {} ops/s ({})",
+                format_ns(low.summary.latency.p99_ns as f64),
+                format_rate(low.summary.ops_per_s),
+                name(low)
+            ),
+        ));
+    }
+    if let Some(bottom) = ok
+        .iter()
+        .min_by(|a, b| a.summary.ops_per_s.total_cmp(&b.summary.ops_per_s))
+        .filter(|b| b.run_id != top.run_id)
+    {
+        out.push((
+            "Lowest throughput".into(),
+            format!(
+                "{} ops/s{} ({})",
+                format_rate(bottom.summary.ops_per_s),
+                with_lat(bottom),
+                name(bottom)
+            ),
+        ));
+    }
+    out
 }
 
 /// A section added after the figures: a timeline of a traced run, say.
@@ -701,13 +1076,31 @@ pub struct Section {
 /// The report: the summary, the size x connections table, the hints, the
 /// figures, the sections, the environment.
 pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> Document {
+    // What it found first: what varied, the best figures, the headline
+    // plot, the hints; the details after.
+    let headline = figures
+        .iter()
+        .position(|f| f.title.starts_with("Throughput vs"));
     let mut d = Document::new(format!("wirebench report: {} run(s)", runs.len()))
+        .heading("What it found")
+        .text(what_varied(runs))
+        .push(Block::List(best_of(runs)));
+    if let Some(i) = headline {
+        d = d.push(Block::Figures(vec![figures[i].clone()]));
+    }
+    let rest: Vec<Figure> = figures
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != headline)
+        .map(|(_, f)| f.clone())
+        .collect();
+    let mut d = d
+        .heading("Hints")
+        .push(hints_block(runs))
         .heading("Summary")
         .table(summary_table(runs));
-    if let Some(t) = size_by_clients(runs) {
-        d = d
-            .heading("Throughput and p99 by size and connections")
-            .table(t);
+    for (title, t) in size_by_clients(runs) {
+        d = d.heading(title).table(t);
     }
     if let Some(t) = server_table(runs) {
         d = d.heading("Server").table(t);
@@ -715,11 +1108,9 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
     if let Some(t) = program_table(runs) {
         d = d.heading("Programs (exec): their own figures").table(t);
     }
-    d = d
-        .heading("Hints")
-        .push(hints_block(runs))
-        .heading("Figures")
-        .push(Block::Figures(figures.to_vec()));
+    if !rest.is_empty() {
+        d = d.heading("Figures").push(Block::Figures(rest));
+    }
     for sec in sections {
         d = d
             .heading(sec.title.clone())
@@ -732,6 +1123,24 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
 /// The report in Markdown (its figures listed by title).
 pub fn markdown(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> String {
     MarkdownExporter.export(&document(runs, figures, sections))
+}
+
+/// The report in Markdown with its figures as SVG files in `dir` (as the
+/// page links it): the page, and each figure's (file name, SVG).
+pub fn markdown_with_figures(
+    runs: &[RunResult],
+    figures: &[Figure],
+    sections: &[Section],
+    dir: &str,
+) -> (String, Vec<(String, String)>) {
+    let doc = document(runs, figures, sections);
+    (
+        crate::export::MarkdownFiguresExporter {
+            dir: dir.to_string(),
+        }
+        .export(&doc),
+        crate::export::figure_files(&doc),
+    )
 }
 
 /// The report as one self-contained HTML page.
@@ -766,8 +1175,8 @@ mod tests {
         let figs = figures(
             &runs,
             &Layout {
-                x: "clients".into(),
-                series: vec!["placement".into()],
+                x: Some("clients".into()),
+                series: Some(vec!["placement".into()]),
                 labels: BTreeMap::new(),
             },
         );
@@ -826,7 +1235,7 @@ mod tests {
             s3("b", 1 << 20, 40),
             run("c", 4, "balanced", 1.0),
         ];
-        let rows = size_by_clients(&runs).unwrap().rows;
+        let rows = size_by_clients(&runs).remove(0).1.rows;
         let text = format!("{rows:?}");
         assert!(text.contains("TTFB mean 3.00ms p99 3.00ms"), "{text}");
         assert!(text.contains("TTFB mean 39.99ms p99 40.01ms"), "{text}");
@@ -865,5 +1274,173 @@ mod tests {
             md.contains("| range | s3 | get | 4KiB..1MiB | 1 | 1 |"),
             "{md}"
         );
+    }
+
+    fn spec_of(json: &str) -> wirebench_core::spec::RunSpec {
+        let topo = wirebench_core::topo::Topology::with_cpus(
+            wirebench_core::topo::CpuList::parse("0-1").unwrap(),
+        );
+        serde_json::from_str::<wirebench_core::request::RunRequest>(json)
+            .unwrap()
+            .check(&topo)
+            .unwrap()
+            .0
+    }
+
+    /// Each `<text>` of an SVG.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let (_, rest) = t.split_once('>')?;
+                Some(rest.split_once("</text>")?.0.trim().to_string())
+            })
+            .collect()
+    }
+
+    /// A run with latencies spread from `lat_ns` up, `ops` of them a second.
+    fn measured(id: &str, spec: &str, ops: f64, lat_ns: u64) -> RunResult {
+        let mut r = run(id, 1, "balanced", ops);
+        r.spec = spec_of(spec);
+        r.placement.policy = None;
+        let mut h = wirebench_core::hist::new_hist();
+        for k in 1..=100 {
+            h.saturating_record_n(lat_ns * k / 10, 10);
+        }
+        r.latency_hist = wirebench_core::hist::encode(&h);
+        r.summary.latency = wirebench_core::hist::LatencySummary::of(&h);
+        r.summary.ops = 1000;
+        r.intervals = (0..3)
+            .map(|k| {
+                let mut i = interval(k, ops, lat_ns);
+                i.start_ns = k * 1_000_000_000;
+                i.end_ns = (k + 1) * 1_000_000_000;
+                if k == 0 {
+                    i.phase = wirebench_core::result::Phase::Warmup;
+                }
+                i
+            })
+            .collect();
+        r
+    }
+
+    /// Issue 20: a sweep over arch x depth x instances. Instances come as
+    /// one run each point; the main plot is throughput vs the first numeric
+    /// variable that varies, its lines named by the others; no plot repeats
+    /// a tick label; the tables read as they did.
+    #[test]
+    fn a_sweep_over_arch_depth_and_instances_reads_as_it_did() {
+        let mut runs = Vec::new();
+        let mut n = 0;
+        for arch in ["reactor", "pool"] {
+            for depth in [1, 16] {
+                for instances in [1usize, 2] {
+                    let clients = 2 / instances;
+                    let parts: Vec<RunResult> = (0..instances)
+                        .map(|i| {
+                            n += 1;
+                            let ops = 1000.0 * depth as f64 / instances as f64
+                                * if arch == "pool" { 1.2 } else { 1.0 };
+                            let spec = format!(
+                                r#"{{"arch": "{arch}", "depth": {depth}, "clients": {clients}, "size": "4KiB"}}"#
+                            );
+                            measured(&format!("r{n:02}-{i}"), &spec, ops, 10_000 * depth)
+                        })
+                        .collect();
+                    runs.push(wirebench_core::merge::instances(&parts).unwrap());
+                }
+            }
+        }
+        let figs = figures(&runs, &Layout::default());
+        assert_eq!(figs[0].title, "Throughput vs instances");
+        let legend: Vec<String> = texts(&figs[0].svg)
+            .into_iter()
+            .filter(|t| t.contains('='))
+            .collect();
+        assert_eq!(
+            legend,
+            [
+                "depth=1 arch=pool",
+                "depth=1 arch=reactor",
+                "depth=16 arch=pool",
+                "depth=16 arch=reactor"
+            ]
+        );
+        for f in &figs {
+            let mut t = texts(&f.svg);
+            let n = t.len();
+            t.sort();
+            t.dedup();
+            assert_eq!(t.len(), n, "{}: a text repeats: {t:?}", f.title);
+        }
+        let spectrum = figs
+            .iter()
+            .find(|f| f.title == "Latency by percentile")
+            .unwrap();
+        let ticks = texts(&spectrum.svg);
+        assert!(ticks.iter().any(|t| t.ends_with("us")) && ticks.iter().any(|t| t.ends_with('%')));
+        // The warm-up shaded where time runs.
+        let per_second = figs
+            .iter()
+            .find(|f| f.title == "Throughput per second")
+            .unwrap();
+        assert!(texts(&per_second.svg).contains(&"warm-up (not measured)".to_string()));
+        let md = markdown(&runs, &figs, &[]);
+        let tables = md.split("## Environment").next().unwrap();
+        insta::assert_snapshot!(tables);
+    }
+
+    /// Issue 20: S3 runs of size lists and mixed operations: sizes as
+    /// given, a row per operation type under each mixed run, and the size x
+    /// connections tables apart per operation type.
+    #[test]
+    fn s3_sizes_and_mixed_operations_read_as_they_did() {
+        let op = |ops: u64, mb: f64, lat_ns: u64, inbound: bool| {
+            let mut h = wirebench_core::hist::new_hist();
+            h.saturating_record_n(lat_ns, ops);
+            wirebench_core::result::OpSummary {
+                ops,
+                ops_per_s: ops as f64 / 2.0,
+                mb_per_s: mb,
+                bytes_in: if inbound { ops * 4096 } else { 0 },
+                bytes_out: if inbound { 0 } else { ops * 4096 },
+                latency: wirebench_core::hist::LatencySummary::of(&h),
+                latency_hist: wirebench_core::hist::encode(&h),
+                ..Default::default()
+            }
+        };
+        let mut runs = Vec::new();
+        for (k, (size, conns)) in [("4KiB,1MiB", 1), ("4KiB,1MiB", 4), ("4KiB..1MiB", 4)]
+            .into_iter()
+            .enumerate()
+        {
+            let spec = format!(
+                r#"{{"transport": "s3", "workload": "mixed", "mix": "get=70,put=30", "size": "{size}", "conns_per_client": {conns}}}"#
+            );
+            let mut r = measured(&format!("s3-{k}"), &spec, 100.0 * conns as f64, 2_000_000);
+            r.summary.mb_per_s_in = 7.0 * conns as f64;
+            r.summary.mb_per_s_out = 3.0 * conns as f64;
+            r.summary.by_op.insert(
+                "get".into(),
+                op(70 * conns, 7.0 * conns as f64, 2_000_000, true),
+            );
+            r.summary.by_op.insert(
+                "put".into(),
+                op(30 * conns, 3.0 * conns as f64, 9_000_000, false),
+            );
+            runs.push(r);
+        }
+        let md = MarkdownExporter.export(&document(&runs, &[], &[]));
+        assert!(md.contains("| ↳ put |  | put |"), "{md}");
+        assert!(
+            md.contains("## Throughput and p99 by size and connections: get"),
+            "{md}"
+        );
+        assert!(
+            md.contains("## Throughput and p99 by size and connections: put"),
+            "{md}"
+        );
+        let tables = md.split("## Environment").next().unwrap();
+        insta::assert_snapshot!(tables);
     }
 }

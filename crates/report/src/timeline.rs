@@ -213,16 +213,8 @@ pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
             Figure {
                 svg: lines(
                     &title,
-                    Axis {
-                        label: "delta",
-                        log: true,
-                        fmt: format_ns,
-                    },
-                    Axis {
-                        label: "fraction of operations",
-                        log: false,
-                        fmt: |v| format!("{v:.2}"),
-                    },
+                    Axis::log("delta", format_ns),
+                    Axis::linear("fraction of operations", |v| format!("{v:.2}")),
                     &[Series {
                         name: String::new(),
                         points,

@@ -391,6 +391,7 @@ pub fn from_outcome(
         cleanup: None,
         slos: Vec::new(),
         warnings,
+        merged_from: Vec::new(),
     }
 }
 

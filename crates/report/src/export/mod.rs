@@ -23,7 +23,7 @@ mod document;
 pub use csv::CsvExporter;
 pub use document::{Block, Document, Exporter, Figure, Table};
 pub use html::{HtmlExporter, escape};
-pub use markdown::MarkdownExporter;
+pub use markdown::{MarkdownExporter, MarkdownFiguresExporter, figure_files};
 pub use text::TextExporter;
 
 #[cfg(test)]

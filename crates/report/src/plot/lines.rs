@@ -6,12 +6,32 @@
 //! point.
 
 use super::style::{
-    Axis, H, LEGEND_W, Series, W, color_of, dashed, family, font, range, svg_error, ticks, tx,
+    Axis, CHAR_W, H, LEGEND_W, Marker, Series, TEXT_PX, TITLE_PX, W, color_of, dashed, family,
+    font, pow2_ticks, range, svg_error, ticks, tx,
 };
 use plotters::prelude::*;
 
+/// A span of x shaded behind the lines, with its name (the warm-up).
+#[derive(Debug, Clone)]
+pub struct Shade {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
+}
+
 /// An XY plot with a line and markers per series.
 pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
+    lines_shaded(title, x, y, series, None)
+}
+
+/// [`lines`] with a span of x shaded behind the lines and named.
+pub fn lines_shaded(
+    title: &str,
+    x: Axis,
+    y: Axis,
+    series: &[Series],
+    shade: Option<&Shade>,
+) -> String {
     font();
     let mut svg = String::new();
     let mut hovers: Vec<(i32, i32, String)> = Vec::new();
@@ -25,8 +45,12 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
         } else {
             (root.clone(), None)
         };
+        // The shaded span is part of the x range: the warm-up is seen whole.
         let (x0, x1) = range(
-            series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+            series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .chain(shade.iter().flat_map(|s| [s.from, s.to])),
             x.log,
         );
         let (y0, y1) = range(
@@ -34,10 +58,10 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
             y.log,
         );
         let chart = ChartBuilder::on(&plot_area)
-            .caption(title, ("sans-serif", 18))
+            .caption(title, ("sans-serif", TITLE_PX))
             .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(76)
+            .x_label_area_size(56)
+            .y_label_area_size(96)
             .build_cartesian_2d(x0..x1, y0..y1);
         let Ok(mut chart) = chart else {
             return svg_error(title);
@@ -46,7 +70,11 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
             .iter()
             .flat_map(|s| s.points.iter())
             .all(|p| p.0.fract() == 0.0);
-        let xt = ticks(x0, x1, x.log, x.fmt, whole_x && !x.log);
+        let xt = x
+            .pow2
+            .then(|| pow2_ticks(x0, x1, x.fmt))
+            .flatten()
+            .unwrap_or_else(|| ticks(x0, x1, x.log, x.fmt, whole_x && !x.log));
         let yt = ticks(y0, y1, y.log, y.fmt, false);
         let _ = chart
             .configure_mesh()
@@ -55,8 +83,25 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
             .y_labels(0)
             .x_desc(x.label)
             .y_desc(y.label)
-            .label_style(("sans-serif", 12))
+            .label_style(("sans-serif", TEXT_PX))
             .draw();
+        if let Some(sh) = shade {
+            let (a, b) = (tx(sh.from, x.log).max(x0), tx(sh.to, x.log).min(x1));
+            if b > a {
+                let _ = chart.draw_series([Rectangle::new(
+                    [(a, y0), (b, y1)],
+                    RGBColor(232, 232, 232).filled(),
+                )]);
+                let (px, py) = chart.backend_coord(&(a, y1));
+                let _ = root.draw(&Text::new(
+                    sh.label.clone(),
+                    (px + 4, py + 4),
+                    ("sans-serif", TEXT_PX)
+                        .into_font()
+                        .color(&RGBColor(90, 90, 90)),
+                ));
+            }
+        }
         // The grid and the labels at the ticks chosen here.
         let grid = RGBColor(220, 220, 220);
         for (v, _) in &xt {
@@ -65,7 +110,7 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
         for (v, _) in &yt {
             let _ = chart.draw_series(LineSeries::new([(x0, *v), (x1, *v)], grid));
         }
-        let style = ("sans-serif", 12).into_font().color(&BLACK);
+        let style = ("sans-serif", TEXT_PX).into_font().color(&BLACK);
         for (v, label) in &xt {
             let (px, py) = chart.backend_coord(&(*v, y0));
             let w = text_width(label);
@@ -80,14 +125,14 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
             let w = text_width(label);
             let _ = root.draw(&Text::new(
                 label.clone(),
-                (px - w - 6, py - 6),
+                (px - w - 6, py - 8),
                 style.clone(),
             ));
         }
         let mut taken = Vec::new();
         let mut legend = Vec::new();
         for s in series {
-            let color = color_of(&family(&s.name), &mut taken);
+            let (color, marker) = color_of(&family(&s.name), &mut taken);
             let mut pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
@@ -105,7 +150,10 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
             } else {
                 let _ = chart.draw_series(LineSeries::new(shown.clone(), stroke));
             }
-            let _ = chart.draw_series(shown.iter().map(|&p| Circle::new(p, 3, color.filled())));
+            for &p in &shown {
+                let at = chart.backend_coord(&p);
+                let _ = root.draw(&mark(marker, at, color));
+            }
             for (&(a, b), p) in pts.iter().zip(&shown) {
                 let (px, py) = chart.backend_coord(p);
                 let who = if s.name.is_empty() {
@@ -125,12 +173,12 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
                     ),
                 ));
             }
-            legend.push((s.name.clone(), color, dashed(&s.name)));
+            legend.push((s.name.clone(), color, marker, dashed(&s.name)));
         }
         if let Some(area) = legend_area {
             let top = 40;
-            for (i, (name, color, dash)) in legend.iter().enumerate() {
-                let yy = top + 20 * i32::try_from(i).unwrap_or(i32::MAX / 40);
+            for (i, (name, color, marker, dash)) in legend.iter().enumerate() {
+                let yy = top + 22 * i32::try_from(i).unwrap_or(i32::MAX / 40);
                 let stroke = color.stroke_width(2);
                 if *dash {
                     let _ = area.draw(&PathElement::new(vec![(8, yy), (14, yy)], stroke));
@@ -138,12 +186,13 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
                 } else {
                     let _ = area.draw(&PathElement::new(vec![(8, yy), (24, yy)], stroke));
                 }
-                let label: String = if name.chars().count() > 38 {
-                    format!("{}...", name.chars().take(35).collect::<String>())
+                let _ = area.draw(&mark(*marker, (16, yy), *color));
+                let label: String = if name.chars().count() > 33 {
+                    format!("{}...", name.chars().take(30).collect::<String>())
                 } else {
                     name.clone()
                 };
-                let _ = area.draw(&Text::new(label, (30, yy - 7), style.clone()));
+                let _ = area.draw(&Text::new(label, (30, yy - 8), style.clone()));
             }
         }
         let _ = root.present();
@@ -151,9 +200,25 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
     with_hovers(svg, &hovers)
 }
 
+/// A point's marker at pixel `at`.
+fn mark<DB: DrawingBackend>(
+    marker: Marker,
+    (x, y): (i32, i32),
+    color: RGBColor,
+) -> DynElement<'static, DB, (i32, i32)> {
+    let fill = color.filled();
+    match marker {
+        Marker::Circle => Circle::new((x, y), 3, fill).into_dyn(),
+        Marker::Square => Rectangle::new([(x - 3, y - 3), (x + 3, y + 3)], fill).into_dyn(),
+        Marker::Triangle => {
+            Polygon::new(vec![(x, y - 4), (x - 4, y + 3), (x + 4, y + 3)], fill).into_dyn()
+        }
+    }
+}
+
 /// About how wide `text` is at 12 px, for centring labels.
 fn text_width(text: &str) -> i32 {
-    i32::try_from(text.chars().count() * 7).unwrap_or(i32::MAX)
+    i32::try_from(text.chars().count() * CHAR_W).unwrap_or(i32::MAX)
 }
 
 /// `svg` with a transparent circle over each point whose `<title>` gives

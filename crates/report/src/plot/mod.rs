@@ -8,7 +8,7 @@ mod lines;
 mod style;
 
 pub use heatmap::heatmap;
-pub use lines::lines;
+pub use lines::{Shade, lines, lines_shaded};
 pub use style::{Axis, Series};
 
 #[cfg(test)]
@@ -19,16 +19,8 @@ mod tests {
     fn plots_are_svg_with_their_text() {
         let s = lines(
             "Throughput vs clients",
-            Axis {
-                label: "clients",
-                log: false,
-                fmt: |v| format!("{v:.0}"),
-            },
-            Axis {
-                label: "ops/s",
-                log: true,
-                fmt: |v| format!("{v:.0}"),
-            },
+            Axis::linear("clients", |v| format!("{v:.0}")),
+            Axis::log("ops/s", |v| format!("{v:.0}")),
             &[Series {
                 name: "balanced".into(),
                 points: vec![(1.0, 1e3), (2.0, 1e5)],
@@ -49,6 +41,8 @@ mod tests {
             "CPU busy",
             "seconds",
             &[("client 0".into(), vec![10.0, 95.0])],
+            &[0.0, 1.0, 2.0],
+            None,
         );
         assert!(h.contains("client 0") && h.contains("<rect"), "{h}");
     }
@@ -104,16 +98,8 @@ mod tests {
         assert_eq!(t[1].1, "100.0k");
         let svg = lines(
             "t",
-            Axis {
-                label: "x",
-                log: false,
-                fmt: |v| format!("{v:.0}"),
-            },
-            Axis {
-                label: "y",
-                log: false,
-                fmt: format_rate,
-            },
+            Axis::linear("x", |v| format!("{v:.0}")),
+            Axis::linear("y", format_rate),
             &[
                 Series {
                     name: "arch=pool mean".into(),
@@ -140,5 +126,51 @@ mod tests {
             svg.contains("<title>arch=pool mean: x 1, y 3</title>"),
             "{svg}"
         );
+    }
+
+    /// Sizes on powers of two with binary units; more than seven series
+    /// bring the colours back with another marker.
+    #[test]
+    fn sizes_tick_on_powers_of_two_and_colours_repeat_with_another_marker() {
+        let size = |v: f64| wirebench_core::units::format_size(wirebench_core::units::whole(v));
+        let t = style::pow2_ticks(4096f64.log10(), 1_048_576f64.log10(), size).unwrap();
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "4KiB", "8KiB", "16KiB", "32KiB", "64KiB", "128KiB", "256KiB", "512KiB", "1MiB"
+            ]
+        );
+        // 1 B to 1 GiB: every second or third power, no more than ten.
+        let t = style::pow2_ticks(0.0, 1_073_741_824f64.log10(), size).unwrap();
+        assert!(t.len() <= 10 && t.iter().any(|(_, l)| l == "1GiB"), "{t:?}");
+        let series: Vec<Series> = (0..9)
+            .map(|k| Series {
+                name: format!("depth={k}"),
+                points: vec![(1.0, f64::from(k)), (2.0, f64::from(k) + 1.0)],
+            })
+            .collect();
+        let svg = lines(
+            "t",
+            Axis::pow2("size", size),
+            Axis::linear("ops/s", |v| format!("{v:.0}")),
+            &series,
+        );
+        let mut taken = Vec::new();
+        let styles: Vec<_> = (0..9)
+            .map(|k| style::color_of(&format!("depth={k}"), &mut taken))
+            .collect();
+        assert_eq!(
+            styles
+                .iter()
+                .filter(|s| s.1 == style::Marker::Circle)
+                .count(),
+            7
+        );
+        let mut pairs: Vec<String> = styles.iter().map(|s| format!("{s:?}")).collect();
+        pairs.sort();
+        pairs.dedup();
+        assert_eq!(pairs.len(), 9, "each series its own colour and marker");
+        assert!(svg.contains("<polygon") || svg.contains("<rect"), "{svg}");
     }
 }

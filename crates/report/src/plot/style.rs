@@ -23,24 +23,65 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// An axis: its label and whether it is log10-scaled.
+/// An axis: its label, its scale, and how its values read.
 #[derive(Debug, Clone, Copy)]
 pub struct Axis<'a> {
     pub label: &'a str,
+    /// Log-scaled (ticks at decades, or at powers of two with `pow2`).
     pub log: bool,
+    /// Ticks at powers of two (sizes, depths): a log axis.
+    pub pow2: bool,
     /// Formats a (linear) value for the tick labels.
     pub fmt: fn(f64) -> String,
+}
+
+impl<'a> Axis<'a> {
+    /// A linear axis.
+    pub fn linear(label: &'a str, fmt: fn(f64) -> String) -> Axis<'a> {
+        Axis {
+            label,
+            log: false,
+            pow2: false,
+            fmt,
+        }
+    }
+
+    /// A log axis, ticks at decades (with 2 and 5 under two decades).
+    pub fn log(label: &'a str, fmt: fn(f64) -> String) -> Axis<'a> {
+        Axis {
+            label,
+            log: true,
+            pow2: false,
+            fmt,
+        }
+    }
+
+    /// A log axis with its ticks at powers of two (4KiB, 64KiB, 1MiB).
+    pub fn pow2(label: &'a str, fmt: fn(f64) -> String) -> Axis<'a> {
+        Axis {
+            label,
+            log: true,
+            pow2: true,
+            fmt,
+        }
+    }
 }
 
 /// As wide as the report's page.
 pub(super) const W: u32 = 1100;
 pub(super) const H: u32 = 440;
+/// Font sizes (plotters draws them at about 0.8 of this) and about how
+/// wide a character of the text is, for centring labels.
+pub(super) const TITLE_PX: u32 = 22;
+pub(super) const TEXT_PX: u32 = 16;
+pub(super) const CHAR_W: usize = 8;
 /// The legend's column, right of the plot.
 pub(super) const LEGEND_W: u32 = 300;
 
 /// Okabe and Ito's colour-blind-safe palette, without its yellow (which
-/// does not read on white).
-const PALETTE: [(u8, u8, u8); 7] = [
+/// does not read on white). Beyond seven families the colours repeat with
+/// another marker (see [`Marker`]).
+pub(super) const PALETTE: [(u8, u8, u8); 7] = [
     (0, 114, 178),
     (213, 94, 0),
     (0, 158, 115),
@@ -66,25 +107,44 @@ pub(super) fn dashed(name: &str) -> bool {
     name.ends_with(" p99") || name.ends_with(" p99.9")
 }
 
-/// The colour of a family: chosen by its name, so that it is the same in
-/// every plot of a page, and moved to the next free one when another
-/// family of this plot has it already (`taken`: the families drawn).
-pub(super) fn color_of(family: &str, taken: &mut Vec<(String, usize)>) -> RGBColor {
-    if let Some((_, i)) = taken.iter().find(|(f, _)| f == family) {
-        let (r, g, b) = PALETTE[*i];
-        return RGBColor(r, g, b);
+/// A point's marker: a family's colour and marker tell it apart, so that
+/// past seven families (the palette's size) a colour comes back with
+/// another marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Marker {
+    Circle,
+    Square,
+    Triangle,
+}
+
+/// The colour and marker of a family: the colour chosen by its name, so
+/// that it is the same in every plot of a page, and moved to the next free
+/// one when another family of this plot has it already (`taken`: the
+/// families drawn, each with its slot; slot / 7 picks the marker).
+pub(super) fn color_of(family: &str, taken: &mut Vec<(String, usize)>) -> (RGBColor, Marker) {
+    let style = |slot: usize| {
+        let (r, g, b) = PALETTE[slot % PALETTE.len()];
+        let marker = match slot / PALETTE.len() {
+            0 => Marker::Circle,
+            1 => Marker::Square,
+            _ => Marker::Triangle,
+        };
+        (RGBColor(r, g, b), marker)
+    };
+    if let Some((_, slot)) = taken.iter().find(|(f, _)| f == family) {
+        return style(*slot);
     }
     let h = family.bytes().fold(0xcbf29ce484222325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
     });
     let start = usize::try_from(h % PALETTE.len() as u64).unwrap_or(0);
-    let i = (0..PALETTE.len())
-        .map(|k| (start + k) % PALETTE.len())
-        .find(|i| !taken.iter().any(|(_, j)| j == i))
-        .unwrap_or(start);
-    taken.push((family.to_string(), i));
-    let (r, g, b) = PALETTE[i];
-    RGBColor(r, g, b)
+    let round = taken.len() / PALETTE.len();
+    let slot = (0..PALETTE.len())
+        .map(|k| round * PALETTE.len() + (start + k) % PALETTE.len())
+        .find(|s| !taken.iter().any(|(_, j)| j == s))
+        .unwrap_or(taken.len());
+    taken.push((family.to_string(), slot));
+    style(slot)
 }
 
 /// The ticks of an axis over [lo, hi] (log10 values on a log axis), each
@@ -100,6 +160,7 @@ pub(super) fn ticks(
     whole: bool,
 ) -> Vec<(f64, String)> {
     let label = |v: f64| fmt(if log { 10f64.powf(v) } else { v });
+
     let unique = |t: &[(f64, String)]| {
         let mut l: Vec<&String> = t.iter().map(|(_, s)| s).collect();
         l.sort();
@@ -129,6 +190,41 @@ pub(super) fn ticks(
         return lin.into_iter().map(|(v, s)| (v.log10(), s)).collect();
     }
     linear(lo, hi, fmt, whole)
+}
+
+/// Ticks at powers of two over [lo, hi] (log10 values), every one, or
+/// every second, fourth... so that at most ten remain. None when fewer
+/// than two fit or their labels repeat.
+pub(super) fn pow2_ticks(lo: f64, hi: f64, fmt: fn(f64) -> String) -> Option<Vec<(f64, String)>> {
+    let to2 = std::f64::consts::LOG2_10;
+    // Exponents of 2 of a size, a depth or a count: -60..=62 covers them.
+    let e0: i32 = (-60..=62)
+        .find(|e: &i32| f64::from(*e) >= lo * to2 - 1e-9)
+        .unwrap_or(62);
+    let e1: i32 = (-60..=62)
+        .rev()
+        .find(|e: &i32| f64::from(*e) <= hi * to2 + 1e-9)
+        .unwrap_or(-60);
+    if e1 <= e0 {
+        return None;
+    }
+    let n = e1 - e0 + 1;
+    // Strides that divide 10, so that 1KiB, 1MiB, 1GiB are among the ticks.
+    let stride = [1, 2, 5, 10, 20]
+        .into_iter()
+        .find(|s| (n + s - 1) / s <= 10)
+        .unwrap_or(20);
+    let t: Vec<(f64, String)> = (e0..=e1)
+        .filter(|e| e.rem_euclid(stride) == 0)
+        .map(|e| {
+            let v = 2f64.powi(e);
+            (v.log10(), fmt(v))
+        })
+        .collect();
+    let mut l: Vec<&String> = t.iter().map(|(_, s)| s).collect();
+    l.sort();
+    l.dedup();
+    (t.len() >= 2 && l.len() == t.len()).then_some(t)
 }
 
 fn linear(lo: f64, hi: f64, fmt: fn(f64) -> String, whole: bool) -> Vec<(f64, String)> {

@@ -7,7 +7,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_report::export::{Block, Exporter, HtmlExporter};
+use wirebench_report::export::{Exporter, HtmlExporter};
 use wirebench_report::{compare, hints, inputs, report};
 
 #[derive(Args, Debug)]
@@ -87,9 +87,22 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
                 all.push(r.clone());
             }
         }
-        let mut doc = compare::document(&variants, &rows);
-        doc.title = "wirebench compare".into();
-        let doc = doc.push(Block::Figures(report::figures(&all, &layout)));
+        let figures = report::figures(&all, &layout);
+        let hints = variants
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| {
+                v.runs.iter().flat_map(move |r| {
+                    hints::of_run(r).into_iter().map(move |h| {
+                        (
+                            format!("{} ({}, {})", h.text, compare::letter(i), r.run_id),
+                            h.evidence,
+                        )
+                    })
+                })
+            })
+            .collect();
+        let doc = compare::page(&variants, &rows, &figures, hints);
         wirebench_core::store::write_atomic(o, HtmlExporter.export(&doc).as_bytes())?;
         writeln!(out, "\nwritten: {}", o.display())?;
     }

@@ -1,6 +1,7 @@
 //! `wirebench report RESULTS... [-o report.html]`: the tables, hints and
 //! plots of the runs found at each path, as a self-contained HTML page and
-//! a Markdown file beside it.
+//! a Markdown file beside it, whose figures are SVG files in a folder
+//! beside it too (`report-figures/`).
 
 use super::error::{check_output, check_page, usage};
 use anyhow::Context;
@@ -15,32 +16,51 @@ pub struct ReportArgs {
     /// Runs: run.json files, run directories, or directories of runs (an experiment).
     #[arg(required = true)]
     paths: Vec<PathBuf>,
-    /// The HTML page to write; the Markdown goes beside it (same name, .md).
+    /// The HTML page to write; the Markdown goes beside it (same name, .md), its figures
+    /// in NAME-figures/ as SVG files.
     #[arg(short, long, default_value = "report.html")]
     output: PathBuf,
     /// Replace the file -o names if it exists (never done without it).
     #[arg(long)]
     force: bool,
-    /// What throughput is plotted against: clients, connections, size, depth or rate.
-    #[arg(long, default_value = "clients")]
-    x: String,
-    /// What makes a line (comma-separated): placement, arch, mode, transport, wait, size, depth...
-    #[arg(long, value_delimiter = ',', default_value = "placement,arch")]
-    series: Vec<String>,
+    /// What throughput is plotted against: clients, connections, instances, depth, size or
+    /// rate [default: the first of these that varies].
+    #[arg(long)]
+    x: Option<String>,
+    /// What makes a line (comma-separated): placement, arch, instances, mode, transport, wait,
+    /// size, depth... [default: every other variable that varies]
+    #[arg(long, value_delimiter = ',')]
+    series: Option<Vec<String>>,
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let numeric = ["clients", "connections", "size", "depth", "rate"];
-    if !numeric.contains(&a.x.as_str()) {
-        usage!("--x {}: one of {}", a.x, numeric.join(", "));
+    if let Some(x) = &a.x
+        && !report::NUMERIC.contains(&x.as_str())
+    {
+        usage!("--x {x}: one of {}", report::NUMERIC.join(", "));
     }
-    for s in &a.series {
+    for s in a.series.iter().flatten() {
         if !report::VARIABLES.contains(&s.as_str()) {
             usage!("--series {s}: one of {}", report::VARIABLES.join(", "));
         }
     }
     check_page(&a.output, a.force)?;
-    check_output(&a.output.with_extension("md"), a.force)?;
+    let md_path = a.output.with_extension("md");
+    check_output(&md_path, a.force)?;
+    let stem = a
+        .output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    let fig_name = format!("{stem}-figures");
+    let fig_dir = a.output.with_file_name(&fig_name);
+    if fig_dir.exists() && !a.force {
+        usage!(
+            "-o {}: {} exists (its figures would be replaced): --force replaces it",
+            a.output.display(),
+            fig_dir.display()
+        );
+    }
     let mut runs = Vec::new();
     for p in &a.paths {
         match inputs::runs_at(p) {
@@ -55,24 +75,41 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     };
     let figures = report::figures(&runs, &layout);
     let sections = timeline::sections_of_runs(&a.paths);
-    let md_path = a.output.with_extension("md");
     wirebench_core::store::write_atomic(
         &a.output,
         report::html(&runs, &figures, &sections).as_bytes(),
     )
     .with_context(|| format!("writing {}", a.output.display()))?;
-    wirebench_core::store::write_atomic(
-        &md_path,
-        report::markdown(&runs, &figures, &sections).as_bytes(),
-    )
-    .with_context(|| format!("writing {}", md_path.display()))?;
+    let (md, files) = report::markdown_with_figures(&runs, &figures, &sections, &fig_name);
+    if let Ok(old) = std::fs::read_dir(&fig_dir) {
+        // --force: the folder's old figures (its .svg files, nothing else)
+        // go, so that none is left that the page does not link.
+        for f in old.flatten() {
+            if f.path().extension().is_some_and(|e| e == "svg") {
+                std::fs::remove_file(f.path())
+                    .with_context(|| format!("replacing {}", f.path().display()))?;
+            }
+        }
+    }
+    if !files.is_empty() {
+        std::fs::create_dir_all(&fig_dir)
+            .with_context(|| format!("creating {}", fig_dir.display()))?;
+    }
+    for (name, svg) in &files {
+        let p = fig_dir.join(name);
+        wirebench_core::store::write_atomic(&p, svg.as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    wirebench_core::store::write_atomic(&md_path, md.as_bytes())
+        .with_context(|| format!("writing {}", md_path.display()))?;
     writeln!(
         std::io::stdout(),
-        "report of {} run(s), {} figure(s): {} and {}",
+        "report of {} run(s), {} figure(s): {} and {} (figures in {})",
         runs.len(),
         figures.len(),
         a.output.display(),
-        md_path.display()
+        md_path.display(),
+        fig_dir.display()
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -89,9 +89,26 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
     let html = std::fs::read_to_string(&page).unwrap();
     let md = std::fs::read_to_string(page.with_extension("md")).unwrap();
     assert!(
-        md.contains("## Summary") && md.contains("## Environment"),
+        md.contains("## What it found")
+            && md.contains("## Summary")
+            && md.contains("## Environment"),
         "{md}"
     );
+    // The Markdown's figures are SVG files beside it, each linked.
+    let fig_dir = dir.path().join("report-figures");
+    let mut svgs: Vec<String> = std::fs::read_dir(&fig_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    svgs.sort();
+    assert_eq!(svgs.len(), 7, "{svgs:?}");
+    assert_eq!(svgs[0], "01-throughput-vs-clients.svg");
+    for f in &svgs {
+        assert!(
+            md.contains(&format!("](report-figures/{f})")),
+            "{f} unlinked: {md}"
+        );
+    }
     let figures = html.matches("<figure").count();
     // Throughput vs clients, latency-response, percentiles, per-second
     // throughput and p99, and a CPU heatmap per run.
@@ -153,7 +170,7 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
         .args(common)
         .arg(format!("--user-data-dir={}", profile.str()))
         .args([
-            "--window-size=1000,3000",
+            "--window-size=1280,3000",
             &format!("--screenshot={}", shot.display()),
             &url,
         ])
