@@ -608,8 +608,18 @@ pub fn page(
     let mut d = Document::new("wirebench compare")
         .heading("What it found")
         .push(Block::List(findings(variants, rows)));
-    if let Some(f) = figures.first() {
-        d = d.push(Block::Figures(vec![f.clone()]));
+    // The headline: throughput against what varies, else the percentiles.
+    let headline = figures
+        .iter()
+        .position(|f| f.title.starts_with("Throughput vs"))
+        .or_else(|| {
+            figures
+                .iter()
+                .position(|f| f.title == "Latency by percentile")
+        })
+        .or((!figures.is_empty()).then_some(0));
+    if let Some(i) = headline {
+        d = d.push(Block::Figures(vec![figures[i].clone()]));
     }
     d = d.heading("Hints");
     d = if hints.is_empty() {
@@ -619,10 +629,14 @@ pub fn page(
     };
     d = d.heading("The comparison");
     d.blocks.extend(document(variants, rows).blocks);
-    if figures.len() > 1 {
-        d = d
-            .heading("Figures")
-            .push(Block::Figures(figures[1..].to_vec()));
+    let rest: Vec<crate::export::Figure> = figures
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != headline)
+        .map(|(_, f)| f.clone())
+        .collect();
+    if !rest.is_empty() {
+        d = d.heading("Figures").push(Block::Figures(rest));
     }
     d
 }

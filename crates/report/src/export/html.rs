@@ -14,7 +14,7 @@ pub fn escape(t: &str) -> String {
 }
 
 const STYLE: &str = "body{font-family:'DejaVu Sans',sans-serif;margin:24px;color:#222}\
-table{border-collapse:collapse;margin:8px 0 24px;font-size:13px}\
+table{border-collapse:collapse;margin:8px 0 24px;font-size:12px}\
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}\
 td.l,th.l{text-align:left}figure{margin:16px 0}\
 figcaption{font-size:13px;color:#555}pre{font-size:12px;background:#f8f8f8;padding:8px}";

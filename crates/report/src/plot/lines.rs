@@ -187,8 +187,13 @@ pub fn lines_shaded(
                     let _ = area.draw(&PathElement::new(vec![(8, yy), (24, yy)], stroke));
                 }
                 let _ = area.draw(&mark(*marker, (16, yy), *color));
-                let label: String = if name.chars().count() > 33 {
-                    format!("{}...", name.chars().take(30).collect::<String>())
+                // Too long: its middle goes, so that its statistic
+                // (" mean", " p99") stays.
+                let chars: Vec<char> = name.chars().collect();
+                let label: String = if chars.len() > 33 {
+                    let head: String = chars[..18].iter().collect();
+                    let tail: String = chars[chars.len() - 12..].iter().collect();
+                    format!("{head}...{tail}")
                 } else {
                     name.clone()
                 };

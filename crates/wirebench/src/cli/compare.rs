@@ -81,9 +81,14 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         for (i, v) in variants.iter().enumerate() {
             let letter = compare::letter(i);
             for r in &v.runs {
-                layout
-                    .labels
-                    .insert(r.run_id.clone(), format!("{letter}: {}", v.label));
+                // The letter, and the variant's label when it is short (the
+                // page lists each letter's label).
+                let name = if v.label.chars().count() <= 24 {
+                    format!("{letter}: {}", v.label)
+                } else {
+                    letter.to_string()
+                };
+                layout.labels.insert(r.run_id.clone(), name);
                 all.push(r.clone());
             }
         }
