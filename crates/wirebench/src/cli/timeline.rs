@@ -1,7 +1,9 @@
 //! `wirebench timeline FILE...`: the operations of a trace grouped by
 //! shape, and per event of one shape the cumulative and delta statistics
 //! (the RAMCloud timeline report's layout), with each event's CDF in an
-//! HTML page on request. Reads wirebench traces and TimeTrace text.
+//! HTML page on request. Reads wirebench traces and TimeTrace text: blocks
+//! of one operation each, or a continuous log cut into operations by
+//! `--begin`/`--end`, by `--id`, or by the cycle it finds.
 
 use super::error::{check_page, usage};
 use clap::Args;
@@ -13,9 +15,21 @@ use wirebench_report::timeline;
 #[derive(Args, Debug)]
 pub struct TimelineArgs {
     /// Trace files: wirebench's (`run --trace`, `serve --trace`, the C library) or PerfUtils /
-    /// RAMCloud TimeTrace text (`  12.3 ns (+   4.5 ns): message`, one operation per block).
+    /// RAMCloud TimeTrace text (`  12.3 ns (+   4.5 ns): message`): blocks separated by blank
+    /// lines, one operation each, or a continuous log.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// TimeTrace text: an operation begins at a line whose message matches this regex.
+    #[arg(long, value_name = "REGEX")]
+    begin: Option<String>,
+    /// TimeTrace text: an operation ends at a line whose message matches this regex
+    /// (without it: at the line before the next --begin).
+    #[arg(long, value_name = "REGEX")]
+    end: Option<String>,
+    /// TimeTrace text: an operation is the lines with the same id, captured by this regex's
+    /// first group (`rpc (\d+)`, or a thread or core field: `core (\d+)`).
+    #[arg(long, value_name = "REGEX")]
+    id: Option<String>,
     /// Analyse the Nth most common shape (1: the most common).
     #[arg(long, default_value_t = 1)]
     shape: usize,
@@ -44,14 +58,45 @@ pub fn timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
     if let Some(o) = &a.output {
         check_page(o, a.force)?;
     }
-    let ops = match timeline::ops_of_files(&a.files) {
+    let regex = |flag: &str, v: &Option<String>| -> anyhow::Result<Option<regex_lite::Regex>> {
+        match v {
+            None => Ok(None),
+            Some(p) => match regex_lite::Regex::new(p) {
+                Ok(r) => Ok(Some(r)),
+                Err(e) => usage!("--{flag} {p}: not a regular expression: {e}"),
+            },
+        }
+    };
+    let split = timeline::stream::Split {
+        begin: regex("begin", &a.begin)?,
+        end: regex("end", &a.end)?,
+        id: regex("id", &a.id)?,
+    };
+    let (ops, reading) = match timeline::ops_of_files(&a.files, &split) {
         Ok(o) => o,
         Err(e) => usage!("{e}"),
     };
     let shapes = timeline::shapes(&ops);
     let mut out = std::io::stdout().lock();
     if shapes.is_empty() {
+        if split.is_given() {
+            usage!("no operation matched --begin/--end/--id in the trace");
+        }
         usage!("no complete operation (from 'begin' to 'end' with one id) in the trace");
+    }
+    if reading.skipped > 0 {
+        writeln!(
+            out,
+            "{} line(s) that are not TimeTrace events skipped",
+            reading.skipped
+        )?;
+    }
+    if let Some(d) = &reading.detected {
+        writeln!(
+            out,
+            "a continuous log: operations cut from '{}' to '{}', the repeating cycle found (its most common shape is {} of its {} lines; --begin/--end/--id choose otherwise)",
+            d.begin, d.end, d.explained, d.lines
+        )?;
     }
     writeln!(
         out,
@@ -60,9 +105,15 @@ pub fn timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
         shapes.len()
     )?;
     for (i, (names, of)) in shapes.iter().enumerate().take(5) {
+        let walk = names.join(" > ");
+        let walk = if walk.chars().count() > 160 {
+            format!("{}...", walk.chars().take(157).collect::<String>())
+        } else {
+            walk
+        };
         writeln!(
             out,
-            "  shape {}: {} operation(s), {} events",
+            "  shape {}: {} operation(s), {} events: {walk}",
             i + 1,
             of.len(),
             names.len()

@@ -436,3 +436,68 @@ fn issue_15_compare_gates_ci_on_a_regression_and_passes_twins() {
     assert_eq!(bad.wait(Duration::from_secs(30)).code(), Some(2));
     assert!(bad.stderr_all().contains("--fail-if"));
 }
+
+/// Issue 21: a continuous TimeTrace log (one line per event, no blank line
+/// between operations, other events between them, a logger's prefix) is
+/// cut into operations by the cycle found, by --begin/--end and by --id;
+/// a bad pattern is refused naming its flag.
+#[test]
+fn a_continuous_timetrace_log_is_cut_into_operations() {
+    let _g = shared();
+    let dir = TempDir::new("timetrace");
+    let log = dir.path().join("backup.log");
+    let mut text = String::new();
+    let mut t = 0.0f64;
+    for id in 0..300 {
+        let third = if id % 4 == 0 {
+            "Retry write RPC"
+        } else {
+            "Third write RPC sent out"
+        };
+        for (d, msg) in [
+            (2500.0, format!("Begin backup {id}")),
+            (1800.0, format!("First write RPC sent out {id}")),
+            (1400.0, format!("Second write RPC sent out {id}")),
+            (1200.0, format!("{third} {id}")),
+            (6400.0, format!("End backup {id}")),
+            (900.0, "Dispatch poll".to_string()),
+        ] {
+            t += d;
+            text.push_str(&format!(
+                "1417221018.6 TimeTrace.cc:196 NOTICE: {t:9.1} ns (+ {d:7.1} ns): {msg}\n"
+            ));
+        }
+    }
+    std::fs::write(&log, text).unwrap();
+    let timeline = |args: &[&str]| {
+        let mut all = vec!["timeline", log.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let mut p = Proc::spawn(&all);
+        let st = p.wait(Duration::from_secs(60));
+        (st, p.stdout_all(), p.stderr_all())
+    };
+    let (st, out, err) = timeline(&[]);
+    assert!(st.success(), "{err}");
+    assert!(
+        out.contains("operations cut from 'Begin backup #' to 'End backup #'"),
+        "{out}"
+    );
+    assert!(out.contains("300 operation(s) in 2 shape(s)"), "{out}");
+    assert!(out.contains("shape 1: 225 operation(s), 5 events"), "{out}");
+    assert!(out.contains("shape 2: 75 operation(s), 5 events"), "{out}");
+    // The most common shape's end: 1.8 + 1.4 + 1.2 + 6.4 us after its begin.
+    assert!(out.contains("10.8us"), "{out}");
+    let (st, out, err) = timeline(&["--begin", "^Begin", "--end", "^End", "--shape", "2"]);
+    assert!(st.success(), "{err}");
+    assert!(
+        out.contains("shape 2, averaged over 75 same-shape timelines"),
+        "{out}"
+    );
+    assert!(out.contains("] Retry write RPC #"), "{out}");
+    let (st, out, err) = timeline(&["--id", r"(\d+)$"]);
+    assert!(st.success(), "{err}");
+    assert!(out.contains("300 operation(s) in 2 shape(s)"), "{out}");
+    let (st, _, err) = timeline(&["--begin", "("]);
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(err.contains("--begin ("), "{err}");
+}

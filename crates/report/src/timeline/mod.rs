@@ -5,19 +5,20 @@
 //!
 //! Inputs: wirebench-trace files (operations are the events carrying the
 //! same id, from `begin` to `end`), or PerfUtils/RAMCloud TimeTrace text
-//! (`  12.3 ns (+   4.5 ns): message`), where each block of lines
-//! separated by a blank line is one operation.
+//! (`  12.3 ns (+   4.5 ns): message`): blocks of lines separated by a
+//! blank line, one operation each, or a continuous log cut into operations
+//! by [`stream`].
+
+mod op;
+pub mod stream;
+
+pub use op::Op;
 
 use crate::export::Figure;
 use std::collections::BTreeMap;
 use wirebench_core::units::format_ns;
 use wirebench_trace::{BEGIN, END, Trace};
 
-/// One operation: its events' names and times (ns from its first event).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Op {
-    pub events: Vec<(String, f64)>,
-}
 
 /// Operations of wirebench traces, merged by time (the files must come from
 /// one machine: the time-stamp counter is shared by its processes).
@@ -58,48 +59,116 @@ pub fn ops_of_traces(traces: &[Trace]) -> Vec<Op> {
     ops
 }
 
-/// Reads TimeTrace text: `  12.3 ns (+   4.5 ns): message` (ns, us or ms).
-pub fn parse_timetrace(text: &str) -> Result<Vec<Op>, String> {
-    let mut ops = Vec::new();
-    let mut cur: Vec<(String, f64)> = Vec::new();
-    let unit = |u: &str| match u {
-        "ns" => Some(1.0),
-        "us" => Some(1e3),
-        "ms" => Some(1e6),
-        _ => None,
-    };
+/// The lines of TimeTrace text (`  12.3 ns (+   4.5 ns): message`, ns, us
+/// or ms, with any prefix a logger adds before it), in blocks separated by
+/// blank lines, and how many other lines were skipped. An error when no
+/// line reads.
+pub fn timetrace_lines(text: &str) -> Result<(Vec<Vec<stream::Line>>, usize), String> {
+    let re = regex_lite::Regex::new(
+        r"([0-9]+(?:\.[0-9]*)?)\s*(ns|us|ms)\s*\(\+\s*[0-9]+(?:\.[0-9]*)?\s*(?:ns|us|ms)\s*\):\s?(.*)$",
+    )
+    .expect("a valid pattern");
+    let mut blocks = Vec::new();
+    let mut cur: Vec<stream::Line> = Vec::new();
+    let (mut skipped, mut first_bad) = (0, None);
     for (no, line) in text.lines().enumerate() {
-        let l = line.trim();
-        if l.is_empty() {
+        if line.trim().is_empty() {
             if !cur.is_empty() {
-                ops.push(Op {
-                    events: std::mem::take(&mut cur),
-                });
+                blocks.push(std::mem::take(&mut cur));
             }
             continue;
         }
-        let bad = || format!("line {}: '{line}' is not 'T ns (+ D ns): message'", no + 1);
-        let (times, msg) = l.split_once("):").ok_or_else(bad)?;
-        let (cum, _) = times.split_once("(+").ok_or_else(bad)?;
-        let mut parts = cum.split_whitespace();
-        let v: f64 = parts.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
-        let k = unit(parts.next().ok_or_else(bad)?).ok_or_else(bad)?;
-        cur.push((msg.trim().to_string(), v * k));
+        let Some(c) = re.captures(line) else {
+            skipped += 1;
+            first_bad.get_or_insert((no + 1, line.to_string()));
+            continue;
+        };
+        let v: f64 = c[1].parse().unwrap_or(0.0);
+        let k = match &c[2] {
+            "us" => 1e3,
+            "ms" => 1e6,
+            _ => 1.0,
+        };
+        cur.push(stream::Line {
+            t_ns: v * k,
+            msg: c[3].trim().to_string(),
+        });
     }
     if !cur.is_empty() {
-        ops.push(Op { events: cur });
+        blocks.push(cur);
     }
-    if ops.is_empty() {
-        return Err("no events".into());
+    if blocks.is_empty() {
+        return Err(match first_bad {
+            Some((no, line)) => format!("line {no}: '{line}' is not 'T ns (+ D ns): message'"),
+            None => "no events".into(),
+        });
     }
-    // Times are cumulative from the block's first line.
-    for op in &mut ops {
-        let t0 = op.events[0].1;
-        for e in &mut op.events {
-            e.1 -= t0;
-        }
+    Ok((blocks, skipped))
+}
+
+/// Reads TimeTrace text whose blocks (separated by blank lines) are one
+/// operation each.
+pub fn parse_timetrace(text: &str) -> Result<Vec<Op>, String> {
+    let (blocks, _) = timetrace_lines(text)?;
+    Ok(blocks
+        .iter()
+        .map(|b| {
+            let t0 = b[0].t_ns;
+            Op {
+                events: b.iter().map(|l| (l.msg.clone(), l.t_ns - t0)).collect(),
+            }
+        })
+        .collect())
+}
+
+/// What reading TimeTrace text found: how the operations were cut, for
+/// the reader.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reading {
+    /// The cycle found in a continuous log (no rule given).
+    pub detected: Option<stream::Detected>,
+    /// Lines that were not TimeTrace events.
+    pub skipped: usize,
+    /// Operations cut from a continuous log (not blocks).
+    pub streamed: bool,
+}
+
+/// The operations of TimeTrace text: its blocks when it has several and no
+/// rule is given; else the stream of its lines cut by `split` (or by the
+/// cycle detected).
+pub fn timetrace_ops(text: &str, split: &stream::Split) -> Result<(Vec<Op>, Reading), String> {
+    let (blocks, skipped) = timetrace_lines(text)?;
+    let mut reading = Reading {
+        skipped,
+        ..Reading::default()
+    };
+    if blocks.len() > 1 && !split.is_given() {
+        let ops = blocks
+            .iter()
+            .map(|b| {
+                let t0 = b[0].t_ns;
+                Op {
+                    events: b.iter().map(|l| (l.msg.clone(), l.t_ns - t0)).collect(),
+                }
+            })
+            .collect();
+        return Ok((ops, reading));
     }
-    Ok(ops)
+    let lines: Vec<stream::Line> = blocks.into_iter().flatten().collect();
+    let (ops, detected) = stream::split(&lines, split);
+    reading.streamed = true;
+    reading.detected = detected;
+    if ops.is_empty() && !split.is_given() {
+        // Nothing repeats: the log is one operation.
+        let t0 = lines.first().map_or(0.0, |l| l.t_ns);
+        return Ok((
+            vec![Op {
+                events: lines.iter().map(|l| (l.msg.clone(), l.t_ns - t0)).collect(),
+            }],
+            reading,
+        ));
+    }
+    Ok((ops, reading))
 }
 
 /// Shapes, most common first: (event names, operations of that shape).
@@ -229,25 +298,33 @@ pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
 /// The operations of trace files: wirebench's (each file's events; several
 /// are merged by time) or PerfUtils / RAMCloud TimeTrace text. The error
 /// names the file.
-pub fn ops_of_files(files: &[std::path::PathBuf]) -> Result<Vec<Op>, String> {
+pub fn ops_of_files(
+    files: &[std::path::PathBuf],
+    split: &stream::Split,
+) -> Result<(Vec<Op>, Reading), String> {
     let mut traces = Vec::new();
     let mut ops = Vec::new();
+    let mut reading = Reading::default();
     for f in files {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         if text.starts_with("# wirebench-trace") {
             traces
                 .push(wirebench_trace::parse(&text).map_err(|e| format!("{}: {e}", f.display()))?);
         } else {
-            ops.extend(parse_timetrace(&text).map_err(|e| {
+            let (o, r) = timetrace_ops(&text, split).map_err(|e| {
                 format!(
                     "{}: neither a wirebench trace nor TimeTrace text: {e}",
                     f.display()
                 )
-            })?);
+            })?;
+            ops.extend(o);
+            reading.skipped += r.skipped;
+            reading.streamed |= r.streamed;
+            reading.detected = reading.detected.or(r.detected);
         }
     }
     ops.extend(ops_of_traces(&traces));
-    Ok(ops)
+    Ok((ops, reading))
 }
 
 /// The HTML page of a timeline: the table of shape `shape` (of `shapes`,
