@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use wirebench_core::units::format_ns;
 use wirebench_trace::{BEGIN, END, Trace};
 
-
 /// Operations of wirebench traces, merged by time (the files must come from
 /// one machine: the time-stamp counter is shared by its processes).
 pub fn ops_of_traces(traces: &[Trace]) -> Vec<Op> {
