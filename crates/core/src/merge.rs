@@ -18,7 +18,8 @@ pub enum MergeError {
     Histogram { run: String, why: String },
 }
 
-/// `a` + `b`, encoded histograms; an empty text is an empty histogram.
+/// Adds the encoded histogram `text` (of run `run`) into `into`; an empty
+/// text is an empty histogram.
 fn add_hist(into: &mut LatencyHist, text: &str, run: &str) -> Result<(), MergeError> {
     if text.is_empty() {
         return Ok(());

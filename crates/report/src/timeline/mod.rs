@@ -109,15 +109,15 @@ pub fn timetrace_lines(text: &str) -> Result<(Vec<Vec<stream::Line>>, usize), St
 /// operation each.
 pub fn parse_timetrace(text: &str) -> Result<Vec<Op>, String> {
     let (blocks, _) = timetrace_lines(text)?;
-    Ok(blocks
-        .iter()
-        .map(|b| {
-            let t0 = b[0].t_ns;
-            Op {
-                events: b.iter().map(|l| (l.msg.clone(), l.t_ns - t0)).collect(),
-            }
-        })
-        .collect())
+    Ok(blocks.iter().map(|b| op_of_block(b)).collect())
+}
+
+/// Lines taken as one operation, as written (times from its first line).
+fn op_of_block(lines: &[stream::Line]) -> Op {
+    let t0 = lines.first().map_or(0.0, |l| l.t_ns);
+    Op {
+        events: lines.iter().map(|l| (l.msg.clone(), l.t_ns - t0)).collect(),
+    }
 }
 
 /// What reading TimeTrace text found: how the operations were cut, for
@@ -142,16 +142,7 @@ pub fn timetrace_ops(text: &str, split: &stream::Split) -> Result<(Vec<Op>, Read
         ..Reading::default()
     };
     if blocks.len() > 1 && !split.is_given() {
-        let ops = blocks
-            .iter()
-            .map(|b| {
-                let t0 = b[0].t_ns;
-                Op {
-                    events: b.iter().map(|l| (l.msg.clone(), l.t_ns - t0)).collect(),
-                }
-            })
-            .collect();
-        return Ok((ops, reading));
+        return Ok((blocks.iter().map(|b| op_of_block(b)).collect(), reading));
     }
     let lines: Vec<stream::Line> = blocks.into_iter().flatten().collect();
     let (ops, detected) = stream::split(&lines, split);
@@ -159,13 +150,7 @@ pub fn timetrace_ops(text: &str, split: &stream::Split) -> Result<(Vec<Op>, Read
     reading.detected = detected;
     if ops.is_empty() && !split.is_given() {
         // Nothing repeats: the log is one operation.
-        let t0 = lines.first().map_or(0.0, |l| l.t_ns);
-        return Ok((
-            vec![Op {
-                events: lines.iter().map(|l| (l.msg.clone(), l.t_ns - t0)).collect(),
-            }],
-            reading,
-        ));
+        return Ok((vec![op_of_block(&lines)], reading));
     }
     Ok((ops, reading))
 }
