@@ -23,7 +23,26 @@ pub struct Step {
     pub pass: bool,
     /// The server completed at least 95% of the rate.
     pub kept_up: bool,
+    /// The rate is within [`SPARE_CAPACITY`] of the saturation: the server
+    /// had no capacity left to work off a backlog, so the rate is not
+    /// taken as one that holds even if the step passed (set when the
+    /// search ends).
+    #[serde(default)]
+    pub at_saturation: bool,
     pub run_id: String,
+}
+
+/// A rate a search answers leaves the server at least this fraction of its
+/// saturation throughput spare: at the saturation itself, a backlog left
+/// by one hiccup never drains, and a step that passed there passed by
+/// luck.
+pub const SPARE_CAPACITY: f64 = 0.05;
+
+impl Step {
+    /// Passed, and below the saturation by the spare capacity.
+    pub fn holds(&self, saturation: Option<f64>) -> bool {
+        self.pass && saturation.is_none_or(|s| self.rate_per_s < (1.0 - SPARE_CAPACITY) * s)
+    }
 }
 
 /// What `search.json` holds.
@@ -32,8 +51,9 @@ pub struct SearchResult {
     pub slos: Vec<String>,
     pub headroom: f64,
     pub steps: Vec<Step>,
-    /// The highest rate that met every objective with the headroom (None:
-    /// no rate tried did).
+    /// The highest rate that met every objective with the headroom, below
+    /// the lowest that did not, and below the saturation by
+    /// [`SPARE_CAPACITY`] (None: no rate tried did).
     pub best_rate_per_s: Option<f64>,
     /// The best rate passed twice (the machine is noisy: once is luck).
     pub confirmed: bool,

@@ -606,7 +606,12 @@ pub fn print_search(
             format!("{:.1}", s.completed_per_s),
             format_ns(s.p50_ns as f64),
             format_ns(s.p99_ns as f64),
-            (if s.pass { "pass" } else { "MISSED" }).to_string(),
+            (match (s.pass, s.at_saturation) {
+                (true, false) => "pass",
+                (true, true) => "pass, at saturation",
+                (false, _) => "MISSED",
+            })
+            .to_string(),
         ]);
     }
     write!(out, "{}", TextExporter.export(&Document::new("").table(t)))?;
@@ -638,10 +643,20 @@ pub fn print_search(
         (None, _) => writeln!(out, "no rate tried met {}", r.slos.join(", "))?,
     }
     match r.saturation_ops_per_s {
-        Some(s) => writeln!(
-            out,
-            "saturation throughput: {s:.0} ops/s (the most completed in a step the server fell behind)"
-        )?,
+        Some(s) => {
+            writeln!(
+                out,
+                "saturation throughput: {s:.0} ops/s (the most completed in a step the server fell behind)"
+            )?;
+            if r.steps.iter().any(|s| s.at_saturation) {
+                writeln!(
+                    out,
+                    "steps at {:.0}/s or more are not taken though they passed: within {:.0}% of the saturation, one hiccup leaves a backlog the server never works off",
+                    (1.0 - wirebench_core::summaries::SPARE_CAPACITY) * s,
+                    100.0 * wirebench_core::summaries::SPARE_CAPACITY
+                )?;
+            }
+        }
         None => writeln!(
             out,
             "saturation: not reached: the server kept up with every rate tried (up to {top:.0}/s)"

@@ -4,7 +4,9 @@
 //! server fell behind: it completed under 95% of the rate asked); bisection
 //! closes in on the highest passing rate to `precision`, which must then
 //! pass twice; if no step fell behind yet, the rate keeps doubling until
-//! one does, which measures the saturation. A budget that ends first is
+//! one does, which measures the saturation. A rate within 5% of the
+//! saturation is never the answer: a server with no capacity to spare
+//! never works off the backlog of one hiccup. A budget that ends first is
 //! said, never hidden. Every step is a full result kept under
 //! `<results>/search-<id>/`, with `search.json` beside them.
 
@@ -32,7 +34,7 @@ pub struct SearchSettings {
     pub max_steps: usize,
 }
 
-pub use wirebench_core::summaries::{EXIT_SEARCH_UNFINISHED, SearchResult, Step};
+pub use wirebench_core::summaries::{EXIT_SEARCH_UNFINISHED, SPARE_CAPACITY, SearchResult, Step};
 
 /// How much each coarse step raises the rate.
 const GROWTH: f64 = 2.0;
@@ -154,6 +156,7 @@ pub fn search(
                     .zip(&r.slos)
                     .all(|(slo, o)| slo.holds(o.actual, settings.headroom)),
             kept_up,
+            at_saturation: false,
             slos: r.slos.clone(),
             run_id: r.run_id.clone(),
         };
@@ -166,17 +169,15 @@ pub fn search(
     };
     let (best, confirmed) = best_rate(&steps);
     session.close(None, events);
-    let behind: Vec<f64> = steps
-        .iter()
-        .filter(|s| !s.kept_up)
-        .map(|s| s.completed_per_s)
-        .collect();
+    let saturation = saturation(&steps);
+    for s in &mut steps {
+        s.at_saturation = s.pass && !s.holds(saturation);
+    }
     let result = SearchResult {
         slos: texts,
         headroom: settings.headroom,
-        saturated: !behind.is_empty(),
-        saturation_ops_per_s: (!behind.is_empty())
-            .then(|| behind.iter().copied().fold(0.0, f64::max)),
+        saturated: saturation.is_some(),
+        saturation_ops_per_s: saturation,
         best_rate_per_s: best,
         confirmed,
         budget_exhausted: verdict.is_none() && !interrupted,
@@ -199,31 +200,49 @@ enum Next {
     Done,
 }
 
-/// The highest passing rate below the lowest failing one, and whether it
-/// passed twice.
-fn best_rate(steps: &[Step]) -> (Option<f64>, bool) {
-    let hi = steps
+/// The most a step the server fell behind in completed: None until one
+/// did.
+fn saturation(steps: &[Step]) -> Option<f64> {
+    steps
         .iter()
-        .filter(|s| !s.pass)
+        .filter(|s| !s.kept_up)
+        .map(|s| s.completed_per_s)
+        .max_by(f64::total_cmp)
+}
+
+/// The lowest rate that did not hold (failed, or at the saturation).
+fn lowest_failed(steps: &[Step]) -> Option<f64> {
+    let sat = saturation(steps);
+    steps
+        .iter()
+        .filter(|s| !s.holds(sat))
         .map(|s| s.rate_per_s)
-        .min_by(f64::total_cmp);
+        .min_by(f64::total_cmp)
+}
+
+/// The highest rate that held below the lowest that did not, and whether
+/// it held twice.
+fn best_rate(steps: &[Step]) -> (Option<f64>, bool) {
+    let sat = saturation(steps);
+    let hi = lowest_failed(steps);
     let lo = steps
         .iter()
-        .filter(|s| s.pass && hi.is_none_or(|h| s.rate_per_s < h))
+        .filter(|s| s.holds(sat) && hi.is_none_or(|h| s.rate_per_s < h))
         .map(|s| s.rate_per_s)
         .max_by(f64::total_cmp);
-    let twice =
-        lo.is_some_and(|l| steps.iter().filter(|s| s.pass && s.rate_per_s == l).count() >= 2);
+    let twice = lo.is_some_and(|l| {
+        steps
+            .iter()
+            .filter(|s| s.holds(sat) && s.rate_per_s == l)
+            .count()
+            >= 2
+    });
     (lo, twice)
 }
 
 /// The next rate from the steps so far.
 fn next_rate(steps: &[Step], precision: f64) -> Next {
-    let hi = steps
-        .iter()
-        .filter(|s| !s.pass)
-        .map(|s| s.rate_per_s)
-        .min_by(f64::total_cmp);
+    let hi = lowest_failed(steps);
     let (lo, twice) = best_rate(steps);
     match (lo, hi) {
         // Coarse: every step passed so far.
@@ -258,6 +277,7 @@ mod tests {
             slos: vec![],
             pass,
             kept_up: completed >= 0.95 * rate,
+            at_saturation: false,
             run_id: String::new(),
         }
     }
@@ -293,6 +313,19 @@ mod tests {
             .map(|s| s.rate_per_s)
             .fold(0.0, f64::max);
         assert_eq!(best, highest);
+    }
+
+    #[test]
+    fn a_rate_at_the_saturation_is_never_the_answer() {
+        // Objectives met right up to the capacity: 2000/s passes, but the
+        // server has nothing to spare there.
+        let (steps, done) = simulate(2000.0, 2000.0, 24);
+        assert!(done, "{steps:#?}");
+        assert!(steps.iter().any(|s| s.pass && s.rate_per_s == 2000.0));
+        let (best, twice) = best_rate(&steps);
+        let best = best.unwrap();
+        assert!(twice);
+        assert!((1800.0..1900.0).contains(&best), "{best}");
     }
 
     #[test]

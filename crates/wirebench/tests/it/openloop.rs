@@ -166,13 +166,15 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
     let best = v["best_rate_per_s"]
         .as_f64()
         .expect("a rate met the objective");
-    // Never above what the server completes when it falls behind. Equal
-    // happens: evenly spaced requests at exactly 2 x 1 ms workers' capacity
-    // keep up (no queue forms without randomness), as a CI run found.
+    // Below what the server completes when it falls behind, with capacity
+    // to spare: evenly spaced requests at exactly 2 x 1 ms workers'
+    // capacity can pass a step, but one hiccup there leaves a backlog that
+    // never drains, and follow-ups failed (a CI run found both).
     assert!(
-        best <= saturation * 1.02,
+        best < saturation * 0.95,
         "best {best}/s, saturation {saturation}/s"
     );
+    check_search(&v);
     assert!(v["steps"].as_array().unwrap().len() >= 4);
 
     // Follow-up runs at that rate meet the objective (exit 0, not 3). At
@@ -235,19 +237,29 @@ fn a_missed_objective_sets_the_exit_status() {
 }
 
 /// The answers of a search.json, checked against its own steps: the best
-/// rate is the highest passing step below the lowest failing one, and a
-/// saturation is reported only from a step the server fell behind in.
+/// rate is the highest passing step below the lowest failing one and below
+/// 95% of the saturation (the steps at it marked), and a saturation is
+/// reported only from a step the server fell behind in.
 fn check_search(v: &serde_json::Value) {
     let steps = v["steps"].as_array().unwrap();
     let rate = |s: &serde_json::Value| s["rate_per_s"].as_f64().unwrap();
+    let sat = v["saturation_ops_per_s"].as_f64().unwrap_or(f64::INFINITY);
+    for s in steps {
+        assert_eq!(
+            s["at_saturation"],
+            s["pass"] == true && rate(s) >= 0.95 * sat,
+            "{v}"
+        );
+    }
+    let holds = |s: &&serde_json::Value| s["pass"] == true && rate(s) < 0.95 * sat;
     let lowest_fail = steps
         .iter()
-        .filter(|s| s["pass"] == false)
+        .filter(|s| !holds(s))
         .map(rate)
         .fold(f64::INFINITY, f64::min);
     let highest_pass = steps
         .iter()
-        .filter(|s| s["pass"] == true && rate(s) < lowest_fail)
+        .filter(|s| holds(s) && rate(s) < lowest_fail)
         .map(rate)
         .fold(f64::NAN, f64::max);
     assert_eq!(v["best_rate_per_s"].as_f64().unwrap(), highest_pass, "{v}");
