@@ -427,6 +427,30 @@ pub struct RunResult {
     /// side by side; see `merge`). Empty for a run as measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// What a traced run's trace files hold (None: not traced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceCounts>,
+}
+
+/// A traced run's trace files: how much each side wrote and lost. Counts
+/// include the warm-up, which is traced too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceCounts {
+    /// One operation in this many traced (by sequence number).
+    pub sample: u64,
+    pub client_events: u64,
+    /// Operations the client traced from their first event.
+    pub client_begun: u64,
+    /// Operations the client traced to their last event.
+    pub client_ended: u64,
+    /// Events overwritten before the drain wrote them.
+    pub client_lost: u64,
+    /// The server's, when it wrote a trace (an embedded msgr server that
+    /// stopped cleanly).
+    #[serde(default)]
+    pub server_events: Option<u64>,
+    #[serde(default)]
+    pub server_lost: Option<u64>,
 }
 
 /// An objective checked against a run (see `slo`).
@@ -478,6 +502,14 @@ pub enum Warning {
         max_ns: u64,
         lost_s: f64,
         threshold_ns: u64,
+    },
+    /// The trace drain fell behind: events were overwritten unwritten, so
+    /// the timelines miss operations (never whole seconds: each ring keeps
+    /// its newest events).
+    TraceLost {
+        side: String,
+        lost: u64,
+        events: u64,
     },
     /// A warning of a result written before warnings were typed (schema 2),
     /// as it was written.
@@ -549,6 +581,10 @@ impl std::fmt::Display for Warning {
                 crate::units::format_ns(*max_ns as f64),
                 crate::units::format_ns(*threshold_ns as f64),
                 lost_s * 1e3
+            ),
+            Warning::TraceLost { side, lost, events } => write!(
+                f,
+                "the {side}'s trace lost {lost} event(s) (written: {events}): its drain fell behind, so its timelines miss some operations; trace fewer with --trace-sample"
             ),
             Warning::Note { message } => f.write_str(message),
         }
@@ -706,6 +742,7 @@ pub mod fixture {
             slos: vec![],
             warnings: vec![],
             merged_from: Vec::new(),
+            trace: None,
         }
     }
 }

@@ -392,6 +392,7 @@ pub fn from_outcome(
         slos: Vec::new(),
         warnings,
         merged_from: Vec::new(),
+        trace: None,
     }
 }
 

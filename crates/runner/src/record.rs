@@ -7,7 +7,7 @@
 use crate::RunError;
 use std::path::{Path, PathBuf};
 use wirebench_core::hist;
-use wirebench_core::result::RunResult;
+use wirebench_core::result::{RunResult, TraceCounts, Warning};
 use wirebench_core::slo::Slo;
 use wirebench_core::store;
 
@@ -103,42 +103,107 @@ pub fn write_hlog(path: &Path, r: &RunResult) -> Result<(), RunError> {
         .map_err(|e| RunError::Failed(format!("writing --hlog {}: {e}", path.display())))
 }
 
-/// What [`save_traces`] wrote.
+/// The client's trace of one run, streamed into the run's directory while
+/// it runs.
+pub struct ClientTrace {
+    drain: wirebench_trace::Drain,
+    dir: PathBuf,
+}
+
+impl ClientTrace {
+    /// Starts draining this process's events into `dir/trace-client.txt`
+    /// (`dir` is made: the run's directory, before its result is saved).
+    pub fn start(dir: &Path) -> Result<ClientTrace, RunError> {
+        let file = dir.join("trace-client.txt");
+        let drain = std::fs::create_dir_all(dir)
+            .and_then(|()| wirebench_trace::Drain::start(&file, "client"))
+            .map_err(|e| RunError::Failed(format!("writing {}: {e}", file.display())))?;
+        Ok(ClientTrace {
+            drain,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Ends the client's trace, moves the server's (if it wrote one) beside
+    /// it, copies the client's to `copy_to`, and puts their counts in the
+    /// result, with a warning for each side that lost events.
+    pub fn finish(
+        self,
+        r: &mut RunResult,
+        server: Option<PathBuf>,
+        copy_to: Option<&Path>,
+    ) -> Result<Traces, RunError> {
+        let client = self.dir.join("trace-client.txt");
+        let d = self
+            .drain
+            .finish()
+            .map_err(|e| RunError::Failed(format!("writing {}: {e}", client.display())))?;
+        let mut moved = None;
+        let mut server_counts = None;
+        if let Some(f) = server.filter(|f| f.exists()) {
+            let to = self.dir.join("trace-server.txt");
+            std::fs::copy(&f, &to)
+                .map_err(|e| RunError::Failed(format!("writing {}: {e}", to.display())))?;
+            let _ = std::fs::remove_file(&f);
+            server_counts = Some(footer(&to));
+            moved = Some(to);
+        }
+        if let Some(f) = copy_to {
+            std::fs::copy(&client, f)
+                .map_err(|e| RunError::Failed(format!("writing --trace {}: {e}", f.display())))?;
+        }
+        let counts = TraceCounts {
+            sample: r.spec.trace_sample.unwrap_or(1),
+            client_events: d.events,
+            client_begun: d.begins,
+            client_ended: d.ends,
+            client_lost: d.lost,
+            server_events: server_counts.and_then(|c| c.0),
+            server_lost: server_counts.and_then(|c| c.1),
+        };
+        for (side, lost, events) in [
+            ("client", Some(d.lost), Some(d.events)),
+            ("server", counts.server_lost, counts.server_events),
+        ] {
+            if let Some(lost) = lost.filter(|&l| l > 0) {
+                r.warnings.push(Warning::TraceLost {
+                    side: side.into(),
+                    lost,
+                    events: events.unwrap_or(0),
+                });
+            }
+        }
+        r.trace = Some(counts);
+        Ok(Traces {
+            client,
+            client_events: d.events,
+            server: moved,
+        })
+    }
+}
+
+/// A drained trace file's last lines: events written and lost (None where
+/// the file does not say: its drain did not finish).
+fn footer(path: &Path) -> (Option<u64>, Option<u64>) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut found = (None, None);
+    for line in text.lines().rev().take(4) {
+        if let Some(n) = line.strip_prefix("# events ") {
+            found.0 = n.trim().parse().ok();
+        } else if let Some(n) = line.strip_prefix("# lost ") {
+            found.1 = n.trim().parse().ok();
+        }
+    }
+    found
+}
+
+/// Where [`ClientTrace::finish`] put the traces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Traces {
     pub client: PathBuf,
-    pub client_events: usize,
+    pub client_events: u64,
     /// None when the server wrote no trace (it did not stop cleanly).
     pub server: Option<PathBuf>,
-}
-
-/// Writes this process's (the client's) trace into the run's directory,
-/// moves the server's there, and copies the client's to `copy_to`.
-pub fn save_traces(
-    dir: &Path,
-    server: Option<PathBuf>,
-    copy_to: Option<&Path>,
-) -> Result<Traces, RunError> {
-    let client = dir.join("trace-client.txt");
-    let client_events = wirebench_trace::dump(&client)
-        .map_err(|e| RunError::Failed(format!("writing {}: {e}", client.display())))?;
-    let mut moved = None;
-    if let Some(f) = server.filter(|f| f.exists()) {
-        let to = dir.join("trace-server.txt");
-        std::fs::copy(&f, &to)
-            .map_err(|e| RunError::Failed(format!("writing {}: {e}", to.display())))?;
-        let _ = std::fs::remove_file(&f);
-        moved = Some(to);
-    }
-    if let Some(f) = copy_to {
-        std::fs::copy(&client, f)
-            .map_err(|e| RunError::Failed(format!("writing --trace {}: {e}", f.display())))?;
-    }
-    Ok(Traces {
-        client,
-        client_events,
-        server: moved,
-    })
 }
 
 /// One line in the IPC report's CSV shape: sessions, mt|mp, mode, size,

@@ -150,27 +150,59 @@ pub fn run(
             events.repetition(k + 1, repeat);
         }
         let started_at = store::now_rfc3339();
+        let run_id = if k == 0 {
+            first_id.clone()
+        } else {
+            store::new_run_id(&name_of(k))
+        };
+        // The client's events stream into the run's directory as it runs.
+        let trace = match spec.trace_sample {
+            Some(_) => Some(record::ClientTrace::start(&recorder.root.join(&run_id))?),
+            None => None,
+        };
         let mut result = session.measure(&spec, &placement, events);
         let last = k + 1 == repeat || result.status.state != RunState::Complete;
         if last {
             // The server's counters and peak RSS go into the last run.
             session.close(Some(&mut result), events);
         }
-        let dir = if k == 0 {
-            recorder.save_as(&mut result, first_id.clone(), started_at)?
-        } else {
-            recorder.save(&mut result, &name_of(k), started_at)?
+        let traces = match trace {
+            Some(t) => {
+                Some(t.finish(&mut result, session.server_trace.take(), req.trace_file())?)
+            }
+            None => None,
         };
-        if spec.trace_sample.is_some() {
-            let t = record::save_traces(&dir, session.server_trace.take(), req.trace_file())?;
+        let dir = recorder.save_as(&mut result, run_id, started_at)?;
+        if let (Some(t), Some(c)) = (traces, &result.trace) {
             events.note(&format!(
-                "trace: {} client events in {}",
-                t.client_events,
-                t.client.display()
+                "trace: {} client events in {}: {} operations traced to their end (one in {}, warm-up included) of {} completed in the measured phase; {}",
+                c.client_events,
+                t.client.display(),
+                c.client_ended,
+                c.sample,
+                result.summary.ops,
+                match c.client_lost {
+                    0 => "none lost".to_string(),
+                    n => format!("{n} events LOST (the drain fell behind)"),
+                }
             ));
-            events.note(&match &t.server {
-                Some(s) => format!("trace: server events in {}", s.display()),
-                None => "trace: the server wrote no trace (it did not stop cleanly)".into(),
+            events.note(&match (&t.server, c.server_events) {
+                (Some(s), Some(n)) => format!(
+                    "trace: {n} server events in {}; {}",
+                    s.display(),
+                    match c.server_lost {
+                        Some(0) | None => "none lost".to_string(),
+                        Some(n) => format!("{n} events LOST (the drain fell behind)"),
+                    }
+                ),
+                (Some(s), None) => format!(
+                    "trace: server events in {} (its drain did not finish: the end may be missing)",
+                    s.display()
+                ),
+                (None, _) if last => {
+                    "trace: the server wrote no trace (it did not stop cleanly)".into()
+                }
+                (None, _) => "trace: the server's events go with the last repetition".into(),
             });
         }
         if let Some(path) = &req.hlog {

@@ -529,13 +529,16 @@ pub fn serve(
     }
     sys::pin_process_threads(cpus.cpus())?;
     let pid = std::process::id();
-    let mut trace_file = None;
+    let mut drain = None;
     let (endpoint, note_text, shutdown): (Endpoint, String, Box<dyn FnOnce() -> ServerStats>) =
         match checked {
             Checked::Msgr(cfg, trace) => {
-                if trace.is_some() {
+                if let Some(f) = &trace {
                     wirebench_trace::set_sample(req.trace_sample.unwrap_or(1));
                     wirebench_trace::enable();
+                    drain = Some(wirebench_trace::Drain::start(f, "server").map_err(|e| {
+                        ServeError::Failed(format!("writing --trace {}: {e}", f.display()))
+                    })?);
                 }
                 let srv = server::start(&cfg)?;
                 let note = format!(
@@ -546,7 +549,6 @@ pub fn serve(
                     if cfg.poll { ", busy-polling" } else { "" }
                 );
                 let ep = srv.endpoint.clone();
-                trace_file = trace;
                 (ep, note, Box::new(move || srv.shutdown()))
             }
             Checked::Shm(cfg) => {
@@ -593,9 +595,9 @@ pub fn serve(
     let signal = process::wait_for_termination()?;
     let stats = shutdown();
     // The run may be gone already: the counters then have no reader.
-    if let Some(f) = &trace_file {
-        wirebench_trace::dump(f)
-            .map_err(|e| ServeError::Failed(format!("writing --trace {}: {e}", f.display())))?;
+    if let Some(d) = drain {
+        d.finish()
+            .map_err(|e| ServeError::Failed(format!("writing the trace: {e}")))?;
     }
     let _ = emit(
         out,

@@ -20,28 +20,38 @@ use wirebench_core::units::format_ns;
 use wirebench_trace::{BEGIN, END, Trace};
 
 /// Operations of wirebench traces, merged by time (the files must come from
-/// one machine: the time-stamp counter is shared by its processes).
+/// one machine: the time-stamp counter is shared by its processes). With
+/// more than one trace, each event is named by its side (`client: begin`,
+/// `server: reply sent`, from the file's `# side` line, or `trace N`).
 pub fn ops_of_traces(traces: &[Trace]) -> Vec<Op> {
-    let mut by_id: BTreeMap<u64, Vec<(f64, String)>> = BTreeMap::new();
+    // Per id: (time, which trace, name).
+    let mut by_id: BTreeMap<u64, Vec<(f64, usize, &str)>> = BTreeMap::new();
     // One rate for all: the counter is the machine's, and each process's
     // own estimate differs a little, which on absolute tick counts (~1e13)
     // would shift whole traces by seconds.
     let rate = traces.first().map_or(1.0, |t| t.ticks_per_ns);
-    for t in traces {
+    for (i, t) in traces.iter().enumerate() {
         for e in &t.events {
             by_id
                 .entry(e.arg)
                 .or_default()
-                .push((e.ticks as f64 / rate, e.name.clone()));
+                .push((e.ticks as f64 / rate, i, &e.name));
         }
     }
+    let sides: Vec<Option<String>> = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (traces.len() > 1).then(|| t.side.clone().unwrap_or(format!("trace {}", i + 1)))
+        })
+        .collect();
     let mut ops = Vec::new();
     for (_, mut evs) in by_id {
         evs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let Some(b) = evs.iter().position(|e| e.1 == BEGIN) else {
+        let Some(b) = evs.iter().position(|e| e.2 == BEGIN) else {
             continue;
         };
-        let Some(e) = evs.iter().rposition(|e| e.1 == END) else {
+        let Some(e) = evs.iter().rposition(|e| e.2 == END) else {
             continue;
         };
         if e <= b {
@@ -51,7 +61,13 @@ pub fn ops_of_traces(traces: &[Trace]) -> Vec<Op> {
         ops.push(Op {
             events: evs[b..=e]
                 .iter()
-                .map(|(t, n)| (n.clone(), t - t0))
+                .map(|&(t, i, n)| {
+                    let name = match &sides[i] {
+                        Some(side) => format!("{side}: {n}"),
+                        None => n.to_string(),
+                    };
+                    (name, t - t0)
+                })
                 .collect(),
         });
     }
@@ -130,6 +146,8 @@ pub struct Reading {
     pub skipped: usize,
     /// Operations cut from a continuous log (not blocks).
     pub streamed: bool,
+    /// Events wirebench traces say their drain lost, per file.
+    pub lost: Vec<(String, u64)>,
 }
 
 /// The operations of TimeTrace text: its blocks when it has several and no
@@ -292,8 +310,11 @@ pub fn ops_of_files(
     for f in files {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         if text.starts_with("# wirebench-trace") {
-            traces
-                .push(wirebench_trace::parse(&text).map_err(|e| format!("{}: {e}", f.display()))?);
+            let t = wirebench_trace::parse(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+            if let Some(n) = t.lost.filter(|&n| n > 0) {
+                reading.lost.push((f.display().to_string(), n));
+            }
+            traces.push(t);
         } else {
             let (o, r) = timetrace_ops(&text, split).map_err(|e| {
                 format!(
@@ -379,6 +400,8 @@ mod tests {
     fn trace(events: &[(u64, u64, &str)]) -> Trace {
         Trace {
             ticks_per_ns: 2.0,
+            side: None,
+            lost: None,
             threads: vec![],
             events: events
                 .iter()

@@ -84,6 +84,12 @@ pub fn timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
         }
         usage!("no complete operation (from 'begin' to 'end' with one id) in the trace");
     }
+    for (file, n) in &reading.lost {
+        writeln!(
+            out,
+            "warning: {file}: its drain lost {n} event(s): operations that miss them are left out or fall into other shapes"
+        )?;
+    }
     if reading.skipped > 0 {
         writeln!(
             out,

@@ -190,6 +190,57 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
 }
 
 #[test]
+fn a_five_second_traced_run_traces_every_operation_or_says_what_it_lost() {
+    let _g = exclusive();
+    let dir = TempDir::new("trace-5s");
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--trace",
+            "--duration",
+            "5s",
+            "--warmup",
+            "0s",
+            "--depth",
+            "1",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    let c = r.trace.as_ref().expect("a traced run counts its trace");
+    // Over 65,536 events a thread: more than one ring, so the drain did
+    // its job (a dump at the end would have kept only the last ring).
+    assert!(c.client_events > 2 * 65_536, "{c:?}");
+    let run_dir = only_run_dir(&dir);
+    let text = std::fs::read_to_string(run_dir.join("trace-client.txt")).unwrap();
+    let t = wirebench_trace::parse(&text).unwrap();
+    assert_eq!(t.lost, Some(c.client_lost));
+    let ends = t.events.iter().filter(|e| e.name == "end").count() as u64;
+    assert_eq!(ends, c.client_ended);
+    if c.client_lost == 0 {
+        // Every operation completed is traced; one more may have ended
+        // after the measured phase closed (depth 1, one connection).
+        assert!(
+            c.client_ended.abs_diff(r.summary.ops) <= 1,
+            "traced {} of {} ops: {c:?}",
+            c.client_ended,
+            r.summary.ops
+        );
+    } else {
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.to_string().contains("trace lost")),
+            "{:?}",
+            r.warnings
+        );
+    }
+    assert!(err.contains("operations traced to their end"), "{err}");
+    // The server's trace too, with its own count.
+    assert_eq!(c.server_lost, Some(0), "{c:?}");
+    assert!(c.server_events.unwrap() > 2 * 65_536, "{c:?}");
+}
+
+#[test]
 fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
     let _g = exclusive();
     let dir = TempDir::new("trace");
@@ -261,8 +312,17 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
             .position(|x| *x == n)
             .unwrap_or_else(|| panic!("{n}: {out}"))
     };
-    assert!(i("request sent") < i("request parsed"), "{out}");
-    assert!(i("reply sent") < i("response received"), "{out}");
+    // Each event named by its side, begin and end included.
+    assert!(
+        i("client: request sent") < i("server: request parsed"),
+        "{out}"
+    );
+    assert!(
+        i("server: reply sent") < i("client: response received"),
+        "{out}"
+    );
+    assert!(i("client: begin") < i("server: begin"), "{out}");
+    assert!(i("server: end") < i("client: end"), "{out}");
     // The run's report carries both timelines and their CDFs.
     let page = dir.path().join("traced.html");
     let mut p = Proc::spawn(&[
