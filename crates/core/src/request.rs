@@ -779,11 +779,33 @@ impl RunRequest {
                 ..
             })
         );
-        if self.traced() && kind != TransportKind::Msgr {
-            return Err(invalid(
-                "--trace",
-                format!("the msgr client and servers are instrumented, not {kind}"),
-            ));
+        if self.traced() {
+            match &transport {
+                TransportSpec::Msgr(MsgrSpec {
+                    mode: MsgrMode::Rr, ..
+                }) => {
+                    return Err(invalid(
+                        "--trace",
+                        "--mode rr sends raw bytes: no sequence number to trace an operation by",
+                    ));
+                }
+                TransportSpec::Shm(ShmSpec {
+                    clients_as: ClientsAs::Processes,
+                    ..
+                }) => {
+                    return Err(invalid(
+                        "--trace",
+                        "clients as processes record into their own processes: trace with --clients-as threads",
+                    ));
+                }
+                TransportSpec::Exec(_) => {
+                    return Err(invalid(
+                        "--trace",
+                        "an exec run's program measures itself: wirebench has no events of its operations",
+                    ));
+                }
+                _ => {}
+            }
         }
         if self.trace_sample == Some(0) {
             return Err(value(
@@ -1896,7 +1918,6 @@ impl RunRequest {
             ("--clients-as", self.clients_as.is_some()),
             ("--channel", self.channel.is_some()),
             ("--ring-size", self.ring_size.is_some()),
-            ("--trace", self.traced()),
         ];
         if let Some((f, _)) = not_s3.iter().find(|(_, set)| *set) {
             return Err(flag(f, "does not apply to --transport s3"));
@@ -2418,9 +2439,19 @@ mod tests {
                 "--put-parts 65: must be between 1 and 64",
             ),
             (
-                r#"{"transport": "s3", "trace": true}"#,
+                r#"{"mode": "rr", "trace": true}"#,
                 "--trace",
-                "does not apply to --transport s3",
+                "no sequence number to trace",
+            ),
+            (
+                r#"{"transport": "shm", "clients_as": "processes", "trace": true}"#,
+                "--trace",
+                "trace with --clients-as threads",
+            ),
+            (
+                r#"{"transport": "exec", "client_cmd": "true", "parser": "fio-json", "trace": true}"#,
+                "--trace",
+                "measures itself",
             ),
             (
                 r#"{"transport": "s3", "workload": "delete", "repeat": 2}"#,

@@ -445,7 +445,7 @@ pub struct TraceCounts {
     pub client_ended: u64,
     /// Events overwritten before the drain wrote them.
     pub client_lost: u64,
-    /// The server's, when it wrote a trace (an embedded msgr server that
+    /// The server's, when it wrote a trace (an embedded server that
     /// stopped cleanly).
     #[serde(default)]
     pub server_events: Option<u64>,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use wirebench_core::request::RunRequest;
 use wirebench_core::result::{Placement, Repetitions, RunResult, RunState};
 use wirebench_core::slo::Slo;
-use wirebench_core::spec::{Endpoint, RunSpec};
+use wirebench_core::spec::{Endpoint, RunSpec, TargetSpec};
 use wirebench_core::store;
 use wirebench_core::topo::Topology;
 
@@ -199,6 +199,9 @@ pub fn run(
                     "trace: server events in {} (its drain did not finish: the end may be missing)",
                     s.display()
                 ),
+                (None, _) if !matches!(spec.target, TargetSpec::Embedded { .. }) => {
+                    "trace: the client's events only (the server is not wirebench's)".into()
+                }
                 (None, _) if last => {
                     "trace: the server wrote no trace (it did not stop cleanly)".into()
                 }

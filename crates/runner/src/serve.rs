@@ -172,7 +172,7 @@ fn value(name: &'static str, v: impl ToString, fix: impl Into<String>) -> SpecEr
 
 /// A checked server: what [`serve`] starts.
 enum Checked {
-    Msgr(ServerConfig, Option<PathBuf>),
+    Msgr(ServerConfig),
     Shm(wirebench_transports::shm::server::ShmServerConfig),
     S3(wirebench_transports::s3::fake::FakeConfig),
 }
@@ -189,7 +189,6 @@ impl ServeRequest {
             ("--delay", self.delay.is_some()),
             ("--stall", self.stall.is_some()),
             ("--service", self.service.is_some()),
-            ("--trace", self.trace.is_some()),
             ("--max-frame", self.max_frame.is_some()),
         ];
         match msgr_only.iter().find(|(_, set)| *set) {
@@ -227,15 +226,19 @@ impl ServeRequest {
                 });
             }
         }
+        if self.trace_sample == Some(0) {
+            return Err(value(
+                "--trace-sample",
+                0,
+                "trace one request in N, N at least 1",
+            ));
+        }
+        if self.trace_sample.is_some() && self.trace.is_none() {
+            return Err(flag("--trace-sample", "needs --trace"));
+        }
         match kind {
             TransportKind::Msgr => self.check_msgr(cpus),
             TransportKind::Shm => {
-                if self.trace.is_some() {
-                    return Err(SpecError::Invalid {
-                        flag: "--trace",
-                        why: "the msgr servers are instrumented, not shm".into(),
-                    });
-                }
                 self.refuse_msgr_flags()?;
                 for (f, set) in [
                     ("--max-conns", self.max_conns.is_some()),
@@ -284,13 +287,6 @@ impl ServeRequest {
     }
 
     fn check_msgr(&self, cpus: &CpuList) -> Result<Checked, SpecError> {
-        if self.trace_sample == Some(0) {
-            return Err(value(
-                "--trace-sample",
-                0,
-                "trace one request in N, N at least 1",
-            ));
-        }
         let arch = self.arch.unwrap_or(Arch::Reactor);
         let listen = match &self.listen {
             None => Endpoint::Tcp("127.0.0.1:7470".into()),
@@ -393,22 +389,19 @@ impl ServeRequest {
             ))
         });
         let (max_conns, idle_timeout) = self.connection_limits()?;
-        Ok(Checked::Msgr(
-            ServerConfig {
-                arch,
-                listen,
-                cpus: cpus.cpus().to_vec(),
-                poll: self.poll,
-                conn: ConnConfig {
-                    raw,
-                    faults,
-                    max_conns,
-                    idle_timeout,
-                    ..ConnConfig::new(max_frame)
-                },
+        Ok(Checked::Msgr(ServerConfig {
+            arch,
+            listen,
+            cpus: cpus.cpus().to_vec(),
+            poll: self.poll,
+            conn: ConnConfig {
+                raw,
+                faults,
+                max_conns,
+                idle_timeout,
+                ..ConnConfig::new(max_frame)
             },
-            self.trace.clone(),
-        ))
+        }))
     }
 
     fn check_s3(
@@ -529,17 +522,22 @@ pub fn serve(
     }
     sys::pin_process_threads(cpus.cpus())?;
     let pid = std::process::id();
-    let mut drain = None;
+    // Events stream to the trace file from before the server's threads
+    // start until they stopped.
+    let drain =
+        match &req.trace {
+            Some(f) => {
+                wirebench_trace::set_sample(req.trace_sample.unwrap_or(1));
+                wirebench_trace::enable();
+                Some(wirebench_trace::Drain::start(f, "server").map_err(|e| {
+                    ServeError::Failed(format!("writing --trace {}: {e}", f.display()))
+                })?)
+            }
+            None => None,
+        };
     let (endpoint, note_text, shutdown): (Endpoint, String, Box<dyn FnOnce() -> ServerStats>) =
         match checked {
-            Checked::Msgr(cfg, trace) => {
-                if let Some(f) = &trace {
-                    wirebench_trace::set_sample(req.trace_sample.unwrap_or(1));
-                    wirebench_trace::enable();
-                    drain = Some(wirebench_trace::Drain::start(f, "server").map_err(|e| {
-                        ServeError::Failed(format!("writing --trace {}: {e}", f.display()))
-                    })?);
-                }
+            Checked::Msgr(cfg) => {
                 let srv = server::start(&cfg)?;
                 let note = format!(
                     "{} {} on {}, CPUs {cpus}{}",

@@ -32,6 +32,14 @@ use wirebench_core::request::KEY_PLACEHOLDER;
 use wirebench_core::spec::{Endpoint, HttpMethod, HttpSpec, HttpVersion, KeyDist};
 use wirebench_core::units::Dur;
 use wirebench_load::calls::{CallConn, CallOutcome, CallTransport};
+use wirebench_trace as trace;
+
+/// Records `name` for the traced operation `id`, if there is one.
+fn event(id: Option<u64>, name: &'static str) {
+    if let Some(id) = id {
+        trace::record(name, id);
+    }
+}
 
 type Body = Full<Bytes>;
 
@@ -436,14 +444,20 @@ impl HttpClient {
         req
     }
 
-    /// Sends one request on `sender` and reads its response to the end.
-    async fn exchange(&self, sender: &mut Sender, key: Option<u64>) -> Result<CallOutcome, Failed> {
+    /// Sends one request on `sender` and reads its response to the end;
+    /// `traced`: its trace id, if it is traced.
+    async fn exchange(
+        &self,
+        sender: &mut Sender,
+        key: Option<u64>,
+        traced: Option<u64>,
+    ) -> Result<CallOutcome, Failed> {
         match sender {
-            Sender::H1(c) => self.exchange_h1(c, key).await.map_err(|e| Failed {
+            Sender::H1(c) => self.exchange_h1(c, key, traced).await.map_err(|e| Failed {
                 retry: h1::unanswered(&e),
                 error: err(format!("{} {}: {e}", self.method, self.target)),
             }),
-            Sender::H2(s) => self.exchange_h2(s, key).await.map_err(|e| Failed {
+            Sender::H2(s) => self.exchange_h2(s, key, traced).await.map_err(|e| Failed {
                 retry: unprocessed(&e),
                 error: self.broken(&e),
             }),
@@ -451,7 +465,12 @@ impl HttpClient {
     }
 
     /// [`HttpClient::exchange`] on our own HTTP/1.1 connection.
-    async fn exchange_h1(&self, c: &mut h1::H1Conn, key: Option<u64>) -> io::Result<CallOutcome> {
+    async fn exchange_h1(
+        &self,
+        c: &mut h1::H1Conn,
+        key: Option<u64>,
+        traced: Option<u64>,
+    ) -> io::Result<CallOutcome> {
         let req = c.request_buf();
         req.extend_from_slice(&self.h1_head.0);
         match (&self.template, key) {
@@ -465,8 +484,23 @@ impl HttpClient {
         }
         req.extend_from_slice(&self.h1_head.1);
         c.send(&self.body).await?;
-        let r = c.response(false, &mut |_, _| {}, &mut |_| {}).await?;
-        Ok(self.outcome(r.status, r.headers_at, r.bytes_in, None))
+        event(traced, "request sent");
+        if traced.is_none() {
+            let r = c.response(false, &mut |_, _| {}, &mut |_| {}).await?;
+            return Ok(self.outcome(r.status, r.headers_at, r.bytes_in, None));
+        }
+        let head = c.head(false, &mut |_, _| {}).await?;
+        event(traced, "response headers");
+        let mut first = true;
+        let bytes_in = c
+            .body(&head, &mut |d| {
+                if first && !d.is_empty() {
+                    event(traced, "first body byte");
+                    first = false;
+                }
+            })
+            .await?;
+        Ok(self.outcome(head.status, head.headers_at, bytes_in, None))
     }
 
     /// [`HttpClient::exchange`] on an HTTP/2 connection.
@@ -474,10 +508,13 @@ impl HttpClient {
         &self,
         s: &mut http2::SendRequest<Body>,
         key: Option<u64>,
+        traced: Option<u64>,
     ) -> Result<CallOutcome, hyper::Error> {
         let req = self.request(key);
         s.ready().await?;
+        // hyper sends the request and answers with the response's head.
         let resp = s.send_request(req).await?;
+        event(traced, "response headers");
         let headers_at = Instant::now();
         let status = resp.status();
         // gRPC: a Trailers-Only answer has its status in the headers.
@@ -487,6 +524,9 @@ impl HttpClient {
         while let Some(frame) = body.frame().await {
             let frame = frame?;
             if let Some(d) = frame.data_ref() {
+                if bytes_in == 0 && !d.is_empty() {
+                    event(traced, "first body byte");
+                }
                 bytes_in += d.len() as u64;
             } else if let Some(t) = frame.trailers_ref().filter(|_| self.grpc) {
                 grpc_status = grpc_status.or_else(|| grpc_status_of(t));
@@ -621,7 +661,7 @@ fn unprocessed(e: &hyper::Error) -> bool {
 pub async fn preflight(client: &HttpClient) -> io::Result<http::StatusCode> {
     let once = async {
         let mut s = client.open().await?;
-        let out = client.exchange(&mut s, None).await.map_err(|f| {
+        let out = client.exchange(&mut s, None, None).await.map_err(|f| {
             let hint = if client.version == HttpVersion::H2 && client.tls.is_none() {
                 " (does the server speak HTTP/2 without TLS, with prior knowledge? nginx needs 'listen ... http2' for that)"
             } else {
@@ -674,6 +714,9 @@ pub struct HttpConn {
     link: Link,
     keys: Option<KeyPicker>,
     watchdog: crate::watchdog::Watchdog,
+    /// Trace ids: the connection in the high bits, its calls below.
+    trace_base: u64,
+    calls: u64,
 }
 
 enum Link {
@@ -714,11 +757,14 @@ impl CallTransport for HttpTransport {
             )
         });
         let watchdog = crate::watchdog::Watchdog::new(client.op_timeout);
+        static NEXT_CONN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(HttpConn {
             client,
             link,
             keys,
             watchdog,
+            trace_base: NEXT_CONN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40,
+            calls: 0,
         })
     }
 }
@@ -728,12 +774,14 @@ async fn call_once(
     c: &HttpClient,
     link: &mut Link,
     keys: &mut Option<KeyPicker>,
+    traced: Option<u64>,
 ) -> io::Result<CallOutcome> {
     let key = keys.as_mut().map(KeyPicker::key);
     match link {
         Link::Churn => {
             let (mut s, phases) = c.open_timed().await?;
-            let out = c.exchange(&mut s, key).await.map_err(|f| f.error)?;
+            event(traced, "connected");
+            let out = c.exchange(&mut s, key, traced).await.map_err(|f| f.error)?;
             Ok(phases.on(out))
         }
         Link::Own(s) => {
@@ -741,14 +789,16 @@ async fn call_once(
             if s.is_closed() {
                 let (new, p) = c.open_timed().await?;
                 (*s, phases) = (new, Some(p));
+                event(traced, "connected");
             }
-            let out = match c.exchange(s, key).await {
+            let out = match c.exchange(s, key, traced).await {
                 Ok(out) => out,
                 // Closed by the server before the request went out.
                 Err(f) if f.retry => {
                     let (new, p) = c.open_timed().await?;
                     (*s, phases) = (new, Some(p));
-                    c.exchange(s, key).await.map_err(|f| f.error)?
+                    event(traced, "connected");
+                    c.exchange(s, key, traced).await.map_err(|f| f.error)?
                 }
                 Err(f) => return Err(f.error),
             };
@@ -759,12 +809,12 @@ async fn call_once(
         }
         Link::Shared(group) => {
             let (opened, mut s, mut phases) = shared(c, group, None).await?;
-            let out = match c.exchange(&mut s, key).await {
+            let out = match c.exchange(&mut s, key, traced).await {
                 Ok(out) => out,
                 Err(f) if f.retry => {
                     let (_, mut s, p) = shared(c, group, Some(opened)).await?;
                     phases = phases.or(p);
-                    c.exchange(&mut s, key).await.map_err(|f| f.error)?
+                    c.exchange(&mut s, key, traced).await.map_err(|f| f.error)?
                 }
                 Err(f) => return Err(f.error),
             };
@@ -823,11 +873,18 @@ impl CallConn for HttpConn {
             link,
             keys,
             watchdog,
+            trace_base,
+            calls,
         } = self;
-        match watchdog.run(call_once(client, link, keys)).await {
+        let traced = trace::sampled(*calls).then_some(*trace_base | *calls);
+        *calls += 1;
+        event(traced, trace::BEGIN);
+        let r = match watchdog.run(call_once(client, link, keys, traced)).await {
             Some(r) => r.map(Some),
             None => Err(client.timed_out()),
-        }
+        };
+        event(traced, trace::END);
+        r
     }
 }
 

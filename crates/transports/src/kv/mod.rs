@@ -26,6 +26,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use wirebench_core::result::PhaseReport;
 use wirebench_core::spec::{Endpoint, KvMode, KvProtocol, KvSpec};
 use wirebench_load::{Conn, ConnRx, ConnTx, Pattern, Received, Reply, Transport};
+use wirebench_trace as trace;
 
 /// One operation of a key-value run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,6 +237,8 @@ struct Pending {
     op: KvOp,
     key: u64,
     bytes_out: u64,
+    /// Its trace id, when it is traced.
+    traced: Option<u64>,
 }
 
 /// A connection, before the engine splits it.
@@ -278,7 +281,13 @@ impl Conn for KvBound {
     fn split(self) -> (KvTx, KvRx) {
         let mut rx = self.conn.r;
         rx.client = Some(self.client.clone());
+        // Trace ids: connections in the order this process split them, in
+        // the high bits; the request's number on its connection below.
+        static NEXT_CONN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let tx = KvTx {
+            trace_base: NEXT_CONN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40,
+            seq: 0,
+            unsent: Vec::new(),
             w: self.conn.w,
             out: Vec::new(),
             key: String::new(),
@@ -291,6 +300,10 @@ impl Conn for KvBound {
 }
 
 pub struct KvTx {
+    trace_base: u64,
+    seq: u64,
+    /// The traced requests encoded and not yet written.
+    unsent: Vec<u64>,
     w: OwnedWriteHalf,
     out: Vec<u8>,
     key: String,
@@ -319,10 +332,17 @@ impl KvTx {
             (false, KvOp::Set) => memcache::set(&mut self.out, meta, k, c.values.of(&c.spec, key)),
             (false, KvOp::Incr) => memcache::incr(&mut self.out, meta, k),
         }
+        let traced = trace::sampled(self.seq).then_some(self.trace_base | self.seq);
+        self.seq += 1;
+        if let Some(id) = traced {
+            trace::record(trace::BEGIN, id);
+            self.unsent.push(id);
+        }
         self.queue.borrow_mut().push_back(Pending {
             op,
             key,
             bytes_out: (self.out.len() - before) as u64,
+            traced,
         });
     }
 
@@ -331,6 +351,9 @@ impl KvTx {
         let n = self.out.len();
         self.w.write_all(&self.out).await?;
         self.out.clear();
+        for id in self.unsent.drain(..) {
+            trace::record("request sent", id);
+        }
         Ok(n)
     }
 }
@@ -472,6 +495,10 @@ impl ConnRx for KvRx {
                             "protocol error: a reply to no request",
                         )
                     })?;
+                    if let Some(id) = p.traced {
+                        trace::record("response received", id);
+                        trace::record(trace::END, id);
+                    }
                     let reply = KvRx::judge(&client, p, &answer, n as u64)?;
                     self.replies.push(reply);
                 }
@@ -571,6 +598,7 @@ pub async fn prepare(client: &Arc<KvClient>, timeout: Duration) -> Result<PhaseR
                             op: KvOp::Set,
                             key: k,
                             bytes_out: (tx.out.len() - before) as u64,
+                            traced: None,
                         });
                     } else {
                         tx.encode(KvOp::Set, k);

@@ -134,6 +134,7 @@ impl Transport for MsgrClient {
         Ok(MsgrConn {
             tx: MsgrTx {
                 trace_base,
+                traced: !raw && self.mode != Mode::Stream,
                 w,
                 kind: send_kind,
                 size: send_size,
@@ -178,6 +179,9 @@ impl Conn for MsgrConn {
 pub struct MsgrTx {
     /// Trace ids: the connection in the high bits, the sequence number below.
     trace_base: u64,
+    /// Whether what is sent is traced: requests and one-way messages, not
+    /// the request that starts a stream (nor rr's raw bytes).
+    traced: bool,
     w: WriteHalf,
     kind: Kind,
     size: usize,
@@ -216,17 +220,20 @@ impl ConnTx for MsgrTx {
                     if self.verify {
                         frame::fill_pattern(self.seq, &mut f[HEADER_LEN..]);
                     }
-                    if trace::sampled(self.seq) {
+                    if self.traced && trace::sampled(self.seq) {
                         trace::record(trace::BEGIN, self.trace_base | self.seq);
                     }
                     self.seq += 1;
                 }
             }
             self.w.write_all(&self.buf[..total]).await.map_err(lost)?;
-            if trace::enabled() && !self.raw {
+            if self.traced && trace::enabled() {
                 for seq in self.seq - k as u64..self.seq {
                     if trace::sampled(seq) {
                         trace::record("request sent", self.trace_base | seq);
+                        if self.kind == Kind::OneWay {
+                            trace::record(trace::END, self.trace_base | seq);
+                        }
                     }
                 }
             }
@@ -313,7 +320,13 @@ impl ConnRx for MsgrRx {
                 }
                 if trace::sampled(h.seq) {
                     let id = self.trace_base | h.seq;
-                    trace::record("response received", id);
+                    if self.kind == Kind::Stream {
+                        // A streamed frame is traced from its arrival.
+                        trace::record(trace::BEGIN, id);
+                        trace::record("data received", id);
+                    } else {
+                        trace::record("response received", id);
+                    }
                     trace::record(trace::END, id);
                 }
                 self.next_seq += 1;

@@ -18,11 +18,27 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
+use wirebench_trace as trace;
 
 /// How long a presigned request stays valid.
 const EXPIRES: Duration = Duration::from_secs(3600);
 /// The most of an error or XML response body kept.
 const MAX_KEPT: usize = 1 << 20;
+
+/// The header that carries a traced request's id to the fake server, so
+/// that both sides' events join into one operation.
+pub const TRACE_HEADER: &str = "x-wirebench-trace";
+
+/// The trace id of the next request, when it is traced: requests in the
+/// order this process sent them.
+fn trace_id() -> Option<u64> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    if !trace::enabled() {
+        return None;
+    }
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    trace::sampled(id).then_some(id)
+}
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
@@ -272,6 +288,7 @@ impl S3Client {
             rusty_s3::Method::Post => "POST",
         };
         let (limit, addr) = (self.op_timeout, self.addr.as_str());
+        let traced = trace_id();
         let clock = Progress::new();
         let body = body.timed(clock.clone());
         // The connection's one timer watches the request: it fails once
@@ -300,6 +317,7 @@ impl S3Client {
                     sink,
                     &clock,
                     &phase,
+                    traced,
                 )
                 .await;
             match sent {
@@ -309,8 +327,10 @@ impl S3Client {
                     phase.store(0, std::sync::atomic::Ordering::Relaxed);
                     HttpConn::reopen(conn, to, tls.as_ref()).await?;
                     phase.store(1, std::sync::atomic::Ordering::Relaxed);
-                    self.attempt(conn, method, &target, headers, body, sink, &clock, &phase)
-                        .await
+                    self.attempt(
+                        conn, method, &target, headers, body, sink, &clock, &phase, traced,
+                    )
+                    .await
                 }
                 r => r,
             }
@@ -344,8 +364,15 @@ impl S3Client {
         sink: Sink,
         clock: &Progress,
         phase: &std::sync::atomic::AtomicU8,
+        traced: Option<u64>,
     ) -> io::Result<Reply> {
         use std::io::Write;
+        let event = |name: &'static str| {
+            if let Some(id) = traced {
+                trace::record(name, id);
+            }
+        };
+        event(trace::BEGIN);
         let len = http_body::Body::size_hint(&body).exact().unwrap_or(0);
         let req = conn.request_buf();
         write!(req, "{method} {target} HTTP/1.1\r\n{}", self.host).expect("a Vec takes it");
@@ -355,6 +382,10 @@ impl S3Client {
         for (k, v) in headers {
             write!(req, "{k}: {v}\r\n").expect("a Vec takes it");
         }
+        if let Some(id) = traced {
+            // Unsigned: a server that does not know it ignores it.
+            write!(req, "{TRACE_HEADER}: {id}\r\n").expect("a Vec takes it");
+        }
         req.extend_from_slice(b"\r\n");
         // A body of one frame goes out with the head (one write when both
         // are small); a longer one frame by frame.
@@ -363,10 +394,16 @@ impl S3Client {
             None => Default::default(),
         };
         conn.send(&first).await?;
+        event("headers sent");
+        let mut more = false;
         while let Some(f) = body.frame().await {
             if let Ok(d) = f.map_err(io_err)?.into_data() {
                 conn.send_more(&d).await?;
+                more = true;
             }
+        }
+        if more || !first.is_empty() && len > 0 {
+            event("body sent");
         }
         clock.tick();
         let (mut etag, mut content_length, mut fake) = (None, None, false);
@@ -384,6 +421,7 @@ impl S3Client {
             })
             .await?;
         phase.store(2, std::sync::atomic::Ordering::Relaxed);
+        event("response headers");
         clock.tick();
         let error = head.status >= 300;
         // The fake server answers reads with zeroes, whatever was written.
@@ -399,7 +437,10 @@ impl S3Client {
                 if data.is_empty() {
                     return;
                 }
-                first_body_at.get_or_insert_with(Instant::now);
+                if first_body_at.is_none() {
+                    event("first body byte");
+                    first_body_at = Some(Instant::now());
+                }
                 match sink {
                     Sink::Keep => keep(&mut kept, data),
                     Sink::Verify { seed, offset } => {
@@ -411,6 +452,7 @@ impl S3Client {
                 got += data.len() as u64;
             })
             .await?;
+        event(trace::END);
         Ok(Reply {
             status: head.status,
             headers_at: head.headers_at,

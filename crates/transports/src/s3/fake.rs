@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use wirebench_core::result::ServerStats;
+use wirebench_trace as trace;
 
 /// An idle timeout that never comes (136 years).
 const NEVER: Duration = Duration::from_secs(u32::MAX as u64);
@@ -701,7 +702,23 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                                         }
                                         None => service.clone(),
                                     };
-                                    async move { hyper::service::Service::call(&s, req).await }
+                                    let traced = req
+                                        .headers()
+                                        .get(super::client::TRACE_HEADER)
+                                        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+                                    if let Some(id) = traced {
+                                        trace::record(trace::BEGIN, id);
+                                    }
+                                    async move {
+                                        let r = hyper::service::Service::call(&s, req).await;
+                                        if let Some(id) = traced {
+                                            // A PUT's body read, a GET's response
+                                            // headers ready (its body streams after).
+                                            trace::record("handled", id);
+                                            trace::record(trace::END, id);
+                                        }
+                                        r
+                                    }
                                 });
                                 let mut http = hyper::server::conn::http1::Builder::new();
                                 http.timer(TokioTimer::new()).header_read_timeout(header_timeout);

@@ -18,6 +18,7 @@ use wirebench_core::spec::{Channel, ShmMode as Mode, Wait};
 use wirebench_load::transport::{
     BlockingConn, BlockingRx, BlockingTransport, BlockingTx, Pattern, Received, Stamp,
 };
+use wirebench_trace as trace;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ShmClient {
@@ -49,8 +50,10 @@ impl ShmClient {
         }
     }
 
-    /// Opens a session: the server's descriptors and its welcome.
-    fn open(&self) -> io::Result<(UnixStream, Vec<OwnedFd>)> {
+    /// Opens a session: the control socket, the server's descriptors, and
+    /// the session's number (the server's; trace ids carry it, so that the
+    /// client's and the server's match).
+    fn open(&self) -> io::Result<(UnixStream, Vec<OwnedFd>, u64)> {
         let mut s = UnixStream::connect(&self.socket).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -74,7 +77,7 @@ impl ShmClient {
                 w.error.unwrap_or_default()
             )));
         }
-        Ok((s, fds))
+        Ok((s, fds, w.session))
     }
 }
 
@@ -100,7 +103,8 @@ impl BlockingTransport for ShmClient {
     }
 
     fn connect(&self, _worker: usize, _index: usize) -> io::Result<ShmConn> {
-        let (ctl, fds) = self.open()?;
+        let (ctl, fds, session) = self.open()?;
+        let trace_base = session << 40;
         let peer = Arc::new(Peer(ctl));
         let h = &self.hello;
         let waiter = Waiter { wait: h.wait };
@@ -141,6 +145,8 @@ impl BlockingTransport for ShmClient {
         };
         Ok(ShmConn {
             tx: ShmTx {
+                trace_base,
+                ends: h.mode == Mode::Nores,
                 chan: tx,
                 size: h.size,
                 verify: h.verify,
@@ -149,6 +155,7 @@ impl BlockingTransport for ShmClient {
                 _peer: peer.clone(),
             },
             rx: ShmRx {
+                trace_base,
                 chan: rx,
                 mode: h.mode,
                 size: h.size,
@@ -174,6 +181,11 @@ impl BlockingConn for ShmConn {
 }
 
 pub struct ShmTx {
+    /// Trace ids: the server's session number in the high bits, the
+    /// sequence number below.
+    trace_base: u64,
+    /// No response (nores): an operation ends when its request is sent.
+    ends: bool,
     chan: Tx,
     size: u64,
     verify: bool,
@@ -198,6 +210,11 @@ impl BlockingTx for ShmTx {
                 t1: stamps[n].sent,
             };
             if self.chan.try_write(&rec, &self.payload) {
+                // Begins once written into the channel (a full ring
+                // would write it again).
+                if trace::sampled(self.seq) {
+                    trace::record(trace::BEGIN, self.trace_base | self.seq);
+                }
                 self.seq += 1;
                 n += 1;
                 continue;
@@ -211,11 +228,23 @@ impl BlockingTx for ShmTx {
             }
         }
         self.chan.flush()?;
+        if trace::enabled() {
+            // Sent: published to the server (and woken, if it sleeps).
+            for seq in self.seq - n as u64..self.seq {
+                if trace::sampled(seq) {
+                    trace::record("request sent", self.trace_base | seq);
+                    if self.ends {
+                        trace::record(trace::END, self.trace_base | seq);
+                    }
+                }
+            }
+        }
         Ok((n, n * self.size as usize))
     }
 }
 
 pub struct ShmRx {
+    trace_base: u64,
     chan: Rx,
     mode: Mode,
     size: u64,
@@ -229,7 +258,7 @@ const RECV_BATCH: usize = 1024;
 
 impl BlockingRx for ShmRx {
     fn recv(&mut self, done: &mut Vec<Stamp>) -> io::Result<Received> {
-        let (mode, size, verify) = (self.mode, self.size, self.verify);
+        let (mode, size, verify, trace_base) = (self.mode, self.size, self.verify, self.trace_base);
         let seq = &mut self.seq;
         let kind = if mode == Mode::Stream {
             KIND_DATA
@@ -252,6 +281,17 @@ impl BlockingRx for ShmRx {
             }
             if verify && !super::check_pattern(rec.seq, payload) {
                 return bad(format!("message {}: payload corrupt", rec.seq));
+            }
+            if trace::sampled(rec.seq) {
+                let id = trace_base | rec.seq;
+                if kind == KIND_DATA {
+                    // A streamed message starts at the server.
+                    trace::record(trace::BEGIN, id);
+                    trace::record("data received", id);
+                } else {
+                    trace::record("response received", id);
+                }
+                trace::record(trace::END, id);
             }
             *seq += 1;
             if kind == KIND_RESPONSE {

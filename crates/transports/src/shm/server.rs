@@ -18,6 +18,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use wirebench_core::result::ServerStats;
 use wirebench_core::spec::{Channel, ShmMode as Mode};
+use wirebench_trace as trace;
 
 /// Largest message over a descriptor channel (rings have their own bound).
 pub use wirebench_core::limits::SHM_MAX_FD_MESSAGE as MAX_FD_MESSAGE;
@@ -273,10 +274,12 @@ fn session(s: UnixStream, k: u64, cpu: Option<usize>, stop: &AtomicBool, stats: 
     {
         eprintln!("wirebench serve: session {k}: cannot pin to CPU {cpu}: {e}");
     }
+    // Trace ids: the session in the high bits (the client's carry it too).
+    let trace_base = k << 40;
     let r = match hello.mode {
-        Mode::Stream => write_stream(&mut tx, &hello, stop, stats),
-        Mode::Nores => drain(&mut rx, &hello, stop, stats),
-        Mode::Sync | Mode::Async => echo(&mut rx, &mut tx, &hello, stop, stats),
+        Mode::Stream => write_stream(&mut tx, &hello, trace_base, stop, stats),
+        Mode::Nores => drain(&mut rx, &hello, trace_base, stop, stats),
+        Mode::Sync | Mode::Async => echo(&mut rx, &mut tx, &hello, trace_base, stop, stats),
     };
     if let Err(e) = r
         && e.kind() != io::ErrorKind::BrokenPipe
@@ -310,28 +313,58 @@ fn check_request(rec: &Rec, payload: &[u8], h: &Hello, expect: &mut u64) -> io::
 /// The most records handled between two publications.
 const BATCH: usize = 256;
 
-fn echo(rx: &mut Rx, tx: &mut Tx, h: &Hello, stop: &AtomicBool, stats: &Stats) -> io::Result<()> {
+/// The traced replies just published: their last events.
+fn end_traced(traced: &mut Vec<u64>) {
+    for &id in traced.iter() {
+        trace::record("reply sent", id);
+        trace::record(trace::END, id);
+    }
+    traced.clear();
+}
+
+fn echo(
+    rx: &mut Rx,
+    tx: &mut Tx,
+    h: &Hello,
+    trace_base: u64,
+    stop: &AtomicBool,
+    stats: &Stats,
+) -> io::Result<()> {
     let mut expect = 0u64;
+    let mut traced: Vec<u64> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         let mut out_err = Ok(());
         let n = rx.recv(BATCH, |rec, payload| {
+            let id = trace::sampled(rec.seq).then_some(trace_base | rec.seq);
+            if let Some(id) = id {
+                trace::record(trace::BEGIN, id);
+            }
             check_request(rec, payload, h, &mut expect)?;
+            if let Some(id) = id {
+                trace::record("request received", id);
+            }
             let resp = Rec {
                 kind: KIND_RESPONSE,
                 ..*rec
             };
             while !tx.try_write(&resp, payload) {
                 tx.flush()?;
+                end_traced(&mut traced);
                 if stop.load(Ordering::Relaxed) {
                     out_err = Err(io::Error::new(io::ErrorKind::BrokenPipe, "stopping"));
                     return Ok(());
                 }
                 tx.wait_room(h.size)?;
             }
+            if let Some(id) = id {
+                trace::record("reply written", id);
+                traced.push(id);
+            }
             Ok(())
         })?;
         out_err?;
         tx.flush()?;
+        end_traced(&mut traced);
         if n > 0 {
             let bytes = n as u64 * h.size;
             stats.msgs_in.fetch_add(n as u64, Ordering::Relaxed);
@@ -344,11 +377,26 @@ fn echo(rx: &mut Rx, tx: &mut Tx, h: &Hello, stop: &AtomicBool, stats: &Stats) -
     Ok(())
 }
 
-fn drain(rx: &mut Rx, h: &Hello, stop: &AtomicBool, stats: &Stats) -> io::Result<()> {
+fn drain(
+    rx: &mut Rx,
+    h: &Hello,
+    trace_base: u64,
+    stop: &AtomicBool,
+    stats: &Stats,
+) -> io::Result<()> {
     let mut expect = 0u64;
     while !stop.load(Ordering::Relaxed) {
         let n = rx.recv(BATCH, |rec, payload| {
-            check_request(rec, payload, h, &mut expect)
+            let id = trace::sampled(rec.seq).then_some(trace_base | rec.seq);
+            if let Some(id) = id {
+                trace::record(trace::BEGIN, id);
+            }
+            check_request(rec, payload, h, &mut expect)?;
+            if let Some(id) = id {
+                trace::record("request received", id);
+                trace::record(trace::END, id);
+            }
+            Ok(())
         })?;
         if n > 0 {
             stats.msgs_in.fetch_add(n as u64, Ordering::Relaxed);
@@ -360,7 +408,13 @@ fn drain(rx: &mut Rx, h: &Hello, stop: &AtomicBool, stats: &Stats) -> io::Result
     Ok(())
 }
 
-fn write_stream(tx: &mut Tx, h: &Hello, stop: &AtomicBool, stats: &Stats) -> io::Result<()> {
+fn write_stream(
+    tx: &mut Tx,
+    h: &Hello,
+    trace_base: u64,
+    stop: &AtomicBool,
+    stats: &Stats,
+) -> io::Result<()> {
     let mut payload = vec![0u8; h.size as usize];
     let mut seq = 0u64;
     while !stop.load(Ordering::Relaxed) {
@@ -379,6 +433,9 @@ fn write_stream(tx: &mut Tx, h: &Hello, stop: &AtomicBool, stats: &Stats) -> io:
             if !tx.try_write(&rec, &payload) {
                 break;
             }
+            if trace::sampled(seq) {
+                trace::record(trace::BEGIN, trace_base | seq);
+            }
             seq += 1;
             n += 1;
             if n as usize >= BATCH {
@@ -386,6 +443,14 @@ fn write_stream(tx: &mut Tx, h: &Hello, stop: &AtomicBool, stats: &Stats) -> io:
             }
         }
         tx.flush()?;
+        if trace::enabled() {
+            for seq in seq - n..seq {
+                if trace::sampled(seq) {
+                    trace::record("data sent", trace_base | seq);
+                    trace::record(trace::END, trace_base | seq);
+                }
+            }
+        }
         if n == 0 {
             tx.wait_room(h.size)?;
         } else {

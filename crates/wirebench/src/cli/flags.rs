@@ -149,10 +149,11 @@ pub struct RunFlags {
     /// p50 us, p99 us. A round trip counts as two messages, as in the report.
     #[arg(long)]
     pub format: Option<Format>,
-    /// Record an event timeline of the requests (client: scheduled, sent, response received;
-    /// embedded server: received, parsed, reply queued, reply sent) into trace-client.txt and
-    /// trace-server.txt in the run's directory, and the client's also into FILE if given; read
-    /// them with `wirebench timeline`. msgr only.
+    /// Record an event timeline of the requests (client: begin, request sent, response
+    /// received; embedded server: begin, request parsed, reply queued, reply sent) into
+    /// trace-client.txt and trace-server.txt in the run's directory, and the client's also into
+    /// FILE if given; read them with `wirebench timeline`. msgr (not --mode rr), shm (threads)
+    /// and s3; docs/measurement.md lists each one's events.
     #[arg(long, value_name = "FILE", num_args = 0..=1)]
     trace: Option<Option<PathBuf>>,
     /// With --trace: trace one request in N (by sequence number).

@@ -61,8 +61,9 @@ pub struct ServeArgs {
     /// With --service: how many requests are served at once. Default: 1.
     #[arg(long, requires = "service")]
     workers: Option<usize>,
-    /// Record an event timeline of the requests (received, parsed, reply queued, reply sent)
-    /// and write it to FILE when the server stops; read it with `wirebench timeline`. msgr only.
+    /// Record an event timeline of the requests (begin, request parsed, reply queued, reply
+    /// sent) and stream it to FILE while the server runs; read it with `wirebench timeline`.
+    /// msgr, shm and s3; docs/measurement.md lists each one's events.
     #[arg(long)]
     trace: Option<PathBuf>,
     /// With --trace: trace one request in N (by sequence number). Default: 1.

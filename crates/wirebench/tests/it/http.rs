@@ -180,6 +180,71 @@ fn nginx_serves_1kib_over_http1_h2c_and_tls_through_its_keepalive_limit() {
 }
 
 #[test]
+fn traced_requests_to_nginx_show_their_phases_and_reconnections() {
+    let _g = shared();
+    let Some(ng) = Nginx::start() else {
+        return;
+    };
+    let h1 = format!("http://127.0.0.1:{}/1k.bin", ng.h1);
+    let h2c = format!("http://127.0.0.1:{}/1k.bin", ng.h2c);
+    let cases: [(&str, Vec<&str>, &[&str]); 2] = [
+        (
+            "HTTP/1.1",
+            vec!["--target", &h1],
+            &[
+                "begin",
+                "request sent",
+                "response headers",
+                "first body byte",
+                "end",
+            ],
+        ),
+        (
+            "h2c",
+            vec!["--target", &h2c, "--http", "2"],
+            &["begin", "response headers", "first body byte", "end"],
+        ),
+    ];
+    for (name, args, events) in cases {
+        let results = TempDir::new("http-trace");
+        let mut all = vec!["--duration", "1s", "--warmup", "0s", "--trace"];
+        all.extend_from_slice(&args);
+        let (st, r, err) = run_json(&results, &all);
+        assert!(st.success(), "{name}: {err}");
+        let c = r.trace.as_ref().expect("a traced run counts its trace");
+        // Every measured request traced (the drain lost none at this rate).
+        assert_eq!(c.client_lost, 0, "{name}: {c:?}");
+        assert!(c.client_ended >= r.summary.ops, "{name}: {c:?}");
+        assert_eq!(c.server_events, None, "{name}: nginx writes no trace");
+        assert!(err.contains("the client's events only"), "{name}: {err}");
+        let text = std::fs::read_to_string(results.path().join(&r.run_id).join("trace-client.txt"))
+            .unwrap();
+        let t = wirebench_trace::parse(&text).unwrap();
+        let ops = wirebench_report::timeline::ops_of_traces(&[t]);
+        // Each operation has the transport's phases, in order; past nginx's
+        // 50 requests a connection, HTTP/1.1 connects again within one.
+        let mut reconnected = 0;
+        for op in &ops {
+            let names: Vec<&str> = op.events.iter().map(|e| e.0.as_str()).collect();
+            let plain: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|n| *n != "connected")
+                .collect();
+            assert_eq!(plain, events, "{name}");
+            reconnected += usize::from(names.len() > plain.len());
+        }
+        if name == "HTTP/1.1" {
+            assert!(
+                reconnected * 50 >= ops.len() - 50,
+                "{name}: {reconnected} of {}",
+                ops.len()
+            );
+        }
+    }
+}
+
+#[test]
 fn keys_in_the_path_follow_their_distribution() {
     let _g = shared();
     let Some(ng) = Nginx::start() else {

@@ -198,6 +198,56 @@ fn redis_set_and_get_zipf_keys_pipelined_and_verified() {
 }
 
 #[test]
+fn pipelined_redis_requests_are_traced_in_order() {
+    let _g = shared();
+    let Some(redis) = Daemon::redis(&[]) else {
+        return;
+    };
+    let dir = TempDir::new("kv-trace");
+    let target = format!("redis://{}", redis.addr);
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target",
+            &target,
+            "--depth",
+            "8",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--trace",
+            "--trace-sample",
+            "4",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    let c = r.trace.as_ref().expect("a traced run counts its trace");
+    assert_eq!(c.client_lost, 0, "{c:?}");
+    // One request in 4 traced, of those completed (the prepare's are not).
+    let expected = r.summary.ops / 4;
+    assert!(
+        c.client_ended >= expected * 9 / 10,
+        "{} traced of {} ops: {c:?}",
+        c.client_ended,
+        r.summary.ops
+    );
+    let text =
+        std::fs::read_to_string(dir.path().join(&r.run_id).join("trace-client.txt")).unwrap();
+    let t = wirebench_trace::parse(&text).unwrap();
+    let ops = wirebench_report::timeline::ops_of_traces(&[t]);
+    let complete = ops
+        .iter()
+        .filter(|op| {
+            op.events.iter().map(|e| e.0.as_str()).collect::<Vec<_>>()
+                == ["begin", "request sent", "response received", "end"]
+        })
+        .count();
+    // All but the few cut by the run's end.
+    assert!(complete + 16 >= ops.len(), "{complete} of {}", ops.len());
+}
+
+#[test]
 fn redis_incr_counts_and_an_error_reply_is_a_failure_not_a_crash() {
     let _g = shared();
     let Some(redis) = Daemon::redis(&[]) else {

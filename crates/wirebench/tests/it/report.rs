@@ -253,38 +253,10 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
         run_dir.join("trace-server.txt"),
     );
     assert!(client.exists() && server.exists(), "{err}");
-    let timeline = |args: &[&str]| {
-        let mut all = vec!["timeline"];
-        all.extend_from_slice(args);
-        let mut p = Proc::spawn(&all);
-        assert!(
-            p.wait(Duration::from_secs(60)).success(),
-            "{}",
-            p.stderr_all()
-        );
-        p.stdout_all()
-    };
     let out = timeline(&[client.to_str().unwrap()]);
     // begin, request sent, response received, end: the last event's mean
     // cumulative time is a round trip, as the run measured it.
-    let row = |out: &str, event: &str| -> Vec<String> {
-        let line = out
-            .lines()
-            .rfind(|l| l.ends_with(&format!("] {event}")))
-            .unwrap_or_else(|| panic!("no '{event}' row: {out}"))
-            .to_string();
-        line.split(['(', ')', '|', '[', ']'])
-            .flat_map(|part| {
-                part.split_whitespace()
-                    .map(String::from)
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    };
-    let cum_mean = &row(&out, "response received")[1];
-    let ns = wirebench_core::units::parse_duration(cum_mean)
-        .unwrap()
-        .as_nanos() as f64;
+    let ns = cumulative_mean_ns(&out, "response received");
     let lat = r.summary.latency.mean_ns;
     assert!(
         (ns - lat).abs() < 0.15 * lat,
@@ -339,6 +311,121 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Timeline of the client") && html.contains("Timeline of the server"));
     assert!(html.contains("response received: time since the previous event"));
+}
+
+/// `wirebench timeline ARGS`' standard output.
+fn timeline(args: &[&str]) -> String {
+    let mut all = vec!["timeline"];
+    all.extend_from_slice(args);
+    let mut p = Proc::spawn(&all);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    p.stdout_all()
+}
+
+/// The words of the last row of a timeline's table for `event`.
+fn row(out: &str, event: &str) -> Vec<String> {
+    let line = out
+        .lines()
+        .rfind(|l| l.ends_with(&format!("] {event}")))
+        .unwrap_or_else(|| panic!("no '{event}' row: {out}"));
+    line.split(['(', ')', '|', '[', ']'])
+        .flat_map(|part| {
+            part.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// An event's mean cumulative time in a timeline's table, in ns.
+fn cumulative_mean_ns(out: &str, event: &str) -> f64 {
+    let cum_mean = &row(out, event)[1];
+    wirebench_core::units::parse_duration(cum_mean)
+        .unwrap()
+        .as_nanos() as f64
+}
+
+#[test]
+fn shm_s3_and_one_way_runs_are_traced_on_both_sides() {
+    let _g = exclusive();
+    let cases: [(&[&str], &[&str], &[&str]); 3] = [
+        (
+            &["--transport", "shm", "--wait", "futex"],
+            &["begin", "request sent", "response received", "end"],
+            &[
+                "begin",
+                "request received",
+                "reply written",
+                "reply sent",
+                "end",
+            ],
+        ),
+        (
+            &["--transport", "s3"],
+            &[
+                "begin",
+                "headers sent",
+                "response headers",
+                "first body byte",
+                "end",
+            ],
+            &["begin", "handled", "end"],
+        ),
+        (
+            &["--mode", "oneway"],
+            &["begin", "request sent", "end"],
+            &["begin", "request received", "end"],
+        ),
+    ];
+    for (args, client_events, server_events) in cases {
+        let dir = TempDir::new("trace-transports");
+        let mut all = vec!["--trace", "--duration", "2s", "--warmup", "200ms"];
+        all.extend_from_slice(args);
+        let (st, r, err) = run_json(&dir, &all);
+        assert!(st.success(), "{args:?}: {err}");
+        let c = r.trace.as_ref().expect("a traced run counts its trace");
+        assert!(c.client_ended > 1000, "{args:?}: {c:?}");
+        assert!(c.server_events.unwrap() > 1000, "{args:?}: {c:?}");
+        let run_dir = only_run_dir(&dir);
+        let (client, server) = (
+            run_dir.join("trace-client.txt"),
+            run_dir.join("trace-server.txt"),
+        );
+        let out = timeline(&[client.to_str().unwrap()]);
+        for ev in client_events {
+            row(&out, ev);
+        }
+        if args[0] != "--mode" {
+            // A round trip's events add up to the latency the run measured.
+            let ns = cumulative_mean_ns(&out, "end");
+            let lat = r.summary.latency.mean_ns;
+            assert!(
+                (ns - lat).abs() < 0.15 * lat,
+                "{args:?}: timeline {ns} ns vs measured mean latency {lat} ns\n{out}"
+            );
+        }
+        let out = timeline(&[server.to_str().unwrap()]);
+        for ev in server_events {
+            row(&out, ev);
+        }
+        // Merged, the server's operations meet the client's by id: the most
+        // common shape, tabled, has the events of both sides.
+        let out = timeline(&[
+            "--merge",
+            client.to_str().unwrap(),
+            server.to_str().unwrap(),
+        ]);
+        for ev in client_events {
+            row(&out, &format!("client: {ev}"));
+        }
+        for ev in server_events {
+            row(&out, &format!("server: {ev}"));
+        }
+    }
 }
 
 /// Why perf cannot sample here (None: it can).

@@ -334,9 +334,7 @@ async fn echo(
     let mut out: Vec<u8> = Vec::with_capacity(64 << 10);
     let mut scratch = Vec::new();
     let mut wd = Watchdog::new(idle);
-    // Trace ids: connections in the order this server accepted them.
-    static NEXT_CONN: AtomicU64 = AtomicU64::new(0);
-    let trace_base = NEXT_CONN.fetch_add(1, Ordering::Relaxed) << 40;
+    let trace_base = next_trace_base();
     let mut traced: Vec<u64> = Vec::new();
     loop {
         let n = fill(&mut fb, r, &mut wd, stats, &|| false).await?;
@@ -407,6 +405,13 @@ async fn echo(
             end_traced(&mut traced);
         }
     }
+}
+
+/// Trace ids: connections in the order this server accepted them, in the
+/// high bits; the sequence number below.
+fn next_trace_base() -> u64 {
+    static NEXT_CONN: AtomicU64 = AtomicU64::new(0);
+    NEXT_CONN.fetch_add(1, Ordering::Relaxed) << 40
 }
 
 /// The traced replies just written: their last events.
@@ -559,6 +564,7 @@ async fn drain(
 ) -> Result<(), End> {
     let mut fb = FrameBuf::with_capacity((256 << 10).max(HEADER_LEN + size.min(256 << 10)));
     let mut wd = Watchdog::new(idle);
+    let trace_base = next_trace_base();
     loop {
         let n = fill(&mut fb, r, &mut wd, stats, &|| false).await?;
         if n == 0 {
@@ -567,7 +573,15 @@ async fn drain(
         bump(&stats.bytes_in, n as u64);
         let mut k = 0;
         while let Some((h, payload)) = fb.next_frame(max_frame).map_err(refused)? {
+            let id = trace::sampled(h.seq).then_some(trace_base | h.seq);
+            if let Some(id) = id {
+                trace::record(trace::BEGIN, id);
+            }
             check_frame(&h, &fb.bytes()[payload], Kind::OneWay, verify)?;
+            if let Some(id) = id {
+                trace::record("request received", id);
+                trace::record(trace::END, id);
+            }
             k += 1;
         }
         bump(&stats.frames_in, k);
@@ -582,10 +596,19 @@ async fn stream(
     stats: &ConnStats,
 ) -> Result<(), End> {
     let mut seq = 0u64;
+    let trace_base = next_trace_base();
     if is_large(size) {
         let mut scratch = Vec::new();
         loop {
+            let id = trace::sampled(seq).then_some(trace_base | seq);
+            if let Some(id) = id {
+                trace::record(trace::BEGIN, id);
+            }
             send_large(w, Kind::Stream, seq, size, None, verify, &mut scratch, idle).await?;
+            if let Some(id) = id {
+                trace::record("data sent", id);
+                trace::record(trace::END, id);
+            }
             seq += 1;
             bump(&stats.frames_out, 1);
             bump(&stats.bytes_out, (HEADER_LEN + size) as u64);
@@ -596,6 +619,7 @@ async fn stream(
     let per_write = (WRITE_CHUNK / frame_len).max(1);
     let mut buf = vec![0u8; per_write * frame_len];
     loop {
+        let first = seq;
         for f in buf.chunks_mut(frame_len) {
             Header {
                 kind: Kind::Stream,
@@ -607,9 +631,20 @@ async fn stream(
             if verify {
                 frame::fill_pattern(seq, &mut f[HEADER_LEN..]);
             }
+            if trace::sampled(seq) {
+                trace::record(trace::BEGIN, trace_base | seq);
+            }
             seq += 1;
         }
         send(w, &buf, idle).await?;
+        if trace::enabled() {
+            for s in first..seq {
+                if trace::sampled(s) {
+                    trace::record("data sent", trace_base | s);
+                    trace::record(trace::END, trace_base | s);
+                }
+            }
+        }
         bump(&stats.frames_out, per_write as u64);
         bump(&stats.bytes_out, buf.len() as u64);
     }
