@@ -188,11 +188,22 @@ pub fn samples(folded: &str) -> u64 {
         .sum()
 }
 
-/// The flamegraph of folded stacks, as SVG.
+/// The flamegraph of folded stacks of time on CPU, as SVG.
 pub fn flamegraph(folded: &str, title: &str) -> io::Result<String> {
+    flamegraph_of(folded, title, "ns on CPU")
+}
+
+/// The flamegraph of folded stacks weighted in `count_name`, as SVG.
+pub fn flamegraph_of(folded: &str, title: &str, count_name: &str) -> io::Result<String> {
     let mut opt = inferno::flamegraph::Options::default();
     opt.title = title.to_string();
-    opt.count_name = "ns on CPU".into();
+    if count_name.contains("off CPU") {
+        // Waiting in blue, as off-CPU flamegraphs are drawn.
+        opt.colors = inferno::flamegraph::color::Palette::Basic(
+            inferno::flamegraph::color::BasicPalette::Io,
+        );
+    }
+    opt.count_name = count_name.into();
     opt.deterministic = true;
     let mut out = Vec::new();
     inferno::flamegraph::from_lines(&mut opt, folded.lines(), &mut out)?;
@@ -208,7 +219,7 @@ pub fn differential(before: &str, after: &str, title: &str) -> io::Result<String
         ..Default::default()
     };
     inferno::differential::from_readers(opt, before.as_bytes(), after.as_bytes(), &mut diff)?;
-    flamegraph(&String::from_utf8_lossy(&diff), title)
+    flamegraph_of(&String::from_utf8_lossy(&diff), title, "ns")
 }
 
 /// Cycles and instructions per operation from `perf stat -x,` output, or

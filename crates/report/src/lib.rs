@@ -12,6 +12,7 @@ pub mod export;
 pub mod flame;
 pub mod hints;
 pub mod inputs;
+pub mod offcpu;
 pub mod plot;
 pub mod report;
 pub mod summary;

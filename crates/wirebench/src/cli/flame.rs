@@ -1,8 +1,10 @@
 //! `wirebench flame [run flags]`: a run whose embedded server is sampled by
 //! `perf record` (the runner), its stacks folded and drawn as a flamegraph
 //! in the run's directory (the report crate): `flame-server.svg`,
-//! `flame-server.folded`. `wirebench flame --diff A B` draws the
-//! differential flamegraph of two such runs.
+//! `flame-server.folded`; with `--off-cpu`, where the server's threads wait
+//! and what woke them: `flame-offcpu.svg`, `flame-offcpu.folded`,
+//! `offcpu.json`. `wirebench flame --diff A B` draws the differential
+//! flamegraph of two such runs.
 
 use super::error::{UsageError, runner_error};
 use super::flags::RunFlags;
@@ -27,6 +29,17 @@ pub struct FlameArgs {
     /// perf's sampling frequency, per second.
     #[arg(long, default_value_t = 999)]
     frequency: u32,
+    /// Where the server's threads wait instead of where they run: every switch off a CPU with
+    /// its stack (sched:sched_switch) and every wake-up (sched:sched_waking), weighted by the
+    /// time off CPU, each stack ending with what woke it. With --diff: compare the runs'
+    /// off-CPU stacks.
+    #[arg(long)]
+    off_cpu: bool,
+    /// How perf walks stacks: fp (frame pointers, cheap; a stack ends at a libc function
+    /// built without them) or dwarf (a copy of 16 KiB of stack per sample, unwound after:
+    /// through libc to its caller; see docs/measurement.md for its cost).
+    #[arg(long, value_enum, default_value_t = CallGraphArg::Fp)]
+    call_graph: CallGraphArg,
     /// Instead of running: the differential flamegraph of run B against run A (run directories
     /// or .folded files); red where B spends more.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
@@ -36,9 +49,19 @@ pub struct FlameArgs {
     output: PathBuf,
 }
 
-fn folded_of(p: &Path) -> anyhow::Result<String> {
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum CallGraphArg {
+    Fp,
+    Dwarf,
+}
+
+fn folded_of(p: &Path, off_cpu: bool) -> anyhow::Result<String> {
     let f = if p.is_dir() {
-        p.join("flame-server.folded")
+        p.join(if off_cpu {
+            "flame-offcpu.folded"
+        } else {
+            "flame-server.folded"
+        })
     } else {
         p.to_path_buf()
     };
@@ -48,7 +71,7 @@ fn folded_of(p: &Path) -> anyhow::Result<String> {
 pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = &a.diff {
         super::error::check_output(&a.output, a.run.force)?;
-        let (before, after) = (folded_of(&d[0])?, folded_of(&d[1])?);
+        let (before, after) = (folded_of(&d[0], a.off_cpu)?, folded_of(&d[1], a.off_cpu)?);
         let title = format!("{} vs {}", d[1].display(), d[0].display());
         let svg = flame::differential(&before, &after, &title)?;
         wirebench_core::store::write_atomic(&a.output, svg.as_bytes())?;
@@ -65,9 +88,17 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     let cancel = process::watch_signals()?;
     let mut console = Console::new(req.format());
     console.results = false;
+    let how = wirebench_runner::flame::FlameOptions {
+        frequency: a.frequency,
+        off_cpu: a.off_cpu,
+        call_graph: match a.call_graph {
+            CallGraphArg::Fp => wirebench_runner::flame::CallGraph::Fp,
+            CallGraphArg::Dwarf => wirebench_runner::flame::CallGraph::Dwarf,
+        },
+    };
     let f = wirebench_runner::flame::flame(
         &req,
-        a.frequency,
+        how,
         &opts,
         &Topology::read(),
         super::args::command_line(),
@@ -75,6 +106,9 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         &mut console,
     )
     .map_err(runner_error)?;
+    if f.off_cpu.is_some() {
+        return off_cpu(f, a.merge_threads);
+    }
     let folded = flame::fold(&f.script, a.merge_threads)?;
     if folded.trim().is_empty() {
         eprintln!(
@@ -124,6 +158,102 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         "flamegraph of the server: {} ({:.1} ms on CPU sampled); run result: {}",
         f.dir.join("flame-server.svg").display(),
         flame::samples(&folded) as f64 / 1e6,
+        f.dir.join("run.json").display()
+    )?;
+    Ok(ExitCode::from(
+        wirebench_runner::run::RunReport {
+            runs: vec![(f.result, f.dir)],
+            repetitions: None,
+            group: None,
+        }
+        .verdict()
+        .exit_code(),
+    ))
+}
+
+/// `flame --off-cpu`'s output: the folded stacks, their flamegraph, and the
+/// figures that say whether every nanosecond was accounted for.
+fn off_cpu(f: wirebench_runner::flame::FlameRun, merge_threads: bool) -> anyhow::Result<ExitCode> {
+    use wirebench_report::offcpu;
+    let rec = f.off_cpu.as_ref().expect("an off-CPU recording");
+    let threads: Vec<offcpu::Thread> = rec
+        .threads
+        .iter()
+        .map(|t| offcpu::Thread {
+            tid: t.tid,
+            name: t.name.clone(),
+            wchan: t.wchan.clone(),
+            on_cpu_ns: t.on_cpu_ns,
+        })
+        .collect();
+    let window = offcpu::Window {
+        start_ns: rec.start_ns,
+        end_ns: rec.end_ns,
+    };
+    let script = rec.script().context("running perf script")?;
+    let o = offcpu::fold(
+        std::io::BufReader::new(script),
+        &threads,
+        window,
+        merge_threads,
+    )?;
+    if o.switches_out == 0 && o.folded.trim().is_empty() {
+        eprintln!(
+            "error: perf recorded no switches of the server's threads (pid {})",
+            f.server_pid
+        );
+        return Ok(ExitCode::from(1));
+    }
+    std::fs::write(f.dir.join("flame-offcpu.folded"), &o.folded)?;
+    let title = format!(
+        "server of {} ({}) off CPU",
+        f.result.run_id,
+        f.result.spec.endpoint_label()
+    );
+    std::fs::write(
+        f.dir.join("flame-offcpu.svg"),
+        flame::flamegraph_of(&o.folded, &title, "ns off CPU")?,
+    )?;
+    let figures = serde_json::json!({
+        "window_ns": o.window_ns,
+        "threads": o.threads,
+        "off_cpu_ns": o.off_cpu_ns,
+        "on_cpu_ns": o.on_cpu_ns,
+        "accounted": o.accounted(),
+        "switches_out": o.switches_out,
+        "preempted": o.preempted,
+        "woken_seen": o.woken_seen,
+        "woken_unseen": o.woken_unseen,
+    });
+    std::fs::write(
+        f.dir.join("offcpu.json"),
+        serde_json::to_string_pretty(&figures)? + "\n",
+    )?;
+    let s = |ns: u64| ns as f64 / 1e9;
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
+        "off CPU: {:.3} s over {} thread(s) in {:.3} s (on CPU {:.3} s by schedstat; off + on = {:.0}% of threads x wall), {} switches off a CPU ({} preempted), the waker seen for {} of {} wake-ups",
+        s(o.off_cpu_ns),
+        o.threads,
+        s(o.window_ns),
+        s(o.on_cpu_ns),
+        100.0 * o.accounted(),
+        o.switches_out,
+        o.preempted,
+        o.woken_seen,
+        o.woken_seen + o.woken_unseen
+    )?;
+    if (o.accounted() - 1.0).abs() > 0.1 {
+        eprintln!(
+            "warning: off CPU + on CPU is {:.0}% of threads x wall, not 100%: threads that started during the window are not recorded, and perf may have lost events (see its messages above)",
+            100.0 * o.accounted()
+        );
+    }
+    writeln!(
+        out,
+        "flamegraph of where the server waits: {}; run result: {}",
+        f.dir.join("flame-offcpu.svg").display(),
         f.dir.join("run.json").display()
     )?;
     Ok(ExitCode::from(
