@@ -1094,11 +1094,39 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
         .filter(|(i, _)| Some(*i) != headline)
         .map(|(_, f)| f.clone())
         .collect();
+    let mut summary = summary_table(runs);
+    // What every run shares is said once, not in a column each.
+    let shared = if runs.len() > 1 {
+        summary.drop_constant(
+            &[
+                "transport",
+                "mode",
+                "size",
+                "clients",
+                "conns/client",
+                "placement",
+            ],
+            |row| !row.first().is_some_and(|c| c.starts_with('↳')),
+        )
+    } else {
+        Vec::new()
+    };
     let mut d = d
         .heading("Hints")
         .push(hints_block(runs))
-        .heading("Summary")
-        .table(summary_table(runs));
+        .heading("Summary");
+    if shared.iter().any(|(_, v)| v != "-") {
+        let parts: Vec<String> = shared
+            .iter()
+            .filter(|(_, v)| v != "-")
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        d = d.text(format!(
+            "Every run has {}: not repeated in the table.",
+            parts.join(", ")
+        ));
+    }
+    let mut d = d.table(summary);
     for (title, t) in size_by_clients(runs) {
         d = d.heading(title).table(t);
     }
@@ -1191,7 +1219,10 @@ mod tests {
         );
         let md = markdown(&runs, &figs, &[]);
         assert!(
-            md.contains("| r4 | msgr | echo | 64B | 2 | 1 | separated | 2100 |"),
+            md.contains("| r4 | 2 | separated | 2100 |")
+                && md.contains(
+                    "Every run has transport msgr, mode echo, size 64B, conns/client 1: not repeated in the table."
+                ),
             "{md}"
         );
         assert!(
@@ -1431,7 +1462,8 @@ mod tests {
             runs.push(r);
         }
         let md = MarkdownExporter.export(&document(&runs, &[], &[]));
-        assert!(md.contains("| ↳ put |  | put |"), "{md}");
+        // The operation under its run, in the mode column (kept for it).
+        assert!(md.contains("| ↳ put | put |  |  | 15 |"), "{md}");
         assert!(
             md.contains("## Throughput and p99 by size and connections: get"),
             "{md}"

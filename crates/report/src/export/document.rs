@@ -29,6 +29,54 @@ impl Table {
         self.rows.push(cells.into_iter().map(Into::into).collect());
     }
 
+    /// Removes the columns named `names` whose cell is the same in every
+    /// row that `counts` (the others must leave it empty); returns each
+    /// removed column's name and value, in the table's order.
+    pub fn drop_constant(
+        &mut self,
+        names: &[&str],
+        counts: impl Fn(&[String]) -> bool,
+    ) -> Vec<(String, String)> {
+        let mut dropped = Vec::new();
+        let mut k = 0;
+        while k < self.head.len() {
+            let name = self.head[k].clone();
+            let mut values = self
+                .rows
+                .iter()
+                .filter(|r| counts(r))
+                .map(|r| r.get(k).cloned().unwrap_or_default());
+            let first = values.next();
+            let same = match &first {
+                Some(v) => values.all(|x| x == *v),
+                None => false,
+            };
+            let others_empty = self
+                .rows
+                .iter()
+                .filter(|r| !counts(r))
+                .all(|r| r.get(k).is_none_or(|c| c.is_empty()));
+            if names.contains(&name.as_str()) && same && others_empty {
+                self.head.remove(k);
+                for r in &mut self.rows {
+                    if k < r.len() {
+                        r.remove(k);
+                    }
+                }
+                self.left.retain(|&c| c != k);
+                for c in &mut self.left {
+                    if *c > k {
+                        *c -= 1;
+                    }
+                }
+                dropped.push((name, first.unwrap_or_default()));
+            } else {
+                k += 1;
+            }
+        }
+        dropped
+    }
+
     pub(super) fn is_left(&self, col: usize) -> bool {
         col == 0 || self.left.contains(&col)
     }

@@ -75,6 +75,22 @@ mod tests {
                 "10.0us", "20.0us", "50.0us", "100.0us", "200.0us", "500.0us"
             ]
         );
+        // 30us..3ms (two decades): decades alone would give two labels.
+        let t = style::ticks(4.48, 6.48, true, format_ns, false);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "50.0us", "100.0us", "200.0us", "500.0us", "1.00ms", "2.00ms"
+            ]
+        );
+        // Percentiles 50%..99.999% (x = 1 / (1 - p)): every decade, and
+        // p50 in the partial decade below the first.
+        let pct = |v: f64| format!("{}%", 100.0 * (1.0 - 1.0 / v));
+        let t = style::ticks(2f64.log10() - 0.05, 5.05, true, pct, false);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels[..3], ["50%", "90%", "99%"]);
+        assert_eq!(labels.len(), 6, "{labels:?}");
         // Within one decade: linear ticks, still unique.
         let t = style::ticks(
             3.0f64.log10() + 3.0,

@@ -150,7 +150,8 @@ pub(super) fn color_of(family: &str, taken: &mut Vec<(String, usize)>) -> (RGBCo
 /// The ticks of an axis over [lo, hi] (log10 values on a log axis), each
 /// with its label: 1-2-5 steps on a linear axis (whole numbers where the
 /// values are), every decade on a log axis, with 2 and 5 where the span is
-/// under two decades. Labels are unique: a step whose labels repeat (a
+/// under two decades or holds fewer than three decades, and the lowest of
+/// them in the partial decade below the first. Labels are unique: a step whose labels repeat (a
 /// formatter rounding) gives way to a wider one.
 pub(super) fn ticks(
     lo: f64,
@@ -173,8 +174,16 @@ pub(super) fn ticks(
         // Decades of a latency or a rate: -12..=15 covers every one.
         let decade = |v: f64| (-12..=15).find(|d| f64::from(*d) >= v).unwrap_or(15);
         let (d0, d1) = (decade(lo.floor()), decade(hi.ceil()));
-        for d in d0..=d1 {
-            let mults: &[f64] = if span < 2.0 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        let decades = (d0..=d1)
+            .filter(|d| (f64::from(*d) >= lo - 1e-9) && f64::from(*d) <= hi + 1e-9)
+            .count();
+        // 2 and 5 too where decades alone give fewer than three labels.
+        let mults: &[f64] = if span < 2.0 || decades < 3 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
+        for d in d0 - 1..=d1 {
             for m in mults {
                 let v = (m * 10f64.powi(d)).log10();
                 if v >= lo - 1e-9 && v <= hi + 1e-9 {
@@ -182,12 +191,35 @@ pub(super) fn ticks(
                 }
             }
         }
-        if t.len() >= 2 && unique(&t) {
+        // The partial decade below the first: its lowest 2 or 5 (p50 on a
+        // percentile axis, 50us under 100us).
+        if let Some(&(first, _)) = t.first()
+            && mults.len() == 1
+        {
+            let d = first.round() as i32 - 1;
+            if let Some(v) = [2.0, 5.0]
+                .map(|m: f64| (m * 10f64.powi(d)).log10())
+                .into_iter()
+                .find(|v| *v >= lo - 1e-9 && *v < first - 0.1)
+            {
+                t.insert(0, (v, label(v)));
+            }
+        }
+        if t.len() >= 3 && unique(&t) {
             return t;
         }
-        // Within a decade: linear ticks of the values, placed on the log axis.
-        let lin = linear(10f64.powf(lo), 10f64.powf(hi), fmt, false);
-        return lin.into_iter().map(|(v, s)| (v.log10(), s)).collect();
+        // Within a decade or two: linear ticks of the values, placed on the
+        // log axis, where they give more labels.
+        let lin: Vec<(f64, String)> = linear(10f64.powf(lo), 10f64.powf(hi), fmt, false)
+            .into_iter()
+            .filter(|(v, _)| *v > 0.0)
+            .map(|(v, s)| (v.log10(), s))
+            .collect();
+        return if lin.len() > t.len() || !unique(&t) {
+            lin
+        } else {
+            t
+        };
     }
     linear(lo, hi, fmt, whole)
 }
