@@ -196,7 +196,11 @@ pub(super) fn ticks(
         if let Some(&(first, _)) = t.first()
             && mults.len() == 1
         {
-            let d = first.round() as i32 - 1;
+            // The decade below the first tick's (a whole exponent).
+            let d = (-13..=15)
+                .rev()
+                .find(|d| f64::from(*d) <= first - 0.5)
+                .unwrap_or(-13);
             if let Some(v) = [2.0, 5.0]
                 .map(|m: f64| (m * 10f64.powi(d)).log10())
                 .into_iter()
