@@ -25,10 +25,6 @@ const EXPIRES: Duration = Duration::from_secs(3600);
 /// The most of an error or XML response body kept.
 const MAX_KEPT: usize = 1 << 20;
 
-/// The header that carries a traced request's id to the fake server, so
-/// that both sides' events join into one operation.
-pub const TRACE_HEADER: &str = "x-wirebench-trace";
-
 /// The trace id of the next request, when it is traced: requests in the
 /// order this process sent them.
 fn trace_id() -> Option<u64> {
@@ -384,7 +380,7 @@ impl S3Client {
         }
         if let Some(id) = traced {
             // Unsigned: a server that does not know it ignores it.
-            write!(req, "{TRACE_HEADER}: {id}\r\n").expect("a Vec takes it");
+            write!(req, "{}: {id}\r\n", super::fake::TRACE_HEADER).expect("a Vec takes it");
         }
         req.extend_from_slice(b"\r\n");
         // A body of one frame goes out with the head (one write when both

@@ -31,6 +31,10 @@ const NEVER: Duration = Duration::from_secs(u32::MAX as u64);
 /// A response header of the fake server's reads: the body is zeroes.
 pub const FAKE_HEADER: &str = "x-wirebench-fake";
 
+/// A request header the client puts on a traced request: its trace id, by
+/// which the fake server's events join the client's into one operation.
+pub const TRACE_HEADER: &str = "x-wirebench-trace";
+
 /// What the fake server serves.
 #[derive(Clone)]
 pub struct FakeConfig {
@@ -704,7 +708,7 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                                     };
                                     let traced = req
                                         .headers()
-                                        .get(super::client::TRACE_HEADER)
+                                        .get(TRACE_HEADER)
                                         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
                                     if let Some(id) = traced {
                                         trace::record(trace::BEGIN, id);
