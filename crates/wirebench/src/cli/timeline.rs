@@ -16,7 +16,8 @@ use wirebench_report::timeline;
 pub struct TimelineArgs {
     /// Trace files: wirebench's (`run --trace`, `serve --trace`, the C library) or PerfUtils /
     /// RAMCloud TimeTrace text (`  12.3 ns (+   4.5 ns): message`): blocks separated by blank
-    /// lines, one operation each, or a continuous log.
+    /// lines, one operation each, or a continuous log. A traced run's directory stands for its
+    /// trace-client.txt and trace-server.txt, merged.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// TimeTrace text: an operation begins at a line whose message matches this regex.
@@ -45,7 +46,29 @@ pub struct TimelineArgs {
     force: bool,
 }
 
-pub fn timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
+pub fn timeline(mut a: TimelineArgs) -> anyhow::Result<ExitCode> {
+    // A run's directory: its traces, client and server merged.
+    let mut files = Vec::new();
+    for f in &a.files {
+        if !f.is_dir() {
+            files.push(f.clone());
+            continue;
+        }
+        let found: Vec<PathBuf> = ["trace-client.txt", "trace-server.txt"]
+            .iter()
+            .map(|n| f.join(n))
+            .filter(|p| p.exists())
+            .collect();
+        if found.is_empty() {
+            usage!(
+                "{}: a directory without trace-client.txt or trace-server.txt (a run made with --trace has them)",
+                f.display()
+            );
+        }
+        a.merge = true;
+        files.extend(found);
+    }
+    a.files = files;
     if a.files.len() > 1 && !a.merge {
         usage!(
             "{} files: add --merge to combine them by time",

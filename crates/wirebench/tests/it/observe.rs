@@ -22,30 +22,56 @@ fn an_external_serve_observed_by_pid_measures_as_the_same_server_embedded() {
         "--client-cpus",
         "0",
     ];
-    let mut args = vec!["--target", srv.endpoint.as_str(), "--server-pid", &pid];
-    args.extend(["--server-cpus", "1"]);
-    args.extend(common);
-    let (st, ext, err) = run_json(&results, &args);
-    assert!(st.success(), "{err}");
+    // Observed and embedded, alternating, three times each: one pair of
+    // 2 s runs is at the mercy of this VM's noisy episodes (a CI run saw
+    // 0.73); their medians are not.
+    let observed = || {
+        let mut args = vec!["--target", srv.endpoint.as_str(), "--server-pid", &pid];
+        args.extend(["--server-cpus", "1"]);
+        args.extend(common);
+        let (st, r, err) = run_json(&results, &args);
+        assert!(st.success(), "{err}");
+        r
+    };
+    let embedded = || {
+        let mut args = vec!["--server-cpus", "1"];
+        args.extend(common);
+        let (st, r, err) = run_json(&results, &args);
+        assert!(st.success(), "{err}");
+        r
+    };
+    let (mut exts, mut embs) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        exts.push(observed());
+        embs.push(embedded());
+    }
     srv.stop();
-    let mut args = vec!["--server-cpus", "1"];
-    args.extend(common);
-    let (st, emb, err) = run_json(&results, &args);
-    assert!(st.success(), "{err}");
-
+    let median = |runs: &[wirebench_core::result::RunResult]| {
+        let mut v: Vec<f64> = runs
+            .iter()
+            .map(|r| r.summary.server_cpu_us_per_op.unwrap())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    let ratio = median(&exts) / median(&embs);
+    assert!(
+        (0.8..=1.25).contains(&ratio),
+        "server CPU per op, observed / embedded (medians of 3): {ratio:.2} ({:?} vs {:?})",
+        exts.iter()
+            .map(|r| r.summary.server_cpu_us_per_op)
+            .collect::<Vec<_>>(),
+        embs.iter()
+            .map(|r| r.summary.server_cpu_us_per_op)
+            .collect::<Vec<_>>()
+    );
+    let (ext, emb) = (exts.pop().unwrap(), embs.pop().unwrap());
     let (e, m) = (&ext.summary, &emb.summary);
     assert_eq!(ext.placement.server_cpus.as_ref().unwrap().to_string(), "1");
     assert_eq!(
         ext.intervals[1].server_cores.len(),
         1,
         "per-core CPU of its cpuset"
-    );
-    let ratio = e.server_cpu_us_per_op.unwrap() / m.server_cpu_us_per_op.unwrap();
-    assert!(
-        (0.8..=1.25).contains(&ratio),
-        "server CPU per op, observed / embedded: {ratio:.2} ({:?} vs {:?})",
-        e.server_cpu_us_per_op,
-        m.server_cpu_us_per_op
     );
     let used = e.server_cores_used.unwrap();
     assert!(

@@ -295,6 +295,10 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
     );
     assert!(i("client: begin") < i("server: begin"), "{out}");
     assert!(i("server: end") < i("client: end"), "{out}");
+    // The run's directory stands for both files, merged.
+    let by_dir = timeline(&[run_dir.to_str().unwrap()]);
+    assert!(by_dir.contains("] client: response received"), "{by_dir}");
+    assert!(by_dir.contains("] server: reply sent"), "{by_dir}");
     // The run's report carries both timelines and their CDFs.
     let page = dir.path().join("traced.html");
     let mut p = Proc::spawn(&[
