@@ -195,6 +195,35 @@ fn put(name_ptr: u64, name_len: u64, arg: u64) {
     ring.next.store(i + 1, Ordering::Release);
 }
 
+/// Records `name` for the operation `id` when it is traced (`Some`).
+#[inline]
+pub fn record_traced(name: &'static str, id: Option<u64>) {
+    if let Some(id) = id {
+        record(name, id);
+    }
+}
+
+/// Numbers a side's connections for operation ids: the connection's
+/// number in the high bits, the operation's sequence number below.
+pub struct Connections(AtomicU64);
+
+impl Connections {
+    pub const fn new() -> Connections {
+        Connections(AtomicU64::new(0))
+    }
+
+    /// The next connection's base id.
+    pub fn next_base(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed) << 40
+    }
+}
+
+impl Default for Connections {
+    fn default() -> Connections {
+        Connections::new()
+    }
+}
+
 /// Records an event (a no-op while recording is off).
 #[inline(always)]
 pub fn record(name: &'static str, arg: u64) {

@@ -36,9 +36,7 @@ use wirebench_trace as trace;
 
 /// Records `name` for the traced operation `id`, if there is one.
 fn event(id: Option<u64>, name: &'static str) {
-    if let Some(id) = id {
-        trace::record(name, id);
-    }
+    trace::record_traced(name, id);
 }
 
 type Body = Full<Bytes>;
@@ -757,13 +755,13 @@ impl CallTransport for HttpTransport {
             )
         });
         let watchdog = crate::watchdog::Watchdog::new(client.op_timeout);
-        static NEXT_CONN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        static CONNS: trace::Connections = trace::Connections::new();
         Ok(HttpConn {
             client,
             link,
             keys,
             watchdog,
-            trace_base: NEXT_CONN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40,
+            trace_base: CONNS.next_base(),
             calls: 0,
         })
     }

@@ -283,9 +283,9 @@ impl Conn for KvBound {
         rx.client = Some(self.client.clone());
         // Trace ids: connections in the order this process split them, in
         // the high bits; the request's number on its connection below.
-        static NEXT_CONN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        static CONNS: trace::Connections = trace::Connections::new();
         let tx = KvTx {
-            trace_base: NEXT_CONN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40,
+            trace_base: CONNS.next_base(),
             seq: 0,
             unsent: Vec::new(),
             w: self.conn.w,

@@ -107,8 +107,8 @@ impl Transport for MsgrClient {
 
     async fn connect(&self, _worker: usize, _index: usize) -> io::Result<MsgrConn> {
         // Trace ids: connections in the order this process opened them.
-        static NEXT_CONN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let trace_base = NEXT_CONN.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 40;
+        static CONNS: trace::Connections = trace::Connections::new();
+        let trace_base = CONNS.next_base();
         let s = Stream::connect(&self.endpoint).await.map_err(|e| {
             io::Error::new(
                 e.kind(),

@@ -363,11 +363,7 @@ impl S3Client {
         traced: Option<u64>,
     ) -> io::Result<Reply> {
         use std::io::Write;
-        let event = |name: &'static str| {
-            if let Some(id) = traced {
-                trace::record(name, id);
-            }
-        };
+        let event = |name: &'static str| trace::record_traced(name, traced);
         event(trace::BEGIN);
         let len = http_body::Body::size_hint(&body).exact().unwrap_or(0);
         let req = conn.request_buf();

@@ -410,8 +410,8 @@ async fn echo(
 /// Trace ids: connections in the order this server accepted them, in the
 /// high bits; the sequence number below.
 fn next_trace_base() -> u64 {
-    static NEXT_CONN: AtomicU64 = AtomicU64::new(0);
-    NEXT_CONN.fetch_add(1, Ordering::Relaxed) << 40
+    static CONNS: trace::Connections = trace::Connections::new();
+    CONNS.next_base()
 }
 
 /// The traced replies just written: their last events.
