@@ -551,7 +551,10 @@ fn record_off_cpu(
         )));
     }
     let start_ns = monotonic_ns();
-    let first = threads_of(&pids);
+    // The threads perf's filters name (one started meanwhile is not
+    // recorded, so not counted).
+    let mut first = threads_of(&pids);
+    first.retain(|t| tids.contains(&t.0));
     events.note(&format!(
         "flame: perf (pid {}) records where the server's {} thread(s) wait (sched_switch, sched_waking, sched_stat_runtime)",
         perf.id(),
