@@ -195,6 +195,8 @@ pub fn upgrade_v2(doc: &mut serde_json::Value) -> Result<(), String> {
         trace_sample: old.trace_sample,
         observe: None,
         server_env: Default::default(),
+        agents: vec![],
+        share: None,
     };
     doc["spec"] = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
     let warnings: Vec<Warning> = doc["warnings"]

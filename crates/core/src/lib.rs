@@ -23,6 +23,7 @@ pub mod placement;
 pub mod plan;
 pub mod request;
 pub mod result;
+pub mod share;
 pub mod slo;
 pub mod spec;
 pub mod stats;

@@ -59,46 +59,61 @@ fn intervals(parts: &[RunResult]) -> Result<Vec<Interval>, MergeError> {
     let n = parts.iter().map(|r| r.intervals.len()).max().unwrap_or(0);
     let mut out = Vec::with_capacity(n);
     for k in 0..n {
-        let here: Vec<(&RunResult, &Interval)> = parts
+        let here: Vec<(&str, &Interval)> = parts
             .iter()
-            .filter_map(|r| Some((r, r.intervals.get(k)?)))
+            .filter_map(|r| Some((r.run_id.as_str(), r.intervals.get(k)?)))
             .collect();
-        let Some((_, first)) = here.first() else {
-            continue;
-        };
-        let mut iv = (*first).clone();
-        let mut lat = hist::new_hist();
-        add_hist(&mut lat, &first.latency_hist, &here[0].0.run_id)?;
-        for (r, x) in &here[1..] {
-            iv.ops += x.ops;
-            iv.bytes_out += x.bytes_out;
-            iv.bytes_in += x.bytes_in;
-            iv.errors += x.errors;
-            iv.sent += x.sent;
-            iv.ops_per_s += x.ops_per_s;
-            iv.start_ns = iv.start_ns.min(x.start_ns);
-            iv.end_ns = iv.end_ns.max(x.end_ns);
-            iv.stalled |= x.stalled;
-            add_hist(&mut lat, &x.latency_hist, &r.run_id)?;
-            cores(&mut iv.client_cores, &x.client_cores);
-            cores(&mut iv.server_cores, &x.server_cores);
-            iv.server_groups.extend(x.server_groups.iter().cloned());
+        if !here.is_empty() {
+            out.push(row(&here)?);
         }
-        iv.latency = LatencySummary::of(&lat);
-        // Intervals keep one histogram, of latency: the service time of
-        // several merges only where it equals the latency (closed loop);
-        // elsewhere it is left out (count 0) rather than made up.
-        if here.len() > 1 {
-            iv.service_latency = if here.iter().all(|(_, x)| x.service_latency == x.latency) {
-                iv.latency
-            } else {
-                LatencySummary::default()
-            };
-        }
-        iv.latency_hist = hist::encode(&lat);
-        out.push(iv);
     }
     Ok(out)
+}
+
+/// The same second of several parts (load agents) as one.
+pub fn intervals_of(parts: &[Interval]) -> Result<Interval, MergeError> {
+    let names: Vec<String> = (0..parts.len()).map(|k| format!("part {k}")).collect();
+    let here: Vec<(&str, &Interval)> = names.iter().map(String::as_str).zip(parts).collect();
+    if here.is_empty() {
+        return Err(MergeError::Empty);
+    }
+    row(&here)
+}
+
+/// One second of several parts, by the parts' names (not empty).
+fn row(here: &[(&str, &Interval)]) -> Result<Interval, MergeError> {
+    let (first_name, first) = here[0];
+    let mut iv = first.clone();
+    let mut lat = hist::new_hist();
+    add_hist(&mut lat, &first.latency_hist, first_name)?;
+    for (r, x) in &here[1..] {
+        iv.ops += x.ops;
+        iv.bytes_out += x.bytes_out;
+        iv.bytes_in += x.bytes_in;
+        iv.errors += x.errors;
+        iv.sent += x.sent;
+        iv.ops_per_s += x.ops_per_s;
+        iv.start_ns = iv.start_ns.min(x.start_ns);
+        iv.end_ns = iv.end_ns.max(x.end_ns);
+        iv.stalled |= x.stalled;
+        add_hist(&mut lat, &x.latency_hist, r)?;
+        cores(&mut iv.client_cores, &x.client_cores);
+        cores(&mut iv.server_cores, &x.server_cores);
+        iv.server_groups.extend(x.server_groups.iter().cloned());
+    }
+    iv.latency = LatencySummary::of(&lat);
+    // Intervals keep one histogram, of latency: the service time of
+    // several merges only where it equals the latency (closed loop);
+    // elsewhere it is left out (count 0) rather than made up.
+    if here.len() > 1 {
+        iv.service_latency = if here.iter().all(|(_, x)| x.service_latency == x.latency) {
+            iv.latency
+        } else {
+            LatencySummary::default()
+        };
+    }
+    iv.latency_hist = hist::encode(&lat);
+    Ok(iv)
 }
 
 fn by_op(parts: &[RunResult]) -> Result<BTreeMap<String, OpSummary>, MergeError> {

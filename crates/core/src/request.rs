@@ -313,6 +313,17 @@ pub struct RunRequest {
     /// exec: environment of the program.
     #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
     pub client_env: EnvVars,
+    /// Load agents that make the load, `HOST:PORT` each; this run
+    /// coordinates them and merges what they measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+    /// Each agent's share of the clients, in the order of `agents`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_weights: Vec<u32>,
+    /// The connections this run makes among a run's (set by a coordinator
+    /// for its agents: never a flag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<crate::share::ConnShare>,
 }
 
 /// Environment variables, `KEY=VALUE` each: written as a list (as the
@@ -832,8 +843,13 @@ impl RunRequest {
         if self.arrival.is_some() && self.rate.is_none() {
             return Err(flag("--arrival", "applies to an open loop: add --rate"));
         }
+        let agents = self.agents_checked(kind, clients)?;
+        let share = self.share_checked(clients * conns)?;
         if let Some(Rate(rate)) = self.rate {
-            let per_conn = rate / (clients * conns) as f64;
+            // An agent's share keeps the run's total rate over all its
+            // connections.
+            let all_conns = share.map_or((clients * conns) as f64, |s| s.total as f64);
+            let per_conn = rate / all_conns;
             if per_conn > MAX_RATE_PER_CONN {
                 return Err(value(
                     "--rate",
@@ -1022,8 +1038,159 @@ impl RunRequest {
             transport,
             observe,
             server_env: self.server_env.0.clone(),
+            agents,
+            share,
         };
         Ok((spec, placement))
+    }
+
+    /// `--agents` and `--agent-weights`, checked: each agent `HOST:PORT`
+    /// with a weight, a target they can reach, a client for each.
+    fn agents_checked(
+        &self,
+        kind: TransportKind,
+        clients: usize,
+    ) -> Result<Vec<crate::share::AgentSpec>, SpecError> {
+        if self.agents.is_empty() {
+            if !self.agent_weights.is_empty() {
+                return Err(flag("--agent-weights", "weighs --agents: add them"));
+            }
+            return Ok(vec![]);
+        }
+        if self.share.is_some() {
+            return Err(flag("--agents", "an agent's share of a run has no agents"));
+        }
+        for a in &self.agents {
+            crate::share::check_address(a).map_err(|e| invalid("--agents", e))?;
+        }
+        if let Some(dup) = self
+            .agents
+            .iter()
+            .enumerate()
+            .find(|(i, a)| self.agents[..*i].contains(a))
+        {
+            return Err(invalid(
+                "--agents",
+                format!(
+                    "{} is named twice: one agent makes one run at a time",
+                    dup.1
+                ),
+            ));
+        }
+        let weights = match self.agent_weights.len() {
+            0 => vec![1; self.agents.len()],
+            n if n == self.agents.len() => self.agent_weights.clone(),
+            n => {
+                return Err(value(
+                    "--agent-weights",
+                    n,
+                    format!("give one weight per agent ({} agents)", self.agents.len()),
+                ));
+            }
+        };
+        if weights.contains(&0) {
+            return Err(value(
+                "--agent-weights",
+                0,
+                "every agent's weight is at least 1; leave an agent out instead",
+            ));
+        }
+        match kind {
+            TransportKind::Shm => {
+                return Err(invalid(
+                    "--agents",
+                    "shared memory is reached from its own host only: drop --agents",
+                ));
+            }
+            TransportKind::Exec => {
+                return Err(invalid(
+                    "--agents",
+                    "an exec run's program makes its own load: drop --agents",
+                ));
+            }
+            _ => {}
+        }
+        if self.target.is_none() {
+            return Err(flag(
+                "--agents",
+                "make load on other hosts: give them a server they reach with --target (the embedded server listens on this host's loopback)",
+            ));
+        }
+        for (name, set) in [
+            ("--trace", self.traced()),
+            ("--server-pid", !self.server_pid.is_empty()),
+            ("--server-cgroup", self.server_cgroup.is_some()),
+            ("--server-cmd", self.server_cmd.is_some()),
+            ("--client-cpus", self.client_cpus.is_some()),
+        ] {
+            if set {
+                return Err(flag(
+                    name,
+                    "does not go with --agents yet: each agent places and records its own part",
+                ));
+            }
+        }
+        if self.repeat() > 1 {
+            return Err(flag(
+                "--repeat",
+                "does not go with --agents yet: repeat the run instead",
+            ));
+        }
+        let parts = crate::share::split(clients, &weights);
+        if let Some(i) = parts.iter().position(|&n| n == 0) {
+            return Err(value(
+                "--clients",
+                clients,
+                format!(
+                    "gives agent {} no client: give at least one client per agent ({} agents{})",
+                    self.agents[i],
+                    self.agents.len(),
+                    if self.agent_weights.is_empty() {
+                        ""
+                    } else {
+                        ", by their weights"
+                    }
+                ),
+            ));
+        }
+        Ok(self
+            .agents
+            .iter()
+            .zip(weights)
+            .map(|(a, weight)| crate::share::AgentSpec {
+                address: a.clone(),
+                weight,
+            })
+            .collect())
+    }
+
+    /// Refuses `--agents` for a command that makes its load here.
+    pub fn no_agents(&self, command: &str) -> Result<(), SpecError> {
+        if self.agents.is_empty() {
+            return Ok(());
+        }
+        Err(flag(
+            "--agents",
+            format!("is for `run` (and sweeps of it): `{command}` makes its load on this host"),
+        ))
+    }
+
+    /// An agent's share: this run's connections among the whole run's.
+    fn share_checked(&self, conns: usize) -> Result<Option<crate::share::ConnShare>, SpecError> {
+        let Some(s) = self.share else {
+            return Ok(None);
+        };
+        let end = s.first.checked_add(conns as u64);
+        if end.is_none_or(|e| e > s.total) {
+            return Err(invalid(
+                "share",
+                format!(
+                    "connections {}+{conns} are not among the run's {}",
+                    s.first, s.total
+                ),
+            ));
+        }
+        Ok(Some(s))
     }
 
     /// Whether a server is observed (its cpuset may then be given).

@@ -430,6 +430,10 @@ pub struct RunResult {
     /// What a traced run's trace files hold (None: not traced).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceCounts>,
+    /// A run made by load agents: each agent's part (the run's figures are
+    /// their exact merge).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentPart>,
 }
 
 /// A traced run's trace files: how much each side wrote and lost. Counts
@@ -511,6 +515,8 @@ pub enum Warning {
         lost: u64,
         events: u64,
     },
+    /// One load agent stands out: it, not the server, may set the result.
+    AgentBound { agent: String, why: String },
     /// A warning of a result written before warnings were typed (schema 2),
     /// as it was written.
     Note { message: String },
@@ -586,9 +592,44 @@ impl std::fmt::Display for Warning {
                 f,
                 "the {side}'s trace lost {lost} event(s) (written: {events}): its drain fell behind, so its timelines miss some operations; trace fewer with --trace-sample"
             ),
+            Warning::AgentBound { agent, why } => write!(
+                f,
+                "agent {agent} {why}: it may be the limit of the run, not the server; give it less load (--agent-weights) or add an agent"
+            ),
             Warning::Note { message } => f.write_str(message),
         }
     }
+}
+
+/// One load agent's part of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentPart {
+    /// Where it listens (`HOST:PORT`).
+    pub agent: String,
+    /// Its part's run id, and the directory it is kept in on the agent.
+    pub run_id: String,
+    pub dir: String,
+    pub clients: usize,
+    pub state: RunState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub client_cpu_s: f64,
+    pub client_cpu_us_per_op: f64,
+    /// Open loop: its share of the rate, and what it sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_rate_per_s: Option<f64>,
+    pub sent_per_s: f64,
+    /// Its clock minus the coordinator's (CLOCK_MONOTONIC), true within
+    /// `clock_uncertainty_ns`, measured before the run.
+    pub clock_offset_ns: i64,
+    pub clock_uncertainty_ns: u64,
+    /// How its clock moved against the coordinator's over the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_drift_ppm: Option<f64>,
 }
 
 /// Each warning with its text beside its data, for readers of run.json.
@@ -716,6 +757,8 @@ pub mod fixture {
                 trace_sample: None,
                 observe: None,
                 server_env: Default::default(),
+                agents: vec![],
+                share: None,
             },
             env: Environment::capture("0.1.0", "deadbeef"),
             placement: Placement {
@@ -743,6 +786,7 @@ pub mod fixture {
             warnings: vec![],
             merged_from: Vec::new(),
             trace: None,
+            agents: Vec::new(),
         }
     }
 }

@@ -1357,6 +1357,12 @@ pub struct RunSpec {
     /// `--server-cmd`), e.g. `LD_PRELOAD` of another allocator.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_env: BTreeMap<String, String>,
+    /// The load agents that made the load (none: this process made it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<crate::share::AgentSpec>,
+    /// An agent's part of a run: its connections among the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<crate::share::ConnShare>,
 }
 
 fn default_op_timeout_ns() -> u64 {

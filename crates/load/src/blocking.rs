@@ -137,7 +137,6 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
         remaining: AtomicUsize::new(conns.len()),
         epoch: sched.load_start,
     };
-    let nconns_total = (cfg.clients * cfg.conns_per_client) as u64;
     let pattern = transport.pattern();
     let count_mode = cfg.count.is_some();
     let stalls: Vec<Arc<Stall>> = (0..conns.len())
@@ -145,7 +144,7 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
         .collect();
     std::thread::scope(|scope| {
         for (j, conn) in conns.into_iter().enumerate() {
-            let global = (id * cfg.conns_per_client + j) as u64;
+            let (global, nconns_total) = cfg.global_conn(id, j);
             let quota = Quota {
                 limit: cfg
                     .count

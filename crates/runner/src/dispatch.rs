@@ -42,6 +42,8 @@ pub struct SessionOptions {
     pub instance: usize,
     /// The placeholders' values of the run (set by the session).
     pub values: std::collections::BTreeMap<&'static str, String>,
+    /// What proves this coordinator to its load agents.
+    pub agent_token: Option<crate::agent::auth::Token>,
 }
 
 impl SessionOptions {
@@ -55,6 +57,7 @@ impl SessionOptions {
             port: req.port,
             instance: req.instance.unwrap_or(0),
             values: Default::default(),
+            agent_token: None,
         }
     }
 }

@@ -339,6 +339,7 @@ pub fn flame(
         }));
     }
     let (spec, placement) = req.check(topo)?;
+    req.no_agents("flame")?;
     req.prepare_outputs()?;
     if !matches!(spec.target, TargetSpec::Embedded { .. }) && spec.observe.is_none() {
         return Err(RunError::Spec(SpecError::Flag {

@@ -95,6 +95,7 @@ pub fn ipc_compare(
         ..req.clone()
     };
     let (base, placement) = req.check(topo)?;
+    req.no_agents("ipc-compare")?;
     req.prepare_outputs()?;
     // One directory per comparison, one per variant inside it: each variant
     // is a group that compare and report take as one.

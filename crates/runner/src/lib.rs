@@ -27,6 +27,7 @@
 // units::whole for figures).
 #![deny(clippy::cast_possible_truncation)]
 
+pub mod agent;
 pub mod dispatch;
 pub mod events;
 pub mod exec;

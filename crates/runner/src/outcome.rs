@@ -155,7 +155,7 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
     if spec.poll {
         w.push(Warning::Polling);
     }
-    if let Some(rate) = spec.rate_per_s
+    if let Some(rate) = s.requested_rate_per_s
         && s.measured_ns > 0
     {
         if s.sent_per_s < RATE_REACHED * rate {
@@ -245,7 +245,11 @@ pub fn from_outcome(
         bytes_in: m.bytes_in,
         mb_per_s_out: per_s(m.bytes_out) / 1e6,
         mb_per_s_in: per_s(m.bytes_in) / 1e6,
-        requested_rate_per_s: spec.rate_per_s,
+        // An agent's part asks for its connections' share of the rate.
+        requested_rate_per_s: spec.rate_per_s.map(|r| match spec.share {
+            Some(s) => r * spec.connections() as f64 / s.total as f64,
+            None => r,
+        }),
         sent_per_s: per_s(m.sent),
         latency: LatencySummary::of(&m.hist),
         service_latency: LatencySummary::of(&m.service),
@@ -393,6 +397,7 @@ pub fn from_outcome(
         warnings,
         merged_from: Vec::new(),
         trace: None,
+        agents: Vec::new(),
     }
 }
 

@@ -106,6 +106,9 @@ pub fn run(
     cancel: Cancel,
     events: &mut dyn RunEvents,
 ) -> Result<RunReport, RunError> {
+    if !req.agents.is_empty() {
+        return crate::agent::coordinator::run(req, opts, topo, command_line, cancel, events);
+    }
     let (spec, placement) = req.check(topo)?;
     req.prepare_outputs()?;
     let recorder = Recorder::new(req.results_dir(), command_line, req.slos()?);

@@ -93,6 +93,7 @@ pub fn search(
         ));
     }
     let (mut spec, placement) = req.check(topo)?;
+    req.no_agents("search")?;
     req.prepare_outputs()?;
     let calls = spec.transport.is_calls();
     if !spec.transport.has_response() && !calls {

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use wirebench_core::result::{Placement, RunResult};
 use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec, TransportSpec};
-use wirebench_load::engine::{Abort, EndState, IntervalReport, LoadConfig, Observer};
+use wirebench_load::engine::{Abort, EndState, IntervalReport, LoadConfig, Observer, Start};
 use wirebench_load::procs::ServerProcs;
 use wirebench_load::sampler::Sampler;
 
@@ -34,6 +34,9 @@ impl Observer for LoadObserver<'_> {
     }
     fn interval(&mut self, iv: &IntervalReport) {
         self.events.interval(iv);
+    }
+    fn agreed_start(&mut self) -> Start {
+        self.events.agreed_start()
     }
     fn poll_abort(&mut self) -> Option<Abort> {
         if let Some(why) = self.cancel.reason() {
@@ -88,6 +91,7 @@ pub fn load_config(
         },
         op_timeout: Duration::from_nanos(spec.op_timeout_ns),
         hiccup: spec.hiccup_threshold_ns.is_some(),
+        share: spec.share,
     }
 }
 

@@ -7,7 +7,7 @@
 //! [`Schedule`]).
 
 use super::spool::Spool;
-use super::types::{Abort, EndState, IntervalReport, LoadConfig, LoadOutcome, Observer};
+use super::types::{Abort, EndState, IntervalReport, LoadConfig, LoadOutcome, Observer, Start};
 use crate::recorder::IntervalData;
 use crate::sampler::{Sample, Sampler};
 use std::collections::BTreeMap;
@@ -196,6 +196,15 @@ pub(crate) fn coordinate(
             end = observer.poll_abort().map(abort_state);
         }
     }
+    let mut load_start = None;
+    if end.is_none() {
+        observer.connected(connect_time_ns);
+        match observer.agreed_start() {
+            Start::Now => load_start = Some(Instant::now() + Duration::from_millis(20)),
+            Start::At(t) => load_start = Some(t),
+            Start::Abort(a) => end = Some(abort_state(a)),
+        }
+    }
     if let Some(end) = end {
         let _ = stop_tx.send(true);
         drop(starts);
@@ -221,7 +230,7 @@ pub(crate) fn coordinate(
             tool: None,
         };
     }
-    observer.connected(connect_time_ns);
+    let load_start = load_start.expect("set when the load goes on");
     // The hiccup meter: sampled with the CPU at each boundary.
     let probe = cfg
         .hiccup
@@ -229,7 +238,7 @@ pub(crate) fn coordinate(
         .flatten();
 
     // Start everybody at one instant, a little ahead so all receive it first.
-    let sched = Schedule::new(Instant::now() + Duration::from_millis(20), cfg);
+    let sched = Schedule::new(load_start, cfg);
     for s in starts {
         let _ = s.send(sched);
     }

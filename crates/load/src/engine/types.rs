@@ -48,6 +48,23 @@ pub struct LoadConfig {
     /// Run the hiccup meter (a probe thread on the first client CPU).
     #[serde(default)]
     pub hiccup: bool,
+    /// A load agent's part of a run: its connections' numbers among the
+    /// run's, which set their timetables and count quotas (see
+    /// `wirebench_core::share`). None: all of them.
+    #[serde(default)]
+    pub share: Option<wirebench_core::share::ConnShare>,
+}
+
+impl LoadConfig {
+    /// Connection `j` of client `id`: its number among the run's
+    /// connections, and how many the run has.
+    pub fn global_conn(&self, id: usize, j: usize) -> (u64, u64) {
+        let local = (id * self.conns_per_client + j) as u64;
+        match self.share {
+            Some(s) => (s.first + local, s.total),
+            None => (local, (self.clients * self.conns_per_client) as u64),
+        }
+    }
 }
 
 impl Default for LoadConfig {
@@ -70,6 +87,7 @@ impl Default for LoadConfig {
             connect_timeout: Duration::from_secs(10),
             op_timeout: Duration::from_secs(10),
             hiccup: false,
+            share: None,
         }
     }
 }
@@ -153,6 +171,22 @@ pub trait Observer {
     fn poll_abort(&mut self) -> Option<Abort> {
         None
     }
+    /// Asked once every connection is ready: when the load starts. A load
+    /// agent waits here for the instant its coordinator gives every agent.
+    fn agreed_start(&mut self) -> Start {
+        Start::Now
+    }
+}
+
+/// When the load starts, once every connection is ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// At once (a few milliseconds ahead, so every worker hears it first).
+    Now,
+    /// At this instant, agreed with others.
+    At(std::time::Instant),
+    /// Not at all.
+    Abort(Abort),
 }
 
 /// An observer that watches nothing.

@@ -133,10 +133,9 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
         let errors = Rc::new(ErrorSlot::default());
         let remaining = Rc::new(Cell::new(conns.len()));
         let all_done = Rc::new(Notify::new());
-        let nconns_total = (cfg.clients * cfg.conns_per_client) as u64;
         let mut stalls = Vec::new();
         for (j, conn) in conns.into_iter().enumerate() {
-            let global = (id * cfg.conns_per_client + j) as u64;
+            let (global, nconns_total) = cfg.global_conn(id, j);
             let quota = cfg.count.map(|c| c / nconns_total + u64::from(global < c % nconns_total));
             let quota = Quota { limit: quota, done: 0, measure_start: sched.measure_start };
             let pacer = match cfg.rate {

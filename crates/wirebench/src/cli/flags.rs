@@ -11,6 +11,7 @@ use wirebench_core::spec::{
 };
 use wirebench_core::topo::CpuList;
 use wirebench_core::units::{Bytes, Dur, Rate};
+use wirebench_runner::agent::auth::Token;
 use wirebench_runner::{Credentials, SpecError};
 
 #[derive(Args, Debug, Default)]
@@ -171,6 +172,27 @@ pub struct RunFlags {
     pub observe: ObserveFlags,
     #[command(flatten)]
     exec: ExecFlags,
+    #[command(flatten)]
+    pub agents: AgentFlags,
+}
+
+/// Load agents: the load made on other hosts (`wirebench agent` there).
+#[derive(Args, Debug, Default)]
+#[command(next_help_heading = "Load agents (run on other hosts: `wirebench agent`)")]
+pub struct AgentFlags {
+    /// Make the load with these agents, HOST:PORT each (comma-separated): the clients are split
+    /// among them, they start at one instant, and their results merge exactly, each agent's
+    /// part kept beside the merge. Needs --target.
+    #[arg(long, value_delimiter = ',')]
+    agents: Vec<String>,
+    /// Each agent's share of the clients (and of the rate), in the order of --agents: 2,1,1.
+    /// Default: equal.
+    #[arg(long, value_delimiter = ',', requires = "agents")]
+    agent_weights: Vec<u32>,
+    /// The agents' shared token, in this file (default: $WIREBENCH_TOKEN): proven to them,
+    /// never sent.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
 }
 
 /// The exec transport's flags: your own benchmark program.
@@ -423,6 +445,9 @@ impl RunFlags {
                     .flat_map(|e| e.0.clone())
                     .collect(),
             ),
+            agents: self.agents.agents.clone(),
+            agent_weights: self.agents.agent_weights.clone(),
+            share: None,
         })
     }
 
@@ -447,9 +472,22 @@ impl RunFlags {
 
     /// The session options of these flags.
     pub fn session(&self) -> Result<wirebench_runner::session::SessionOptions, SpecError> {
-        Ok(wirebench_runner::session::SessionOptions::of(
-            &self.request(),
-            self.credentials()?,
-        ))
+        let mut opts =
+            wirebench_runner::session::SessionOptions::of(&self.request(), self.credentials()?);
+        if !self.agents.agents.is_empty() {
+            opts.agent_token =
+                Token::given_or_env(self.agents.token_file.as_deref()).map_err(|why| {
+                    SpecError::Invalid {
+                        flag: "--token-file",
+                        why,
+                    }
+                })?;
+        } else if self.agents.token_file.is_some() {
+            return Err(SpecError::Flag {
+                flag: "--token-file",
+                why: "proves this run to its --agents: add them".into(),
+            });
+        }
+        Ok(opts)
     }
 }

@@ -2,6 +2,7 @@
 //! conversion into a request, and one call into the runner or the report
 //! crate.
 
+pub mod agent;
 mod args;
 pub mod compare;
 pub mod error;
@@ -36,6 +37,8 @@ enum Command {
     Search(Box<search::SearchArgs>),
     /// Run a reference server on its own.
     Serve(Box<serve::ServeArgs>),
+    /// A load agent: makes its part of the runs a coordinator (`run --agents`) sends it.
+    Agent(agent::AgentArgs),
     /// The same shm workload over shared memory (each wait strategy), a Unix socket, TCP loopback and a pipe, side by side.
     IpcCompare(Box<ipc_compare::IpcCompareArgs>),
     /// Run an experiment from a TOML spec: a matrix of runs, placements, instances, repetitions.
@@ -65,6 +68,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Run(a) => run::run(*a),
         Command::Search(a) => search::search(*a),
         Command::Serve(a) => serve::serve(*a),
+        Command::Agent(a) => agent::agent(a),
         Command::Clean(a) => shm::clean(a),
         Command::Topo(a) => topo::topo(a),
         Command::Compare(a) => compare::compare(a),

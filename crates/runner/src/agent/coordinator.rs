@@ -1,0 +1,666 @@
+//! The coordinator: a run whose load is made by agents on other hosts.
+//!
+//! It connects to every agent (handshake, then [`PROBES`] clock probes
+//! each), sends each its part of the request (its clients, and the numbers
+//! of its connections among the run's: see `wirebench_core::share`), waits
+//! until every part is connected (the ready barrier), and starts them all
+//! at one instant of its own clock, given to each agent on the agent's.
+//! Each second it merges the agents' intervals into the live line; at the
+//! end it pulls every part's whole result, the authoritative one, and
+//! merges them exactly (histograms added, never percentiles averaged),
+//! keeping each agent's part beside the merge.
+
+use super::auth::{self, BuildId, Token};
+use super::clock::{self, ClockEstimate};
+use super::daemon::{HANDSHAKE_TIMEOUT, SILENCE};
+use super::wire::{self, FromAgent, FromCoordinator};
+use crate::RunError;
+use crate::process::Cancel;
+use crate::record::{self, Recorder};
+use crate::run::{RunEvents, RunReport};
+use crate::session::SessionOptions;
+use std::collections::BTreeMap;
+use std::io::BufReader;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use wirebench_core::hist;
+use wirebench_core::merge;
+use wirebench_core::request::RunRequest;
+use wirebench_core::result::{AgentPart, Interval, RunResult, RunState, Warning};
+use wirebench_core::share::{self, AgentSpec};
+use wirebench_core::spec::{RunSpec, TargetSpec};
+use wirebench_core::store;
+use wirebench_core::topo::Topology;
+use wirebench_load::engine::IntervalReport;
+use wirebench_load::os;
+use wirebench_load::recorder::IntervalData;
+
+/// Clock probes per agent, before and after a run.
+pub const PROBES: usize = 16;
+/// A run does not start while an agent's clock offset is less certain than
+/// this share of the reporting interval.
+pub const MAX_UNCERTAINTY_SHARE: f64 = 0.10;
+/// The reporting interval.
+const INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a coordinator heard from agent `i`, and when (on its clock).
+enum Heard {
+    Msg(usize, FromAgent, u64),
+    Gone(usize, String),
+}
+
+type Writer = Arc<Mutex<TcpStream>>;
+
+/// One agent, connected and accepted.
+struct Link {
+    spec: AgentSpec,
+    w: Writer,
+    clock: ClockEstimate,
+}
+
+fn tell(w: &Writer, msg: &FromCoordinator) -> std::io::Result<()> {
+    wire::send(&mut *w.lock().expect("not poisoned"), msg)
+}
+
+fn fail(agent: &str, why: impl std::fmt::Display) -> RunError {
+    RunError::Failed(format!("agent {agent}: {why}"))
+}
+
+/// The agents of a run, connected.
+struct Fleet {
+    links: Vec<Link>,
+    rx: mpsc::Receiver<Heard>,
+    beating: Arc<AtomicBool>,
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        self.beating.store(false, Ordering::Release);
+        for l in &self.links {
+            let _ =
+                l.w.lock()
+                    .expect("not poisoned")
+                    .shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// Connects to `agent` and does the handshake: its token proven, ours
+/// proven to it, the same protocol and build on both sides.
+fn handshake(
+    agent: &AgentSpec,
+    token: Option<&Token>,
+    build: &BuildId,
+) -> Result<(TcpStream, BufReader<TcpStream>), RunError> {
+    let addrs: Vec<_> = agent
+        .address
+        .to_socket_addrs()
+        .map_err(|e| fail(&agent.address, format!("cannot resolve it: {e}")))?
+        .collect();
+    let mut last = None;
+    let mut stream = None;
+    for a in &addrs {
+        match TcpStream::connect_timeout(a, HANDSHAKE_TIMEOUT) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let stream = stream.ok_or_else(|| {
+        fail(
+            &agent.address,
+            format!(
+                "cannot connect: {} (is `wirebench agent` running there?)",
+                last.map_or("no address".to_string(), |e| e.to_string())
+            ),
+        )
+    })?;
+    let io = |e: std::io::Error| fail(&agent.address, e);
+    stream.set_nodelay(true).map_err(io)?;
+    stream
+        .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(io)?;
+    stream
+        .set_write_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(io)?;
+    let mut rd = BufReader::new(stream.try_clone().map_err(io)?);
+    let mut w = stream;
+    let hello = wire::recv::<FromAgent>(&mut rd, wire::HANDSHAKE_LINE_MAX)
+        .map_err(|e| fail(&agent.address, format!("not a wirebench agent: {e}")))?;
+    let Some(FromAgent::Hello {
+        protocol,
+        nonce,
+        token: wants_token,
+    }) = hello
+    else {
+        return Err(fail(&agent.address, "not a wirebench agent (no hello)"));
+    };
+    if protocol != wire::PROTOCOL {
+        return Err(fail(
+            &agent.address,
+            format!(
+                "protocol mismatch: the agent speaks agent protocol {protocol}, this coordinator {}",
+                wire::PROTOCOL
+            ),
+        ));
+    }
+    if wants_token && token.is_none() {
+        return Err(fail(
+            &agent.address,
+            "it requires a token: give this coordinator the agent's with --token-file or WIREBENCH_TOKEN",
+        ));
+    }
+    let ours = auth::nonce();
+    wire::send(
+        &mut w,
+        &FromCoordinator::Auth {
+            protocol: wire::PROTOCOL,
+            proof: token
+                .filter(|_| wants_token)
+                .map(|t| t.prove("coordinator", &nonce)),
+            nonce: ours.clone(),
+            build: build.clone(),
+        },
+    )
+    .map_err(io)?;
+    match wire::recv::<FromAgent>(&mut rd, wire::HANDSHAKE_LINE_MAX).map_err(io)? {
+        Some(FromAgent::Welcome {
+            proof,
+            build: theirs,
+        }) => {
+            if wants_token
+                && let Some(t) = token
+                && !proof.is_some_and(|p| t.verify("agent", &ours, &p))
+            {
+                return Err(fail(
+                    &agent.address,
+                    "it did not prove the token: it is not the agent the token names",
+                ));
+            }
+            if &theirs != build {
+                return Err(fail(
+                    &agent.address,
+                    format!("build mismatch: the coordinator runs {build}, the agent {theirs}"),
+                ));
+            }
+        }
+        Some(FromAgent::Refused { why }) => {
+            return Err(fail(&agent.address, format!("refused: {why}")));
+        }
+        Some(_) => {
+            return Err(fail(
+                &agent.address,
+                "an unexpected answer to the handshake",
+            ));
+        }
+        None => {
+            return Err(fail(
+                &agent.address,
+                "it closed the connection during the handshake",
+            ));
+        }
+    }
+    w.set_read_timeout(Some(SILENCE)).map_err(io)?;
+    Ok((w, rd))
+}
+
+impl Fleet {
+    /// Connects to every agent and measures their clocks.
+    fn connect(agents: &[AgentSpec], token: Option<&Token>) -> Result<Fleet, RunError> {
+        let build = BuildId::current()
+            .map_err(|e| RunError::Failed(format!("this binary's build id: {e}")))?;
+        let (tx, rx) = mpsc::channel();
+        let mut links = Vec::new();
+        for (i, a) in agents.iter().enumerate() {
+            let (w, mut rd) = handshake(a, token, &build)?;
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                loop {
+                    let heard = match wire::recv::<FromAgent>(&mut rd, wire::LINE_MAX) {
+                        Ok(Some(m)) => Heard::Msg(i, m, os::monotonic_ns()),
+                        Ok(None) => Heard::Gone(i, "it closed the connection".into()),
+                        Err(e)
+                            if e.kind() == std::io::ErrorKind::WouldBlock
+                                || e.kind() == std::io::ErrorKind::TimedOut =>
+                        {
+                            Heard::Gone(i, format!("it was silent for {SILENCE:?}"))
+                        }
+                        Err(e) => Heard::Gone(i, e.to_string()),
+                    };
+                    let gone = matches!(heard, Heard::Gone(..));
+                    if tx.send(heard).is_err() || gone {
+                        return;
+                    }
+                }
+            });
+            links.push(Link {
+                spec: a.clone(),
+                w: Arc::new(Mutex::new(w)),
+                clock: ClockEstimate {
+                    offset_ns: 0,
+                    uncertainty_ns: u64::MAX,
+                    rtt_ns: 0,
+                    at_ns: 0,
+                },
+            });
+        }
+        let beating = Arc::new(AtomicBool::new(true));
+        {
+            let writers: Vec<Writer> = links.iter().map(|l| l.w.clone()).collect();
+            let beating = beating.clone();
+            std::thread::spawn(move || {
+                while beating.load(Ordering::Acquire) {
+                    for w in &writers {
+                        let _ = tell(w, &FromCoordinator::Beat);
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            });
+        }
+        let mut fleet = Fleet { links, rx, beating };
+        for i in 0..fleet.links.len() {
+            fleet.links[i].clock = fleet.probe(i)?;
+        }
+        Ok(fleet)
+    }
+
+    /// Measures agent `i`'s clock.
+    fn probe(&mut self, i: usize) -> Result<ClockEstimate, RunError> {
+        let addr = self.links[i].spec.address.clone();
+        let mut probes = Vec::with_capacity(PROBES);
+        for _ in 0..PROBES {
+            let t1 = os::monotonic_ns();
+            tell(&self.links[i].w, &FromCoordinator::Probe { t1 }).map_err(|e| fail(&addr, e))?;
+            let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match self.rx.recv_timeout(left) {
+                    Ok(Heard::Msg(j, FromAgent::Probe { t1: echo, t2, t3 }, t4))
+                        if j == i && echo == t1 =>
+                    {
+                        probes.push(clock::Probe { t1, t2, t3, t4 });
+                        break;
+                    }
+                    Ok(Heard::Gone(j, why)) if j == i => return Err(fail(&addr, why)),
+                    Ok(_) => {}
+                    Err(_) => return Err(fail(&addr, "no answer to a clock probe")),
+                }
+            }
+        }
+        Ok(clock::estimate(&probes).expect("probed"))
+    }
+}
+
+/// A merged interval as the live line shows it.
+fn report_of(index: usize, iv: &Interval) -> IntervalReport {
+    let mut data = IntervalData::new();
+    data.ops = iv.ops;
+    data.sent = iv.sent;
+    data.bytes_out = iv.bytes_out;
+    data.bytes_in = iv.bytes_in;
+    data.errors = iv.errors;
+    if let Ok(h) = hist::decode(&iv.latency_hist) {
+        data.hist = h;
+    }
+    IntervalReport {
+        index,
+        start_ns: iv.start_ns,
+        end_ns: iv.end_ns,
+        phase: iv.phase,
+        data,
+        client_cores: vec![],
+        server_cores: vec![],
+        server_groups: vec![],
+        hiccup: None,
+    }
+}
+
+/// Where an agent's part stands.
+enum Part {
+    Preparing,
+    Running,
+    Done(Box<RunResult>, String),
+    Failed(String),
+}
+
+/// Agent `i`'s part of `req`.
+fn part_request(req: &RunRequest, clients: usize, share: share::ConnShare) -> RunRequest {
+    let mut r = req.clone();
+    r.agents.clear();
+    r.agent_weights.clear();
+    r.clients = Some(clients);
+    r.share = Some(share);
+    r.slo.clear();
+    r.hlog = None;
+    r.results = None;
+    r.repeat = None;
+    r.force = None;
+    r.format = None;
+    r
+}
+
+/// Runs `req` on its agents: one run, recorded here, each part kept on its
+/// agent too.
+pub fn run(
+    req: &RunRequest,
+    opts: &SessionOptions,
+    topo: &Topology,
+    command_line: Vec<String>,
+    cancel: Cancel,
+    events: &mut dyn RunEvents,
+) -> Result<RunReport, RunError> {
+    let (spec, placement) = req.check(topo)?;
+    req.prepare_outputs()?;
+    let recorder = Recorder::new(req.results_dir(), command_line, req.slos()?);
+    let mut fleet = Fleet::connect(&spec.agents, opts.agent_token.as_ref())?;
+    let limit = (INTERVAL.as_nanos() as f64 * MAX_UNCERTAINTY_SHARE) as u64;
+    for l in &fleet.links {
+        events.note(&format!(
+            "agent {}: clock offset {:+} ns, within {} ns (round trip {} ns)",
+            l.spec.address, l.clock.offset_ns, l.clock.uncertainty_ns, l.clock.rtt_ns
+        ));
+        if l.clock.uncertainty_ns > limit {
+            return Err(fail(
+                &l.spec.address,
+                format!(
+                    "its clock's offset is known within {} ms only, more than {:.0}% of the {} s interval: the agents' seconds would not line up (a slow or loaded network path?)",
+                    l.clock.uncertainty_ns as f64 / 1e6,
+                    MAX_UNCERTAINTY_SHARE * 100.0,
+                    INTERVAL.as_secs()
+                ),
+            ));
+        }
+    }
+    let endpoint = match &spec.target {
+        TargetSpec::External { endpoint } => endpoint.clone(),
+        _ => unreachable!("checked: agents need a target"),
+    };
+    events.started(&spec, &placement, &endpoint, None);
+    let started_at = store::now_rfc3339();
+    let mut result = measure(&mut fleet, req, &spec, &placement, &cancel, events)?;
+    let dir = recorder.save_as(&mut result, store::new_run_id(&spec.label()), started_at)?;
+    if let Some(path) = &req.hlog {
+        record::write_hlog(path, &result)?;
+    }
+    events.saved(&result, &dir, &recorder.slos);
+    Ok(RunReport {
+        runs: vec![(result, dir)],
+        repetitions: None,
+        group: None,
+    })
+}
+
+/// One measured run on the fleet: prepare, the ready barrier, the start,
+/// the live lines, the parts' results merged.
+fn measure(
+    fleet: &mut Fleet,
+    req: &RunRequest,
+    spec: &RunSpec,
+    placement: &wirebench_core::result::Placement,
+    cancel: &Cancel,
+    events: &mut dyn RunEvents,
+) -> Result<RunResult, RunError> {
+    let n = fleet.links.len();
+    let weights: Vec<u32> = fleet.links.iter().map(|l| l.spec.weight).collect();
+    let clients = share::split(spec.clients, &weights);
+    let shares = share::conn_shares(&clients, spec.conns_per_client);
+    for (i, l) in fleet.links.iter().enumerate() {
+        let part = part_request(req, clients[i], shares[i]);
+        let hash = auth::sha256(&serde_json::to_vec(&part).map_err(std::io::Error::other)?);
+        tell(
+            &l.w,
+            &FromCoordinator::Prepare {
+                request: Box::new(part),
+                hash,
+            },
+        )
+        .map_err(|e| fail(&l.spec.address, e))?;
+    }
+    let mut parts: Vec<Part> = (0..n).map(|_| Part::Preparing).collect();
+    let mut heard = vec![Instant::now(); n];
+    let mut connect_ns = 0;
+    let mut started = false;
+    let mut stopped = false;
+    // Intervals by index, until every running agent gave its own.
+    let mut pending: BTreeMap<usize, Vec<Option<Interval>>> = BTreeMap::new();
+    let stop_all = |fleet: &Fleet, why: &str| {
+        for l in &fleet.links {
+            let _ = tell(
+                &l.w,
+                &FromCoordinator::Stop {
+                    why: why.to_string(),
+                },
+            );
+        }
+    };
+    let settled = |p: &Part| matches!(p, Part::Done(..) | Part::Failed(_));
+    while !parts.iter().all(settled) {
+        if !stopped && let Some(why) = cancel.reason() {
+            stop_all(fleet, why);
+            stopped = true;
+        }
+        let msg = fleet.rx.recv_timeout(Duration::from_millis(100));
+        let now = Instant::now();
+        for (i, h) in heard.iter().enumerate() {
+            if !settled(&parts[i]) && now.duration_since(*h) > SILENCE {
+                parts[i] = Part::Failed(format!("it was silent for {SILENCE:?}"));
+            }
+        }
+        let (i, msg) = match msg {
+            Ok(Heard::Msg(i, m, _)) => (i, m),
+            Ok(Heard::Gone(i, why)) => {
+                if !settled(&parts[i]) {
+                    parts[i] = Part::Failed(why);
+                }
+                continue;
+            }
+            Err(_) => continue,
+        };
+        heard[i] = now;
+        let addr = fleet.links[i].spec.address.clone();
+        match msg {
+            FromAgent::Note { text } => events.note(&format!("agent {addr}: {text}")),
+            FromAgent::Ready { connect_ns: c } => {
+                connect_ns = connect_ns.max(c);
+                parts[i] = Part::Running;
+            }
+            FromAgent::Interval { index, interval } => {
+                let row = pending.entry(index).or_insert_with(|| vec![None; n]);
+                row[i] = Some(*interval);
+            }
+            FromAgent::Done { result, dir } => parts[i] = Part::Done(result, dir),
+            FromAgent::Failed { why } => parts[i] = Part::Failed(why),
+            FromAgent::Refused { why } => parts[i] = Part::Failed(format!("refused: {why}")),
+            FromAgent::Beat
+            | FromAgent::Probe { .. }
+            | FromAgent::Hello { .. }
+            | FromAgent::Welcome { .. } => {}
+        }
+        // One part failed: the others stop (what they measured is kept).
+        if !stopped
+            && let Some((j, why)) = parts.iter().enumerate().find_map(|(j, p)| match p {
+                Part::Failed(w) => Some((j, w.clone())),
+                _ => None,
+            })
+        {
+            stop_all(
+                fleet,
+                &format!("agent {} failed: {why}", fleet.links[j].spec.address),
+            );
+            stopped = true;
+        }
+        // The barrier: every part connected; start them all at one instant.
+        if !started && parts.iter().all(|p| matches!(p, Part::Running)) {
+            let worst_rtt = fleet
+                .links
+                .iter()
+                .map(|l| l.clock.rtt_ns)
+                .max()
+                .unwrap_or(0);
+            let lead = Duration::from_millis(200).max(Duration::from_nanos(worst_rtt * 4));
+            let at = os::monotonic_ns() + lead.as_nanos() as u64;
+            for l in &fleet.links {
+                let at_ns = at.saturating_add_signed(l.clock.offset_ns);
+                tell(&l.w, &FromCoordinator::Start { at_ns })
+                    .map_err(|e| fail(&l.spec.address, e))?;
+            }
+            started = true;
+            events.connected(connect_ns);
+        }
+        // Live lines: an index every running part has reported.
+        let live: Vec<bool> = parts.iter().map(|p| matches!(p, Part::Running)).collect();
+        while let Some((&index, row)) = pending.iter().next() {
+            let complete = row
+                .iter()
+                .zip(&live)
+                .all(|(iv, &running)| iv.is_some() || !running);
+            if !complete {
+                break;
+            }
+            let row = pending.remove(&index).expect("present");
+            let got: Vec<Interval> = row.into_iter().flatten().collect();
+            if let Ok(m) = merge::intervals_of(&got) {
+                events.interval(&report_of(index, &m));
+            }
+        }
+    }
+    // The clocks again, for their drift over the run.
+    let mut drift = vec![None; n];
+    for (i, d) in drift.iter_mut().enumerate() {
+        if let Ok(end) = fleet.probe(i) {
+            *d = clock::drift_ppm(&fleet.links[i].clock, &end);
+        }
+    }
+    let mut results = Vec::new();
+    let mut failures = Vec::new();
+    let mut breakdown = Vec::new();
+    for (i, p) in parts.into_iter().enumerate() {
+        let l = &fleet.links[i];
+        match p {
+            Part::Done(r, dir) => {
+                breakdown.push(part_of(l, clients[i], &r, &dir, drift[i]));
+                results.push(*r);
+            }
+            Part::Failed(why) => {
+                failures.push(format!("agent {}: {why}", l.spec.address));
+                breakdown.push(AgentPart {
+                    agent: l.spec.address.clone(),
+                    run_id: String::new(),
+                    dir: String::new(),
+                    clients: clients[i],
+                    state: RunState::Failed,
+                    reason: Some(why),
+                    ops: 0,
+                    ops_per_s: 0.0,
+                    p50_ns: 0,
+                    p99_ns: 0,
+                    client_cpu_s: 0.0,
+                    client_cpu_us_per_op: 0.0,
+                    requested_rate_per_s: None,
+                    sent_per_s: 0.0,
+                    clock_offset_ns: l.clock.offset_ns,
+                    clock_uncertainty_ns: l.clock.uncertainty_ns,
+                    clock_drift_ppm: drift[i],
+                });
+            }
+            Part::Preparing | Part::Running => unreachable!("settled"),
+        }
+    }
+    if results.is_empty() {
+        return Err(RunError::Failed(failures.join("; ")));
+    }
+    let mut m = merge::instances(&results).map_err(|e| RunError::Failed(e.to_string()))?;
+    m.spec = spec.clone();
+    m.summary.requested_rate_per_s = spec.rate_per_s;
+    m.placement = placement.clone();
+    m.placement.client_cpus = Default::default();
+    m.placement.notes = vec![format!(
+        "the load was made by {n} agents; each part's placement is in its run.json on its agent"
+    )];
+    m.env =
+        wirebench_core::env::Environment::capture(env!("CARGO_PKG_VERSION"), crate::GIT_REVISION);
+    if !failures.is_empty() {
+        m.status.state = RunState::Failed;
+        m.status.reason = Some(failures.join("; "));
+    } else if let Some(r) = results
+        .iter()
+        .find(|r| r.status.state != RunState::Complete)
+    {
+        m.status = r.status.clone();
+    }
+    // The parts' own warnings that name their host's limits, by agent.
+    m.warnings.retain(|w| {
+        !matches!(
+            w,
+            Warning::ClientBound { .. }
+                | Warning::RateNotSent { .. }
+                | Warning::RateNotAnswered { .. }
+        )
+    });
+    for (r, p) in results
+        .iter()
+        .zip(breakdown.iter().filter(|p| !p.run_id.is_empty()))
+    {
+        for w in &r.warnings {
+            let why = match w {
+                Warning::ClientBound {
+                    client_cpu_pct,
+                    cpus,
+                } => format!("used {client_cpu_pct:.0}% of the {cpus} CPU(s) it may use"),
+                Warning::RateNotSent {
+                    sent_per_s,
+                    rate_per_s,
+                    ..
+                } => format!(
+                    "sent {sent_per_s:.0}/s of its {rate_per_s:.0}/s ({:.0}%)",
+                    100.0 * sent_per_s / rate_per_s
+                ),
+                _ => continue,
+            };
+            m.warnings.push(Warning::AgentBound {
+                agent: p.agent.clone(),
+                why,
+            });
+        }
+    }
+    if let Some(rate) = spec.rate_per_s
+        && m.summary.measured_ns > 0
+        && m.summary.ops_per_s < crate::outcome::RATE_REACHED * rate
+        && spec.transport.has_response()
+    {
+        m.warnings.push(Warning::RateNotAnswered {
+            ops_per_s: m.summary.ops_per_s,
+            rate_per_s: rate,
+        });
+    }
+    m.agents = breakdown;
+    Ok(m)
+}
+
+fn part_of(l: &Link, clients: usize, r: &RunResult, dir: &str, drift: Option<f64>) -> AgentPart {
+    let s = &r.summary;
+    AgentPart {
+        agent: l.spec.address.clone(),
+        run_id: r.run_id.clone(),
+        dir: dir.to_string(),
+        clients,
+        state: r.status.state,
+        reason: r.status.reason.clone(),
+        ops: s.ops,
+        ops_per_s: s.ops_per_s,
+        p50_ns: s.latency.p50_ns,
+        p99_ns: s.latency.p99_ns,
+        client_cpu_s: s.client_cpu_s,
+        client_cpu_us_per_op: s.client_cpu_us_per_op,
+        requested_rate_per_s: s.requested_rate_per_s,
+        sent_per_s: s.sent_per_s,
+        clock_offset_ns: l.clock.offset_ns,
+        clock_uncertainty_ns: l.clock.uncertainty_ns,
+        clock_drift_ppm: drift,
+    }
+}

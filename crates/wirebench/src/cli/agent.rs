@@ -1,0 +1,75 @@
+//! `wirebench agent`: a load agent, making its part of the runs that a
+//! coordinator (`run --agents`) sends it.
+
+use super::error::{runner_error, usage};
+use clap::Args;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use wirebench_runner::agent::auth::{BuildId, Token};
+use wirebench_runner::agent::daemon::{self, AgentOptions};
+use wirebench_runner::{Credentials, process};
+
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// Where coordinators reach this agent: tcp://HOST:PORT. Beyond loopback a token is required
+    /// (--token-file or $WIREBENCH_TOKEN).
+    #[arg(long, default_value = "tcp://127.0.0.1:7460")]
+    listen: String,
+    /// The shared token, in this file (default: $WIREBENCH_TOKEN): coordinators must prove it.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// Where this agent keeps the results of its parts. Default: each request's (results).
+    #[arg(long)]
+    results: Option<PathBuf>,
+    /// Test only: report clock readings this many nanoseconds off.
+    #[arg(long, hide = true, allow_hyphen_values = true)]
+    clock_skew_ns: Option<i64>,
+    /// Test only: claim this sha256 for the binary (another build).
+    #[arg(long, hide = true)]
+    pretend_sha256: Option<String>,
+}
+
+fn listen_addr(s: &str) -> anyhow::Result<SocketAddr> {
+    let hostport = s.strip_prefix("tcp://").unwrap_or(s);
+    match hostport.to_socket_addrs().map(|mut a| a.next()) {
+        Ok(Some(a)) => Ok(a),
+        Ok(None) => usage!("--listen {s}: no address"),
+        Err(e) => usage!("--listen {s}: not tcp://HOST:PORT ({e})"),
+    }
+}
+
+pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
+    let listen = listen_addr(&a.listen)?;
+    let token = match Token::given_or_env(a.token_file.as_deref()) {
+        Ok(t) => t,
+        Err(why) => usage!("{why}"),
+    };
+    let mut build = BuildId::current()?;
+    if let Some(s) = a.pretend_sha256 {
+        build.sha256 = s;
+    }
+    super::run::warn_if_debug();
+    let cancel = process::watch_signals()?;
+    let opts = AgentOptions {
+        listen,
+        token,
+        results: a.results,
+        credentials: Credentials::given_or_env(None, None)?,
+        build: build.clone(),
+        clock_skew_ns: a.clock_skew_ns.unwrap_or(0),
+    };
+    let log: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(|line: &str| eprintln!("agent: {line}"));
+    daemon::serve(
+        opts,
+        cancel,
+        &mut |addr| {
+            daemon::print_bound(addr);
+            eprintln!("agent: {build}, listening on tcp://{addr}");
+        },
+        log,
+    )
+    .map_err(runner_error)?;
+    Ok(ExitCode::SUCCESS)
+}
