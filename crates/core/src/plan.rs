@@ -31,7 +31,7 @@ pub const TOP_KEYS: [&str; 6] = [
 /// Keys of the sweep itself (not flags of `run`).
 pub const SWEEP_KEYS: [&str; 2] = ["placement", "instances"];
 /// Flags of `run` a sweep sets itself.
-pub const RESERVED: [&str; 8] = [
+pub const RESERVED: [&str; 9] = [
     "results",
     "force",
     "format",
@@ -40,6 +40,7 @@ pub const RESERVED: [&str; 8] = [
     "placement_policy",
     "placement_note",
     "instance",
+    "share",
 ];
 
 /// Levenshtein distance, for "did you mean".

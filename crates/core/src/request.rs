@@ -555,7 +555,7 @@ fn check_header(h: &str) -> Result<(), String> {
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 70] = [
+    pub const KEYS: [&'static str; 73] = [
         "transport",
         "arch",
         "target",
@@ -625,6 +625,9 @@ impl RunRequest {
         "client_cmd",
         "parser",
         "client_env",
+        "agents",
+        "agent_weights",
+        "share",
         "sessions",
     ];
 
@@ -702,7 +705,7 @@ impl RunRequest {
         let v = serde_json::to_value(self).expect("a request serializes");
         let mut out = Vec::new();
         for key in RunRequest::KEYS {
-            if key.starts_with("placement_") || key == "instance" {
+            if key.starts_with("placement_") || key == "instance" || key == "share" {
                 continue;
             }
             let Some(x) = v.get(key) else {
@@ -2378,6 +2381,46 @@ mod tests {
     fn bad_requests_name_the_flag_the_value_and_the_fix() {
         let cases: &[(&str, &str, &str)] = &[
             (
+                r#"{"agents": ["10.0.0.2:7460"]}"#,
+                "--agents",
+                "--agents make load on other hosts: give them a server they reach with --target",
+            ),
+            (
+                r#"{"agents": ["10.0.0.2"], "target": "tcp://10.0.0.1:7470"}"#,
+                "--agents",
+                "--agents: '10.0.0.2' is not HOST:PORT",
+            ),
+            (
+                r#"{"agents": ["a:1", "b:1"], "clients": 1, "target": "tcp://10.0.0.1:7470"}"#,
+                "--clients",
+                "--clients 1: gives agent b:1 no client: give at least one client per agent (2 agents)",
+            ),
+            (
+                r#"{"agents": ["a:1", "b:1"], "agent_weights": [1], "target": "tcp://h:1"}"#,
+                "--agent-weights",
+                "--agent-weights 1: give one weight per agent (2 agents)",
+            ),
+            (
+                r#"{"agents": ["a:1", "a:1"], "clients": 2, "target": "tcp://h:1"}"#,
+                "--agents",
+                "--agents: a:1 is named twice",
+            ),
+            (
+                r#"{"agents": ["a:1"], "transport": "shm"}"#,
+                "--agents",
+                "--agents: shared memory is reached from its own host only",
+            ),
+            (
+                r#"{"agents": ["a:1"], "target": "tcp://h:1", "trace": true}"#,
+                "--trace",
+                "--trace does not go with --agents yet",
+            ),
+            (
+                r#"{"agent_weights": [1]}"#,
+                "--agent-weights",
+                "--agent-weights weighs --agents: add them",
+            ),
+            (
                 r#"{"size": 0}"#,
                 "--size",
                 "--size 0: must be between 1 byte and 4GiB-1",
@@ -2716,6 +2759,9 @@ mod tests {
             client_cmd: Some("sockperf pp -p {port}".into()),
             parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
             client_env: "A=b".parse().unwrap(),
+            agents: vec!["10.0.0.2:7460".into()],
+            agent_weights: vec![2],
+            share: Some(crate::share::ConnShare { first: 2, total: 5 }),
         };
         let json = serde_json::to_value(&full).unwrap();
         let mut keys: Vec<&str> = json

@@ -136,12 +136,24 @@ pub fn headline(
             p.client_cpus,
         ),
         _ => format!(
-            "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients on CPUs {}{}",
+            "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients {}{}",
             t.mode_name(),
             spec.clients,
             spec.conns_per_client,
             spec.warmup_ns as f64 / 1e9,
-            p.client_cpus,
+            if spec.agents.is_empty() {
+                format!("on CPUs {}", p.client_cpus)
+            } else {
+                let each: Vec<String> = spec
+                    .agents
+                    .iter()
+                    .map(|a| match a.weight {
+                        1 => a.address.clone(),
+                        w => format!("{} (weight {w})", a.address),
+                    })
+                    .collect();
+                format!("on {} agents: {}", spec.agents.len(), each.join(", "))
+            },
             if spec.poll { ", busy-polling" } else { "" },
         ),
     };
@@ -404,11 +416,13 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         .as_ref()
         .map(|c| format!(", server {c}"))
         .unwrap_or_default();
-    writeln!(
-        out,
-        "  CPUs:              client {} (busiest {:.1}% busy){server_cpus}",
-        r.placement.client_cpus, s.client_core_max_busy_pct
-    )?;
+    if r.agents.is_empty() {
+        writeln!(
+            out,
+            "  CPUs:              client {} (busiest {:.1}% busy){server_cpus}",
+            r.placement.client_cpus, s.client_core_max_busy_pct
+        )?;
+    }
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
     let server_rss = s
         .server_peak_rss_bytes
@@ -430,9 +444,46 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
     if s.errors > 0 {
         writeln!(out, "  errors:            {}", s.errors)?;
     }
+    print_agents(out, r)?;
     writeln!(out, "  result:            {}", path.display())?;
     for w in &r.warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// A run made by load agents: each agent's part, one line each.
+fn print_agents(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
+    if r.agents.is_empty() {
+        return Ok(());
+    }
+    let width = r.agents.iter().map(|a| a.agent.len()).max().unwrap_or(0);
+    writeln!(
+        out,
+        "  agents:            {:<width$} {:>7} {:>10} {:>9} {:>9} {:>10}  clock offset",
+        "", "clients", "ops/s", "p50", "p99", "CPU us/op"
+    )?;
+    for a in &r.agents {
+        let state = match a.state {
+            wirebench_core::result::RunState::Complete => String::new(),
+            other => format!(
+                "  {}: {}",
+                format!("{other:?}").to_lowercase(),
+                a.reason.as_deref().unwrap_or("")
+            ),
+        };
+        writeln!(
+            out,
+            "                     {:<width$} {:>7} {:>10.1} {:>9} {:>9} {:>10.2}  {:+.3} ms +/- {:.3} ms{state}",
+            a.agent,
+            a.clients,
+            a.ops_per_s,
+            format_ns(a.p50_ns as f64),
+            format_ns(a.p99_ns as f64),
+            a.client_cpu_us_per_op,
+            a.clock_offset_ns as f64 / 1e6,
+            a.clock_uncertainty_ns as f64 / 1e6,
+        )?;
     }
     Ok(())
 }

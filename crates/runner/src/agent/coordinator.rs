@@ -358,7 +358,7 @@ pub fn run(
     req.prepare_outputs()?;
     let recorder = Recorder::new(req.results_dir(), command_line, req.slos()?);
     let mut fleet = Fleet::connect(&spec.agents, opts.agent_token.as_ref())?;
-    let limit = (INTERVAL.as_nanos() as f64 * MAX_UNCERTAINTY_SHARE) as u64;
+    let limit = wirebench_core::units::nanos(INTERVAL.mul_f64(MAX_UNCERTAINTY_SHARE));
     for l in &fleet.links {
         events.note(&format!(
             "agent {}: clock offset {:+} ns, within {} ns (round trip {} ns)",
@@ -503,7 +503,7 @@ fn measure(
                 .max()
                 .unwrap_or(0);
             let lead = Duration::from_millis(200).max(Duration::from_nanos(worst_rtt * 4));
-            let at = os::monotonic_ns() + lead.as_nanos() as u64;
+            let at = os::monotonic_ns() + wirebench_core::units::nanos(lead);
             for l in &fleet.links {
                 let at_ns = at.saturating_add_signed(l.clock.offset_ns);
                 tell(&l.w, &FromCoordinator::Start { at_ns })
@@ -577,10 +577,12 @@ fn measure(
     let mut m = merge::instances(&results).map_err(|e| RunError::Failed(e.to_string()))?;
     m.spec = spec.clone();
     m.summary.requested_rate_per_s = spec.rate_per_s;
+    // Each part's CPUs are its own host's: the first part's stand for the
+    // cpuset (a result always has one), and a note says so.
     m.placement = placement.clone();
-    m.placement.client_cpus = Default::default();
+    m.placement.client_cpus = results[0].placement.client_cpus.clone();
     m.placement.notes = vec![format!(
-        "the load was made by {n} agents; each part's placement is in its run.json on its agent"
+        "the load was made by {n} agents; client CPUs are the first agent's, each part's placement is in its run.json on its agent"
     )];
     m.env =
         wirebench_core::env::Environment::capture(env!("CARGO_PKG_VERSION"), crate::GIT_REVISION);

@@ -49,7 +49,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         // Credentials never travel in a request: the environment's are used.
         let req = wirebench_runner::with_env_region(read_request()?);
         let creds = wirebench_runner::Credentials::given_or_env(None, None)?;
-        let opts = SessionOptions::of(&req, creds);
+        let mut opts = SessionOptions::of(&req, creds);
+        if !req.agents.is_empty() {
+            // A sweep's agents are proven with $WIREBENCH_TOKEN.
+            opts.agent_token =
+                wirebench_runner::agent::auth::Token::given_or_env(None).map_err(UsageError)?;
+        }
         (req, opts)
     } else {
         (

@@ -1,0 +1,466 @@
+//! Load agents on "hosts" made of network namespaces: the test makes a hub
+//! namespace holding a bridge and one namespace per host, joined to it by
+//! veth pairs, with addresses (10.77.0.0/24) that exist only inside them.
+//! The server and the coordinator run in host 0, the agents in the others.
+//! They need root; without it they skip, unless $WIREBENCH_REQUIRE_NETNS
+//! is set (as `.ci/run` does): then they fail.
+
+use crate::helpers::{Proc, TempDir, exclusive, shared};
+use std::process::Command;
+use std::time::Duration;
+use wirebench_core::hist;
+use wirebench_core::result::{RunResult, RunState};
+
+/// Namespaces joined by a bridge, deleted (with what runs in them gone
+/// first: declare this before the processes) when dropped.
+struct Net {
+    hub: String,
+    hosts: Vec<String>,
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl Net {
+    /// `n` hosts, host `i` at 10.77.0.(i+1); None (the test skips) where
+    /// namespaces cannot be made and they are not required.
+    fn new(n: usize) -> Option<Net> {
+        static K: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let k = K.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tag = format!("wbit{}-{k}", std::process::id());
+        let net = Net {
+            hub: format!("{tag}-hub"),
+            hosts: (0..n).map(|i| format!("{tag}-h{i}")).collect(),
+        };
+        match net.make() {
+            Ok(()) => Some(net),
+            Err(e) => {
+                assert!(
+                    std::env::var_os("WIREBENCH_REQUIRE_NETNS").is_none(),
+                    "network namespaces are required ($WIREBENCH_REQUIRE_NETNS): {e}"
+                );
+                eprintln!("skipped: cannot make network namespaces ({e}); run as root");
+                None
+            }
+        }
+    }
+
+    fn make(&self) -> Result<(), String> {
+        let hub = self.hub.as_str();
+        ip(&["netns", "add", hub])?;
+        ip(&["-n", hub, "link", "add", "br0", "type", "bridge"])?;
+        ip(&["-n", hub, "link", "set", "br0", "up"])?;
+        for (i, h) in self.hosts.iter().enumerate() {
+            let v = format!("v{i}");
+            ip(&["netns", "add", h])?;
+            ip(&[
+                "-n", hub, "link", "add", &v, "type", "veth", "peer", "name", "eth0", "netns", h,
+            ])?;
+            ip(&["-n", hub, "link", "set", &v, "master", "br0", "up"])?;
+            ip(&[
+                "-n",
+                h,
+                "addr",
+                "add",
+                &format!("{}/24", self.addr(i)),
+                "dev",
+                "eth0",
+            ])?;
+            ip(&["-n", h, "link", "set", "eth0", "up"])?;
+            ip(&["-n", h, "link", "set", "lo", "up"])?;
+        }
+        Ok(())
+    }
+
+    fn addr(&self, host: usize) -> String {
+        format!("10.77.0.{}", host + 1)
+    }
+
+    /// wirebench with `args` in host `host`'s namespace (`ip netns exec`
+    /// execs it: the PID is wirebench's).
+    fn spawn(&self, host: usize, args: &[&str]) -> Proc {
+        let mut all = vec![
+            "netns",
+            "exec",
+            self.hosts[host].as_str(),
+            crate::helpers::BIN,
+        ];
+        all.extend_from_slice(args);
+        Proc::spawn_program("ip", &all)
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for h in &self.hosts {
+            let _ = ip(&["netns", "del", h]);
+        }
+        let _ = ip(&["netns", "del", &self.hub]);
+    }
+}
+
+/// A `wirebench serve` in host 0, on its network address.
+fn server(net: &Net, extra: &[&str]) -> (Proc, String) {
+    let listen = format!("tcp://{}:0", net.addr(0));
+    let mut args = vec!["serve", "--listen", &listen, "--cpus", "0"];
+    args.extend_from_slice(extra);
+    let p = net.spawn(0, &args);
+    let first = p
+        .stdout
+        .recv_timeout(Duration::from_secs(20))
+        .expect("serve prints its listening event");
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let endpoint = v["endpoint"].as_str().unwrap().to_string();
+    (p, endpoint)
+}
+
+/// An agent in host `host`, on its network address, port 7460.
+fn agent(net: &Net, host: usize, token: &str, results: &TempDir, extra: &[&str]) -> (Proc, String) {
+    let addr = format!("{}:7460", net.addr(host));
+    let listen = format!("tcp://{addr}");
+    let mut args = vec![
+        "agent",
+        "--listen",
+        &listen,
+        "--token-file",
+        token,
+        "--results",
+        results.str(),
+    ];
+    args.extend_from_slice(extra);
+    let p = net.spawn(host, &args);
+    let first = p
+        .stdout
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the agent prints where it listens");
+    assert_eq!(first, format!("listening on {listen}"));
+    (p, addr)
+}
+
+fn token_file(dir: &TempDir, secret: &str) -> String {
+    let f = dir.path().join(format!("token-{}", secret.len()));
+    std::fs::write(&f, secret).unwrap();
+    f.display().to_string()
+}
+
+/// `wirebench run --format json` in host 0: status, result, stderr.
+fn coordinate(net: &Net, results: &TempDir, args: &[&str]) -> (i32, Option<RunResult>, String) {
+    let mut all = vec!["run", "--results", results.str(), "--format", "json"];
+    all.extend_from_slice(args);
+    let mut p = net.spawn(0, &all);
+    let st = p.wait(Duration::from_secs(120));
+    let out = p.stdout_all();
+    let err = p.stderr_all();
+    (
+        st.code().unwrap_or(-1),
+        serde_json::from_str(&out).ok(),
+        err,
+    )
+}
+
+/// Each agent's own result, from where the breakdown says it is kept.
+fn parts(r: &RunResult) -> Vec<RunResult> {
+    r.agents
+        .iter()
+        .map(|a| {
+            let text = std::fs::read_to_string(std::path::Path::new(&a.dir).join("run.json"))
+                .unwrap_or_else(|e| panic!("{}: {e}", a.dir));
+            serde_json::from_str(&text).unwrap()
+        })
+        .collect()
+}
+
+const TOKEN: &str = "a-token-of-this-test-0123456789";
+
+#[test]
+fn two_agents_on_two_hosts_merge_exactly_and_measure_a_skewed_clock() {
+    let _g = shared();
+    let Some(net) = Net::new(3) else { return };
+    let dir = TempDir::new("agents");
+    let token = token_file(&dir, TOKEN);
+    let (srv, endpoint) = server(&net, &[]);
+    let (_a1, addr1) = agent(&net, 1, &token, &dir, &[]);
+    // Agent 2's clock reads 3 s behind: its start instant must be given on
+    // its own clock, and the offset measured within its uncertainty.
+    let skew: i64 = -3_000_000_000;
+    let (_a2, addr2) = agent(&net, 2, &token, &dir, &[&format!("--clock-skew-ns={skew}")]);
+    let agents = format!("{addr1},{addr2}");
+    let (code, r, err) = coordinate(
+        &net,
+        &dir,
+        &[
+            "--target",
+            &endpoint,
+            "--agents",
+            &agents,
+            "--token-file",
+            &token,
+            "--clients",
+            "3",
+            "--agent-weights",
+            "2,1",
+            "--duration",
+            "3s",
+            "--warmup",
+            "1s",
+        ],
+    );
+    let r = r.unwrap_or_else(|| panic!("no result (exit {code}): {err}"));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r.status.state, RunState::Complete);
+    assert_eq!(r.spec.clients, 3);
+    assert_eq!(r.agents.len(), 2);
+    assert_eq!((r.agents[0].clients, r.agents[1].clients), (2, 1));
+    // The coordinator's clock is host 0's; agent 2 reads 3 s less.
+    let a2 = &r.agents[1];
+    let off = a2.clock_offset_ns - skew;
+    assert!(
+        off.unsigned_abs() <= a2.clock_uncertainty_ns,
+        "offset {} measured for a skew of {skew}: {off} ns off, uncertainty {}",
+        a2.clock_offset_ns,
+        a2.clock_uncertainty_ns
+    );
+    assert!(a2.clock_uncertainty_ns < 5_000_000, "{a2:?}");
+    // The merge is exact: counts add up, and the merged histogram is the
+    // sum of the parts' (not an average of their percentiles).
+    let parts = parts(&r);
+    assert!(
+        parts
+            .iter()
+            .all(|p| p.summary.ops > 0 && p.spec.share.is_some())
+    );
+    assert_eq!(
+        r.summary.ops,
+        parts.iter().map(|p| p.summary.ops).sum::<u64>()
+    );
+    let mut sum = hist::new_hist();
+    for p in &parts {
+        sum.add(hist::decode(&p.latency_hist).unwrap()).unwrap();
+    }
+    let merged = hist::decode(&r.latency_hist).unwrap();
+    assert_eq!(merged, sum);
+    assert_eq!(r.summary.latency.count, r.summary.ops);
+    // Seconds line up: every part has each second, and each merged second
+    // is the sum of the parts' same second.
+    assert_eq!(r.intervals.len(), 4);
+    for (k, iv) in r.intervals.iter().enumerate() {
+        let of_parts: Vec<u64> = parts.iter().map(|p| p.intervals[k].ops).collect();
+        assert!(of_parts.iter().all(|&n| n > 0), "second {k}: {of_parts:?}");
+        assert_eq!(iv.ops, of_parts.iter().sum::<u64>(), "second {k}");
+    }
+    // Both hosts' connections reached the server over the bridge.
+    srv.signal(nix::sys::signal::Signal::SIGTERM);
+    let stopped = srv
+        .stdout
+        .recv_timeout(Duration::from_secs(20))
+        .expect("serve says it stopped");
+    let v: serde_json::Value = serde_json::from_str(&stopped).unwrap();
+    assert_eq!(v["stats"]["conns_accepted"], 3, "{stopped}");
+}
+
+#[test]
+fn an_open_loop_split_over_three_agents_keeps_its_rate_and_shows_a_stall() {
+    let _g = exclusive();
+    let Some(net) = Net::new(4) else { return };
+    let dir = TempDir::new("agents-open");
+    let token = token_file(&dir, TOKEN);
+    let (_srv, endpoint) = server(&net, &["--stall", "100ms/1s"]);
+    let mut addrs = Vec::new();
+    let mut procs = Vec::new();
+    for h in 1..=3 {
+        let (p, a) = agent(&net, h, &token, &dir, &[]);
+        procs.push(p);
+        addrs.push(a);
+    }
+    let agents = addrs.join(",");
+    let (code, r, err) = coordinate(
+        &net,
+        &dir,
+        &[
+            "--target",
+            &endpoint,
+            "--agents",
+            &agents,
+            "--token-file",
+            &token,
+            "--clients",
+            "3",
+            "--rate",
+            "1200",
+            "--depth",
+            "1",
+            "--duration",
+            "6s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let r = r.unwrap_or_else(|| panic!("no result (exit {code}): {err}"));
+    assert_eq!(code, 0, "{err}");
+    // The agents' timetables interleave into the run's: the total within 2%.
+    let sent = r.summary.sent_per_s;
+    assert!(
+        (sent / 1200.0 - 1.0).abs() < 0.02,
+        "sent {sent}/s of 1200/s"
+    );
+    assert_eq!(r.summary.requested_rate_per_s, Some(1200.0));
+    for a in &r.agents {
+        let asked = a.requested_rate_per_s.unwrap();
+        assert!((asked - 400.0).abs() < 1e-6, "{a:?}");
+    }
+    // Latency from the intended send time: the 100 ms stalls show at p99,
+    // the service time does not have them.
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let p99 = ms(r.summary.latency.p99_ns);
+    assert!((60.0..=115.0).contains(&p99), "p99 {p99} ms");
+    assert!(
+        ms(r.summary.service_latency.p50_ns) < 20.0,
+        "{:?}",
+        r.summary.service_latency
+    );
+}
+
+#[test]
+fn a_stopped_agent_fails_the_run_and_keeps_what_the_others_measured() {
+    let _g = shared();
+    let Some(net) = Net::new(3) else { return };
+    let dir = TempDir::new("agents-stop");
+    let token = token_file(&dir, TOKEN);
+    let (_srv, endpoint) = server(&net, &[]);
+    let (_a1, addr1) = agent(&net, 1, &token, &dir, &[]);
+    let (mut a2, addr2) = agent(&net, 2, &token, &dir, &[]);
+    let agents = format!("{addr1},{addr2}");
+    let mut args = vec!["run", "--results", dir.str(), "--format", "json"];
+    let more = [
+        "--target",
+        &endpoint,
+        "--agents",
+        &agents,
+        "--token-file",
+        &token,
+        "--clients",
+        "2",
+        "--duration",
+        "30s",
+        "--warmup",
+        "0s",
+    ];
+    args.extend_from_slice(&more);
+    let mut coord = net.spawn(0, &args);
+    // Once agent 2 makes load, it stops answering.
+    a2.stderr_until(Duration::from_secs(30), |l| {
+        l.contains("coordinator accepted")
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    a2.signal(nix::sys::signal::Signal::SIGSTOP);
+    let st = coord.wait(Duration::from_secs(60));
+    let out = coord.stdout_all();
+    let err = coord.stderr_all();
+    a2.signal(nix::sys::signal::Signal::SIGCONT);
+    assert_eq!(st.code(), Some(1), "{err}");
+    let r: RunResult = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(r.status.state, RunState::Failed);
+    let why = r.status.reason.clone().unwrap();
+    assert!(why.contains(&addr2) && why.contains("silent"), "{why}");
+    // The other agent was stopped and its measurement is the result.
+    assert_eq!(
+        r.agents[0].state,
+        RunState::Interrupted,
+        "{:?}",
+        r.agents[0]
+    );
+    assert!(r.summary.ops > 0 && r.summary.ops == r.agents[0].ops);
+    assert_eq!(r.agents[1].state, RunState::Failed);
+}
+
+#[test]
+fn a_wrong_token_and_another_build_are_refused_by_name() {
+    let _g = shared();
+    let dir = TempDir::new("agents-refused");
+    let token = token_file(&dir, TOKEN);
+    let wrong = token_file(&dir, "another-token-of-this-test-0123456789");
+    let srv = crate::helpers::Server::start(&[]);
+    let start = |extra: &[&str]| {
+        let mut args = vec![
+            "agent",
+            "--listen",
+            "tcp://127.0.0.1:0",
+            "--token-file",
+            &token,
+        ];
+        args.extend_from_slice(extra);
+        let p = Proc::spawn(&args);
+        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
+        let addr = first
+            .strip_prefix("listening on tcp://")
+            .unwrap()
+            .to_string();
+        (p, addr)
+    };
+    let run = |addr: &str, token: Option<&str>| {
+        let mut args = vec![
+            "run",
+            "--results",
+            dir.str(),
+            "--target",
+            &srv.endpoint,
+            "--agents",
+            addr,
+            "--duration",
+            "1s",
+        ];
+        if let Some(t) = token {
+            args.extend(["--token-file", t]);
+        }
+        let mut p = Proc::spawn(&args);
+        let st = p.wait(Duration::from_secs(60));
+        (st.code(), p.stderr_all())
+    };
+    let (_good, addr) = start(&[]);
+    let (code, err) = run(&addr, Some(&wrong));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "agent {addr}: refused: the coordinator's token does not match"
+        )),
+        "{err}"
+    );
+    let (code, err) = run(&addr, None);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("it requires a token"), "{err}");
+    let fake = "f".repeat(64);
+    let (_other, addr) = start(&["--pretend-sha256", &fake]);
+    let (code, err) = run(&addr, Some(&token));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("build mismatch: the coordinator runs wirebench"),
+        "{err}"
+    );
+    assert!(
+        err.contains("sha256 ffffffffffffffff"),
+        "both sides named: {err}"
+    );
+    // Beyond loopback without a token: refused before listening.
+    let mut p = Proc::spawn(&["agent", "--listen", "tcp://0.0.0.0:0"]);
+    let st = p.wait(Duration::from_secs(20));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--listen 0.0.0.0:0 is reachable beyond this host"),
+        "{err}"
+    );
+    srv.stop();
+}
