@@ -317,7 +317,12 @@ pub struct RunRequest {
     /// coordinates them and merges what they measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<String>,
-    /// Each agent's share of the clients, in the order of `agents`.
+    /// Agents this run starts itself: `ssh:[USER@]HOST` each (after
+    /// `agents` in the order of `agent_weights`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch: Vec<String>,
+    /// Each agent's share of the clients, in the order of `agents` then
+    /// `launch`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_weights: Vec<u32>,
     /// The connections this run makes among a run's (set by a coordinator
@@ -555,7 +560,7 @@ fn check_header(h: &str) -> Result<(), String> {
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 73] = [
+    pub const KEYS: [&'static str; 74] = [
         "transport",
         "arch",
         "target",
@@ -626,6 +631,7 @@ impl RunRequest {
         "parser",
         "client_env",
         "agents",
+        "launch",
         "agent_weights",
         "share",
         "sessions",
@@ -1054,7 +1060,7 @@ impl RunRequest {
         kind: TransportKind,
         clients: usize,
     ) -> Result<Vec<crate::share::AgentSpec>, SpecError> {
-        if self.agents.is_empty() {
+        if self.agents.is_empty() && self.launch.is_empty() {
             if !self.agent_weights.is_empty() {
                 return Err(flag("--agent-weights", "weighs --agents: add them"));
             }
@@ -1066,12 +1072,18 @@ impl RunRequest {
         for a in &self.agents {
             crate::share::check_address(a).map_err(|e| invalid("--agents", e))?;
         }
-        if let Some(dup) = self
-            .agents
-            .iter()
-            .enumerate()
-            .find(|(i, a)| self.agents[..*i].contains(a))
-        {
+        for l in &self.launch {
+            match l.strip_prefix("ssh:") {
+                Some(h)
+                    if !h.is_empty() && !h.contains(char::is_whitespace) && !h.starts_with('-') => {
+                }
+                _ => {
+                    return Err(invalid("--launch", format!("'{l}' is not ssh:[USER@]HOST")));
+                }
+            }
+        }
+        let all: Vec<&String> = self.agents.iter().chain(&self.launch).collect();
+        if let Some(dup) = all.iter().enumerate().find(|(i, a)| all[..*i].contains(a)) {
             return Err(invalid(
                 "--agents",
                 format!(
@@ -1081,13 +1093,13 @@ impl RunRequest {
             ));
         }
         let weights = match self.agent_weights.len() {
-            0 => vec![1; self.agents.len()],
-            n if n == self.agents.len() => self.agent_weights.clone(),
+            0 => vec![1; all.len()],
+            n if n == all.len() => self.agent_weights.clone(),
             n => {
                 return Err(value(
                     "--agent-weights",
                     n,
-                    format!("give one weight per agent ({} agents)", self.agents.len()),
+                    format!("give one weight per agent ({} agents)", all.len()),
                 ));
             }
         };
@@ -1146,8 +1158,8 @@ impl RunRequest {
                 clients,
                 format!(
                     "gives agent {} no client: give at least one client per agent ({} agents{})",
-                    self.agents[i],
-                    self.agents.len(),
+                    all[i],
+                    all.len(),
                     if self.agent_weights.is_empty() {
                         ""
                     } else {
@@ -1156,9 +1168,8 @@ impl RunRequest {
                 ),
             ));
         }
-        Ok(self
-            .agents
-            .iter()
+        Ok(all
+            .into_iter()
             .zip(weights)
             .map(|(a, weight)| crate::share::AgentSpec {
                 address: a.clone(),
@@ -1169,7 +1180,7 @@ impl RunRequest {
 
     /// Refuses `--agents` for a command that makes its load here.
     pub fn no_agents(&self, command: &str) -> Result<(), SpecError> {
-        if self.agents.is_empty() {
+        if self.agents.is_empty() && self.launch.is_empty() {
             return Ok(());
         }
         Err(flag(
@@ -2760,7 +2771,8 @@ mod tests {
             parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
             client_env: "A=b".parse().unwrap(),
             agents: vec!["10.0.0.2:7460".into()],
-            agent_weights: vec![2],
+            launch: vec!["ssh:bench@10.0.0.3".into()],
+            agent_weights: vec![2, 1],
             share: Some(crate::share::ConnShare { first: 2, total: 5 }),
         };
         let json = serde_json::to_value(&full).unwrap();

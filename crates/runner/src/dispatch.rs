@@ -44,6 +44,8 @@ pub struct SessionOptions {
     pub values: std::collections::BTreeMap<&'static str, String>,
     /// What proves this coordinator to its load agents.
     pub agent_token: Option<crate::agent::auth::Token>,
+    /// `ssh -F` of `--launch ssh:` (None: the user's ssh configuration).
+    pub ssh_config: Option<PathBuf>,
 }
 
 impl SessionOptions {
@@ -58,6 +60,7 @@ impl SessionOptions {
             instance: req.instance.unwrap_or(0),
             values: Default::default(),
             agent_token: None,
+            ssh_config: None,
         }
     }
 }

@@ -106,7 +106,7 @@ pub fn run(
     cancel: Cancel,
     events: &mut dyn RunEvents,
 ) -> Result<RunReport, RunError> {
-    if !req.agents.is_empty() {
+    if !req.agents.is_empty() || !req.launch.is_empty() {
         return crate::agent::coordinator::run(req, opts, topo, command_line, cancel, events);
     }
     let (spec, placement) = req.check(topo)?;

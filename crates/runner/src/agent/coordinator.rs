@@ -92,11 +92,11 @@ impl Drop for Fleet {
 /// proven to it, the same protocol and build on both sides.
 fn handshake(
     agent: &AgentSpec,
+    dial: &str,
     token: Option<&Token>,
     build: &BuildId,
 ) -> Result<(TcpStream, BufReader<TcpStream>), RunError> {
-    let addrs: Vec<_> = agent
-        .address
+    let addrs: Vec<_> = dial
         .to_socket_addrs()
         .map_err(|e| fail(&agent.address, format!("cannot resolve it: {e}")))?
         .collect();
@@ -210,14 +210,18 @@ fn handshake(
 }
 
 impl Fleet {
-    /// Connects to every agent and measures their clocks.
-    fn connect(agents: &[AgentSpec], token: Option<&Token>) -> Result<Fleet, RunError> {
-        let build = BuildId::current()
-            .map_err(|e| RunError::Failed(format!("this binary's build id: {e}")))?;
+    /// Connects to every agent (agent `i` at `dial[i]`, proven with
+    /// `tokens[i]`) and measures their clocks.
+    fn connect(
+        agents: &[AgentSpec],
+        dial: &[String],
+        tokens: &[Option<Token>],
+        build: &BuildId,
+    ) -> Result<Fleet, RunError> {
         let (tx, rx) = mpsc::channel();
         let mut links = Vec::new();
         for (i, a) in agents.iter().enumerate() {
-            let (w, mut rd) = handshake(a, token, &build)?;
+            let (w, mut rd) = handshake(a, &dial[i], tokens[i].as_ref(), build)?;
             let tx = tx.clone();
             std::thread::spawn(move || {
                 loop {
@@ -332,6 +336,7 @@ enum Part {
 fn part_request(req: &RunRequest, clients: usize, share: share::ConnShare) -> RunRequest {
     let mut r = req.clone();
     r.agents.clear();
+    r.launch.clear();
     r.agent_weights.clear();
     r.clients = Some(clients);
     r.share = Some(share);
@@ -357,7 +362,30 @@ pub fn run(
     let (spec, placement) = req.check(topo)?;
     req.prepare_outputs()?;
     let recorder = Recorder::new(req.results_dir(), command_line, req.slos()?);
-    let mut fleet = Fleet::connect(&spec.agents, opts.agent_token.as_ref())?;
+    let build =
+        BuildId::current().map_err(|e| RunError::Failed(format!("this binary's build id: {e}")))?;
+    // Agents to start first (`--launch ssh:`), after those given.
+    let hosts: Vec<String> = req
+        .launch
+        .iter()
+        .filter_map(|l| l.strip_prefix("ssh:").map(str::to_string))
+        .collect();
+    let launched = match hosts.is_empty() {
+        true => None,
+        false => Some(super::launch::ssh(
+            &hosts,
+            opts.ssh_config.as_deref(),
+            &build,
+            &mut |line| events.note(line),
+        )?),
+    };
+    let mut dial = req.agents.clone();
+    let mut tokens = vec![opts.agent_token.clone(); req.agents.len()];
+    if let Some((l, token)) = &launched {
+        dial.extend(l.addresses());
+        tokens.extend(std::iter::repeat_n(Some(token.clone()), hosts.len()));
+    }
+    let mut fleet = Fleet::connect(&spec.agents, &dial, &tokens, &build)?;
     let limit = wirebench_core::units::nanos(INTERVAL.mul_f64(MAX_UNCERTAINTY_SHARE));
     for l in &fleet.links {
         events.note(&format!(
@@ -388,6 +416,9 @@ pub fn run(
         record::write_hlog(path, &result)?;
     }
     events.saved(&result, &dir, &recorder.slos);
+    // The agents this run started stop with it.
+    drop(fleet);
+    drop(launched);
     Ok(RunReport {
         runs: vec![(result, dir)],
         repetitions: None,

@@ -325,6 +325,7 @@ fn part(
     match out {
         Ok(report) => match report.runs.into_iter().last() {
             Some((result, dir)) => {
+                let dir = dir.canonicalize().unwrap_or(dir);
                 log(&format!(
                     "part {} done: {} ops, saved in {}",
                     result.run_id,

@@ -2,10 +2,11 @@
 //! a coordinator ([`coordinator`]: `run --agents`) splits among several
 //! hosts, starts at one instant and merges exactly. [`wire`] is their
 //! protocol, [`auth`] the token and the build check, [`clock`] the offset
-//! of each agent's clock. docs/design/why-agents.md tells why each is so.
+//! of each agent's clock, [`launch`] agents started over ssh. docs/design/why-agents.md tells why each is so.
 
 pub mod auth;
 pub mod clock;
 pub mod coordinator;
 pub mod daemon;
+pub mod launch;
 pub mod wire;

@@ -23,6 +23,10 @@ pub struct AgentArgs {
     /// Where this agent keeps the results of its parts. Default: each request's (results).
     #[arg(long)]
     results: Option<PathBuf>,
+    /// Read the token from stdin's first line, and stop when stdin ends (how `--launch ssh:`
+    /// starts an agent: the token on no command line, the agent gone with its coordinator).
+    #[arg(long, hide = true, conflicts_with = "token_file")]
+    token_stdin: bool,
     /// Test only: report clock readings this many nanoseconds off.
     #[arg(long, hide = true, allow_hyphen_values = true)]
     clock_skew_ns: Option<i64>,
@@ -42,16 +46,32 @@ fn listen_addr(s: &str) -> anyhow::Result<SocketAddr> {
 
 pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
     let listen = listen_addr(&a.listen)?;
-    let token = match Token::given_or_env(a.token_file.as_deref()) {
-        Ok(t) => t,
-        Err(why) => usage!("{why}"),
+    let cancel = process::watch_signals()?;
+    let token = if a.token_stdin {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        let t = match Token::new(&line) {
+            Ok(t) => t,
+            Err(why) => usage!("--token-stdin: {why}"),
+        };
+        // The rest of stdin is the launcher's lifeline.
+        let c = cancel.clone();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            c.cancel("stdin closed (the launcher is gone)");
+        });
+        Some(t)
+    } else {
+        match Token::given_or_env(a.token_file.as_deref()) {
+            Ok(t) => t,
+            Err(why) => usage!("{why}"),
+        }
     };
     let mut build = BuildId::current()?;
     if let Some(s) = a.pretend_sha256 {
         build.sha256 = s;
     }
     super::run::warn_if_debug();
-    let cancel = process::watch_signals()?;
     let opts = AgentOptions {
         listen,
         token,

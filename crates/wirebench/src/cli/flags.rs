@@ -185,9 +185,17 @@ pub struct AgentFlags {
     /// part kept beside the merge. Needs --target.
     #[arg(long, value_delimiter = ',')]
     agents: Vec<String>,
+    /// Start agents on these hosts, ssh:[USER@]HOST each (comma-separated), with the system's
+    /// ssh: this binary is copied there (checked by sha256), the agent started on the host's
+    /// loopback with a one-run token, reached through an ssh tunnel, stopped at the end.
+    #[arg(long, value_delimiter = ',')]
+    launch: Vec<String>,
+    /// --launch: ssh's configuration file (ssh -F), e.g. for an identity or a jump host.
+    #[arg(long, requires = "launch")]
+    ssh_config: Option<PathBuf>,
     /// Each agent's share of the clients (and of the rate), in the order of --agents: 2,1,1.
     /// Default: equal.
-    #[arg(long, value_delimiter = ',', requires = "agents")]
+    #[arg(long, value_delimiter = ',')]
     agent_weights: Vec<u32>,
     /// The agents' shared token, in this file (default: $WIREBENCH_TOKEN): proven to them,
     /// never sent.
@@ -446,6 +454,7 @@ impl RunFlags {
                     .collect(),
             ),
             agents: self.agents.agents.clone(),
+            launch: self.agents.launch.clone(),
             agent_weights: self.agents.agent_weights.clone(),
             share: None,
         })
@@ -482,7 +491,9 @@ impl RunFlags {
                         why,
                     }
                 })?;
-        } else if self.agents.token_file.is_some() {
+        }
+        opts.ssh_config.clone_from(&self.agents.ssh_config);
+        if self.agents.agents.is_empty() && self.agents.token_file.is_some() {
             return Err(SpecError::Flag {
                 flag: "--token-file",
                 why: "proves this run to its --agents: add them".into(),

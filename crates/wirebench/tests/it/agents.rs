@@ -92,12 +92,12 @@ impl Net {
     /// wirebench with `args` in host `host`'s namespace (`ip netns exec`
     /// execs it: the PID is wirebench's).
     fn spawn(&self, host: usize, args: &[&str]) -> Proc {
-        let mut all = vec![
-            "netns",
-            "exec",
-            self.hosts[host].as_str(),
-            crate::helpers::BIN,
-        ];
+        self.spawn_program(host, crate::helpers::BIN, args)
+    }
+
+    /// Another program in host `host`'s namespace.
+    fn spawn_program(&self, host: usize, program: &str, args: &[&str]) -> Proc {
+        let mut all = vec!["netns", "exec", self.hosts[host].as_str(), program];
         all.extend_from_slice(args);
         Proc::spawn_program("ip", &all)
     }
@@ -463,4 +463,143 @@ fn a_wrong_token_and_another_build_are_refused_by_name() {
         "{err}"
     );
     srv.stop();
+}
+
+/// The PIDs of processes whose command line has `needle`.
+fn running_with(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(c) = std::fs::read(e.path().join("cmdline"))
+            && String::from_utf8_lossy(&c).contains(needle)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn an_agent_launched_over_ssh_makes_its_part_and_goes_with_the_run() {
+    let _g = shared();
+    let Some(net) = Net::new(2) else { return };
+    let sshd = "/usr/sbin/sshd";
+    if !std::path::Path::new(sshd).exists() {
+        assert!(
+            std::env::var_os("WIREBENCH_REQUIRE_NETNS").is_none(),
+            "{sshd} is required (openssh-server)"
+        );
+        eprintln!("skipped: no {sshd}");
+        return;
+    }
+    let dir = TempDir::new("agents-ssh");
+    // What the launched agent leaves in root's home (a cache of the binary,
+    // its parts' results) is removed at the end unless it was there before.
+    let cache = std::path::Path::new("/root/.cache/wirebench");
+    let cache_results = cache.join("results");
+    let had_results = cache_results.exists();
+    let had_copies: Vec<_> = std::fs::read_dir(cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let key = |name: &str| {
+        let f = dir.path().join(name);
+        let st = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&f)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        f
+    };
+    let host_key = key("host_key");
+    let id = key("id");
+    let authorized = dir.path().join("authorized_keys");
+    std::fs::copy(id.with_extension("pub"), &authorized).unwrap();
+    let sshd_config = dir.path().join("sshd_config");
+    std::fs::write(
+        &sshd_config,
+        format!(
+            "Port 22\nListenAddress {}\nHostKey {}\nPidFile none\nAuthorizedKeysFile {}\nStrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n",
+            net.addr(1),
+            host_key.display(),
+            authorized.display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all("/run/sshd").unwrap();
+    let mut sshd_proc =
+        net.spawn_program(1, sshd, &["-D", "-e", "-f", sshd_config.to_str().unwrap()]);
+    sshd_proc.stderr_until(Duration::from_secs(20), |l| {
+        l.contains("Server listening on")
+    });
+    let ssh_config = dir.path().join("ssh_config");
+    std::fs::write(
+        &ssh_config,
+        format!(
+            "Host *\n  User root\n  IdentityFile {}\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+            id.display()
+        ),
+    )
+    .unwrap();
+    let (_srv, endpoint) = server(&net, &[]);
+    let launch = format!("ssh:root@{}", net.addr(1));
+    let mut all = vec!["run", "--results", dir.str(), "--format", "json"];
+    let more = [
+        "--target",
+        &endpoint,
+        "--launch",
+        &launch,
+        "--ssh-config",
+        ssh_config.to_str().unwrap(),
+        "--clients",
+        "2",
+        "--duration",
+        "2s",
+        "--warmup",
+        "1s",
+    ];
+    all.extend_from_slice(&more);
+    let mut coord = net.spawn(0, &all);
+    let st = coord.wait(Duration::from_secs(120));
+    let out = coord.stdout_all();
+    let err = coord.stderr_all();
+    assert_eq!(st.code(), Some(0), "{err}");
+    let r: RunResult = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(r.status.state, RunState::Complete);
+    assert_eq!(r.agents.len(), 1);
+    let a = &r.agents[0];
+    assert_eq!(a.agent, launch);
+    assert_eq!(a.clients, 2);
+    assert!(a.ops > 0 && a.ops == r.summary.ops, "{a:?}");
+    assert!(err.contains(&format!("{launch}: agent started")), "{err}");
+    // The part is kept there (here: the same file system).
+    let part = std::path::Path::new(&a.dir);
+    assert!(part.join("run.json").exists(), "{}", a.dir);
+    // Nothing stays: no agent, no control socket.
+    let mut left = running_with("--token-stdin");
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        left = running_with("--token-stdin");
+    }
+    assert!(left.is_empty(), "agents left running: {left:?}");
+    let control = std::env::temp_dir().join(format!("wirebench-ssh-{}", coord.pid));
+    assert!(!control.exists(), "{}", control.display());
+    let _ = std::fs::remove_dir_all(part);
+    if !had_results {
+        let _ = std::fs::remove_dir_all(&cache_results);
+    }
+    for e in std::fs::read_dir(cache).into_iter().flatten().flatten() {
+        let p = e.path();
+        if !had_copies.contains(&p) && e.file_name().to_string_lossy().starts_with("wirebench-") {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
