@@ -97,7 +97,8 @@ impl RunReport {
     }
 }
 
-/// Runs `req`: one session, `repeat` measured loads, each recorded.
+/// Runs `req`: one session, `repeat` measured loads, each recorded. A
+/// request with load agents goes to `agent::coordinator::run` instead.
 pub fn run(
     req: &RunRequest,
     opts: &SessionOptions,
@@ -107,7 +108,9 @@ pub fn run(
     events: &mut dyn RunEvents,
 ) -> Result<RunReport, RunError> {
     if !req.agents.is_empty() || !req.launch.is_empty() {
-        return crate::agent::coordinator::run(req, opts, topo, command_line, cancel, events);
+        return Err(RunError::Failed(
+            "a run with load agents is coordinated: call agent::coordinator::run".into(),
+        ));
     }
     let (spec, placement) = req.check(topo)?;
     req.prepare_outputs()?;

@@ -408,6 +408,12 @@ pub fn run(
         TargetSpec::External { endpoint } => endpoint.clone(),
         _ => unreachable!("checked: agents need a target"),
     };
+    // This host's CPUs make no load: the placement is each agent's own.
+    let mut placement = placement;
+    placement.notes = vec![format!(
+        "the load is made by {} agents; each places its clients on its own host",
+        spec.agents.len()
+    )];
     events.started(&spec, &placement, &endpoint, None);
     let started_at = store::now_rfc3339();
     let mut result = measure(&mut fleet, req, &spec, &placement, &cancel, events)?;

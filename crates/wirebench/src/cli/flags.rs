@@ -185,7 +185,7 @@ pub struct AgentFlags {
     /// part kept beside the merge. Needs --target.
     #[arg(long, value_delimiter = ',')]
     agents: Vec<String>,
-    /// Start agents on these hosts, ssh:[USER@]HOST each (comma-separated), with the system's
+    /// Start agents on these hosts, `ssh:[USER@]HOST` each (comma-separated), with the system's
     /// ssh: this binary is copied there (checked by sha256), the agent started on the host's
     /// loopback with a one-run token, reached through an ssh tunnel, stopped at the end.
     #[arg(long, value_delimiter = ',')]

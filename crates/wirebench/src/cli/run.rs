@@ -73,7 +73,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut console = Console::new(req.format());
     console.repeat = req.repeat();
-    let report = run::run(
+    // Load agents make the load of a coordinated run.
+    let run = match req.agents.is_empty() && req.launch.is_empty() {
+        true => run::run,
+        false => wirebench_runner::agent::coordinator::run,
+    };
+    let report = run(
         &req,
         &opts,
         &topo,
