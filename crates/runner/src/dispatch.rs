@@ -46,6 +46,9 @@ pub struct SessionOptions {
     pub agent_token: Option<crate::agent::auth::Token>,
     /// `ssh -F` of `--launch ssh:` (None: the user's ssh configuration).
     pub ssh_config: Option<PathBuf>,
+    /// How long the coordinator tries again to reach an agent that is not
+    /// up yet (zero: not at all).
+    pub agents_wait: std::time::Duration,
 }
 
 impl SessionOptions {
@@ -61,6 +64,7 @@ impl SessionOptions {
             values: Default::default(),
             agent_token: None,
             ssh_config: None,
+            agents_wait: std::time::Duration::ZERO,
         }
     }
 }

@@ -88,6 +88,56 @@ impl Drop for Fleet {
     }
 }
 
+/// `HOST:PORT` as a test sees it: `$WIREBENCH_TEST_RESOLVE` maps names to
+/// addresses (`NAME:PORT=ADDR:PORT,...`), as a cluster's DNS would.
+fn test_resolved(dial: &str) -> String {
+    std::env::var("WIREBENCH_TEST_RESOLVE")
+        .ok()
+        .and_then(|map| {
+            map.split(',')
+                .filter_map(|kv| kv.split_once('='))
+                .find(|(k, _)| *k == dial)
+                .map(|(_, v)| v.to_string())
+        })
+        .unwrap_or_else(|| dial.to_string())
+}
+
+/// A connection to the agent at `dial`, tried again until `wait` passed (an
+/// agent starting at the same time, as in a Kubernetes Job).
+fn dial_agent(agent: &AgentSpec, dial: &str, wait: Duration) -> Result<TcpStream, RunError> {
+    let dial = test_resolved(dial);
+    let deadline = Instant::now() + wait;
+    loop {
+        let why = match dial.to_socket_addrs() {
+            Ok(addrs) => {
+                let mut last = None;
+                for a in addrs {
+                    match TcpStream::connect_timeout(&a, HANDSHAKE_TIMEOUT) {
+                        Ok(s) => return Ok(s),
+                        Err(e) => last = Some(e),
+                    }
+                }
+                format!(
+                    "cannot connect: {} (is `wirebench agent` running there?)",
+                    last.map_or("no address".to_string(), |e| e.to_string())
+                )
+            }
+            Err(e) => format!("cannot resolve it: {e}"),
+        };
+        if Instant::now() >= deadline {
+            return Err(fail(&agent.address, why));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// The index a Kubernetes Indexed Job's agent has by its name
+/// (`JOB-INDEX.SERVICE:PORT`), if the name has one.
+fn index_in_name(address: &str) -> Option<u32> {
+    let host = address.split(['.', ':']).next()?;
+    host.rsplit_once('-')?.1.parse().ok()
+}
+
 /// Connects to `agent` and does the handshake: its token proven, ours
 /// proven to it, the same protocol and build on both sides.
 fn handshake(
@@ -95,31 +145,9 @@ fn handshake(
     dial: &str,
     token: Option<&Token>,
     build: &BuildId,
+    wait: Duration,
 ) -> Result<(TcpStream, BufReader<TcpStream>), RunError> {
-    let addrs: Vec<_> = dial
-        .to_socket_addrs()
-        .map_err(|e| fail(&agent.address, format!("cannot resolve it: {e}")))?
-        .collect();
-    let mut last = None;
-    let mut stream = None;
-    for a in &addrs {
-        match TcpStream::connect_timeout(a, HANDSHAKE_TIMEOUT) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    let stream = stream.ok_or_else(|| {
-        fail(
-            &agent.address,
-            format!(
-                "cannot connect: {} (is `wirebench agent` running there?)",
-                last.map_or("no address".to_string(), |e| e.to_string())
-            ),
-        )
-    })?;
+    let stream = dial_agent(agent, dial, wait)?;
     let io = |e: std::io::Error| fail(&agent.address, e);
     stream.set_nodelay(true).map_err(io)?;
     stream
@@ -172,7 +200,16 @@ fn handshake(
         Some(FromAgent::Welcome {
             proof,
             build: theirs,
+            index,
         }) => {
+            if let (Some(theirs), Some(ours)) = (index, index_in_name(&agent.address))
+                && theirs != ours
+            {
+                return Err(fail(
+                    &agent.address,
+                    format!("it is agent {theirs} of its Job (JOB_COMPLETION_INDEX), not {ours}"),
+                ));
+            }
             if wants_token
                 && let Some(t) = token
                 && !proof.is_some_and(|p| t.verify("agent", &ours, &p))
@@ -217,11 +254,12 @@ impl Fleet {
         dial: &[String],
         tokens: &[Option<Token>],
         build: &BuildId,
+        wait: Duration,
     ) -> Result<Fleet, RunError> {
         let (tx, rx) = mpsc::channel();
         let mut links = Vec::new();
         for (i, a) in agents.iter().enumerate() {
-            let (w, mut rd) = handshake(a, &dial[i], tokens[i].as_ref(), build)?;
+            let (w, mut rd) = handshake(a, &dial[i], tokens[i].as_ref(), build, wait)?;
             let tx = tx.clone();
             std::thread::spawn(move || {
                 loop {
@@ -385,7 +423,7 @@ pub fn run(
         dial.extend(l.addresses());
         tokens.extend(std::iter::repeat_n(Some(token.clone()), hosts.len()));
     }
-    let mut fleet = Fleet::connect(&spec.agents, &dial, &tokens, &build)?;
+    let mut fleet = Fleet::connect(&spec.agents, &dial, &tokens, &build, opts.agents_wait)?;
     let limit = wirebench_core::units::nanos(INTERVAL.mul_f64(MAX_UNCERTAINTY_SHARE));
     for l in &fleet.links {
         events.note(&format!(

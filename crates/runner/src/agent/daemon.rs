@@ -46,6 +46,10 @@ pub struct AgentOptions {
     pub build: BuildId,
     /// Test only: added to every clock reading this agent reports.
     pub clock_skew_ns: i64,
+    /// Its index in a Kubernetes Indexed Job (`JOB_COMPLETION_INDEX`).
+    pub index: Option<u32>,
+    /// Stop after this many parts (a Job's agent: the Job then completes).
+    pub runs: Option<usize>,
 }
 
 struct Ctx {
@@ -54,6 +58,10 @@ struct Ctx {
     busy: AtomicBool,
     /// The running part's cancel flag, which SIGTERM also sets.
     current: Mutex<Option<Cancel>>,
+    /// Parts made so far.
+    done: std::sync::atomic::AtomicUsize,
+    /// The daemon's: set when `runs` parts are made.
+    stop: Cancel,
 }
 
 impl Ctx {
@@ -88,6 +96,8 @@ pub fn serve(
         opts,
         busy: AtomicBool::new(false),
         current: Mutex::new(None),
+        done: std::sync::atomic::AtomicUsize::new(0),
+        stop: cancel.clone(),
     });
     while !cancel.is_cancelled() {
         match listener.accept() {
@@ -191,6 +201,7 @@ fn connection(stream: TcpStream, ctx: &Arc<Ctx>, log: &dyn Fn(&str)) -> std::io:
         &FromAgent::Welcome {
             proof: opts.token.as_ref().map(|t| t.prove("agent", &theirs)),
             build: opts.build.clone(),
+            index: opts.index,
         },
     )?;
     log(&format!("{peer}: coordinator accepted"));
@@ -255,6 +266,10 @@ fn connection(stream: TcpStream, ctx: &Arc<Ctx>, log: &dyn Fn(&str)) -> std::io:
                 let r = part(ctx, &w, &rx, *request, &hash, log);
                 *ctx.current.lock().expect("not poisoned") = None;
                 ctx.busy.store(false, Ordering::Release);
+                let done = ctx.done.fetch_add(1, Ordering::AcqRel) + 1;
+                if ctx.opts.runs.is_some_and(|n| done >= n) {
+                    ctx.stop.cancel(format!("{done} run(s) made (--runs)"));
+                }
                 r?;
             }
             Ok(Heard::Msg(_, _)) => {}

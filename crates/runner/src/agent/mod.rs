@@ -2,11 +2,13 @@
 //! a coordinator ([`coordinator`]: `run --agents`) splits among several
 //! hosts, starts at one instant and merges exactly. [`wire`] is their
 //! protocol, [`auth`] the token and the build check, [`clock`] the offset
-//! of each agent's clock, [`launch`] agents started over ssh. docs/design/why-agents.md tells why each is so.
+//! of each agent's clock, [`launch`] agents started over ssh, [`k8s`] the
+//! manifests of agents as a Kubernetes Indexed Job. docs/design/why-agents.md tells why each is so.
 
 pub mod auth;
 pub mod clock;
 pub mod coordinator;
 pub mod daemon;
+pub mod k8s;
 pub mod launch;
 pub mod wire;

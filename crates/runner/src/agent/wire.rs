@@ -32,6 +32,9 @@ pub enum FromAgent {
     Welcome {
         proof: Option<String>,
         build: BuildId,
+        /// Its index in a Kubernetes Indexed Job (`JOB_COMPLETION_INDEX`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        index: Option<u32>,
     },
     /// Refused (a wrong token, another build, a run already going...).
     Refused { why: String },

@@ -27,6 +27,10 @@ pub struct AgentArgs {
     /// starts an agent: the token on no command line, the agent gone with its coordinator).
     #[arg(long, hide = true, conflicts_with = "token_file")]
     token_stdin: bool,
+    /// Stop after making this many runs' parts (an agent of a Kubernetes Job, which then
+    /// completes). Default: serve until stopped.
+    #[arg(long)]
+    runs: Option<usize>,
     /// Test only: report clock readings this many nanoseconds off.
     #[arg(long, hide = true, allow_hyphen_values = true)]
     clock_skew_ns: Option<i64>,
@@ -79,6 +83,19 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
         credentials: Credentials::given_or_env(None, None)?,
         build: build.clone(),
         clock_skew_ns: a.clock_skew_ns.unwrap_or(0),
+        // An Indexed Job's pod knows its index: the coordinator checks it
+        // against the name it reached.
+        index: match std::env::var("JOB_COMPLETION_INDEX") {
+            Ok(i) => match i.parse() {
+                Ok(i) => Some(i),
+                Err(_) => usage!("JOB_COMPLETION_INDEX={i}: not an index"),
+            },
+            Err(_) => None,
+        },
+        runs: match a.runs {
+            Some(0) => usage!("--runs 0: at least 1 (or leave it out: serve until stopped)"),
+            n => n,
+        },
     };
     let log: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(|line: &str| eprintln!("agent: {line}"));
     daemon::serve(

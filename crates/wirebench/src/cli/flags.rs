@@ -197,6 +197,10 @@ pub struct AgentFlags {
     /// Default: equal.
     #[arg(long, value_delimiter = ',')]
     agent_weights: Vec<u32>,
+    /// How long to keep trying to reach an agent that is not up yet (agents started with the
+    /// run, as in a Kubernetes Job): 2m. Default: 0s (fail at once).
+    #[arg(long)]
+    pub agents_wait: Option<Dur>,
     /// The agents' shared token, in this file (default: $WIREBENCH_TOKEN): proven to them,
     /// never sent.
     #[arg(long)]
@@ -493,6 +497,15 @@ impl RunFlags {
                 })?;
         }
         opts.ssh_config.clone_from(&self.agents.ssh_config);
+        if let Some(Dur(d)) = self.agents.agents_wait {
+            if self.agents.agents.is_empty() {
+                return Err(SpecError::Flag {
+                    flag: "--agents-wait",
+                    why: "waits for --agents: add them".into(),
+                });
+            }
+            opts.agents_wait = d;
+        }
         if self.agents.agents.is_empty() && self.agents.token_file.is_some() {
             return Err(SpecError::Flag {
                 flag: "--token-file",

@@ -9,6 +9,7 @@ pub mod error;
 mod flags;
 pub mod flame;
 pub mod ipc_compare;
+pub mod k8s;
 pub mod report;
 pub mod run;
 pub mod search;
@@ -39,6 +40,8 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     /// A load agent: makes its part of the runs a coordinator (`run --agents`) sends it.
     Agent(agent::AgentArgs),
+    /// Kubernetes: `k8s render` writes the manifests of a run made by agent pods.
+    K8s(k8s::K8sArgs),
     /// The same shm workload over shared memory (each wait strategy), a Unix socket, TCP loopback and a pipe, side by side.
     IpcCompare(Box<ipc_compare::IpcCompareArgs>),
     /// Run an experiment from a TOML spec: a matrix of runs, placements, instances, repetitions.
@@ -69,6 +72,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Search(a) => search::search(*a),
         Command::Serve(a) => serve::serve(*a),
         Command::Agent(a) => agent::agent(a),
+        Command::K8s(a) => k8s::k8s(a),
         Command::Clean(a) => shm::clean(a),
         Command::Topo(a) => topo::topo(a),
         Command::Compare(a) => compare::compare(a),

@@ -603,3 +603,117 @@ fn an_agent_launched_over_ssh_makes_its_part_and_goes_with_the_run() {
         }
     }
 }
+
+#[test]
+fn an_indexed_jobs_agents_are_reached_by_their_names_and_complete() {
+    let _g = shared();
+    let dir = TempDir::new("agents-k8s");
+    let token = token_file(&dir, TOKEN);
+    let srv = crate::helpers::Server::start(&[]);
+    // The manifests, as a user renders them.
+    let out = dir.path().join("manifests");
+    let mut p = Proc::spawn(&[
+        "k8s",
+        "render",
+        "--replicas",
+        "2",
+        "--image",
+        "wb:test",
+        "--name",
+        "wb",
+        "--target",
+        &srv.endpoint,
+        "--clients",
+        "2",
+        "--duration",
+        "2s",
+        "--warmup",
+        "1s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(30));
+    assert!(st.success(), "{}", p.stderr_all());
+    let job: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("coordinator-job.json")).unwrap())
+            .unwrap();
+    let mut args: Vec<String> = job["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let names: Vec<String> = args
+        .windows(2)
+        .filter(|w| w[0] == "--agents")
+        .map(|w| w[1].clone())
+        .collect();
+    assert_eq!(
+        names,
+        ["wb-agents-0.wb-agents:7460", "wb-agents-1.wb-agents:7460"]
+    );
+    // Here: the pods' results directory is ours, the token a file.
+    let at = args.iter().position(|a| a == "--results").unwrap();
+    args[at + 1] = dir.str().to_string();
+    args.extend([
+        "--format".into(),
+        "json".into(),
+        "--token-file".into(),
+        token.clone(),
+    ]);
+    // Two agents as the Job starts them, each with its index.
+    let start = |index: usize| {
+        let env = format!("JOB_COMPLETION_INDEX={index}");
+        let p = Proc::spawn_program(
+            "env",
+            &[
+                &env,
+                crate::helpers::BIN,
+                "agent",
+                "--listen",
+                "tcp://127.0.0.1:0",
+                "--runs",
+                "1",
+                "--token-file",
+                &token,
+            ],
+        );
+        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
+        let addr = first
+            .strip_prefix("listening on tcp://")
+            .unwrap()
+            .to_string();
+        (p, addr)
+    };
+    let coordinate = |map: String| {
+        let resolve = format!("WIREBENCH_TEST_RESOLVE={map}");
+        let mut all = vec![resolve.as_str(), crate::helpers::BIN];
+        all.extend(args.iter().map(String::as_str));
+        let mut p = Proc::spawn_program("env", &all);
+        let st = p.wait(Duration::from_secs(60));
+        (st.code(), p.stdout_all(), p.stderr_all())
+    };
+    let (mut a0, addr0) = start(0);
+    let (mut a1, addr1) = start(1);
+    let (code, out, err) = coordinate(format!("{}={addr0},{}={addr1}", names[0], names[1]));
+    assert_eq!(code, Some(0), "{err}");
+    let r: RunResult = serde_json::from_str(&out).unwrap();
+    let parts: Vec<&str> = r.agents.iter().map(|a| a.agent.as_str()).collect();
+    assert_eq!(parts, names);
+    assert!(r.agents.iter().all(|a| a.ops > 0));
+    // Each agent made its one run and exited: the Job completes.
+    for a in [&mut a0, &mut a1] {
+        let st = a.wait(Duration::from_secs(30));
+        assert!(st.success(), "{st}");
+    }
+    // A name that reaches the wrong pod is refused.
+    let (_b0, addr0) = start(0);
+    let (_b1, addr1) = start(1);
+    let (code, _, err) = coordinate(format!("{}={addr1},{}={addr0}", names[0], names[1]));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("it is agent 1 of its Job (JOB_COMPLETION_INDEX), not 0"),
+        "{err}"
+    );
+    srv.stop();
+}

@@ -1,0 +1,98 @@
+//! `wirebench k8s render`: the Kubernetes manifests of a run made by
+//! agents (a headless Service, an Indexed Job of agents, a coordinator Job).
+
+use super::error::check_output;
+use super::flags::RunFlags;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use wirebench_runner::agent::k8s::{self, Render};
+
+#[derive(Args, Debug)]
+pub struct K8sArgs {
+    #[command(subcommand)]
+    command: K8sCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum K8sCommand {
+    /// Write the manifests of a run whose load is made by N agent pods: a headless Service, an
+    /// Indexed Job of agents, and a Job running the coordinator with the run flags given.
+    Render(Box<RenderArgs>),
+}
+
+#[derive(Args, Debug)]
+pub struct RenderArgs {
+    /// The run the coordinator makes (--target and the load; --agents is rendered).
+    #[command(flatten)]
+    flags: RunFlags,
+    /// Agent pods (the Indexed Job's completions).
+    #[arg(long)]
+    replicas: usize,
+    /// The wirebench image, pinned by a tag (REPO:0.1.0) or a digest (REPO@sha256:...).
+    #[arg(long)]
+    image: String,
+    /// Names the objects: NAME-agents (Service and Job), NAME-coordinator.
+    #[arg(long, default_value = "wirebench")]
+    name: String,
+    /// The namespace of the objects (default: kubectl's).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// The Secret holding the agents' token under the key `token`. Default: NAME-token.
+    #[arg(long)]
+    token_secret: Option<String>,
+    /// The directory the manifests are written to (created; existing files replaced only with
+    /// --force).
+    #[arg(short = 'o', long)]
+    output: PathBuf,
+}
+
+pub fn k8s(a: K8sArgs) -> anyhow::Result<ExitCode> {
+    match a.command {
+        K8sCommand::Render(r) => render(*r),
+    }
+}
+
+fn render(a: RenderArgs) -> anyhow::Result<ExitCode> {
+    let r = Render {
+        token_secret: a
+            .token_secret
+            .clone()
+            .unwrap_or_else(|| format!("{}-token", a.name)),
+        name: a.name,
+        namespace: a.namespace,
+        image: a.image,
+        agents: a.replicas,
+        request: a.flags.request(),
+        // How long the coordinator waits for the pods (--agents-wait).
+        agents_wait: a
+            .flags
+            .agents
+            .agents_wait
+            .map_or_else(|| "2m".to_string(), |d| d.to_string()),
+    };
+    let m = k8s::render(&r).map_err(super::error::UsageError::from)?;
+    let force = a.flags.force;
+    let files = m.files();
+    std::fs::create_dir_all(&a.output)?;
+    for (name, _) in &files {
+        check_output(&a.output.join(name), force)?;
+    }
+    for (name, text) in &files {
+        let path = a.output.join(name);
+        wirebench_core::store::write_atomic(&path, text.as_bytes())?;
+        println!("wrote {}", path.display());
+    }
+    let ns = r
+        .namespace
+        .as_ref()
+        .map(|n| format!(" -n {n}"))
+        .unwrap_or_default();
+    println!(
+        "then: kubectl{ns} create secret generic {} --from-literal=token=\"$(openssl rand -hex 32)\"\n      kubectl{ns} apply -f {}\n      kubectl{ns} logs -f job/{}-coordinator",
+        r.token_secret,
+        a.output.display(),
+        r.name
+    );
+    Ok(ExitCode::SUCCESS)
+}
