@@ -86,6 +86,7 @@ mod tests {
             hiccup_max_ns: None,
             hiccup_lost_ns: None,
             stalled: false,
+            partial: false,
             server_groups: vec![],
         };
         r.intervals = vec![iv(Phase::Warmup, 0), iv(Phase::Measure, 1_000_000_000)];

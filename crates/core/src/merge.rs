@@ -36,7 +36,8 @@ fn worst(a: RunState, b: RunState) -> RunState {
     let rank = |s: RunState| match s {
         RunState::Complete => 0,
         RunState::Interrupted => 1,
-        RunState::Failed => 2,
+        RunState::Degraded => 2,
+        RunState::Failed => 3,
     };
     if rank(b) > rank(a) { b } else { a }
 }
@@ -96,6 +97,7 @@ fn row(here: &[(&str, &Interval)]) -> Result<Interval, MergeError> {
         iv.start_ns = iv.start_ns.min(x.start_ns);
         iv.end_ns = iv.end_ns.max(x.end_ns);
         iv.stalled |= x.stalled;
+        iv.partial |= x.partial;
         add_hist(&mut lat, &x.latency_hist, r)?;
         cores(&mut iv.client_cores, &x.client_cores);
         cores(&mut iv.server_cores, &x.server_cores);

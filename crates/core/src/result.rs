@@ -20,6 +20,10 @@ pub enum RunState {
     Interrupted,
     /// Stopped by an error (e.g. the server died); what was measured is kept.
     Failed,
+    /// A run made by load agents lost one of them: the seconds after the
+    /// loss are partial (`Interval::partial`), the window with every agent
+    /// is reported apart (`RunResult::agents_window`).
+    Degraded,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +93,10 @@ pub struct Interval {
     /// not the server, stopped everything.
     #[serde(default)]
     pub stalled: bool,
+    /// A run made by load agents: a second after an agent was lost, whose
+    /// figures miss that agent's part.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
     /// The server's CPU time in this interval by thread group.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_groups: Vec<GroupCpu>,
@@ -434,6 +442,10 @@ pub struct RunResult {
     /// their exact merge).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentPart>,
+    /// A run that lost an agent: the measured seconds in which every agent
+    /// was making its load, merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents_window: Option<AgentsWindow>,
 }
 
 /// A traced run's trace files: how much each side wrote and lost. Counts
@@ -601,6 +613,17 @@ impl std::fmt::Display for Warning {
     }
 }
 
+/// The measured seconds of a run in which all its agents made their load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentsWindow {
+    /// The window, in seconds from the load's start.
+    pub from_s: f64,
+    pub to_s: f64,
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub latency: LatencySummary,
+}
+
 /// One load agent's part of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentPart {
@@ -717,6 +740,7 @@ pub mod fixture {
             hiccup_max_ns: None,
             hiccup_lost_ns: None,
             stalled: false,
+            partial: false,
             server_groups: vec![],
         }
     }
@@ -787,6 +811,7 @@ pub mod fixture {
             merged_from: Vec::new(),
             trace: None,
             agents: Vec::new(),
+            agents_window: None,
         }
     }
 }

@@ -309,6 +309,7 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
             format!("interrupted ({})", r.status.reason.as_deref().unwrap_or(""))
         }
         RunState::Failed => format!("failed ({})", r.status.reason.as_deref().unwrap_or("")),
+        RunState::Degraded => format!("degraded ({})", r.status.reason.as_deref().unwrap_or("")),
     };
     writeln!(out, "-------------- summary --------------")?;
     writeln!(
@@ -456,6 +457,17 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
 fn print_agents(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
     if r.agents.is_empty() {
         return Ok(());
+    }
+    if let Some(w) = &r.agents_window {
+        writeln!(
+            out,
+            "  every agent:       {:.1}-{:.1} s: {:.1} ops/s, p50 {}, p99 {} (the seconds after are partial)",
+            w.from_s,
+            w.to_s,
+            w.ops_per_s,
+            format_ns(w.latency.p50_ns as f64),
+            format_ns(w.latency.p99_ns as f64),
+        )?;
     }
     let width = r.agents.iter().map(|a| a.agent.len()).max().unwrap_or(0);
     writeln!(

@@ -388,6 +388,7 @@ fn outcome(
                 hiccup_max_ns: None,
                 hiccup_lost_ns: None,
                 stalled: false,
+                partial: false,
             }
         })
         .collect();

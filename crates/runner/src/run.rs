@@ -82,7 +82,7 @@ impl RunReport {
             }
             RunState::Complete => Verdict::Complete,
             RunState::Interrupted => Verdict::Interrupted,
-            RunState::Failed => Verdict::Failed(
+            RunState::Failed | RunState::Degraded => Verdict::Failed(
                 last.status
                     .reason
                     .clone()

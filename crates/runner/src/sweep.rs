@@ -241,6 +241,7 @@ fn run_one(exe: &Path, dir: &Path, r: &PlannedRun, cancel: &Cancel) -> Result<En
                 let state = match res.status.state {
                     RunState::Complete => "complete",
                     RunState::Failed => "failed",
+                    RunState::Degraded => "degraded",
                     RunState::Interrupted => "interrupted",
                 };
                 if state != "complete" && worst.is_none() {

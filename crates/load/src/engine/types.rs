@@ -157,6 +157,7 @@ impl IntervalReport {
             hiccup_max_ns: stalls.map(|s| s.0),
             hiccup_lost_ns: stalls.map(|s| s.1),
             stalled: false,
+            partial: false,
         }
     }
 }

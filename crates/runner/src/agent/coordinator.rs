@@ -368,6 +368,8 @@ enum Part {
     Running,
     Done(Box<RunResult>, String),
     Failed(String),
+    /// Gone while the load ran; the others go on.
+    Lost(String),
 }
 
 /// Agent `i`'s part of `req`.
@@ -503,6 +505,8 @@ fn measure(
     let mut stopped = false;
     // Intervals by index, until every running agent gave its own.
     let mut pending: BTreeMap<usize, Vec<Option<Interval>>> = BTreeMap::new();
+    // Each agent's seconds as streamed: a lost agent's part is made of them.
+    let mut streamed: Vec<Vec<Interval>> = vec![Vec::new(); n];
     let stop_all = |fleet: &Fleet, why: &str| {
         for l in &fleet.links {
             let _ = tell(
@@ -513,7 +517,13 @@ fn measure(
             );
         }
     };
-    let settled = |p: &Part| matches!(p, Part::Done(..) | Part::Failed(_));
+    let settled = |p: &Part| matches!(p, Part::Done(..) | Part::Failed(_) | Part::Lost(_));
+    // An agent gone while the load runs is lost (the others go on); before
+    // the start, or after its part ended, it failed.
+    let gone = |p: &Part, why: String| match p {
+        Part::Running => Part::Lost(why),
+        _ => Part::Failed(why),
+    };
     while !parts.iter().all(settled) {
         if !stopped && let Some(why) = cancel.reason() {
             stop_all(fleet, why);
@@ -523,14 +533,14 @@ fn measure(
         let now = Instant::now();
         for (i, h) in heard.iter().enumerate() {
             if !settled(&parts[i]) && now.duration_since(*h) > SILENCE {
-                parts[i] = Part::Failed(format!("it was silent for {SILENCE:?}"));
+                parts[i] = gone(&parts[i], format!("it was silent for {SILENCE:?}"));
             }
         }
         let (i, msg) = match msg {
             Ok(Heard::Msg(i, m, _)) => (i, m),
             Ok(Heard::Gone(i, why)) => {
                 if !settled(&parts[i]) {
-                    parts[i] = Part::Failed(why);
+                    parts[i] = gone(&parts[i], why);
                 }
                 continue;
             }
@@ -545,6 +555,9 @@ fn measure(
                 parts[i] = Part::Running;
             }
             FromAgent::Interval { index, interval } => {
+                if index == streamed[i].len() {
+                    streamed[i].push((*interval).clone());
+                }
                 let row = pending.entry(index).or_insert_with(|| vec![None; n]);
                 row[i] = Some(*interval);
             }
@@ -613,6 +626,8 @@ fn measure(
     }
     let mut results = Vec::new();
     let mut failures = Vec::new();
+    // Lost agents: (index, seconds streamed before the loss, why).
+    let mut lost: Vec<(usize, usize, String)> = Vec::new();
     let mut breakdown = Vec::new();
     for (i, p) in parts.into_iter().enumerate() {
         let l = &fleet.links[i];
@@ -620,6 +635,10 @@ fn measure(
             Part::Done(r, dir) => {
                 breakdown.push(part_of(l, clients[i], &r, &dir, drift[i]));
                 results.push(*r);
+            }
+            Part::Lost(why) => {
+                let at = streamed[i].len();
+                lost.push((i, at, why));
             }
             Part::Failed(why) => {
                 failures.push(format!("agent {}: {why}", l.spec.address));
@@ -647,7 +666,24 @@ fn measure(
         }
     }
     if results.is_empty() {
-        return Err(RunError::Failed(failures.join("; ")));
+        let mut why = failures;
+        why.extend(
+            lost.iter()
+                .map(|(i, _, w)| format!("agent {}: lost ({w})", fleet.links[*i].spec.address)),
+        );
+        return Err(RunError::Failed(why.join("; ")));
+    }
+    // A lost agent's part: what it streamed before the loss.
+    for (i, _, why) in &lost {
+        let part = partial_part(&results[0], &streamed[*i], why)
+            .map_err(|e| RunError::Failed(e.to_string()))?;
+        let l = &fleet.links[*i];
+        let mut p = part_of(l, clients[*i], &part, "", drift[*i]);
+        p.reason = Some(format!(
+            "lost: {why}; its seconds until then are in the merge"
+        ));
+        breakdown.insert((*i).min(breakdown.len()), p);
+        results.push(part);
     }
     let mut m = merge::instances(&results).map_err(|e| RunError::Failed(e.to_string()))?;
     m.spec = spec.clone();
@@ -664,6 +700,48 @@ fn measure(
     if !failures.is_empty() {
         m.status.state = RunState::Failed;
         m.status.reason = Some(failures.join("; "));
+    } else if let Some(&(first, at, ref why)) = lost.iter().min_by_key(|(_, at, _)| *at) {
+        // The seconds from the first loss on miss a part.
+        for iv in m.intervals.iter_mut().skip(at) {
+            iv.partial = true;
+        }
+        m.agents_window = window(&m.intervals[..at.min(m.intervals.len())]);
+        m.status.state = RunState::Degraded;
+        // The parts measured for different lengths: rates are the totals
+        // over the run's measured time, not the sum of the parts' rates.
+        let sm = &mut m.summary;
+        if sm.measured_ns > 0 {
+            let secs = sm.measured_ns as f64 / 1e9;
+            sm.ops_per_s = sm.ops as f64 / secs;
+            sm.sent_per_s = sm.messages_sent as f64 / secs;
+            sm.mb_per_s_out = sm.bytes_out as f64 / 1e6 / secs;
+            sm.mb_per_s_in = sm.bytes_in as f64 / 1e6 / secs;
+        }
+        // The throughput's trend is the loss, said by the status.
+        m.warnings.retain(|w| !matches!(w, Warning::Drift { .. }));
+        m.summary.throughput_trend = None;
+        let names: Vec<String> = lost
+            .iter()
+            .map(|(i, _, _)| fleet.links[*i].spec.address.clone())
+            .collect();
+        m.status.reason = Some(format!(
+            "lost agent {} after {at} second(s) ({why}); from then on the seconds are partial{}",
+            fleet.links[first].spec.address,
+            match m.agents_window {
+                Some(ref w) => format!(
+                    "; with every agent, {:.0} ops/s over {:.1} s",
+                    w.ops_per_s,
+                    w.to_s - w.from_s
+                ),
+                None => "; no measured second had every agent".to_string(),
+            }
+        ));
+        if names.len() > 1 {
+            m.status.reason = m
+                .status
+                .reason
+                .map(|r| format!("{r}; lost: {}", names.join(", ")));
+        }
     } else if let Some(r) = results
         .iter()
         .find(|r| r.status.state != RunState::Complete)
@@ -740,4 +818,85 @@ fn part_of(l: &Link, clients: usize, r: &RunResult, dir: &str, drift: Option<f64
         clock_uncertainty_ns: l.clock.uncertainty_ns,
         clock_drift_ppm: drift,
     }
+}
+
+/// A lost agent's part, made of the seconds it streamed (its CPU and
+/// service time are not known: left at zero).
+fn partial_part(
+    template: &RunResult,
+    seconds: &[Interval],
+    why: &str,
+) -> Result<RunResult, merge::MergeError> {
+    let mut r = template.clone();
+    let measured: Vec<&Interval> = seconds
+        .iter()
+        .filter(|iv| iv.phase == wirebench_core::result::Phase::Measure)
+        .collect();
+    let mut h = hist::new_hist();
+    for iv in &measured {
+        if let Ok(x) = hist::decode(&iv.latency_hist) {
+            let _ = h.add(&x);
+        }
+    }
+    let ns: u64 = measured
+        .iter()
+        .map(|iv| iv.end_ns.saturating_sub(iv.start_ns))
+        .sum();
+    let s = &mut r.summary;
+    *s = wirebench_core::result::Summary {
+        ops: measured.iter().map(|iv| iv.ops).sum(),
+        errors: measured.iter().map(|iv| iv.errors).sum(),
+        bytes_out: measured.iter().map(|iv| iv.bytes_out).sum(),
+        bytes_in: measured.iter().map(|iv| iv.bytes_in).sum(),
+        messages_sent: measured.iter().map(|iv| iv.sent).sum(),
+        measured_ns: ns,
+        latency: hist::LatencySummary::of(&h),
+        ..Default::default()
+    };
+    s.messages_received = s.ops;
+    if ns > 0 {
+        s.ops_per_s = s.ops as f64 * 1e9 / ns as f64;
+        s.sent_per_s = s.messages_sent as f64 * 1e9 / ns as f64;
+    }
+    r.intervals = seconds.to_vec();
+    r.latency_hist = hist::encode(&h);
+    r.service_hist = hist::encode(&hist::new_hist());
+    r.status = wirebench_core::result::RunStatus {
+        state: RunState::Failed,
+        reason: Some(format!("lost: {why}")),
+    };
+    r.run_id = String::new();
+    r.warnings.clear();
+    Ok(r)
+}
+
+/// The measured seconds of `seconds` merged: the window with every agent.
+fn window(seconds: &[Interval]) -> Option<wirebench_core::result::AgentsWindow> {
+    let measured: Vec<&Interval> = seconds
+        .iter()
+        .filter(|iv| iv.phase == wirebench_core::result::Phase::Measure)
+        .collect();
+    let (first, last) = (measured.first()?, measured.last()?);
+    let mut h = hist::new_hist();
+    for iv in &measured {
+        if let Ok(x) = hist::decode(&iv.latency_hist) {
+            let _ = h.add(&x);
+        }
+    }
+    let ops: u64 = measured.iter().map(|iv| iv.ops).sum();
+    let ns: u64 = measured
+        .iter()
+        .map(|iv| iv.end_ns.saturating_sub(iv.start_ns))
+        .sum();
+    Some(wirebench_core::result::AgentsWindow {
+        from_s: first.start_ns as f64 / 1e9,
+        to_s: last.end_ns as f64 / 1e9,
+        ops,
+        ops_per_s: if ns > 0 {
+            ops as f64 * 1e9 / ns as f64
+        } else {
+            0.0
+        },
+        latency: hist::LatencySummary::of(&h),
+    })
 }
