@@ -6,6 +6,18 @@
 use std::io;
 use std::time::Instant;
 
+/// Raises this process's soft limit of open files to its hard limit: each
+/// connection (and an open loop's timer) takes a descriptor, and the soft
+/// limit is often 1024. Returns the limit now in force.
+pub fn raise_open_files_limit() -> io::Result<u64> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(io::Error::from)?;
+    if soft < hard {
+        setrlimit(Resource::RLIMIT_NOFILE, hard, hard).map_err(io::Error::from)?;
+    }
+    Ok(hard)
+}
+
 /// Pins the calling thread to the given CPUs (one or several).
 pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
     let mut set = nix::sched::CpuSet::new();

@@ -10,6 +10,10 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
+/// Raises the soft limit of open files to the hard one (each connection
+/// takes a descriptor).
+pub use wirebench_load::os::raise_open_files_limit;
+
 /// A run's cancel flag: set once, with why (a signal's name, or the
 /// caller's reason), then possibly forced (a second signal: stop even the
 /// cleanup). Cloned into everything that must stop with the run.

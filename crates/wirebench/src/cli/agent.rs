@@ -76,6 +76,8 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
         build.sha256 = s;
     }
     super::run::warn_if_debug();
+    // Its parts' connections each take a descriptor.
+    let _ = wirebench_runner::process::raise_open_files_limit();
     let opts = AgentOptions {
         listen,
         token,

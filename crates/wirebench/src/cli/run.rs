@@ -66,6 +66,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // Refused before anything starts (the runner checks again).
     req.check(&topo).map_err(UsageError::from)?;
     warn_if_debug();
+    // Every connection takes a descriptor.
+    let _ = wirebench_runner::process::raise_open_files_limit();
     // Ctrl-C and SIGTERM stop the load; the partial result is then saved.
     let cancel = process::watch_signals()?;
     if let Some(parent) = a.exit_with_parent {

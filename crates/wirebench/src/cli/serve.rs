@@ -147,6 +147,8 @@ impl ServeArgs {
 
 pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let parent = a.exit_with_parent;
+    // Every connection takes a descriptor (`--max-conns` caps them).
+    let _ = wirebench_runner::process::raise_open_files_limit();
     let order = if a.order_stdin {
         let mut line = String::new();
         std::io::stdin().read_line(&mut line)?;

@@ -747,3 +747,73 @@ fn an_indexed_jobs_agents_are_reached_by_their_names_and_complete() {
     );
     srv.stop();
 }
+
+#[test]
+fn an_agent_holds_ten_thousand_connections_at_under_64_kib_each() {
+    let _g = exclusive();
+    // The server and the agent each need ~10,000 descriptors: they raise
+    // their soft limit to the hard one, which must allow it.
+    let (_, hard) =
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
+    if hard < 10_500 {
+        eprintln!("skipped: the hard limit of open files is {hard}, below 10,500");
+        return;
+    }
+    let dir = TempDir::new("agents-conns");
+    let srv = crate::helpers::Server::start(&[]);
+    let endpoint = srv.endpoint.clone();
+    let agent = Proc::spawn(&[
+        "agent",
+        "--listen",
+        "tcp://127.0.0.1:0",
+        "--results",
+        dir.str(),
+    ]);
+    let first = agent.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
+    let addr = first
+        .strip_prefix("listening on tcp://")
+        .unwrap()
+        .to_string();
+    let rss = |conns_per_client: &str| {
+        let (st, r, err) = crate::helpers::run_json(
+            &dir,
+            &[
+                "--target",
+                &endpoint,
+                "--agents",
+                &addr,
+                "--clients",
+                "2",
+                "--conns-per-client",
+                conns_per_client,
+                "--duration",
+                "2s",
+                "--warmup",
+                "1s",
+            ],
+        );
+        assert!(st.success(), "{err}");
+        assert_eq!(r.status.state, RunState::Complete, "{:?}", r.status);
+        assert_eq!(
+            r.spec.connections(),
+            2 * conns_per_client.parse::<usize>().unwrap()
+        );
+        r.summary.client_peak_rss_bytes as f64
+    };
+    let base = rss("100");
+    let full = rss("5000");
+    let per_conn = (full - base) / 9_800.0;
+    assert!(
+        per_conn < 64.0 * 1024.0,
+        "{:.1} KiB per connection ({:.1} MiB with 200, {:.1} MiB with 10,000)",
+        per_conn / 1024.0,
+        base / 1048576.0,
+        full / 1048576.0
+    );
+    eprintln!(
+        "agent RSS: {:.1} MiB with 200 connections, {:.1} MiB with 10,000: {:.1} KiB per connection",
+        base / 1048576.0,
+        full / 1048576.0,
+        per_conn / 1024.0
+    );
+}
