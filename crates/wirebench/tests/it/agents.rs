@@ -817,3 +817,59 @@ fn an_agent_holds_ten_thousand_connections_at_under_64_kib_each() {
         per_conn / 1024.0
     );
 }
+
+#[test]
+fn a_sweep_runs_each_point_on_the_agents() {
+    let _g = shared();
+    let dir = TempDir::new("agents-sweep");
+    let srv = crate::helpers::Server::start(&[]);
+    let start = || {
+        let p = Proc::spawn(&[
+            "agent",
+            "--listen",
+            "tcp://127.0.0.1:0",
+            "--results",
+            dir.str(),
+        ]);
+        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
+        let addr = first
+            .strip_prefix("listening on tcp://")
+            .unwrap()
+            .to_string();
+        (p, addr)
+    };
+    let (_a1, addr1) = start();
+    let (_a2, addr2) = start();
+    let spec = dir.path().join("sweep.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"agents\"\n[base]\ntarget = \"{}\"\nagents = [\"{addr1}\", \"{addr2}\"]\nclients = 2\nduration = \"1s\"\nwarmup = \"0s\"\n[matrix]\ndepth = [1, 4]\n",
+            srv.endpoint
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(120));
+    assert!(st.success(), "{}", p.stderr_all());
+    let mut depths = Vec::new();
+    for e in std::fs::read_dir(results.join("agents")).unwrap().flatten() {
+        let f = e.path().join("run.json");
+        if !f.exists() {
+            continue;
+        }
+        let r: RunResult = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        assert_eq!(r.agents.len(), 2, "{:?}", r.agents);
+        assert_eq!(r.summary.ops, r.agents.iter().map(|a| a.ops).sum::<u64>());
+        depths.push(r.spec.depth);
+    }
+    depths.sort_unstable();
+    assert_eq!(depths, [1, 4]);
+    srv.stop();
+}
