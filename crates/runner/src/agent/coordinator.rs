@@ -13,6 +13,7 @@
 use super::auth::{self, BuildId, Token};
 use super::clock::{self, ClockEstimate};
 use super::daemon::{HANDSHAKE_TIMEOUT, SILENCE};
+use super::merge::{Ended, Seen};
 use super::wire::{self, FromAgent, FromCoordinator};
 use crate::RunError;
 use crate::process::Cancel;
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 use wirebench_core::hist;
 use wirebench_core::merge;
 use wirebench_core::request::RunRequest;
-use wirebench_core::result::{AgentPart, Interval, RunResult, RunState, Warning};
+use wirebench_core::result::{Interval, RunResult};
 use wirebench_core::share::{self, AgentSpec};
 use wirebench_core::spec::{RunSpec, TargetSpec};
 use wirebench_core::store;
@@ -624,279 +625,30 @@ fn measure(
             *d = clock::drift_ppm(&fleet.links[i].clock, &end);
         }
     }
-    let mut results = Vec::new();
-    let mut failures = Vec::new();
-    // Lost agents: (index, seconds streamed before the loss, why).
-    let mut lost: Vec<(usize, usize, String)> = Vec::new();
-    let mut breakdown = Vec::new();
-    for (i, p) in parts.into_iter().enumerate() {
-        let l = &fleet.links[i];
-        match p {
-            Part::Done(r, dir) => {
-                breakdown.push(part_of(l, clients[i], &r, &dir, drift[i]));
-                results.push(*r);
-            }
-            Part::Lost(why) => {
-                let at = streamed[i].len();
-                lost.push((i, at, why));
-            }
-            Part::Failed(why) => {
-                failures.push(format!("agent {}: {why}", l.spec.address));
-                breakdown.push(AgentPart {
-                    agent: l.spec.address.clone(),
-                    run_id: String::new(),
-                    dir: String::new(),
-                    clients: clients[i],
-                    state: RunState::Failed,
-                    reason: Some(why),
-                    ops: 0,
-                    ops_per_s: 0.0,
-                    p50_ns: 0,
-                    p99_ns: 0,
-                    client_cpu_s: 0.0,
-                    client_cpu_us_per_op: 0.0,
-                    requested_rate_per_s: None,
-                    sent_per_s: 0.0,
-                    clock_offset_ns: l.clock.offset_ns,
-                    clock_uncertainty_ns: l.clock.uncertainty_ns,
-                    clock_drift_ppm: drift[i],
-                });
-            }
-            Part::Preparing | Part::Running => unreachable!("settled"),
-        }
-    }
-    if results.is_empty() {
-        let mut why = failures;
-        why.extend(
-            lost.iter()
-                .map(|(i, _, w)| format!("agent {}: lost ({w})", fleet.links[*i].spec.address)),
-        );
-        return Err(RunError::Failed(why.join("; ")));
-    }
-    // A lost agent's part: what it streamed before the loss.
-    for (i, _, why) in &lost {
-        let part = partial_part(&results[0], &streamed[*i], why)
-            .map_err(|e| RunError::Failed(e.to_string()))?;
-        let l = &fleet.links[*i];
-        let mut p = part_of(l, clients[*i], &part, "", drift[*i]);
-        p.reason = Some(format!(
-            "lost: {why}; its seconds until then are in the merge"
-        ));
-        breakdown.insert((*i).min(breakdown.len()), p);
-        results.push(part);
-    }
-    let mut m = merge::instances(&results).map_err(|e| RunError::Failed(e.to_string()))?;
-    m.spec = spec.clone();
-    m.summary.requested_rate_per_s = spec.rate_per_s;
-    // Each part's CPUs are its own host's: the first part's stand for the
-    // cpuset (a result always has one), and a note says so.
-    m.placement = placement.clone();
-    m.placement.client_cpus = results[0].placement.client_cpus.clone();
-    m.placement.notes = vec![format!(
-        "the load was made by {n} agents; client CPUs are the first agent's, each part's placement is in its run.json on its agent"
-    )];
-    m.env =
-        wirebench_core::env::Environment::capture(env!("CARGO_PKG_VERSION"), crate::GIT_REVISION);
-    if !failures.is_empty() {
-        m.status.state = RunState::Failed;
-        m.status.reason = Some(failures.join("; "));
-    } else if let Some(&(first, at, ref why)) = lost.iter().min_by_key(|(_, at, _)| *at) {
-        // The seconds from the first loss on miss a part.
-        for iv in m.intervals.iter_mut().skip(at) {
-            iv.partial = true;
-        }
-        m.agents_window = window(&m.intervals[..at.min(m.intervals.len())]);
-        m.status.state = RunState::Degraded;
-        // The parts measured for different lengths: rates are the totals
-        // over the run's measured time, not the sum of the parts' rates.
-        let sm = &mut m.summary;
-        if sm.measured_ns > 0 {
-            let secs = sm.measured_ns as f64 / 1e9;
-            sm.ops_per_s = sm.ops as f64 / secs;
-            sm.sent_per_s = sm.messages_sent as f64 / secs;
-            sm.mb_per_s_out = sm.bytes_out as f64 / 1e6 / secs;
-            sm.mb_per_s_in = sm.bytes_in as f64 / 1e6 / secs;
-        }
-        // The throughput's trend is the loss, said by the status.
-        m.warnings.retain(|w| !matches!(w, Warning::Drift { .. }));
-        m.summary.throughput_trend = None;
-        let names: Vec<String> = lost
-            .iter()
-            .map(|(i, _, _)| fleet.links[*i].spec.address.clone())
-            .collect();
-        m.status.reason = Some(format!(
-            "lost agent {} after {at} second(s) ({why}); from then on the seconds are partial{}",
-            fleet.links[first].spec.address,
-            match m.agents_window {
-                Some(ref w) => format!(
-                    "; with every agent, {:.0} ops/s over {:.1} s",
-                    w.ops_per_s,
-                    w.to_s - w.from_s
-                ),
-                None => "; no measured second had every agent".to_string(),
-            }
-        ));
-        if names.len() > 1 {
-            m.status.reason = m
-                .status
-                .reason
-                .map(|r| format!("{r}; lost: {}", names.join(", ")));
-        }
-    } else if let Some(r) = results
-        .iter()
-        .find(|r| r.status.state != RunState::Complete)
-    {
-        m.status = r.status.clone();
-    }
-    // The parts' own warnings that name their host's limits, by agent.
-    m.warnings.retain(|w| {
-        !matches!(
-            w,
-            Warning::ClientBound { .. }
-                | Warning::RateNotSent { .. }
-                | Warning::RateNotAnswered { .. }
-        )
-    });
-    for (r, p) in results
-        .iter()
-        .zip(breakdown.iter().filter(|p| !p.run_id.is_empty()))
-    {
-        for w in &r.warnings {
-            let why = match w {
-                Warning::ClientBound {
-                    client_cpu_pct,
-                    cpus,
-                } => format!("used {client_cpu_pct:.0}% of the {cpus} CPU(s) it may use"),
-                Warning::RateNotSent {
-                    sent_per_s,
-                    rate_per_s,
-                    ..
-                } => format!(
-                    "sent {sent_per_s:.0}/s of its {rate_per_s:.0}/s ({:.0}%)",
-                    100.0 * sent_per_s / rate_per_s
-                ),
-                _ => continue,
-            };
-            m.warnings.push(Warning::AgentBound {
-                agent: p.agent.clone(),
+    let ended = parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| match p {
+            Part::Done(r, dir) => Ended::Done(r, dir),
+            Part::Failed(why) => Ended::Failed(why),
+            Part::Lost(why) => Ended::Lost {
                 why,
-            });
-        }
-    }
-    if let Some(rate) = spec.rate_per_s
-        && m.summary.measured_ns > 0
-        && m.summary.ops_per_s < crate::outcome::RATE_REACHED * rate
-        && spec.transport.has_response()
-    {
-        m.warnings.push(Warning::RateNotAnswered {
-            ops_per_s: m.summary.ops_per_s,
-            rate_per_s: rate,
-        });
-    }
-    m.agents = breakdown;
-    Ok(m)
-}
-
-fn part_of(l: &Link, clients: usize, r: &RunResult, dir: &str, drift: Option<f64>) -> AgentPart {
-    let s = &r.summary;
-    AgentPart {
-        agent: l.spec.address.clone(),
-        run_id: r.run_id.clone(),
-        dir: dir.to_string(),
-        clients,
-        state: r.status.state,
-        reason: r.status.reason.clone(),
-        ops: s.ops,
-        ops_per_s: s.ops_per_s,
-        p50_ns: s.latency.p50_ns,
-        p99_ns: s.latency.p99_ns,
-        client_cpu_s: s.client_cpu_s,
-        client_cpu_us_per_op: s.client_cpu_us_per_op,
-        requested_rate_per_s: s.requested_rate_per_s,
-        sent_per_s: s.sent_per_s,
-        clock_offset_ns: l.clock.offset_ns,
-        clock_uncertainty_ns: l.clock.uncertainty_ns,
-        clock_drift_ppm: drift,
-    }
-}
-
-/// A lost agent's part, made of the seconds it streamed (its CPU and
-/// service time are not known: left at zero).
-fn partial_part(
-    template: &RunResult,
-    seconds: &[Interval],
-    why: &str,
-) -> Result<RunResult, merge::MergeError> {
-    let mut r = template.clone();
-    let measured: Vec<&Interval> = seconds
-        .iter()
-        .filter(|iv| iv.phase == wirebench_core::result::Phase::Measure)
+                seconds: std::mem::take(&mut streamed[i]),
+            },
+            Part::Preparing | Part::Running => unreachable!("settled"),
+        })
         .collect();
-    let mut h = hist::new_hist();
-    for iv in &measured {
-        if let Ok(x) = hist::decode(&iv.latency_hist) {
-            let _ = h.add(&x);
-        }
-    }
-    let ns: u64 = measured
+    let seen: Vec<Seen> = fleet
+        .links
         .iter()
-        .map(|iv| iv.end_ns.saturating_sub(iv.start_ns))
-        .sum();
-    let s = &mut r.summary;
-    *s = wirebench_core::result::Summary {
-        ops: measured.iter().map(|iv| iv.ops).sum(),
-        errors: measured.iter().map(|iv| iv.errors).sum(),
-        bytes_out: measured.iter().map(|iv| iv.bytes_out).sum(),
-        bytes_in: measured.iter().map(|iv| iv.bytes_in).sum(),
-        messages_sent: measured.iter().map(|iv| iv.sent).sum(),
-        measured_ns: ns,
-        latency: hist::LatencySummary::of(&h),
-        ..Default::default()
-    };
-    s.messages_received = s.ops;
-    if ns > 0 {
-        s.ops_per_s = s.ops as f64 * 1e9 / ns as f64;
-        s.sent_per_s = s.messages_sent as f64 * 1e9 / ns as f64;
-    }
-    r.intervals = seconds.to_vec();
-    r.latency_hist = hist::encode(&h);
-    r.service_hist = hist::encode(&hist::new_hist());
-    r.status = wirebench_core::result::RunStatus {
-        state: RunState::Failed,
-        reason: Some(format!("lost: {why}")),
-    };
-    r.run_id = String::new();
-    r.warnings.clear();
-    Ok(r)
-}
-
-/// The measured seconds of `seconds` merged: the window with every agent.
-fn window(seconds: &[Interval]) -> Option<wirebench_core::result::AgentsWindow> {
-    let measured: Vec<&Interval> = seconds
-        .iter()
-        .filter(|iv| iv.phase == wirebench_core::result::Phase::Measure)
+        .zip(drift)
+        .enumerate()
+        .map(|(i, (l, drift))| Seen {
+            address: l.spec.address.clone(),
+            clients: clients[i],
+            clock: l.clock,
+            drift,
+        })
         .collect();
-    let (first, last) = (measured.first()?, measured.last()?);
-    let mut h = hist::new_hist();
-    for iv in &measured {
-        if let Ok(x) = hist::decode(&iv.latency_hist) {
-            let _ = h.add(&x);
-        }
-    }
-    let ops: u64 = measured.iter().map(|iv| iv.ops).sum();
-    let ns: u64 = measured
-        .iter()
-        .map(|iv| iv.end_ns.saturating_sub(iv.start_ns))
-        .sum();
-    Some(wirebench_core::result::AgentsWindow {
-        from_s: first.start_ns as f64 / 1e9,
-        to_s: last.end_ns as f64 / 1e9,
-        ops,
-        ops_per_s: if ns > 0 {
-            ops as f64 * 1e9 / ns as f64
-        } else {
-            0.0
-        },
-        latency: hist::LatencySummary::of(&h),
-    })
+    super::merge::parts(ended, &seen, spec, placement)
 }

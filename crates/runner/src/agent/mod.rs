@@ -11,4 +11,5 @@ pub mod coordinator;
 pub mod daemon;
 pub mod k8s;
 pub mod launch;
+mod merge;
 pub mod wire;

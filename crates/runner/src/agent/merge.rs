@@ -1,0 +1,310 @@
+//! A coordinated run's parts as one result: the parts the agents sent,
+//! and for an agent lost during the load the seconds it streamed until
+//! then, merged exactly (`wirebench_core::merge`), with each agent's part
+//! beside the merge, the status (`degraded` when an agent was lost), and
+//! the parts' own warnings about their hosts named by agent.
+
+use super::clock::ClockEstimate;
+use crate::RunError;
+use wirebench_core::hist;
+use wirebench_core::result::{AgentPart, Interval, Placement, RunResult, RunState, Warning};
+use wirebench_core::spec::RunSpec;
+
+/// How an agent's part ended, as its coordinator saw it.
+pub(super) enum Ended {
+    /// Its whole result, and where the agent keeps it.
+    Done(Box<RunResult>, String),
+    /// It did not run, or failed (before the start, or by its own word).
+    Failed(String),
+    /// Gone while the load ran: the seconds it streamed until then.
+    Lost { why: String, seconds: Vec<Interval> },
+}
+
+/// What the coordinator knows of an agent.
+pub(super) struct Seen {
+    pub address: String,
+    pub clients: usize,
+    pub clock: ClockEstimate,
+    /// Its clock's drift over the run (None: not measured again).
+    pub drift: Option<f64>,
+}
+
+/// The parts as one result of `spec`.
+pub(super) fn parts(
+    ended: Vec<Ended>,
+    seen: &[Seen],
+    spec: &RunSpec,
+    placement: &Placement,
+) -> Result<RunResult, RunError> {
+    let mut results = Vec::new();
+    let mut failures = Vec::new();
+    // Lost agents: (index, seconds streamed before the loss, why).
+    let mut lost: Vec<(usize, usize, String)> = Vec::new();
+    let mut breakdown = Vec::new();
+    let mut streamed = vec![Vec::new(); seen.len()];
+    for (i, p) in ended.into_iter().enumerate() {
+        let l = &seen[i];
+        match p {
+            Ended::Done(r, dir) => {
+                breakdown.push(part_of(l, &r, &dir));
+                results.push(*r);
+            }
+            Ended::Lost { why, seconds } => {
+                lost.push((i, seconds.len(), why));
+                streamed[i] = seconds;
+            }
+            Ended::Failed(why) => {
+                failures.push(format!("agent {}: {why}", l.address));
+                breakdown.push(AgentPart {
+                    agent: l.address.clone(),
+                    run_id: String::new(),
+                    dir: String::new(),
+                    clients: l.clients,
+                    state: RunState::Failed,
+                    reason: Some(why),
+                    ops: 0,
+                    ops_per_s: 0.0,
+                    p50_ns: 0,
+                    p99_ns: 0,
+                    client_cpu_s: 0.0,
+                    client_cpu_us_per_op: 0.0,
+                    requested_rate_per_s: None,
+                    sent_per_s: 0.0,
+                    clock_offset_ns: l.clock.offset_ns,
+                    clock_uncertainty_ns: l.clock.uncertainty_ns,
+                    clock_drift_ppm: l.drift,
+                });
+            }
+        }
+    }
+    if results.is_empty() {
+        let mut why = failures;
+        why.extend(
+            lost.iter()
+                .map(|(i, _, w)| format!("agent {}: lost ({w})", seen[*i].address)),
+        );
+        return Err(RunError::Failed(why.join("; ")));
+    }
+    // A lost agent's part: what it streamed before the loss.
+    for (i, _, why) in &lost {
+        let part = partial_part(&results[0], &streamed[*i], why);
+        let mut p = part_of(&seen[*i], &part, "");
+        p.reason = Some(format!(
+            "lost: {why}; its seconds until then are in the merge"
+        ));
+        breakdown.insert((*i).min(breakdown.len()), p);
+        results.push(part);
+    }
+    let mut m =
+        wirebench_core::merge::instances(&results).map_err(|e| RunError::Failed(e.to_string()))?;
+    m.spec = spec.clone();
+    m.summary.requested_rate_per_s = spec.rate_per_s;
+    // Each part's CPUs are its own host's: the first part's stand for the
+    // cpuset (a result always has one), and a note says so.
+    m.placement = placement.clone();
+    m.placement.client_cpus = results[0].placement.client_cpus.clone();
+    m.placement.notes = vec![format!(
+        "the load was made by {} agents; client CPUs are the first agent's, each part's placement is in its run.json on its agent",
+        seen.len()
+    )];
+    m.env =
+        wirebench_core::env::Environment::capture(env!("CARGO_PKG_VERSION"), crate::GIT_REVISION);
+    if !failures.is_empty() {
+        m.status.state = RunState::Failed;
+        m.status.reason = Some(failures.join("; "));
+    } else if let Some(&(first, at, ref why)) = lost.iter().min_by_key(|(_, at, _)| *at) {
+        // The seconds from the first loss on miss a part.
+        for iv in m.intervals.iter_mut().skip(at) {
+            iv.partial = true;
+        }
+        m.agents_window = window(&m.intervals[..at.min(m.intervals.len())]);
+        m.status.state = RunState::Degraded;
+        // The parts measured for different lengths: rates are the totals
+        // over the run's measured time, not the sum of the parts' rates.
+        let sm = &mut m.summary;
+        if sm.measured_ns > 0 {
+            let secs = sm.measured_ns as f64 / 1e9;
+            sm.ops_per_s = sm.ops as f64 / secs;
+            sm.sent_per_s = sm.messages_sent as f64 / secs;
+            sm.mb_per_s_out = sm.bytes_out as f64 / 1e6 / secs;
+            sm.mb_per_s_in = sm.bytes_in as f64 / 1e6 / secs;
+        }
+        // The throughput's trend is the loss, said by the status.
+        m.warnings.retain(|w| !matches!(w, Warning::Drift { .. }));
+        m.summary.throughput_trend = None;
+        let names: Vec<String> = lost
+            .iter()
+            .map(|(i, _, _)| seen[*i].address.clone())
+            .collect();
+        m.status.reason = Some(format!(
+            "lost agent {} after {at} second(s) ({why}); from then on the seconds are partial{}",
+            seen[first].address,
+            match m.agents_window {
+                Some(ref w) => format!(
+                    "; with every agent, {:.0} ops/s over {:.1} s",
+                    w.ops_per_s,
+                    w.to_s - w.from_s
+                ),
+                None => "; no measured second had every agent".to_string(),
+            }
+        ));
+        if names.len() > 1 {
+            m.status.reason = m
+                .status
+                .reason
+                .map(|r| format!("{r}; lost: {}", names.join(", ")));
+        }
+    } else if let Some(r) = results
+        .iter()
+        .find(|r| r.status.state != RunState::Complete)
+    {
+        m.status = r.status.clone();
+    }
+    // The parts' own warnings that name their host's limits, by agent.
+    m.warnings.retain(|w| {
+        !matches!(
+            w,
+            Warning::ClientBound { .. }
+                | Warning::RateNotSent { .. }
+                | Warning::RateNotAnswered { .. }
+        )
+    });
+    for (r, p) in results
+        .iter()
+        .zip(breakdown.iter().filter(|p| !p.run_id.is_empty()))
+    {
+        for w in &r.warnings {
+            let why = match w {
+                Warning::ClientBound {
+                    client_cpu_pct,
+                    cpus,
+                } => format!("used {client_cpu_pct:.0}% of the {cpus} CPU(s) it may use"),
+                Warning::RateNotSent {
+                    sent_per_s,
+                    rate_per_s,
+                    ..
+                } => format!(
+                    "sent {sent_per_s:.0}/s of its {rate_per_s:.0}/s ({:.0}%)",
+                    100.0 * sent_per_s / rate_per_s
+                ),
+                _ => continue,
+            };
+            m.warnings.push(Warning::AgentBound {
+                agent: p.agent.clone(),
+                why,
+            });
+        }
+    }
+    if let Some(rate) = spec.rate_per_s
+        && m.summary.measured_ns > 0
+        && m.summary.ops_per_s < crate::outcome::RATE_REACHED * rate
+        && spec.transport.has_response()
+    {
+        m.warnings.push(Warning::RateNotAnswered {
+            ops_per_s: m.summary.ops_per_s,
+            rate_per_s: rate,
+        });
+    }
+    m.agents = breakdown;
+    Ok(m)
+}
+
+fn part_of(l: &Seen, r: &RunResult, dir: &str) -> AgentPart {
+    let s = &r.summary;
+    AgentPart {
+        agent: l.address.clone(),
+        run_id: r.run_id.clone(),
+        dir: dir.to_string(),
+        clients: l.clients,
+        state: r.status.state,
+        reason: r.status.reason.clone(),
+        ops: s.ops,
+        ops_per_s: s.ops_per_s,
+        p50_ns: s.latency.p50_ns,
+        p99_ns: s.latency.p99_ns,
+        client_cpu_s: s.client_cpu_s,
+        client_cpu_us_per_op: s.client_cpu_us_per_op,
+        requested_rate_per_s: s.requested_rate_per_s,
+        sent_per_s: s.sent_per_s,
+        clock_offset_ns: l.clock.offset_ns,
+        clock_uncertainty_ns: l.clock.uncertainty_ns,
+        clock_drift_ppm: l.drift,
+    }
+}
+
+/// A lost agent's part, made of the seconds it streamed (its CPU and
+/// service time are not known: left at zero).
+fn partial_part(template: &RunResult, seconds: &[Interval], why: &str) -> RunResult {
+    let mut r = template.clone();
+    let measured: Vec<&Interval> = seconds
+        .iter()
+        .filter(|iv| iv.phase == wirebench_core::result::Phase::Measure)
+        .collect();
+    let mut h = hist::new_hist();
+    for iv in &measured {
+        if let Ok(x) = hist::decode(&iv.latency_hist) {
+            let _ = h.add(&x);
+        }
+    }
+    let ns: u64 = measured
+        .iter()
+        .map(|iv| iv.end_ns.saturating_sub(iv.start_ns))
+        .sum();
+    let s = &mut r.summary;
+    *s = wirebench_core::result::Summary {
+        ops: measured.iter().map(|iv| iv.ops).sum(),
+        errors: measured.iter().map(|iv| iv.errors).sum(),
+        bytes_out: measured.iter().map(|iv| iv.bytes_out).sum(),
+        bytes_in: measured.iter().map(|iv| iv.bytes_in).sum(),
+        messages_sent: measured.iter().map(|iv| iv.sent).sum(),
+        measured_ns: ns,
+        latency: hist::LatencySummary::of(&h),
+        ..Default::default()
+    };
+    s.messages_received = s.ops;
+    if ns > 0 {
+        s.ops_per_s = s.ops as f64 * 1e9 / ns as f64;
+        s.sent_per_s = s.messages_sent as f64 * 1e9 / ns as f64;
+    }
+    r.intervals = seconds.to_vec();
+    r.latency_hist = hist::encode(&h);
+    r.service_hist = hist::encode(&hist::new_hist());
+    r.status = wirebench_core::result::RunStatus {
+        state: RunState::Failed,
+        reason: Some(format!("lost: {why}")),
+    };
+    r.run_id = String::new();
+    r.warnings.clear();
+    r
+}
+
+/// The measured seconds of `seconds` merged: the window with every agent.
+fn window(seconds: &[Interval]) -> Option<wirebench_core::result::AgentsWindow> {
+    let measured: Vec<&Interval> = seconds
+        .iter()
+        .filter(|iv| iv.phase == wirebench_core::result::Phase::Measure)
+        .collect();
+    let (first, last) = (measured.first()?, measured.last()?);
+    let mut h = hist::new_hist();
+    for iv in &measured {
+        if let Ok(x) = hist::decode(&iv.latency_hist) {
+            let _ = h.add(&x);
+        }
+    }
+    let ops: u64 = measured.iter().map(|iv| iv.ops).sum();
+    let ns: u64 = measured
+        .iter()
+        .map(|iv| iv.end_ns.saturating_sub(iv.start_ns))
+        .sum();
+    Some(wirebench_core::result::AgentsWindow {
+        from_s: first.start_ns as f64 / 1e9,
+        to_s: last.end_ns as f64 / 1e9,
+        ops,
+        ops_per_s: if ns > 0 {
+            ops as f64 * 1e9 / ns as f64
+        } else {
+            0.0
+        },
+        latency: hist::LatencySummary::of(&h),
+    })
+}
