@@ -313,6 +313,10 @@ pub struct RunRequest {
     /// exec: environment of the program.
     #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
     pub client_env: EnvVars,
+    /// More servers of the same kind as `target` (`--target A,B`): with
+    /// load agents, agent `i`'s part goes to endpoint `i` mod their number.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_target: Vec<Endpoint>,
     /// Load agents that make the load, `HOST:PORT` each; this run
     /// coordinates them and merges what they measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -560,7 +564,7 @@ fn check_header(h: &str) -> Result<(), String> {
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 74] = [
+    pub const KEYS: [&'static str; 75] = [
         "transport",
         "arch",
         "target",
@@ -630,6 +634,7 @@ impl RunRequest {
         "client_cmd",
         "parser",
         "client_env",
+        "also_target",
         "agents",
         "launch",
         "agent_weights",
@@ -1064,6 +1069,12 @@ impl RunRequest {
             if !self.agent_weights.is_empty() {
                 return Err(flag("--agent-weights", "weighs --agents: add them"));
             }
+            if !self.also_target.is_empty() {
+                return Err(flag(
+                    "--target",
+                    "with several endpoints splits the load among load agents, one endpoint per agent in turn: add --agents or --launch (or give one endpoint)",
+                ));
+            }
             return Ok(vec![]);
         }
         if self.share.is_some() {
@@ -1149,6 +1160,26 @@ impl RunRequest {
             return Err(flag(
                 "--repeat",
                 "does not go with --agents yet: repeat the run instead",
+            ));
+        }
+        let endpoints = 1 + self.also_target.len();
+        if endpoints > all.len() {
+            return Err(value(
+                "--target",
+                format!("{endpoints} endpoints"),
+                format!(
+                    "each endpoint takes the part of at least one agent: give as many agents ({}) or more",
+                    all.len()
+                ),
+            ));
+        }
+        let kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::Msgr);
+        if let Some(t) = &self.target
+            && let Some(other) = self.also_target.iter().find(|e| kind(e) != kind(t))
+        {
+            return Err(invalid(
+                "--target",
+                format!("{other} is not a server of the same kind as {t}"),
             ));
         }
         let parts = crate::share::split(clients, &weights);
@@ -2770,6 +2801,7 @@ mod tests {
             client_cmd: Some("sockperf pp -p {port}".into()),
             parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
             client_env: "A=b".parse().unwrap(),
+            also_target: vec!["tcp://10.0.0.9:7470".parse().unwrap()],
             agents: vec!["10.0.0.2:7460".into()],
             launch: vec!["ssh:bench@10.0.0.3".into()],
             agent_weights: vec![2, 1],

@@ -442,6 +442,10 @@ pub struct RunResult {
     /// their exact merge).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentPart>,
+    /// A run whose agents loaded several endpoints: each endpoint's share,
+    /// the exact merge of the parts that went to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<EndpointPart>,
     /// A run that lost an agent: the measured seconds in which every agent
     /// was making its load, merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -611,6 +615,19 @@ impl std::fmt::Display for Warning {
             Warning::Note { message } => f.write_str(message),
         }
     }
+}
+
+/// One endpoint's share of a run that loaded several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndpointPart {
+    pub endpoint: String,
+    /// The agents whose parts went to it.
+    pub agents: Vec<String>,
+    pub ops: u64,
+    pub errors: u64,
+    pub ops_per_s: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
 }
 
 /// The measured seconds of a run in which all its agents made their load.
@@ -811,6 +828,7 @@ pub mod fixture {
             merged_from: Vec::new(),
             trace: None,
             agents: Vec::new(),
+            endpoints: Vec::new(),
             agents_window: None,
         }
     }

@@ -497,6 +497,30 @@ fn print_agents(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
             a.clock_uncertainty_ns as f64 / 1e6,
         )?;
     }
+    if !r.endpoints.is_empty() {
+        let width = r
+            .endpoints
+            .iter()
+            .map(|e| e.endpoint.len())
+            .max()
+            .unwrap_or(0);
+        writeln!(
+            out,
+            "  endpoints:         {:<width$} {:>10} {:>9} {:>9}  agents",
+            "", "ops/s", "p50", "p99"
+        )?;
+        for e in &r.endpoints {
+            writeln!(
+                out,
+                "                     {:<width$} {:>10.1} {:>9} {:>9}  {}",
+                e.endpoint,
+                e.ops_per_s,
+                format_ns(e.p50_ns as f64),
+                format_ns(e.p99_ns as f64),
+                e.agents.join(", ")
+            )?;
+        }
+    }
     Ok(())
 }
 

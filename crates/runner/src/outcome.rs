@@ -398,6 +398,7 @@ pub fn from_outcome(
         merged_from: Vec::new(),
         trace: None,
         agents: Vec::new(),
+        endpoints: Vec::new(),
         agents_window: None,
     }
 }

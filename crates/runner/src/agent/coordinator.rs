@@ -374,8 +374,15 @@ enum Part {
 }
 
 /// Agent `i`'s part of `req`.
-fn part_request(req: &RunRequest, clients: usize, share: share::ConnShare) -> RunRequest {
+fn part_request(
+    req: &RunRequest,
+    clients: usize,
+    share: share::ConnShare,
+    target: Option<wirebench_core::spec::Endpoint>,
+) -> RunRequest {
     let mut r = req.clone();
+    r.target = target;
+    r.also_target.clear();
     r.agents.clear();
     r.launch.clear();
     r.agent_weights.clear();
@@ -487,8 +494,20 @@ fn measure(
     let weights: Vec<u32> = fleet.links.iter().map(|l| l.spec.weight).collect();
     let clients = share::split(spec.clients, &weights);
     let shares = share::conn_shares(&clients, spec.conns_per_client);
+    // Several endpoints: agent i's part goes to endpoint i mod their number.
+    let endpoints: Vec<_> = req.target.iter().chain(&req.also_target).cloned().collect();
+    if endpoints.len() > 1 {
+        for (k, e) in endpoints.iter().enumerate() {
+            let who: Vec<&str> = (k..n)
+                .step_by(endpoints.len())
+                .map(|i| fleet.links[i].spec.address.as_str())
+                .collect();
+            events.note(&format!("endpoint {e}: agents {}", who.join(", ")));
+        }
+    }
     for (i, l) in fleet.links.iter().enumerate() {
-        let part = part_request(req, clients[i], shares[i]);
+        let target = endpoints.get(i % endpoints.len().max(1)).cloned();
+        let part = part_request(req, clients[i], shares[i], target);
         let hash = auth::sha256(&serde_json::to_vec(&part).map_err(std::io::Error::other)?);
         tell(
             &l.w,

@@ -7,7 +7,9 @@
 use super::clock::ClockEstimate;
 use crate::RunError;
 use wirebench_core::hist;
-use wirebench_core::result::{AgentPart, Interval, Placement, RunResult, RunState, Warning};
+use wirebench_core::result::{
+    AgentPart, EndpointPart, Interval, Placement, RunResult, RunState, Warning,
+};
 use wirebench_core::spec::RunSpec;
 
 /// How an agent's part ended, as its coordinator saw it.
@@ -205,8 +207,57 @@ pub(super) fn parts(
             rate_per_s: rate,
         });
     }
+    m.endpoints = by_endpoint(&results, &breakdown)?;
     m.agents = breakdown;
     Ok(m)
+}
+
+/// Each endpoint's share, when the parts went to several: the exact merge
+/// of the parts that went to it.
+fn by_endpoint(
+    results: &[RunResult],
+    breakdown: &[AgentPart],
+) -> Result<Vec<EndpointPart>, RunError> {
+    let endpoint = |r: &RunResult| match &r.spec.target {
+        wirebench_core::spec::TargetSpec::External { endpoint } => endpoint.to_string(),
+        _ => String::new(),
+    };
+    let mut all: Vec<String> = Vec::new();
+    for n in results.iter().map(endpoint) {
+        if !all.contains(&n) {
+            all.push(n);
+        }
+    }
+    if all.len() < 2 {
+        return Ok(vec![]);
+    }
+    all.into_iter()
+        .map(|e| {
+            let (parts, agents): (Vec<RunResult>, Vec<String>) = results
+                .iter()
+                .filter(|r| endpoint(r) == e)
+                .map(|r| {
+                    let agent = breakdown
+                        .iter()
+                        .find(|p| p.run_id == r.run_id && p.ops == r.summary.ops)
+                        .map(|p| p.agent.clone())
+                        .unwrap_or_default();
+                    (r.clone(), agent)
+                })
+                .unzip();
+            let m = wirebench_core::merge::instances(&parts)
+                .map_err(|x| RunError::Failed(x.to_string()))?;
+            Ok(EndpointPart {
+                endpoint: e,
+                agents,
+                ops: m.summary.ops,
+                errors: m.summary.errors,
+                ops_per_s: m.summary.ops_per_s,
+                p50_ns: m.summary.latency.p50_ns,
+                p99_ns: m.summary.latency.p99_ns,
+            })
+        })
+        .collect()
 }
 
 fn part_of(l: &Seen, r: &RunResult, dir: &str) -> AgentPart {

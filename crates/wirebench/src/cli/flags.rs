@@ -28,9 +28,10 @@ pub struct RunFlags {
     arch: Option<Arch>,
     /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
     /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH),
-    /// memcached://HOST:PORT, http(s)://HOST:PORT/PATH or grpc(s)://HOST:PORT.
-    #[arg(long, conflicts_with_all = ["arch", "listen", "max_frame"])]
-    target: Option<Endpoint>,
+    /// memcached://HOST:PORT, http(s)://HOST:PORT/PATH or grpc(s)://HOST:PORT. Several,
+    /// comma-separated, with load agents: each agent's part goes to one of them in turn.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["arch", "listen", "max_frame"])]
+    target: Vec<Endpoint>,
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
     #[arg(long)]
     listen: Option<Endpoint>,
@@ -375,7 +376,8 @@ impl RunFlags {
         wirebench_runner::with_env_region(RunRequest {
             transport: self.transport,
             arch: self.arch,
-            target: self.target.clone(),
+            target: self.target.first().cloned(),
+            also_target: self.target.iter().skip(1).cloned().collect(),
             listen: self.listen.clone(),
             mode: self.mode.clone(),
             wait: self.wait,

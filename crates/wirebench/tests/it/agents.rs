@@ -873,3 +873,68 @@ fn a_sweep_runs_each_point_on_the_agents() {
     assert_eq!(depths, [1, 4]);
     srv.stop();
 }
+
+#[test]
+fn several_endpoints_are_split_across_agents_with_a_breakdown_each() {
+    let _g = shared();
+    let dir = TempDir::new("agents-endpoints");
+    let s1 = crate::helpers::Server::start(&[]);
+    let s2 = crate::helpers::Server::start(&[]);
+    let start = || {
+        let p = Proc::spawn(&[
+            "agent",
+            "--listen",
+            "tcp://127.0.0.1:0",
+            "--results",
+            dir.str(),
+        ]);
+        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
+        let addr = first
+            .strip_prefix("listening on tcp://")
+            .unwrap()
+            .to_string();
+        (p, addr)
+    };
+    let (_a1, addr1) = start();
+    let (_a2, addr2) = start();
+    let (_a3, addr3) = start();
+    let targets = format!("{},{}", s1.endpoint, s2.endpoint);
+    let agents = format!("{addr1},{addr2},{addr3}");
+    let (st, r, err) = crate::helpers::run_json(
+        &dir,
+        &[
+            "--target",
+            &targets,
+            "--agents",
+            &agents,
+            "--clients",
+            "3",
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    // Agents 1 and 3 go to the first endpoint, agent 2 to the second.
+    assert_eq!(r.endpoints.len(), 2, "{:?}", r.endpoints);
+    assert_eq!(r.endpoints[0].endpoint, s1.endpoint);
+    assert_eq!(r.endpoints[0].agents, [addr1.clone(), addr3.clone()]);
+    assert_eq!(r.endpoints[1].agents, std::slice::from_ref(&addr2));
+    assert!(r.endpoints.iter().all(|e| e.ops > 0));
+    assert_eq!(
+        r.summary.ops,
+        r.endpoints.iter().map(|e| e.ops).sum::<u64>()
+    );
+    let by_agent = |a: &str| r.agents.iter().find(|p| p.agent == a).unwrap().ops;
+    assert_eq!(r.endpoints[0].ops, by_agent(&addr1) + by_agent(&addr3));
+    // Each server saw the connections of its agents only.
+    assert_eq!(s1.stop()["conns_accepted"], 2);
+    assert_eq!(s2.stop()["conns_accepted"], 1);
+    // Without agents, several endpoints are refused by name.
+    let mut p = Proc::spawn(&["run", "--target", &targets, "--duration", "1s"]);
+    let st = p.wait(Duration::from_secs(20));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(err.contains("--target with several endpoints"), "{err}");
+}
