@@ -931,6 +931,66 @@ fn several_endpoints_are_split_across_agents_with_a_breakdown_each() {
     // Each server saw the connections of its agents only.
     assert_eq!(s1.stop()["conns_accepted"], 2);
     assert_eq!(s2.stop()["conns_accepted"], 1);
+    // Two fake S3 servers: each agent prepares, reads and cleans up its
+    // own objects on its endpoint.
+    let fake = || {
+        let p = Proc::spawn(&[
+            "serve",
+            "--transport",
+            "s3",
+            "--listen",
+            "tcp://127.0.0.1:0",
+        ]);
+        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+        (p, v["endpoint"].as_str().unwrap().to_string())
+    };
+    let (_f1, e1) = fake();
+    let (_f2, e2) = fake();
+    let targets = format!("{e1},{e2}");
+    let agents = format!("{addr1},{addr2}");
+    let (st, r, err) = crate::helpers::run_json(
+        &dir,
+        &[
+            "--target",
+            &targets,
+            "--agents",
+            &agents,
+            "--workload",
+            "get",
+            "--objects",
+            "20",
+            "--clients",
+            "2",
+            "--duration",
+            "2s",
+            "--warmup",
+            "1s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    let got: Vec<(&str, &[String])> = r
+        .endpoints
+        .iter()
+        .map(|e| (e.endpoint.as_str(), e.agents.as_slice()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (e1.as_str(), std::slice::from_ref(&addr1)),
+            (e2.as_str(), std::slice::from_ref(&addr2))
+        ]
+    );
+    assert!(
+        r.endpoints.iter().all(|e| e.ops > 0 && e.errors == 0),
+        "{:?}",
+        r.endpoints
+    );
+    assert_eq!(r.summary.by_op["get"].ops, r.summary.ops);
+    assert_eq!(
+        r.summary.ops,
+        r.endpoints.iter().map(|e| e.ops).sum::<u64>()
+    );
     // Without agents, several endpoints are refused by name.
     let mut p = Proc::spawn(&["run", "--target", &targets, "--duration", "1s"]);
     let st = p.wait(Duration::from_secs(20));
