@@ -340,6 +340,9 @@ fn outcome(
         measured.service = h.clone();
     }
     let stat = |s: &str| p.latency_ns.get(s).copied();
+    // A program's microseconds, in whole nanoseconds: 32.532 us is 32532 ns
+    // (32.532 x 1e3 is 32531.999... in floating point).
+    let ns = |s: &str| whole(stat(s).unwrap_or(0.0).round());
     let latency = match &p.hist {
         Some(h) => LatencySummary::of(h),
         None => LatencySummary {
@@ -347,13 +350,13 @@ fn outcome(
                 .latency_count
                 .unwrap_or(if p.latency_ns.is_empty() { 0 } else { ops }),
             mean_ns: stat("mean").unwrap_or(0.0),
-            min_ns: whole(stat("min").unwrap_or(0.0)),
-            p50_ns: whole(stat("p50").unwrap_or(0.0)),
-            p90_ns: whole(stat("p90").unwrap_or(0.0)),
-            p99_ns: whole(stat("p99").unwrap_or(0.0)),
-            p999_ns: whole(stat("p999").unwrap_or(0.0)),
-            p9999_ns: whole(stat("p9999").unwrap_or(0.0)),
-            max_ns: whole(stat("max").unwrap_or(0.0)),
+            min_ns: ns("min"),
+            p50_ns: ns("p50"),
+            p90_ns: ns("p90"),
+            p99_ns: ns("p99"),
+            p999_ns: ns("p999"),
+            p9999_ns: ns("p9999"),
+            max_ns: ns("max"),
         },
     };
     let empty = hist::encode(&hist::new_hist());
