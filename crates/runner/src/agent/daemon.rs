@@ -13,7 +13,7 @@ use crate::process::Cancel;
 use crate::run::{self, RunEvents};
 use crate::session::{Events, SessionOptions};
 use crate::{Credentials, RunError};
-use std::io::{BufReader, Write};
+use std::io::BufReader;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -427,10 +427,3 @@ impl Events for AgentEvents<'_> {
 }
 
 impl RunEvents for AgentEvents<'_> {}
-
-/// Writes the address an agent listens on, as the first line of stdout.
-pub fn print_bound(addr: SocketAddr) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "listening on tcp://{addr}");
-    let _ = out.flush();
-}

@@ -89,7 +89,7 @@ pub(super) fn parts(
     }
     // A lost agent's part: what it streamed before the loss.
     for (i, _, why) in &lost {
-        let part = partial_part(&results[0], &streamed[*i], why);
+        let part = partial_part(&results[0], &streamed[*i], why)?;
         let mut p = part_of(&seen[*i], &part, "");
         p.reason = Some(format!(
             "lost: {why}; its seconds until then are in the merge"
@@ -119,7 +119,7 @@ pub(super) fn parts(
         for iv in m.intervals.iter_mut().skip(at) {
             iv.partial = true;
         }
-        m.agents_window = window(&m.intervals[..at.min(m.intervals.len())]);
+        m.agents_window = window(&m.intervals[..at.min(m.intervals.len())])?;
         m.status.state = RunState::Degraded;
         // The parts measured for different lengths: rates are the totals
         // over the run's measured time, not the sum of the parts' rates.
@@ -283,42 +283,51 @@ fn part_of(l: &Seen, r: &RunResult, dir: &str) -> AgentPart {
     }
 }
 
-/// A lost agent's part, made of the seconds it streamed (its CPU and
-/// service time are not known: left at zero).
-fn partial_part(template: &RunResult, seconds: &[Interval], why: &str) -> RunResult {
-    let mut r = template.clone();
-    let measured: Vec<&Interval> = seconds
+/// The measured seconds among `seconds` as one (`core::merge`: counts and
+/// histograms added); None when none was measured.
+fn measured(seconds: &[Interval]) -> Result<Option<Interval>, RunError> {
+    let m: Vec<Interval> = seconds
         .iter()
         .filter(|iv| iv.phase == wirebench_core::result::Phase::Measure)
+        .cloned()
         .collect();
-    let mut h = hist::new_hist();
-    for iv in &measured {
-        if let Ok(x) = hist::decode(&iv.latency_hist) {
-            let _ = h.add(&x);
-        }
+    if m.is_empty() {
+        return Ok(None);
     }
-    let ns: u64 = measured
-        .iter()
-        .map(|iv| iv.end_ns.saturating_sub(iv.start_ns))
-        .sum();
+    wirebench_core::merge::intervals_of(&m)
+        .map(Some)
+        .map_err(|e| RunError::Failed(format!("a lost agent's seconds: {e}")))
+}
+
+/// A lost agent's part, made of the seconds it streamed (its CPU and
+/// service time are not known: left at zero).
+fn partial_part(
+    template: &RunResult,
+    seconds: &[Interval],
+    why: &str,
+) -> Result<RunResult, RunError> {
+    let mut r = template.clone();
+    let m = measured(seconds)?;
     let s = &mut r.summary;
-    *s = wirebench_core::result::Summary {
-        ops: measured.iter().map(|iv| iv.ops).sum(),
-        errors: measured.iter().map(|iv| iv.errors).sum(),
-        bytes_out: measured.iter().map(|iv| iv.bytes_out).sum(),
-        bytes_in: measured.iter().map(|iv| iv.bytes_in).sum(),
-        messages_sent: measured.iter().map(|iv| iv.sent).sum(),
-        measured_ns: ns,
-        latency: hist::LatencySummary::of(&h),
-        ..Default::default()
-    };
-    s.messages_received = s.ops;
-    if ns > 0 {
-        s.ops_per_s = s.ops as f64 * 1e9 / ns as f64;
-        s.sent_per_s = s.messages_sent as f64 * 1e9 / ns as f64;
+    *s = wirebench_core::result::Summary::default();
+    r.latency_hist = hist::encode(&hist::new_hist());
+    if let Some(m) = m {
+        let ns = m.end_ns.saturating_sub(m.start_ns);
+        s.ops = m.ops;
+        s.errors = m.errors;
+        s.bytes_out = m.bytes_out;
+        s.bytes_in = m.bytes_in;
+        s.messages_sent = m.sent;
+        s.messages_received = m.ops;
+        s.measured_ns = ns;
+        s.latency = m.latency;
+        if ns > 0 {
+            s.ops_per_s = s.ops as f64 * 1e9 / ns as f64;
+            s.sent_per_s = s.messages_sent as f64 * 1e9 / ns as f64;
+        }
+        r.latency_hist = m.latency_hist;
     }
     r.intervals = seconds.to_vec();
-    r.latency_hist = hist::encode(&h);
     r.service_hist = hist::encode(&hist::new_hist());
     r.status = wirebench_core::result::RunStatus {
         state: RunState::Failed,
@@ -326,36 +335,24 @@ fn partial_part(template: &RunResult, seconds: &[Interval], why: &str) -> RunRes
     };
     r.run_id = String::new();
     r.warnings.clear();
-    r
+    Ok(r)
 }
 
 /// The measured seconds of `seconds` merged: the window with every agent.
-fn window(seconds: &[Interval]) -> Option<wirebench_core::result::AgentsWindow> {
-    let measured: Vec<&Interval> = seconds
-        .iter()
-        .filter(|iv| iv.phase == wirebench_core::result::Phase::Measure)
-        .collect();
-    let (first, last) = (measured.first()?, measured.last()?);
-    let mut h = hist::new_hist();
-    for iv in &measured {
-        if let Ok(x) = hist::decode(&iv.latency_hist) {
-            let _ = h.add(&x);
-        }
-    }
-    let ops: u64 = measured.iter().map(|iv| iv.ops).sum();
-    let ns: u64 = measured
-        .iter()
-        .map(|iv| iv.end_ns.saturating_sub(iv.start_ns))
-        .sum();
-    Some(wirebench_core::result::AgentsWindow {
-        from_s: first.start_ns as f64 / 1e9,
-        to_s: last.end_ns as f64 / 1e9,
-        ops,
+fn window(seconds: &[Interval]) -> Result<Option<wirebench_core::result::AgentsWindow>, RunError> {
+    let Some(m) = measured(seconds)? else {
+        return Ok(None);
+    };
+    let ns = m.end_ns.saturating_sub(m.start_ns);
+    Ok(Some(wirebench_core::result::AgentsWindow {
+        from_s: m.start_ns as f64 / 1e9,
+        to_s: m.end_ns as f64 / 1e9,
+        ops: m.ops,
         ops_per_s: if ns > 0 {
-            ops as f64 * 1e9 / ns as f64
+            m.ops as f64 * 1e9 / ns as f64
         } else {
             0.0
         },
-        latency: hist::LatencySummary::of(&h),
-    })
+        latency: m.latency,
+    }))
 }

@@ -104,11 +104,20 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
         opts,
         cancel,
         &mut |addr| {
-            daemon::print_bound(addr);
+            print_bound(addr);
             eprintln!("agent: {build}, listening on tcp://{addr}");
         },
         log,
     )
     .map_err(runner_error)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the address the agent listens on, as the first line of stdout
+/// (what `--launch` and scripts read).
+fn print_bound(addr: SocketAddr) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "listening on tcp://{addr}");
+    let _ = out.flush();
 }

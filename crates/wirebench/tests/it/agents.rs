@@ -185,6 +185,20 @@ fn parts(r: &RunResult) -> Vec<RunResult> {
 
 const TOKEN: &str = "a-token-of-this-test-0123456789";
 
+/// An agent started with `--listen tcp://127.0.0.1:0`, and where it listens
+/// (the first line it prints).
+fn bound(p: Proc) -> (Proc, String) {
+    let first = p
+        .stdout
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the agent prints where it listens");
+    let addr = first
+        .strip_prefix("listening on tcp://")
+        .unwrap_or_else(|| panic!("not an address: {first}"))
+        .to_string();
+    (p, addr)
+}
+
 #[test]
 fn two_agents_on_two_hosts_merge_exactly_and_measure_a_skewed_clock() {
     let _g = shared();
@@ -433,12 +447,7 @@ fn a_wrong_token_and_another_build_are_refused_by_name() {
         ];
         args.extend_from_slice(extra);
         let p = Proc::spawn(&args);
-        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
-        let addr = first
-            .strip_prefix("listening on tcp://")
-            .unwrap()
-            .to_string();
-        (p, addr)
+        bound(p)
     };
     let run = |addr: &str, token: Option<&str>| {
         let mut args = vec![
@@ -708,12 +717,7 @@ fn an_indexed_jobs_agents_are_reached_by_their_names_and_complete() {
                 &token,
             ],
         );
-        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
-        let addr = first
-            .strip_prefix("listening on tcp://")
-            .unwrap()
-            .to_string();
-        (p, addr)
+        bound(p)
     };
     let coordinate = |map: String| {
         let resolve = format!("WIREBENCH_TEST_RESOLVE={map}");
@@ -769,11 +773,7 @@ fn an_agent_holds_ten_thousand_connections_at_under_64_kib_each() {
         "--results",
         dir.str(),
     ]);
-    let first = agent.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
-    let addr = first
-        .strip_prefix("listening on tcp://")
-        .unwrap()
-        .to_string();
+    let (_agent, addr) = bound(agent);
     let rss = |conns_per_client: &str| {
         let (st, r, err) = crate::helpers::run_json(
             &dir,
@@ -831,12 +831,7 @@ fn a_sweep_runs_each_point_on_the_agents() {
             "--results",
             dir.str(),
         ]);
-        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
-        let addr = first
-            .strip_prefix("listening on tcp://")
-            .unwrap()
-            .to_string();
-        (p, addr)
+        bound(p)
     };
     let (_a1, addr1) = start();
     let (_a2, addr2) = start();
@@ -888,12 +883,7 @@ fn several_endpoints_are_split_across_agents_with_a_breakdown_each() {
             "--results",
             dir.str(),
         ]);
-        let first = p.stdout.recv_timeout(Duration::from_secs(20)).unwrap();
-        let addr = first
-            .strip_prefix("listening on tcp://")
-            .unwrap()
-            .to_string();
-        (p, addr)
+        bound(p)
     };
     let (_a1, addr1) = start();
     let (_a2, addr2) = start();
