@@ -527,6 +527,14 @@ fn measure(
     let mut pending: BTreeMap<usize, Vec<Option<Interval>>> = BTreeMap::new();
     // Each agent's seconds as streamed: a lost agent's part is made of them.
     let mut streamed: Vec<Vec<Interval>> = vec![Vec::new(); n];
+    // The most seconds a part reports: its warm-up and measured phase, and
+    // the last short one (a run of a count has no known end: a month).
+    let max_seconds = match spec.stop {
+        wirebench_core::spec::StopSpec::DurationNs(ns) => {
+            usize::try_from((spec.warmup_ns + ns).div_ceil(1_000_000_000)).unwrap_or(usize::MAX) + 2
+        }
+        wirebench_core::spec::StopSpec::Count(_) => 31 * 24 * 3600,
+    };
     let stop_all = |fleet: &Fleet, why: &str| {
         for l in &fleet.links {
             let _ = tell(
@@ -574,10 +582,19 @@ fn measure(
                 connect_ns = connect_ns.max(c);
                 parts[i] = Part::Running;
             }
+            // Seconds come in order, and no more than the run has: what an
+            // agent sends cannot grow the coordinator's memory past the
+            // run's own result.
+            FromAgent::Interval { index, .. }
+                if index != streamed[i].len() || index >= max_seconds =>
+            {
+                parts[i] = Part::Failed(format!(
+                    "it sent second {index}, where second {} (of at most {max_seconds}) was due",
+                    streamed[i].len()
+                ));
+            }
             FromAgent::Interval { index, interval } => {
-                if index == streamed[i].len() {
-                    streamed[i].push((*interval).clone());
-                }
+                streamed[i].push((*interval).clone());
                 let row = pending.entry(index).or_insert_with(|| vec![None; n]);
                 row[i] = Some(*interval);
             }

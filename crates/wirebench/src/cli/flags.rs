@@ -498,6 +498,14 @@ impl RunFlags {
                     }
                 })?;
         }
+        if let Some(f) = &self.agents.ssh_config
+            && !f.is_file()
+        {
+            return Err(SpecError::Invalid {
+                flag: "--ssh-config",
+                why: format!("{}: no such file", f.display()),
+            });
+        }
         opts.ssh_config.clone_from(&self.agents.ssh_config);
         if let Some(Dur(d)) = self.agents.agents_wait {
             if self.agents.agents.is_empty() {

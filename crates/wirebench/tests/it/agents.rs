@@ -988,3 +988,86 @@ fn several_endpoints_are_split_across_agents_with_a_breakdown_each() {
     assert_eq!(st.code(), Some(2), "{err}");
     assert!(err.contains("--target with several endpoints"), "{err}");
 }
+
+#[test]
+fn an_agent_that_sends_seconds_out_of_order_is_failed_not_believed() {
+    use std::io::{BufRead, BufReader, Write};
+    let _g = shared();
+    let dir = TempDir::new("agents-hostile");
+    let srv = crate::helpers::Server::start(&[]);
+    // A peer that passes the handshake (no token on loopback; it echoes the
+    // coordinator's build) and then reports a second far ahead.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let peer = std::thread::spawn(move || {
+        let (s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut w = s.try_clone().unwrap();
+        let mut r = BufReader::new(s);
+        let mut say = |v: serde_json::Value| {
+            writeln!(w, "{v}").unwrap();
+        };
+        say(serde_json::json!({"hello": {"protocol": 1, "nonce": "ab", "token": false}}));
+        let mut line = String::new();
+        while r.read_line(&mut line).unwrap_or(0) > 0 {
+            let m: serde_json::Value = serde_json::from_str(&line).unwrap();
+            line.clear();
+            if let Some(a) = m.get("auth") {
+                say(serde_json::json!({"welcome": {"proof": null, "build": a["build"]}}));
+            } else if let Some(p) = m.get("probe") {
+                let t = p["t1"].as_u64().unwrap();
+                say(serde_json::json!({"probe": {"t1": t, "t2": t, "t3": t}}));
+            } else if m.get("prepare").is_some() {
+                say(serde_json::json!({"ready": {"connect_ns": 1000}}));
+            } else if m.get("start").is_some() {
+                let iv = wirebench_core::result::Interval {
+                    start_ns: 0,
+                    end_ns: 1_000_000_000,
+                    phase: wirebench_core::result::Phase::Measure,
+                    ops: 1,
+                    bytes_out: 0,
+                    bytes_in: 0,
+                    errors: 0,
+                    ops_per_s: 1.0,
+                    sent: 1,
+                    latency: Default::default(),
+                    service_latency: Default::default(),
+                    latency_hist: String::new(),
+                    client_cores: vec![],
+                    server_cores: vec![],
+                    hiccup_max_ns: None,
+                    hiccup_lost_ns: None,
+                    stalled: false,
+                    partial: false,
+                    server_groups: vec![],
+                };
+                say(serde_json::json!({"interval": {"index": 1_000_000, "interval": iv}}));
+            }
+        }
+    });
+    let mut p = Proc::spawn(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--target",
+        &srv.endpoint,
+        "--agents",
+        &addr,
+        "--duration",
+        "5s",
+        "--warmup",
+        "0s",
+    ]);
+    let st = p.wait(Duration::from_secs(60));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "agent {addr}: it sent second 1000000, where second 0"
+        )),
+        "{err}"
+    );
+    drop(p);
+    let _ = peer.join();
+    srv.stop();
+}
