@@ -195,6 +195,7 @@ pub fn upgrade_v2(doc: &mut serde_json::Value) -> Result<(), String> {
         trace_sample: old.trace_sample,
         observe: None,
         server_env: Default::default(),
+        also_target: vec![],
         agents: vec![],
         share: None,
     };

@@ -1052,6 +1052,7 @@ impl RunRequest {
             transport,
             observe,
             server_env: self.server_env.0.clone(),
+            also_target: self.also_target.clone(),
             agents,
             share,
         };
@@ -1069,12 +1070,7 @@ impl RunRequest {
             if !self.agent_weights.is_empty() {
                 return Err(flag("--agent-weights", "weighs --agents: add them"));
             }
-            if !self.also_target.is_empty() {
-                return Err(flag(
-                    "--target",
-                    "with several endpoints splits the load among load agents, one endpoint per agent in turn: add --agents or --launch (or give one endpoint)",
-                ));
-            }
+            self.endpoints_checked(kind, clients)?;
             return Ok(vec![]);
         }
         if self.share.is_some() {
@@ -1207,6 +1203,64 @@ impl RunRequest {
                 weight,
             })
             .collect())
+    }
+
+    /// Several endpoints without agents (`--target A,B`): one process
+    /// deals its connections to them in turn. Each gets at least one, and
+    /// all are servers of one kind.
+    fn endpoints_checked(&self, kind: TransportKind, clients: usize) -> Result<(), SpecError> {
+        let Some(first) = &self.target else {
+            return Ok(());
+        };
+        if self.also_target.is_empty() {
+            return Ok(());
+        }
+        let all: Vec<&Endpoint> = std::iter::once(first).chain(&self.also_target).collect();
+        match kind {
+            TransportKind::Shm => {
+                return Err(invalid(
+                    "--target",
+                    "a shared-memory run reaches one server: give one endpoint",
+                ));
+            }
+            TransportKind::Exec => {
+                return Err(invalid(
+                    "--target",
+                    "an exec run's program makes its own load: give one endpoint",
+                ));
+            }
+            _ => {}
+        }
+        let same_kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::Msgr);
+        if let Some(other) = all.iter().find(|e| same_kind(e) != same_kind(first)) {
+            return Err(invalid(
+                "--target",
+                format!("{other} is not a server of the same kind as {first}"),
+            ));
+        }
+        if let Some((_, dup)) = all.iter().enumerate().find(|(i, e)| all[..*i].contains(e)) {
+            return Err(invalid(
+                "--target",
+                format!("{dup} is named twice: name each endpoint once"),
+            ));
+        }
+        if self.server_cmd.is_some() {
+            return Err(flag(
+                "--server-cmd",
+                "starts one server at one endpoint: with several endpoints, start them yourself (observe them with --server-pid or --server-cgroup)",
+            ));
+        }
+        let conns = clients * self.conns_per_client.unwrap_or(1);
+        if all.len() > conns {
+            return Err(value(
+                "--target",
+                format!("{} endpoints", all.len()),
+                format!(
+                    "each endpoint takes at least one connection: give as many connections ({conns}, --clients x --conns-per-client) or more"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Refuses `--agents` for a command that makes its load here.

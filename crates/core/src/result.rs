@@ -621,8 +621,12 @@ impl std::fmt::Display for Warning {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndpointPart {
     pub endpoint: String,
-    /// The agents whose parts went to it.
+    /// The agents whose parts went to it (none: this process dealt its
+    /// connections to the endpoints in turn).
     pub agents: Vec<String>,
+    /// The connections to it (server connections: HTTP/2 streams share one).
+    #[serde(default)]
+    pub connections: u64,
     pub ops: u64,
     pub errors: u64,
     pub ops_per_s: f64,
@@ -798,6 +802,7 @@ pub mod fixture {
                 trace_sample: None,
                 observe: None,
                 server_env: Default::default(),
+                also_target: vec![],
                 agents: vec![],
                 share: None,
             },

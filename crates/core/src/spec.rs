@@ -1357,6 +1357,11 @@ pub struct RunSpec {
     /// `--server-cmd`), e.g. `LD_PRELOAD` of another allocator.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub server_env: BTreeMap<String, String>,
+    /// More endpoints of the same kind as the target's (`--target A,B`):
+    /// the connections are dealt to all of them in turn (or the agents'
+    /// parts, with agents).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_target: Vec<Endpoint>,
     /// The load agents that made the load (none: this process made it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<crate::share::AgentSpec>,

@@ -38,6 +38,10 @@ pub trait CallTransport: Send + Sync + 'static {
     type Conn: CallConn;
     /// Opens connection `index` of worker `worker`.
     fn connect(&self, worker: usize, index: usize) -> impl Future<Output = io::Result<Self::Conn>>;
+    /// As [`crate::transport::Transport::lane`].
+    fn lane(&self, _worker: usize, _index: usize) -> Option<usize> {
+        None
+    }
 }
 
 pub trait CallConn: 'static {
@@ -63,7 +67,7 @@ pub fn run_load_calls<T: CallTransport>(
         let gate = l.gate.clone();
         engine::worker_thread(l.id, gate, move || {
             let id = l.id;
-            engine::async_worker_main(l, |j| t.connect(id, j), drive_calls)
+            engine::async_worker_main(l, |j| t.connect(id, j), |j| t.lane(id, j), drive_calls)
         })
     })
 }
@@ -102,7 +106,7 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
         };
         seq += 1;
         let now = Instant::now();
-        let Some(mut w) = engine::recorder_at(&ctx.rec, now) else {
+        let Some(mut w) = engine::recorder_at(&ctx.rec, ctx.lane, now) else {
             return Ok(());
         };
         let measuring = w.measuring();

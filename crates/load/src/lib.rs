@@ -25,6 +25,7 @@ pub mod procs;
 pub mod recorder;
 pub mod remote;
 pub mod sampler;
+pub mod spread;
 pub mod transport;
 
 pub use transport::{

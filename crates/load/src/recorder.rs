@@ -87,6 +87,37 @@ pub struct IntervalData {
     pub failures: BTreeMap<String, u64>,
     /// Time the open-loop timers spun on purpose before their deadlines.
     pub timer_spin_ns: u64,
+    /// A run against several endpoints: what each one's connections did,
+    /// by the endpoint's number (its lane). Empty with one endpoint.
+    pub lanes: BTreeMap<usize, LaneData>,
+}
+
+/// What the connections to one of a run's endpoints did.
+#[derive(Debug, Clone)]
+pub struct LaneData {
+    /// Operations that succeeded (failures are in `errors`).
+    pub ops: u64,
+    pub errors: u64,
+    /// Latency, as in [`IntervalData::hist`].
+    pub hist: LatencyHist,
+}
+
+impl Default for LaneData {
+    fn default() -> Self {
+        LaneData {
+            ops: 0,
+            errors: 0,
+            hist: hist::new_hist(),
+        }
+    }
+}
+
+impl LaneData {
+    pub fn merge(&mut self, o: &LaneData) {
+        self.ops += o.ops;
+        self.errors += o.errors;
+        self.hist.add(&o.hist).expect("histograms share bounds");
+    }
 }
 
 impl IntervalData {
@@ -103,6 +134,7 @@ impl IntervalData {
             by_op: BTreeMap::new(),
             failures: BTreeMap::new(),
             timer_spin_ns: 0,
+            lanes: BTreeMap::new(),
         }
     }
 
@@ -121,6 +153,9 @@ impl IntervalData {
             .expect("histograms share bounds");
         for (k, v) in &o.by_op {
             self.by_op.entry(k).or_default().merge(v);
+        }
+        for (k, v) in &o.lanes {
+            self.lanes.entry(*k).or_default().merge(v);
         }
         for (k, v) in &o.failures {
             let key = if self.failures.contains_key(k) || self.failures.len() < MAX_CAUSES {
@@ -143,9 +178,24 @@ impl Default for IntervalData {
 #[derive(Debug, Default)]
 pub struct Recorder {
     cur: IntervalData,
+    /// The lane of the connection recording now (several endpoints only):
+    /// its operations, errors and latencies are also counted there.
+    lane: Option<usize>,
 }
 
 impl Recorder {
+    /// What is recorded from now on is also the lane's (None: no lanes).
+    /// The engine sets it each time a connection takes the recorder.
+    #[inline]
+    pub fn set_lane(&mut self, lane: Option<usize>) {
+        self.lane = lane;
+    }
+
+    fn lane_data(&mut self) -> Option<&mut LaneData> {
+        let lane = self.lane?;
+        Some(self.cur.lanes.entry(lane).or_default())
+    }
+
     /// Records `n` operations with the same latency and service time.
     #[inline]
     pub fn timing(&mut self, latency_ns: u64, service_ns: u64, n: u64) {
@@ -156,12 +206,18 @@ impl Recorder {
             );
             self.cur.hist.saturating_record_n(l, n);
             self.cur.service.saturating_record_n(s, n);
+            if let Some(d) = self.lane_data() {
+                d.hist.saturating_record_n(l, n);
+            }
         }
     }
 
     #[inline]
     pub fn completed(&mut self, ops: u64) {
         self.cur.ops += ops;
+        if let Some(d) = self.lane_data() {
+            d.ops += ops;
+        }
     }
 
     #[inline]
@@ -178,6 +234,9 @@ impl Recorder {
 
     pub fn error(&mut self) {
         self.cur.errors += 1;
+        if let Some(d) = self.lane_data() {
+            d.errors += 1;
+        }
     }
 
     /// Time a timer spun on purpose (open loop), not counted as load.
@@ -221,7 +280,7 @@ impl Recorder {
 
     /// Records one typed operation that failed, by cause.
     pub fn op_failed(&mut self, op: &'static str, cause: &str) {
-        self.cur.errors += 1;
+        self.error();
         self.cur.by_op.entry(op).or_default().errors += 1;
         let full = self.cur.failures.len() >= MAX_CAUSES;
         match self.cur.failures.get_mut(cause) {

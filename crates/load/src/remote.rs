@@ -95,9 +95,10 @@ fn from_wire(w: WireData) -> Result<IntervalData, String> {
         errors: w.errors,
         hist: dec(&w.hist)?,
         service: dec(&w.service)?,
-        // Typed operations (S3) run in threads only.
+        // Typed operations (S3) and several endpoints run in threads only.
         by_op: Default::default(),
         failures: Default::default(),
+        lanes: Default::default(),
         timer_spin_ns: w.timer_spin_ns,
     })
 }

@@ -34,6 +34,12 @@ pub trait Transport: Send + Sync + 'static {
     fn pattern(&self) -> Pattern;
     /// Opens connection `index` of worker `worker`, handshake included.
     fn connect(&self, worker: usize, index: usize) -> impl Future<Output = io::Result<Self::Conn>>;
+    /// A transport over several endpoints ([`crate::spread::Spread`]): the
+    /// endpoint connection `index` of worker `worker` reaches, whose
+    /// counts are kept apart. None: one endpoint.
+    fn lane(&self, _worker: usize, _index: usize) -> Option<usize> {
+        None
+    }
 }
 
 pub trait Conn: 'static {

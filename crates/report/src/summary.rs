@@ -14,6 +14,22 @@ use wirebench_core::spec::{
 use wirebench_core::units::{format_ns, format_size, whole};
 
 /// One line saying what is about to run, and where.
+/// Where the load runs: the client CPUs, or the agents.
+fn clients_where(spec: &RunSpec, p: &Placement) -> String {
+    if spec.agents.is_empty() {
+        return format!("on CPUs {}", p.client_cpus);
+    }
+    let each: Vec<String> = spec
+        .agents
+        .iter()
+        .map(|a| match a.weight {
+            1 => a.address.clone(),
+            w => format!("{} (weight {w})", a.address),
+        })
+        .collect();
+    format!("on {} agents: {}", spec.agents.len(), each.join(", "))
+}
+
 pub fn headline(
     spec: &RunSpec,
     p: &Placement,
@@ -135,25 +151,32 @@ pub fn headline(
             },
             p.client_cpus,
         ),
+        _ if !spec.also_target.is_empty() => format!(
+            "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  targets {endpoint}, {}: {}; clients {}{}",
+            t.mode_name(),
+            spec.clients,
+            spec.conns_per_client,
+            spec.warmup_ns as f64 / 1e9,
+            spec.also_target
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if spec.agents.is_empty() {
+                "the connections dealt to them in turn"
+            } else {
+                "an agent's part to each in turn"
+            },
+            clients_where(spec, p),
+            if spec.poll { ", busy-polling" } else { "" },
+        ),
         _ => format!(
             "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients {}{}",
             t.mode_name(),
             spec.clients,
             spec.conns_per_client,
             spec.warmup_ns as f64 / 1e9,
-            if spec.agents.is_empty() {
-                format!("on CPUs {}", p.client_cpus)
-            } else {
-                let each: Vec<String> = spec
-                    .agents
-                    .iter()
-                    .map(|a| match a.weight {
-                        1 => a.address.clone(),
-                        w => format!("{} (weight {w})", a.address),
-                    })
-                    .collect();
-                format!("on {} agents: {}", spec.agents.len(), each.join(", "))
-            },
+            clients_where(spec, p),
             if spec.poll { ", busy-polling" } else { "" },
         ),
     };
@@ -446,6 +469,7 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         writeln!(out, "  errors:            {}", s.errors)?;
     }
     print_agents(out, r)?;
+    print_endpoints(out, r)?;
     writeln!(out, "  result:            {}", path.display())?;
     for w in &r.warnings {
         writeln!(out, "warning: {w}")?;
@@ -497,6 +521,11 @@ fn print_agents(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
             a.clock_uncertainty_ns as f64 / 1e6,
         )?;
     }
+    Ok(())
+}
+
+/// A run against several endpoints: each one's part, one line each.
+fn print_endpoints(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
     if !r.endpoints.is_empty() {
         let width = r
             .endpoints
@@ -504,20 +533,33 @@ fn print_agents(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
             .map(|e| e.endpoint.len())
             .max()
             .unwrap_or(0);
+        let agents = r.endpoints.iter().any(|e| !e.agents.is_empty());
         writeln!(
             out,
-            "  endpoints:         {:<width$} {:>10} {:>9} {:>9}  agents",
-            "", "ops/s", "p50", "p99"
+            "  endpoints:         {:<width$} {:>6} {:>10} {:>9} {:>9} {:>7}{}",
+            "",
+            "conns",
+            "ops/s",
+            "p50",
+            "p99",
+            "errors",
+            if agents { "  agents" } else { "" }
         )?;
         for e in &r.endpoints {
             writeln!(
                 out,
-                "                     {:<width$} {:>10.1} {:>9} {:>9}  {}",
+                "                     {:<width$} {:>6} {:>10.1} {:>9} {:>9} {:>7}{}",
                 e.endpoint,
+                e.connections,
                 e.ops_per_s,
                 format_ns(e.p50_ns as f64),
                 format_ns(e.p99_ns as f64),
-                e.agents.join(", ")
+                e.errors,
+                if agents {
+                    format!("  {}", e.agents.join(", "))
+                } else {
+                    String::new()
+                }
             )?;
         }
     }

@@ -15,8 +15,10 @@ use std::sync::Arc;
 use wirebench_core::request::RunRequest;
 use wirebench_core::result::PhaseReport;
 use wirebench_core::spec::{ClientsAs, Endpoint, RunSpec, TransportSpec};
+use wirebench_load::calls::{self, CallTransport};
 use wirebench_load::engine::{self, LoadConfig, LoadOutcome, Observer};
-use wirebench_load::{blocking, calls, remote};
+use wirebench_load::spread::Spread;
+use wirebench_load::{Transport, blocking, remote};
 use wirebench_transports::grpc;
 use wirebench_transports::http;
 use wirebench_transports::kv;
@@ -95,8 +97,9 @@ pub fn open(
     cancel: &Cancel,
     events: &mut dyn Events,
 ) -> Result<Box<dyn Driver>, RunError> {
+    let endpoints: Vec<&Endpoint> = std::iter::once(endpoint).chain(&spec.also_target).collect();
     Ok(match &spec.transport {
-        TransportSpec::Msgr(_) => Box::new(MsgrDriver(endpoint.clone())),
+        TransportSpec::Msgr(_) => Box::new(MsgrDriver(endpoints.into_iter().cloned().collect())),
         TransportSpec::Shm(_) => match endpoint {
             Endpoint::Unix(path) => Box::new(ShmDriver(path.clone())),
             other => {
@@ -106,24 +109,93 @@ pub fn open(
             }
         },
         TransportSpec::Redis(kv) | TransportSpec::Memcached(kv) => {
-            Box::new(KvDriver::open(spec, kv, endpoint, cancel, events)?)
+            let mut all = KvDriver {
+                clients: vec![],
+                prepare: None,
+            };
+            for e in endpoints {
+                let one = KvDriver::open(spec, kv, e, cancel, events)?;
+                all.clients.extend(one.clients);
+                all.prepare = sum_phases(all.prepare, one.prepare);
+            }
+            Box::new(all)
         }
-        TransportSpec::Http(h) => Box::new(HttpDriver::open(spec, h, endpoint, cancel, events)?),
-        TransportSpec::Grpc(g) => Box::new(HttpDriver::grpc(spec, g, endpoint, cancel, events)?),
+        TransportSpec::Http(h) => {
+            let mut all = HttpDriver::open(spec, h, endpoint, cancel, events)?;
+            for e in &endpoints[1..] {
+                let one = HttpDriver::open(spec, h, e, cancel, events)?;
+                all.clients.extend(one.clients);
+            }
+            Box::new(all)
+        }
+        TransportSpec::Grpc(g) => {
+            let mut all = HttpDriver::grpc(spec, g, endpoint, cancel, events)?;
+            for e in &endpoints[1..] {
+                let one = HttpDriver::grpc(spec, g, e, cancel, events)?;
+                all.clients.extend(one.clients);
+            }
+            Box::new(all)
+        }
         TransportSpec::Exec(_) => Box::new(
             crate::exec::ExecDriver::new(opts.values.clone(), opts.server_dir.as_deref())
                 .map_err(RunError::Failed)?,
         ),
-        TransportSpec::S3(s3spec) => Box::new(S3Driver::open(
-            spec,
-            s3spec,
-            endpoint,
-            opts,
-            credentials,
-            cancel,
-            events,
-        )?),
+        TransportSpec::S3(s3spec) => {
+            let mut all = S3Drivers(vec![]);
+            for e in endpoints {
+                match S3Driver::open(spec, s3spec, e, opts, credentials.clone(), cancel, events) {
+                    Ok(d) => all.0.push(d),
+                    Err(err) => {
+                        // The objects made in the endpoints opened are deleted.
+                        all.close(events);
+                        return Err(err);
+                    }
+                }
+            }
+            Box::new(all)
+        }
     })
+}
+
+/// The prepare phases of several endpoints, as one (they ran in turn).
+fn sum_phases(a: Option<PhaseReport>, b: Option<PhaseReport>) -> Option<PhaseReport> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(PhaseReport {
+            objects: a.objects + b.objects,
+            bytes: a.bytes + b.bytes,
+            seconds: a.seconds + b.seconds,
+            errors: a.errors + b.errors,
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Runs the load over one transport per endpoint: the engine's
+/// connections dealt to them in turn, `group` in a row to the same one
+/// (see [`Spread`]).
+fn load<T: Transport>(
+    mut each: Vec<T>,
+    group: usize,
+    cfg: &LoadConfig,
+    obs: &mut dyn Observer,
+) -> LoadOutcome {
+    if each.len() == 1 {
+        return engine::run_load(Arc::new(each.remove(0)), cfg, obs);
+    }
+    engine::run_load(Arc::new(Spread::new(each, cfg, group)), cfg, obs)
+}
+
+/// As [`load`], for transports of typed operations.
+fn load_calls<T: CallTransport>(
+    mut each: Vec<T>,
+    group: usize,
+    cfg: &LoadConfig,
+    obs: &mut dyn Observer,
+) -> LoadOutcome {
+    if each.len() == 1 {
+        return calls::run_load_calls(Arc::new(each.remove(0)), cfg, obs);
+    }
+    calls::run_load_calls(Arc::new(Spread::new(each, cfg, group)), cfg, obs)
 }
 
 impl Driver for crate::exec::ExecDriver {
@@ -132,19 +204,26 @@ impl Driver for crate::exec::ExecDriver {
     }
 }
 
-struct MsgrDriver(Endpoint);
+/// msgr: its endpoints.
+struct MsgrDriver(Vec<Endpoint>);
 
 impl Driver for MsgrDriver {
     fn drive(&mut self, spec: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
         let m = spec.msgr().expect("a msgr spec");
-        let client = MsgrClient::new(
-            self.0.clone(),
-            m.mode,
-            usize::try_from(m.size_bytes).expect("checked: at most 4GiB"),
-            usize::try_from(m.response_size_bytes).expect("checked: at most 4GiB"),
-        )
-        .verify(spec.verify);
-        engine::run_load(Arc::new(client), cfg, obs)
+        let each = self
+            .0
+            .iter()
+            .map(|e| {
+                MsgrClient::new(
+                    e.clone(),
+                    m.mode,
+                    usize::try_from(m.size_bytes).expect("checked: at most 4GiB"),
+                    usize::try_from(m.response_size_bytes).expect("checked: at most 4GiB"),
+                )
+                .verify(spec.verify)
+            })
+            .collect();
+        load(each, 1, cfg, obs)
     }
 }
 
@@ -326,18 +405,38 @@ impl S3Driver {
     }
 }
 
-impl Driver for S3Driver {
+/// S3: one driver per endpoint, each with its objects.
+struct S3Drivers(Vec<S3Driver>);
+
+impl Driver for S3Drivers {
     fn drive(&mut self, _: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
         let mut cfg = cfg.clone();
         // DELETE takes each object once: connections run out of work.
-        cfg.finite_work = self.workload.spec.workload == wirebench_core::spec::S3Workload::Delete;
-        calls::run_load_calls(Arc::new(s3::S3Transport(self.workload.clone())), &cfg, obs)
+        cfg.finite_work =
+            self.0[0].workload.spec.workload == wirebench_core::spec::S3Workload::Delete;
+        let each = self
+            .0
+            .iter()
+            .map(|d| s3::S3Transport(d.workload.clone()))
+            .collect();
+        load_calls(each, 1, &cfg, obs)
     }
 
     fn take_prepare(&mut self) -> Option<PhaseReport> {
-        self.prepare.take()
+        self.0
+            .iter_mut()
+            .fold(None, |all, d| sum_phases(all, d.prepare.take()))
     }
 
+    fn close(&mut self, events: &mut dyn Events) -> Option<PhaseReport> {
+        self.0
+            .iter_mut()
+            .fold(None, |all, d| sum_phases(all, d.close(events)))
+    }
+}
+
+impl S3Driver {
+    /// Deletes the objects the run created (unless kept), once.
     fn close(&mut self, events: &mut dyn Events) -> Option<PhaseReport> {
         if self.closed || self.workload.spec.keep {
             return None;
@@ -381,9 +480,10 @@ impl Driver for S3Driver {
     }
 }
 
-/// A key-value run (redis, memcached): its client, and its prepare phase.
+/// A key-value run (redis, memcached): a client per endpoint, and the
+/// prepare phase.
 struct KvDriver {
-    client: Arc<kv::KvClient>,
+    clients: Vec<Arc<kv::KvClient>>,
     prepare: Option<PhaseReport>,
 }
 
@@ -459,13 +559,21 @@ impl KvDriver {
                 Some(Err(e)) => return Err(RunError::Failed(e)),
             }
         }
-        Ok(KvDriver { client, prepare })
+        Ok(KvDriver {
+            clients: vec![client],
+            prepare,
+        })
     }
 }
 
 impl Driver for KvDriver {
     fn drive(&mut self, _: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
-        engine::run_load(Arc::new(kv::KvTransport(self.client.clone())), cfg, obs)
+        let each = self
+            .clients
+            .iter()
+            .map(|c| kv::KvTransport(c.clone()))
+            .collect();
+        load(each, 1, cfg, obs)
     }
 
     fn take_prepare(&mut self) -> Option<PhaseReport> {
@@ -473,9 +581,10 @@ impl Driver for KvDriver {
     }
 }
 
-/// An HTTP run's client, checked against the server before any load.
+/// An HTTP run's clients (one per endpoint), checked against the servers
+/// before any load.
 struct HttpDriver {
-    client: Arc<http::HttpClient>,
+    clients: Vec<Arc<http::HttpClient>>,
     streams: usize,
 }
 
@@ -512,7 +621,10 @@ impl HttpDriver {
             wirebench_core::spec::HttpVersion::H2 => spec.depth,
             wirebench_core::spec::HttpVersion::H1 => 1,
         };
-        Ok(HttpDriver { client, streams })
+        Ok(HttpDriver {
+            clients: vec![client],
+            streams,
+        })
     }
 }
 
@@ -557,7 +669,7 @@ impl HttpDriver {
             Ok(None) => {}
         }
         Ok(HttpDriver {
-            client: Arc::new(prepared.client),
+            clients: vec![Arc::new(prepared.client)],
             streams: spec.depth,
         })
     }
@@ -569,12 +681,13 @@ impl Driver for HttpDriver {
         // them sharing one connection to the server.
         let mut cfg = cfg.clone();
         cfg.conns_per_client *= self.streams;
-        let t = http::HttpTransport::new(
-            self.client.clone(),
-            self.streams,
-            cfg.clients,
-            cfg.conns_per_client,
-        );
-        calls::run_load_calls(Arc::new(t), &cfg, obs)
+        let each = self
+            .clients
+            .iter()
+            .map(|c| {
+                http::HttpTransport::new(c.clone(), self.streams, cfg.clients, cfg.conns_per_client)
+            })
+            .collect();
+        load_calls(each, self.streams, &cfg, obs)
     }
 }

@@ -10,11 +10,12 @@ use wirebench_core::result::{
     self, CoreBusy, HiccupSummary, Interval, Phase, Placement, RunResult, RunState, RunStatus,
     Summary, Warning,
 };
-use wirebench_core::spec::{Channel, RunSpec, ShmMode, TargetSpec, TransportSpec, Wait};
+use wirebench_core::spec::{Channel, Endpoint, RunSpec, ShmMode, TargetSpec, TransportSpec, Wait};
 use wirebench_core::stats::Trend;
 use wirebench_load::engine::{EndState, LoadOutcome};
 use wirebench_load::hiccup::stalls;
 use wirebench_load::os;
+use wirebench_load::recorder::{IntervalData, LaneData};
 
 /// A side that used more than this share of its CPUs is bound by them.
 pub const BOUND_PCT: f64 = 90.0;
@@ -398,9 +399,41 @@ pub fn from_outcome(
         merged_from: Vec::new(),
         trace: None,
         agents: Vec::new(),
-        endpoints: Vec::new(),
+        endpoints: by_endpoint(spec, m, secs),
         agents_window: None,
     }
+}
+
+/// A run against several endpoints: each one's part of the measured phase
+/// (its lane), in the order given. Their counts add up to the run's.
+fn by_endpoint(spec: &RunSpec, m: &IntervalData, secs: f64) -> Vec<result::EndpointPart> {
+    let TargetSpec::External { endpoint } = &spec.target else {
+        return vec![];
+    };
+    if spec.also_target.is_empty() || !spec.agents.is_empty() {
+        return vec![];
+    }
+    let all: Vec<&Endpoint> = std::iter::once(endpoint).chain(&spec.also_target).collect();
+    let conns = wirebench_load::spread::connections_per_lane(spec.connections(), all.len());
+    let none = LaneData::default();
+    all.iter()
+        .zip(conns)
+        .enumerate()
+        .map(|(k, (e, connections))| {
+            let d = m.lanes.get(&k).unwrap_or(&none);
+            let lat = LatencySummary::of(&d.hist);
+            result::EndpointPart {
+                endpoint: e.to_string(),
+                agents: vec![],
+                connections,
+                ops: d.ops,
+                errors: d.errors,
+                ops_per_s: if secs > 0.0 { d.ops as f64 / secs } else { 0.0 },
+                p50_ns: lat.p50_ns,
+                p99_ns: lat.p99_ns,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub(crate) fn worker_main<T: Transport>(transport: Arc<T>, link: WorkerLink) {
     async_worker_main(
         link,
         |j| transport.connect(id, j),
+        |j| transport.lane(id, j),
         move |conn, ctx| drive_conn(conn, pattern, ctx),
     )
 }
@@ -120,7 +121,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
             loop {
                 let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
                 let now = Instant::now();
-                let Some(mut w) = recorder_at(&ctx.rec, now) else {
+                let Some(mut w) = recorder_at(&ctx.rec, ctx.lane, now) else {
                     return Ok(());
                 };
                 let measuring = w.measuring();
@@ -236,7 +237,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 let bytes = tx.send(n).await.or_else(|e| after_end(&ctx, e))?;
                 let t1 = Instant::now();
                 ctx.stall.progressed(t1, false);
-                let Some(mut w) = recorder_at(&ctx.rec, t0) else {
+                let Some(mut w) = recorder_at(&ctx.rec, ctx.lane, t0) else {
                     return Ok(());
                 };
                 let measuring = w.measuring();
@@ -263,7 +264,7 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 let r = rx.recv().await.or_else(|e| after_end(&ctx, e))?;
                 let now = Instant::now();
                 ctx.stall.progressed(now, true);
-                let Some(mut w) = recorder_at(&ctx.rec, now) else {
+                let Some(mut w) = recorder_at(&ctx.rec, ctx.lane, now) else {
                     return Ok(());
                 };
                 w.rec.received(r.ops as u64, r.bytes as u64);

@@ -67,6 +67,7 @@ impl ErrorSlot {
 pub(crate) fn async_worker_main<C, CF, D, DF>(
     link: WorkerLink,
     connect: impl Fn(usize) -> CF,
+    lane: impl Fn(usize) -> Option<usize>,
     drive: D,
 ) where
     C: 'static,
@@ -151,7 +152,7 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
             };
             let stall = Arc::new(Stall::new(sched.load_start));
             stalls.push(stall.clone());
-            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall };
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall, lane: lane(j) };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
             let errs = ctx.errors.clone();
             let driving = drive(conn, ctx);
@@ -367,16 +368,21 @@ pub(crate) struct ConnCtx {
     pub(crate) seq_base: u64,
     /// What the watchdog watches (`--op-timeout`).
     pub(crate) stall: Arc<Stall>,
+    /// The endpoint it reaches, of several (see `Transport::lane`).
+    pub(crate) lane: Option<usize>,
 }
 
-/// The worker's recorder, its intervals advanced to `now`; None once the
-/// run is over (nothing more is recorded).
+/// The worker's recorder, its intervals advanced to `now`, recording for
+/// a connection of `lane`; None once the run is over (nothing more is
+/// recorded).
 pub(crate) fn recorder_at(
     rec: &RefCell<WorkerRec>,
+    lane: Option<usize>,
     now: Instant,
 ) -> Option<std::cell::RefMut<'_, WorkerRec>> {
     let mut w = rec.borrow_mut();
     w.advance(now);
+    w.rec.set_lane(lane);
     (!w.finished).then_some(w)
 }
 

@@ -250,6 +250,7 @@ fn by_endpoint(
             Ok(EndpointPart {
                 endpoint: e,
                 agents,
+                connections: parts.iter().map(|r| r.spec.connections() as u64).sum(),
                 ops: m.summary.ops,
                 errors: m.summary.errors,
                 ops_per_s: m.summary.ops_per_s,

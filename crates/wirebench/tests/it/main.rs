@@ -4,6 +4,7 @@
 
 mod agents;
 mod cli_errors;
+mod endpoints;
 mod exec;
 mod faults;
 mod grpc;
