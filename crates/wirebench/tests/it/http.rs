@@ -582,3 +582,56 @@ fn search_finds_the_rate_nginx_keeps_within_an_objective() {
         "{v}"
     );
 }
+
+#[test]
+fn http2_streams_of_one_connection_go_to_one_of_two_servers() {
+    let _g = shared();
+    let (Some(n1), Some(n2)) = (Nginx::start(), Nginx::start()) else {
+        return;
+    };
+    let results = TempDir::new("http-two");
+    let targets = format!(
+        "http://127.0.0.1:{}/1k.bin,http://127.0.0.1:{}/1k.bin",
+        n1.h2c, n2.h2c
+    );
+    // 2 HTTP/2 connections of 4 streams each: one connection per server
+    // (fewer requests than nginx serves on one connection, 50).
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--target",
+            &targets,
+            "--http",
+            "2",
+            "--depth",
+            "4",
+            "--conns-per-client",
+            "2",
+            "--count",
+            "81",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(op(&r, "get"), (81, 0));
+    let parts: Vec<(u64, u64)> = r
+        .endpoints
+        .iter()
+        .map(|e| (e.connections, e.ops))
+        .collect();
+    // The 81st GET is the first stream's, on the first server.
+    assert_eq!(parts, [(1, 41), (1, 40)]);
+    for (ng, part) in [(&n1, &r.endpoints[0]), (&n2, &r.endpoints[1])] {
+        let log = ng.log();
+        assert!(log.iter().all(|l| l.2 == 200), "{log:?}");
+        // Its part, and the one request that checked it before the load.
+        assert_eq!(log.len() as u64, part.ops + 1, "{}", part.endpoint);
+        // On two connections: the check's, and the 4 streams' one.
+        let mut conns: Vec<u64> = log.iter().map(|l| l.0).collect();
+        conns.dedup();
+        conns.sort_unstable();
+        conns.dedup();
+        assert_eq!(conns.len(), 2, "{}: {log:?}", part.endpoint);
+    }
+}

@@ -499,3 +499,63 @@ fn bad_key_value_targets_fail_before_any_load_naming_the_flag() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn two_redis_servers_each_get_their_keys_and_their_reads() {
+    let _g = shared();
+    let (Some(r1), Some(r2)) = (Daemon::redis(&[]), Daemon::redis(&[])) else {
+        return;
+    };
+    let dir = TempDir::new("kv-redis-two");
+    let targets = format!("redis://{},redis://{}", r1.addr, r2.addr);
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target",
+            &targets,
+            "--mode",
+            "get",
+            "--keys",
+            "50",
+            "--verify",
+            "--clients",
+            "1",
+            "--conns-per-client",
+            "4",
+            "--depth",
+            "4",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    // Each server got the keys its reads need (a read of a key that is not
+    // there would be a miss, counted as a failure), and its part of the reads.
+    assert_eq!(r.prepare.as_ref().map(|p| p.objects), Some(100));
+    let (gets, errors) = op(&r, "get");
+    assert_eq!(errors, 0, "{:?}", r.summary.failures);
+    let parts: Vec<(&str, u64)> = r
+        .endpoints
+        .iter()
+        .map(|e| (e.endpoint.as_str(), e.connections))
+        .collect();
+    // (Endpoints are written with their database.)
+    let (e1, e2) = (
+        format!("redis://{}/0", r1.addr),
+        format!("redis://{}/0", r2.addr),
+    );
+    assert_eq!(parts, [(e1.as_str(), 2), (e2.as_str(), 2)]);
+    assert!(r.endpoints.iter().all(|e| e.ops > 0 && e.errors == 0));
+    assert_eq!(gets, r.endpoints.iter().map(|e| e.ops).sum::<u64>());
+    // Each server holds its 50 keys.
+    for d in [&r1, &r2] {
+        let out = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &d.addr[10..], "DBSIZE"])
+            .output();
+        if let Ok(out) = out {
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "50");
+        }
+    }
+}
