@@ -6,6 +6,7 @@
 
 use crate::placement::{self, ExplicitTable, Planned, Policy};
 use crate::request::RunRequest;
+use crate::spec::Endpoint;
 use crate::topo::{CpuList, Topology};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -290,6 +291,16 @@ pub fn split(list: &CpuList, k: usize, i: usize) -> CpuList {
     CpuList::from_cpus(part).expect("a share of a non-empty cpuset")
 }
 
+/// The endpoints instance `i` of `k` reaches, of several: endpoints `i`,
+/// `i + k`..., or endpoint `i` mod their number when there are fewer
+/// endpoints than instances.
+pub fn instance_endpoints(all: &[Endpoint], k: usize, i: usize) -> Vec<Endpoint> {
+    if all.len() < k {
+        return vec![all[i % all.len()].clone()];
+    }
+    all.iter().skip(i).step_by(k).cloned().collect()
+}
+
 /// The runs of an experiment on `topo`. With `check`, every request is
 /// checked as `run` would (not when planning for another machine's /sys).
 pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<PlannedRun>, PlanError> {
@@ -346,11 +357,16 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
                 .iter()
                 .map(|(k, v)| (k.clone(), value_text(v)))
                 .collect();
+            // A server given by its endpoint (not started by the run) has
+            // no cpuset here.
+            let external = get("target").is_some() && get("server_cmd").is_none();
             let too_few = |l: &CpuList| l.len() < instances;
             let shared_note = placed
                 .as_ref()
                 .is_some_and(|p| too_few(&p.server) || too_few(&p.client))
-                || (placed.is_none() && instances > 1 && topo.usable().len() < 2 * instances);
+                || (placed.is_none()
+                    && instances > 1
+                    && topo.usable().len() < if external { 1 } else { 2 } * instances);
             let mut table = toml::Table::new();
             for (k, v) in &all {
                 if !SWEEP_KEYS.contains(&k.as_str()) {
@@ -360,16 +376,32 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
             let base_req = RunRequest::deserialize(toml::Value::Table(table)).map_err(|e| {
                 PlanError(format!("run {}: {}", point_text(&point_strs), e.message()))
             })?;
+            let endpoints: Vec<Endpoint> = base_req
+                .target
+                .iter()
+                .chain(&base_req.also_target)
+                .cloned()
+                .collect();
             let mut requests = Vec::new();
             for i in 0..instances {
                 let mut req = base_req.clone();
                 req.clients = Some(clients / instances);
                 req.instance = (instances > 1).then_some(i);
+                if instances > 1 && endpoints.len() > 1 {
+                    let mine = instance_endpoints(&endpoints, instances, i);
+                    req.target = Some(mine[0].clone());
+                    req.also_target = mine[1..].to_vec();
+                }
                 if let Some(pl) = &placed {
-                    req.server_cpus = Some(split(&pl.server, instances, i));
+                    if !external {
+                        req.server_cpus = Some(split(&pl.server, instances, i));
+                    }
                     req.client_cpus = Some(split(&pl.client, instances, i));
                     req.placement_policy = Some(pl.policy.clone());
                     req.placement_note.extend(pl.notes.iter().cloned());
+                } else if instances > 1 && external {
+                    // A server of the user's: the clients share every CPU.
+                    req.client_cpus = Some(split(&topo.usable(), instances, i));
                 } else if instances > 1 {
                     let usable = topo.usable();
                     let mid = usable.len() / 2;
@@ -542,6 +574,42 @@ mod tests {
         .expect("the example reads");
         let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
         assert!(!plan(&e, &topo, true).unwrap().is_empty());
+    }
+
+    #[test]
+    fn instances_take_the_endpoints_in_turn() {
+        let e = exp(
+            "name = \"x\"\n[base]\ntarget = \"tcp://127.0.0.1:7001\"\nalso_target = [\"tcp://127.0.0.1:7002\", \"tcp://127.0.0.1:7003\"]\nclients = 6\n[matrix]\ninstances = [1, 2, 6]\n",
+        )
+        .unwrap();
+        let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+        let runs = plan(&e, &topo, true).unwrap();
+        let ports = |r: &PlannedRun| -> Vec<String> {
+            r.requests
+                .iter()
+                .map(|q| {
+                    q.target
+                        .iter()
+                        .chain(&q.also_target)
+                        .map(|t| t.to_string().rsplit(':').next().unwrap().to_string())
+                        .collect::<Vec<_>>()
+                        .join("+")
+                })
+                .collect()
+        };
+        // One instance reaches all three; two take 1 and 3, and 2; six take
+        // one each, in turn.
+        assert_eq!(ports(&runs[0]), ["7001+7002+7003"]);
+        assert_eq!(ports(&runs[1]), ["7001+7003", "7002"]);
+        assert_eq!(
+            ports(&runs[2]),
+            ["7001", "7002", "7003", "7001", "7002", "7003"]
+        );
+        // A dry run shows each instance's endpoints as one --target.
+        let args = runs[1].requests[0].to_args();
+        let at = args.iter().position(|a| a == "--target").unwrap();
+        assert_eq!(args[at + 1], "tcp://127.0.0.1:7001,tcp://127.0.0.1:7003");
+        assert!(!args.iter().any(|a| a == "--also-target"));
     }
 
     #[test]

@@ -313,8 +313,11 @@ pub struct RunRequest {
     /// exec: environment of the program.
     #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
     pub client_env: EnvVars,
-    /// More servers of the same kind as `target` (`--target A,B`): with
-    /// load agents, agent `i`'s part goes to endpoint `i` mod their number.
+    /// More servers of the same kind as `target` (`--target A,B`). The
+    /// run's connections are dealt to all of them in turn; with load
+    /// agents, agent `i`'s part goes to endpoint `i` mod their number; in a
+    /// sweep, instance `i` of `k` takes endpoints `i`, `i + k`... (or
+    /// endpoint `i` mod their number, when there are fewer).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_target: Vec<Endpoint>,
     /// Load agents that make the load, `HOST:PORT` each; this run
@@ -716,13 +719,28 @@ impl RunRequest {
         let v = serde_json::to_value(self).expect("a request serializes");
         let mut out = Vec::new();
         for key in RunRequest::KEYS {
-            if key.starts_with("placement_") || key == "instance" || key == "share" {
+            if key.starts_with("placement_")
+                || key == "instance"
+                || key == "share"
+                || key == "also_target"
+            {
                 continue;
             }
             let Some(x) = v.get(key) else {
                 continue;
             };
             let flag = format!("--{}", key.replace('_', "-"));
+            if key == "target" {
+                // `--target A,B`: the target and the others of its kind.
+                let all: Vec<String> = self
+                    .target
+                    .iter()
+                    .chain(&self.also_target)
+                    .map(|e| e.to_string())
+                    .collect();
+                out.extend([flag, all.join(",")]);
+                continue;
+            }
             let values: Vec<&serde_json::Value> = match x {
                 serde_json::Value::Array(a) => a.iter().collect(),
                 other => vec![other],

@@ -28,8 +28,9 @@ pub struct RunFlags {
     arch: Option<Arch>,
     /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
     /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH),
-    /// memcached://HOST:PORT, http(s)://HOST:PORT/PATH or grpc(s)://HOST:PORT. Several,
-    /// comma-separated, with load agents: each agent's part goes to one of them in turn.
+    /// memcached://HOST:PORT, http(s)://HOST:PORT/PATH or grpc(s)://HOST:PORT. Several of one
+    /// kind, comma-separated: the connections are dealt to them in turn (with load agents, each
+    /// agent's part goes to one of them in turn), and the result has each one's part.
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["arch", "listen", "max_frame"])]
     target: Vec<Endpoint>,
     /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.

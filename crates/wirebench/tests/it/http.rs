@@ -615,11 +615,7 @@ fn http2_streams_of_one_connection_go_to_one_of_two_servers() {
     );
     assert!(st.success(), "{err}");
     assert_eq!(op(&r, "get"), (81, 0));
-    let parts: Vec<(u64, u64)> = r
-        .endpoints
-        .iter()
-        .map(|e| (e.connections, e.ops))
-        .collect();
+    let parts: Vec<(u64, u64)> = r.endpoints.iter().map(|e| (e.connections, e.ops)).collect();
     // The 81st GET is the first stream's, on the first server.
     assert_eq!(parts, [(1, 41), (1, 40)]);
     for (ng, part) in [(&n1, &r.endpoints[0]), (&n2, &r.endpoints[1])] {

@@ -307,3 +307,73 @@ fn a_dry_run_plans_for_another_machine() {
     assert!(out.contains("--server-cpus 56,84 "), "{out}");
     assert!(!results.exists(), "a dry run wrote results");
 }
+
+#[test]
+fn instances_side_by_side_each_take_their_endpoints() {
+    let _g = shared();
+    let dir = TempDir::new("sweep-endpoints");
+    let results = dir.path().join("results");
+    let (s1, s2) = (Server::start(&[]), Server::start(&[]));
+    let spec = write_spec(
+        &dir,
+        "two.toml",
+        &format!(
+            r#"
+name = "two"
+[base]
+target = "{}"
+also_target = ["{}"]
+clients = 2
+duration = "1s"
+warmup = "0s"
+[matrix]
+instances = [1, 2]
+"#,
+            s1.endpoint, s2.endpoint
+        ),
+    );
+    let mut p = Proc::spawn(&["sweep", &spec, "--results", results.to_str().unwrap()]);
+    let st = p.wait(Duration::from_secs(120));
+    assert!(st.success(), "{}", p.stderr_all());
+    let exp = results.join("two");
+    let ix = sweep_json(&exp);
+    let runs = ix["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let read = |id: &serde_json::Value| -> wirebench_core::result::RunResult {
+        let path = exp.join(id.as_str().unwrap()).join("run.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    // One instance: both endpoints, a connection each, each one's part.
+    let one = read(&runs[0]["run_ids"][0]);
+    let parts: Vec<(&str, u64)> = one
+        .endpoints
+        .iter()
+        .map(|e| (e.endpoint.as_str(), e.connections))
+        .collect();
+    assert_eq!(
+        parts,
+        [(s1.endpoint.as_str(), 1), (s2.endpoint.as_str(), 1)]
+    );
+    // Two instances: each its own endpoint, with its one client.
+    let ids = runs[1]["run_ids"].as_array().unwrap();
+    assert_eq!(ids.len(), 2);
+    let mut targets: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            let r = read(id);
+            assert!(r.spec.also_target.is_empty() && r.endpoints.is_empty());
+            assert!(r.summary.ops > 0);
+            match r.spec.target {
+                wirebench_core::spec::TargetSpec::External { endpoint } => endpoint.to_string(),
+                t => panic!("{t:?}"),
+            }
+        })
+        .collect();
+    targets.sort();
+    let mut want = vec![s1.endpoint.clone(), s2.endpoint.clone()];
+    want.sort();
+    assert_eq!(targets, want);
+    // Each server saw a connection of each point: 1 + 1.
+    assert_eq!(s1.stop()["conns_accepted"], 2);
+    assert_eq!(s2.stop()["conns_accepted"], 2);
+}
