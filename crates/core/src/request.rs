@@ -1288,7 +1288,7 @@ impl RunRequest {
         }
         Err(flag(
             "--agents",
-            format!("is for `run` (and sweeps of it): `{command}` makes its load on this host"),
+            format!("is for `run`, `search` and sweeps: `{command}` makes its load on this host"),
         ))
     }
 

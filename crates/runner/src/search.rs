@@ -8,7 +8,9 @@
 //! saturation is never the answer: a server with no capacity to spare
 //! never works off the backlog of one hiccup. A budget that ends first is
 //! said, never hidden. Every step is a full result kept under
-//! `<results>/search-<id>/`, with `search.json` beside them.
+//! `<results>/search-<id>/`, with `search.json` beside them. With load
+//! agents, each step is a run coordinated over them (handshake, clocks,
+//! merge), so the rate searched is the agents' total.
 
 use crate::RunError;
 use crate::process::Cancel;
@@ -93,7 +95,6 @@ pub fn search(
         ));
     }
     let (mut spec, placement) = req.check(topo)?;
-    req.no_agents("search")?;
     req.prepare_outputs()?;
     let calls = spec.transport.is_calls();
     if !spec.transport.has_response() && !calls {
@@ -111,10 +112,31 @@ pub fn search(
         spec.depth = 1024;
     }
     let dir = req.results_dir().join(store::new_run_id("search"));
-    let recorder = Recorder::new(dir.clone(), command_line, slos.clone());
-    let mut session = Session::open(&spec, opts, cancel, events)?;
+    let recorder = Recorder::new(dir.clone(), command_line.clone(), slos.clone());
+    let mut steps_by = if spec.agents.is_empty() {
+        Stepper::Here(Box::new(Session::open(&spec, opts, cancel, events)?))
+    } else {
+        // Each step is a run coordinated over the agents, kept in `dir`.
+        let mut each = req.clone();
+        each.results = Some(dir.clone());
+        each.depth = Some(spec.depth);
+        Stepper::Agents(Box::new(AgentSteps {
+            req: each,
+            opts: opts.clone(),
+            topo: topo.clone(),
+            command_line,
+            cancel,
+        }))
+    };
     let texts: Vec<String> = slos.iter().map(|s| s.text.clone()).collect();
-    events.started(&texts, session.endpoint());
+    let endpoint = match &spec.target {
+        wirebench_core::spec::TargetSpec::External { endpoint } => endpoint.clone(),
+        _ => match &steps_by {
+            Stepper::Here(s) => s.endpoint().clone(),
+            Stepper::Agents(_) => unreachable!("agents need a target"),
+        },
+    };
+    events.started(&texts, &endpoint);
     let mut steps: Vec<Step> = Vec::new();
     let mut rate = settings.start_rate;
     let mut interrupted = false;
@@ -127,16 +149,36 @@ pub fn search(
             break None;
         }
         spec.rate_per_s = Some(rate);
-        let mut r = session.measure(&spec, &placement, events);
-        recorder.save(
-            &mut r,
-            &format!("step{}", steps.len() + 1),
-            store::now_rfc3339(),
-        )?;
+        let r = match &mut steps_by {
+            Stepper::Here(session) => {
+                let mut r = session.measure(&spec, &placement, events);
+                recorder.save(
+                    &mut r,
+                    &format!("step{}", steps.len() + 1),
+                    store::now_rfc3339(),
+                )?;
+                r
+            }
+            Stepper::Agents(a) => {
+                a.req.rate = Some(wirebench_core::units::Rate(rate));
+                let report = crate::agent::coordinator::run(
+                    &a.req,
+                    &a.opts,
+                    &a.topo,
+                    a.command_line.clone(),
+                    a.cancel.clone(),
+                    &mut StepEvents(events),
+                )?;
+                match report.runs.into_iter().last() {
+                    Some((r, _)) => r,
+                    None => return Err(RunError::Failed(format!("step at {rate:.0}/s: no run"))),
+                }
+            }
+        };
         if r.status.state != RunState::Complete {
-            interrupted = r.status.state == RunState::Interrupted || session.interrupted();
+            interrupted = r.status.state == RunState::Interrupted || steps_by.interrupted();
             if !interrupted {
-                session.close(None, events);
+                steps_by.close(events);
                 return Err(RunError::Failed(format!(
                     "step at {rate:.0}/s failed: {}",
                     r.status.reason.unwrap_or_default()
@@ -169,7 +211,7 @@ pub fn search(
         }
     };
     let (best, confirmed) = best_rate(&steps);
-    session.close(None, events);
+    steps_by.close(events);
     let saturation = saturation(&steps);
     for s in &mut steps {
         s.at_saturation = s.pass && !s.holds(saturation);
@@ -193,6 +235,54 @@ pub fn search(
     )?;
     Ok(result)
 }
+
+/// What measures the steps: a session here, or the load agents (each
+/// step a coordinated run of its own).
+enum Stepper {
+    Here(Box<Session>),
+    Agents(Box<AgentSteps>),
+}
+
+/// What each step's run over the agents is made from.
+struct AgentSteps {
+    req: RunRequest,
+    opts: SessionOptions,
+    topo: Topology,
+    command_line: Vec<String>,
+    cancel: Cancel,
+}
+
+impl Stepper {
+    fn interrupted(&self) -> bool {
+        match self {
+            Stepper::Here(s) => s.interrupted(),
+            Stepper::Agents(a) => a.cancel.is_cancelled(),
+        }
+    }
+
+    fn close(&mut self, events: &mut dyn Events) {
+        if let Stepper::Here(s) = self {
+            s.close(None, events);
+        }
+    }
+}
+
+/// A step's run over the agents tells what happens as the search's events.
+struct StepEvents<'a>(&'a mut dyn SearchEvents);
+
+impl Events for StepEvents<'_> {
+    fn note(&mut self, text: &str) {
+        self.0.note(text);
+    }
+    fn connected(&mut self, connect_time_ns: u64) {
+        self.0.connected(connect_time_ns);
+    }
+    fn interval(&mut self, iv: &wirebench_load::engine::IntervalReport) {
+        self.0.interval(iv);
+    }
+}
+
+impl crate::run::RunEvents for StepEvents<'_> {}
 
 /// What the search does next.
 #[derive(Debug, PartialEq)]

@@ -1065,3 +1065,84 @@ fn an_agent_that_sends_seconds_out_of_order_is_failed_not_believed() {
     let _ = peer.join();
     srv.stop();
 }
+
+#[test]
+fn a_search_runs_each_step_on_the_agents() {
+    let _g = exclusive();
+    let dir = TempDir::new("agents-search");
+    // One worker x 1 ms: a capacity of 1,000 requests/s.
+    let srv = crate::helpers::Server::start(&["--service", "1ms", "--workers", "1"]);
+    let start = || {
+        bound(Proc::spawn(&[
+            "agent",
+            "--listen",
+            "tcp://127.0.0.1:0",
+            "--results",
+            dir.str(),
+        ]))
+    };
+    let (_a1, addr1) = start();
+    let (_a2, addr2) = start();
+    let agents = format!("{addr1},{addr2}");
+    let mut p = Proc::spawn(&[
+        "search",
+        "--target",
+        &srv.endpoint,
+        "--agents",
+        &agents,
+        "--clients",
+        "2",
+        "--slo",
+        "p99<20ms",
+        "--start-rate",
+        "300",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--max-steps",
+        "6",
+        "--results",
+        dir.str(),
+        "--format",
+        "json",
+    ]);
+    let st = p.wait(Duration::from_secs(240));
+    let out = p.stdout_all();
+    // Done, or out of steps (5): either way every step was measured.
+    assert!(
+        st.success() || st.code() == Some(5),
+        "{st}: {}",
+        p.stderr_all()
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let steps = v["steps"].as_array().unwrap();
+    assert!(steps.len() >= 3, "{v}");
+    let search_dir = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("search.json").is_file())
+        .expect("the search's directory");
+    for s in steps {
+        // Each step is a run of the two agents at the step's rate, merged.
+        let id = s["run_id"].as_str().unwrap();
+        let text = std::fs::read_to_string(search_dir.join(id).join("run.json")).unwrap();
+        let r: RunResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(r.spec.rate_per_s, s["rate_per_s"].as_f64(), "{id}");
+        let parts: Vec<&str> = r.agents.iter().map(|a| a.agent.as_str()).collect();
+        assert_eq!(parts, [addr1.as_str(), addr2.as_str()], "{id}");
+        assert_eq!(
+            r.summary.ops,
+            r.agents.iter().map(|a| a.ops).sum::<u64>(),
+            "{id}"
+        );
+        assert_eq!(s["completed_per_s"].as_f64(), Some(r.summary.ops_per_s));
+    }
+    // Twice the capacity asked: the server fell behind, near its capacity.
+    let saturation = v["saturation_ops_per_s"].as_f64().expect("saturated");
+    assert!(
+        (800.0..=1100.0).contains(&saturation),
+        "saturation {saturation}/s"
+    );
+    srv.stop();
+}
