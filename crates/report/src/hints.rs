@@ -20,6 +20,10 @@ pub enum Kind {
     Contention,
     /// p99 far above p50.
     Tail,
+    /// Of several endpoints, one answers much slower (or not at all).
+    SlowEndpoint,
+    /// One load agent's part was bound by its own host.
+    AgentBound,
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +108,11 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
                     lost_s * 1e3
                 ),
             ),
+            Warning::AgentBound { agent, why } => (
+                Kind::AgentBound,
+                "one load agent may be the limit, not the server",
+                format!("agent {agent}: {why}"),
+            ),
             _ => continue,
         };
         out.push(Hint {
@@ -145,6 +154,7 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
             });
         }
     }
+    out.extend(slow_endpoint(r));
     let l = &r.summary.latency;
     if l.count > 0 && l.p50_ns > 0 && l.p99_ns >= 10 * l.p50_ns {
         let mut worst: Vec<(usize, u64, f64)> = r
@@ -176,6 +186,58 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
         });
     }
     out
+}
+
+/// Of a run's endpoints, one that answered no operation, or whose median
+/// is at least twice the fastest one's: the whole run's tail may be its.
+fn slow_endpoint(r: &RunResult) -> Option<Hint> {
+    if r.endpoints.len() < 2 {
+        return None;
+    }
+    let total = r.endpoints.iter().map(|e| e.ops).sum::<u64>().max(1) as f64;
+    let conns = r
+        .endpoints
+        .iter()
+        .map(|e| e.connections)
+        .sum::<u64>()
+        .max(1) as f64;
+    let share = |e: &wirebench_core::result::EndpointPart| {
+        format!(
+            "{:.1}% of the operations over {:.0}% of the connections",
+            e.ops as f64 * 100.0 / total,
+            e.connections as f64 * 100.0 / conns
+        )
+    };
+    let hint = |text: String, evidence: String| Hint {
+        kind: Kind::SlowEndpoint,
+        run_id: Some(r.run_id.clone()),
+        text,
+        evidence,
+    };
+    if let Some(idle) = r.endpoints.iter().find(|e| e.ops == 0) {
+        return Some(hint(
+            format!("endpoint {} completed no operation", idle.endpoint),
+            format!("{} errors; {}", idle.errors, share(idle)),
+        ));
+    }
+    let fast = r.endpoints.iter().min_by_key(|e| e.p50_ns)?;
+    let slow = r.endpoints.iter().max_by_key(|e| e.p50_ns)?;
+    (fast.p50_ns > 0 && slow.p50_ns >= 2 * fast.p50_ns).then(|| {
+        hint(
+            format!(
+                "endpoint {} answers {:.1} times slower than {}",
+                slow.endpoint,
+                slow.p50_ns as f64 / fast.p50_ns as f64,
+                fast.endpoint
+            ),
+            format!(
+                "p50 {} against {}; it completed {}",
+                format_ns(slow.p50_ns as f64),
+                format_ns(fast.p50_ns as f64),
+                share(slow)
+            ),
+        )
+    })
 }
 
 /// Hints about a set of runs (an experiment): contention past a peak.
@@ -278,5 +340,40 @@ mod tests {
         assert!(h[0].evidence.contains("28% less"), "{:?}", h[0]);
         let rising = [with(1, 100.0), with(2, 190.0), with(4, 250.0)];
         assert!(of_set(&rising).is_empty());
+    }
+
+    #[test]
+    fn a_slow_or_silent_endpoint_is_named() {
+        let part = |e: &str, ops: u64, p50_ns: u64| wirebench_core::result::EndpointPart {
+            endpoint: e.into(),
+            agents: vec![],
+            connections: 3,
+            ops,
+            errors: 0,
+            ops_per_s: ops as f64,
+            p50_ns,
+            p99_ns: 2 * p50_ns,
+        };
+        let mut r = sample();
+        r.endpoints = vec![
+            part("tcp://a:1", 9000, 80_000),
+            part("tcp://b:1", 1000, 1_000_000),
+        ];
+        let h = slow_endpoint(&r).expect("a slow endpoint");
+        assert!(
+            h.text
+                .contains("tcp://b:1 answers 12.5 times slower than tcp://a:1"),
+            "{h:?}"
+        );
+        assert!(
+            h.evidence
+                .contains("10.0% of the operations over 50% of the connections"),
+            "{h:?}"
+        );
+        r.endpoints[1].p50_ns = 120_000;
+        assert!(slow_endpoint(&r).is_none());
+        r.endpoints[1].ops = 0;
+        let h = slow_endpoint(&r).expect("a silent endpoint");
+        assert!(h.text.contains("tcp://b:1 completed no operation"), "{h:?}");
     }
 }

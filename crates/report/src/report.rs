@@ -648,6 +648,82 @@ fn server_table(runs: &[RunResult]) -> Option<Table> {
     Some(t)
 }
 
+/// Runs against several endpoints: each endpoint's part, and its share of
+/// the run's operations (an uneven share points at a slow endpoint). None
+/// without such a run.
+fn endpoints_table(runs: &[RunResult]) -> Option<Table> {
+    let mut t = Table::new([
+        "run",
+        "endpoint",
+        "conns",
+        "ops/s",
+        "share of ops",
+        "p50",
+        "p99",
+        "errors",
+        "agents",
+    ]);
+    t.left = vec![1, 8];
+    for r in runs.iter().filter(|r| !r.endpoints.is_empty()) {
+        let total = r.endpoints.iter().map(|e| e.ops).sum::<u64>().max(1);
+        for e in &r.endpoints {
+            t.rows.push(vec![
+                r.run_id.clone(),
+                e.endpoint.clone(),
+                e.connections.to_string(),
+                format_rate(e.ops_per_s),
+                format!("{:.1}%", e.ops as f64 * 100.0 / total as f64),
+                format_ns(e.p50_ns as f64),
+                format_ns(e.p99_ns as f64),
+                e.errors.to_string(),
+                if e.agents.is_empty() {
+                    "-".into()
+                } else {
+                    e.agents.join(", ")
+                },
+            ]);
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// Runs made by load agents: each agent's part, its CPU and its clock.
+/// None without such a run.
+fn agents_table(runs: &[RunResult]) -> Option<Table> {
+    let mut t = Table::new([
+        "run",
+        "agent",
+        "state",
+        "clients",
+        "ops/s",
+        "p50",
+        "p99",
+        "client CPU us/op",
+        "clock offset (uncertainty)",
+    ]);
+    t.left = vec![1, 2];
+    for r in runs.iter().filter(|r| !r.agents.is_empty()) {
+        for a in &r.agents {
+            t.rows.push(vec![
+                r.run_id.clone(),
+                a.agent.clone(),
+                format!("{:?}", a.state).to_lowercase(),
+                a.clients.to_string(),
+                format_rate(a.ops_per_s),
+                format_ns(a.p50_ns as f64),
+                format_ns(a.p99_ns as f64),
+                format!("{:.2}", a.client_cpu_us_per_op),
+                format!(
+                    "{:+.3} ms (±{:.3} ms)",
+                    a.clock_offset_ns as f64 / 1e6,
+                    a.clock_uncertainty_ns as f64 / 1e6
+                ),
+            ]);
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
 /// exec runs: the program, the latency statistics it gave, and how it
 /// measured. None without an exec run.
 fn program_table(runs: &[RunResult]) -> Option<Table> {
@@ -1132,6 +1208,12 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
     }
     if let Some(t) = server_table(runs) {
         d = d.heading("Server").table(t);
+    }
+    if let Some(t) = endpoints_table(runs) {
+        d = d.heading("Endpoints").table(t);
+    }
+    if let Some(t) = agents_table(runs) {
+        d = d.heading("Load agents").table(t);
     }
     if let Some(t) = program_table(runs) {
         d = d.heading("Programs (exec): their own figures").table(t);
