@@ -292,6 +292,7 @@ const S3_PHASE_CONCURRENCY: usize = 32;
 
 /// An S3 run's workload, and what its prepare phase did.
 struct S3Driver {
+    endpoint: Endpoint,
     workload: Arc<s3::Workload>,
     prepare: Option<PhaseReport>,
     concurrency: usize,
@@ -362,6 +363,7 @@ impl S3Driver {
             Some(r) => r.map_err(|e| RunError::Failed(format!("checking {endpoint}: {e}")))?,
         }
         let mut driver = S3Driver {
+            endpoint: endpoint.clone(),
             workload,
             prepare: None,
             concurrency,
@@ -445,7 +447,8 @@ impl S3Driver {
         let n = self.workload.existing();
         if n > 0 {
             events.note(&format!(
-                "cleanup: deleting the {n} objects this run created ..."
+                "cleanup: deleting the {n} objects this run created in {} ...",
+                self.endpoint
             ));
         }
         let rt = runtime().ok()?;
