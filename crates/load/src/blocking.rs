@@ -157,9 +157,8 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
                     let offset = global as f64 / nconns_total as f64;
                     let seed = cfg.seed ^ global.wrapping_mul(0xA076_1D64_78BD_642F);
                     let per_conn = rate / nconns_total as f64;
-                    let p =
-                        Pacer::new(sched.load_start, per_conn, cfg.arrival, seed, offset, false);
-                    Some(p.expect("a pacer without a timer cannot fail"))
+                    let p = Pacer::new(sched.load_start, per_conn, cfg.arrival, seed, offset);
+                    Some(p)
                 }
                 None => None,
             };

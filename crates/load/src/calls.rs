@@ -81,10 +81,10 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
         let intended = match ctx.pacer.as_mut() {
             Some(p) => {
                 let next = p.next;
-                let spun = p
+                let spun = ctx
                     .timer
-                    .as_mut()
-                    .expect("async pacer")
+                    .as_ref()
+                    .expect("an open loop has a timer")
                     .sleep_until(next)
                     .await?;
                 ctx.rec.borrow_mut().rec.spun(spun);

@@ -26,6 +26,7 @@ pub mod recorder;
 pub mod remote;
 pub mod sampler;
 pub mod spread;
+pub mod timer;
 pub mod transport;
 
 pub use transport::{

@@ -278,7 +278,7 @@ impl PreciseTimer {
         Ok(began.elapsed())
     }
 
-    async fn sleep_in_kernel_until(&mut self, t: Instant) -> io::Result<()> {
+    pub(crate) async fn sleep_in_kernel_until(&mut self, t: Instant) -> io::Result<()> {
         use nix::sys::timerfd::{Expiration, TimerSetTimeFlags};
         let at = self.base_ts
             + nix::sys::time::TimeSpec::from_duration(t.saturating_duration_since(self.base));

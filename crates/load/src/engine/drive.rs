@@ -52,14 +52,14 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 let (shared, rec, errors) = (shared.clone(), ctx.rec.clone(), ctx.errors.clone());
                 let stall = ctx.stall.clone();
                 let mut pacer = ctx.pacer.take();
+                let timer = ctx.timer.clone();
                 tokio::task::spawn_local(async move {
                     let mut due = Vec::new();
                     loop {
                         if let Some(p) = pacer.as_mut() {
-                            match p
-                                .timer
-                                .as_mut()
-                                .expect("async pacer")
+                            match timer
+                                .as_ref()
+                                .expect("an open loop has a timer")
                                 .sleep_until(p.next)
                                 .await
                             {
@@ -211,10 +211,10 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
             let mut due = Vec::new();
             loop {
                 if let Some(p) = ctx.pacer.as_mut() {
-                    let spun = p
+                    let spun = ctx
                         .timer
-                        .as_mut()
-                        .expect("async pacer")
+                        .as_ref()
+                        .expect("an open loop has a timer")
                         .sleep_until(p.next)
                         .await?;
                     ctx.rec.borrow_mut().rec.spun(spun);

@@ -11,8 +11,6 @@ pub(crate) struct Pacer {
     gap_ns: f64,
     poisson: bool,
     rng: u64,
-    /// For async workers; blocking ones sleep with `os::sleep_precise`.
-    pub(crate) timer: Option<crate::os::PreciseTimer>,
 }
 
 impl Pacer {
@@ -22,25 +20,19 @@ impl Pacer {
         arrival: Arrival,
         seed: u64,
         offset: f64,
-        timer: bool,
-    ) -> std::io::Result<Pacer> {
+    ) -> Pacer {
         let gap_ns = 1e9 / rate_per_conn;
         let mut p = Pacer {
             next: start,
             gap_ns,
             poisson: arrival == Arrival::Poisson,
             rng: seed,
-            timer: if timer {
-                Some(crate::os::PreciseTimer::new()?)
-            } else {
-                None
-            },
         };
         // Spread the connections' timetables over one gap, so that uniform
         // timetables do not all fire at the same instant.
         let first = p.gap();
         p.next += Duration::from_nanos((offset * first) as u64);
-        Ok(p)
+        p
     }
 
     /// The next gap, in nanoseconds.

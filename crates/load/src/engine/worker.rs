@@ -135,6 +135,14 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
         let remaining = Rc::new(Cell::new(conns.len()));
         let all_done = Rc::new(Notify::new());
         let mut stalls = Vec::new();
+        // Open loop: one timer for the worker's timetables.
+        let timer = match cfg.rate {
+            Some(_) => match crate::timer::WorkerTimer::start() {
+                Ok(t) => Some(t),
+                Err(e) => return Err(format!("client {id}: cannot make a timer: {e}")),
+            },
+            None => None,
+        };
         for (j, conn) in conns.into_iter().enumerate() {
             let (global, nconns_total) = cfg.global_conn(id, j);
             let quota = cfg.count.map(|c| c / nconns_total + u64::from(global < c % nconns_total));
@@ -143,16 +151,13 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
                 Some(rate) => {
                     let offset = global as f64 / nconns_total as f64;
                     let seed = cfg.seed ^ global.wrapping_mul(0xA076_1D64_78BD_642F);
-                    match Pacer::new(sched.load_start, rate / nconns_total as f64, cfg.arrival, seed, offset, true) {
-                        Ok(p) => Some(p),
-                        Err(e) => return Err(format!("client {id}: cannot make a timer: {e}")),
-                    }
+                    Some(Pacer::new(sched.load_start, rate / nconns_total as f64, cfg.arrival, seed, offset))
                 }
                 None => None,
             };
             let stall = Arc::new(Stall::new(sched.load_start));
             stalls.push(stall.clone());
-            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall, lane: lane(j) };
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall, lane: lane(j), timer: timer.clone() };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
             let errs = ctx.errors.clone();
             let driving = drive(conn, ctx);
@@ -362,8 +367,9 @@ pub(crate) struct ConnCtx {
     /// (later requests wait, their latency still runs from their intended time).
     pub(crate) depth: usize,
     pub(crate) quota: Quota,
-    /// Open loop only.
+    /// Open loop only: the timetable, and the worker's timer.
     pub(crate) pacer: Option<Pacer>,
+    pub(crate) timer: Option<crate::timer::WorkerTimer>,
     /// The connection's number (over all workers) << 40: unique operation numbers.
     pub(crate) seq_base: u64,
     /// What the watchdog watches (`--op-timeout`).

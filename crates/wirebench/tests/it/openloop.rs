@@ -321,3 +321,42 @@ fn issue_15_search_finds_saturation_or_says_it_did_not() {
     assert_eq!(v["budget_exhausted"], true, "{v}");
     assert_eq!(v["steps"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn an_open_loop_takes_a_descriptor_per_connection_not_two() {
+    let _g = shared();
+    let srv = Server::start(&[]);
+    let dir = TempDir::new("openloop-fds");
+    // 500 connections under a limit of 600 open files: they fit only if
+    // their timetables share the worker's timer (a timerfd each would need
+    // 1,000 descriptors).
+    let mut p = Proc::spawn_program(
+        "prlimit",
+        &[
+            "--nofile=600:600",
+            BIN,
+            "run",
+            "--results",
+            dir.str(),
+            "--format",
+            "json",
+            "--target",
+            &srv.endpoint,
+            "--conns-per-client",
+            "500",
+            "--rate",
+            "2000",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    let st = p.wait(std::time::Duration::from_secs(60));
+    let out = p.stdout_all();
+    assert!(st.success(), "{}", p.stderr_all());
+    let r: wirebench_core::result::RunResult = serde_json::from_str(&out).unwrap();
+    let sent = r.summary.sent_per_s;
+    assert!((1900.0..2100.0).contains(&sent), "sent {sent}/s of 2000/s");
+    assert_eq!(srv.stop()["conns_accepted"], 500);
+}
