@@ -166,6 +166,8 @@ pub fn instances(parts: &[RunResult]) -> Result<RunResult, MergeError> {
         add_hist(&mut svc, &r.service_hist, &r.run_id)?;
     }
     let s = &mut m.summary;
+    // Each part's lag is its own: run.json keeps no histogram of it to add.
+    s.schedule_lag = None;
     for r in &parts[1..] {
         let x = &r.summary;
         m.spec.clients += r.spec.clients;

@@ -275,6 +275,11 @@ pub struct Summary {
     pub latency: LatencySummary,
     /// Service time: from the actual send to the response.
     pub service_latency: LatencySummary,
+    /// Open loop: how late requests left after their intended send time
+    /// (the client's lag behind its timetable). None in a closed loop, and
+    /// in a merge of parts (load agents', instances'): each has its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag: Option<LatencySummary>,
     pub client_cpu_s: f64,
     pub server_cpu_s: Option<f64>,
     pub client_cpu_us_per_op: f64,
@@ -667,6 +672,10 @@ pub struct AgentPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested_rate_per_s: Option<f64>,
     pub sent_per_s: f64,
+    /// Open loop: the p99 of how late its requests left after their
+    /// intended send time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag_p99_ns: Option<u64>,
     /// Its clock minus the coordinator's (CLOCK_MONOTONIC), true within
     /// `clock_uncertainty_ns`, measured before the run.
     pub clock_offset_ns: i64,

@@ -131,7 +131,7 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
     };
     sleep_until(sched.load_start);
     let shared = Shared {
-        rec: Mutex::new(WorkerRec::new(id, sched, msgs.clone())),
+        rec: Mutex::new(WorkerRec::new(id, sched, msgs.clone(), cfg.rate.is_some())),
         over: AtomicBool::new(false),
         error: Mutex::new(None),
         remaining: AtomicUsize::new(conns.len()),

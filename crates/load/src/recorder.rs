@@ -87,6 +87,9 @@ pub struct IntervalData {
     pub failures: BTreeMap<String, u64>,
     /// Time the open-loop timers spun on purpose before their deadlines.
     pub timer_spin_ns: u64,
+    /// Open loop: how late each request left after its intended send time
+    /// (the schedule's lag); None in a closed loop.
+    pub lag: Option<Box<LatencyHist>>,
     /// A run against several endpoints: what each one's connections did,
     /// by the endpoint's number (its lane). Empty with one endpoint.
     pub lanes: BTreeMap<usize, LaneData>,
@@ -134,6 +137,7 @@ impl IntervalData {
             by_op: BTreeMap::new(),
             failures: BTreeMap::new(),
             timer_spin_ns: 0,
+            lag: None,
             lanes: BTreeMap::new(),
         }
     }
@@ -153,6 +157,12 @@ impl IntervalData {
             .expect("histograms share bounds");
         for (k, v) in &o.by_op {
             self.by_op.entry(k).or_default().merge(v);
+        }
+        if let Some(h) = &o.lag {
+            self.lag
+                .get_or_insert_with(|| Box::new(hist::new_hist()))
+                .add(h.as_ref())
+                .expect("histograms share bounds");
         }
         for (k, v) in &o.lanes {
             self.lanes.entry(*k).or_default().merge(v);
@@ -181,9 +191,19 @@ pub struct Recorder {
     /// The lane of the connection recording now (several endpoints only):
     /// its operations, errors and latencies are also counted there.
     lane: Option<usize>,
+    /// An open loop's recorder: it also records each request's lag.
+    open_loop: bool,
 }
 
 impl Recorder {
+    /// A recorder of an open loop (`open_loop`) or a closed one.
+    pub fn new(open_loop: bool) -> Recorder {
+        Recorder {
+            open_loop,
+            ..Recorder::default()
+        }
+    }
+
     /// What is recorded from now on is also the lane's (None: no lanes).
     /// The engine sets it each time a connection takes the recorder.
     #[inline]
@@ -206,6 +226,14 @@ impl Recorder {
             );
             self.cur.hist.saturating_record_n(l, n);
             self.cur.service.saturating_record_n(s, n);
+            if self.open_loop {
+                // Latency runs from the intended send, service from the
+                // send: their difference is how late the request left.
+                self.cur
+                    .lag
+                    .get_or_insert_with(|| Box::new(hist::new_hist()))
+                    .saturating_record_n((l - s.min(l)).max(1), n);
+            }
             if let Some(d) = self.lane_data() {
                 d.hist.saturating_record_n(l, n);
             }

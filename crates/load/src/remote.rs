@@ -99,6 +99,7 @@ fn from_wire(w: WireData) -> Result<IntervalData, String> {
         by_op: Default::default(),
         failures: Default::default(),
         lanes: Default::default(),
+        lag: None,
         timer_spin_ns: w.timer_spin_ns,
     })
 }

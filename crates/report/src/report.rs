@@ -699,6 +699,7 @@ fn agents_table(runs: &[RunResult]) -> Option<Table> {
         "p50",
         "p99",
         "client CPU us/op",
+        "schedule lag p99",
         "clock offset (uncertainty)",
     ]);
     t.left = vec![1, 2];
@@ -713,6 +714,8 @@ fn agents_table(runs: &[RunResult]) -> Option<Table> {
                 format_ns(a.p50_ns as f64),
                 format_ns(a.p99_ns as f64),
                 format!("{:.2}", a.client_cpu_us_per_op),
+                a.schedule_lag_p99_ns
+                    .map_or_else(|| "-".into(), |l| format_ns(l as f64)),
                 format!(
                     "{:+.3} ms (±{:.3} ms)",
                     a.clock_offset_ns as f64 / 1e6,

@@ -397,6 +397,9 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
                     "service time (from the actual send):",
                     &s.service_latency,
                 )?;
+                if let Some(lag) = &s.schedule_lag {
+                    latency_line(out, "schedule lag (send - intended):", lag)?;
+                }
             }
         }
     }
@@ -494,10 +497,22 @@ fn print_agents(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
         )?;
     }
     let width = r.agents.iter().map(|a| a.agent.len()).max().unwrap_or(0);
+    // Open loop: how late each agent's requests left (p99).
+    let lagged = r.agents.iter().any(|a| a.schedule_lag_p99_ns.is_some());
     writeln!(
         out,
-        "  agents:            {:<width$} {:>7} {:>10} {:>9} {:>9} {:>10}  clock offset",
-        "", "clients", "ops/s", "p50", "p99", "CPU us/op"
+        "  agents:            {:<width$} {:>7} {:>10} {:>9} {:>9} {:>10}{}  clock offset",
+        "",
+        "clients",
+        "ops/s",
+        "p50",
+        "p99",
+        "CPU us/op",
+        if lagged {
+            format!(" {:>9}", "lag p99")
+        } else {
+            String::new()
+        }
     )?;
     for a in &r.agents {
         let state = match a.state {
@@ -510,13 +525,18 @@ fn print_agents(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
         };
         writeln!(
             out,
-            "                     {:<width$} {:>7} {:>10.1} {:>9} {:>9} {:>10.2}  {:+.3} ms +/- {:.3} ms{state}",
+            "                     {:<width$} {:>7} {:>10.1} {:>9} {:>9} {:>10.2}{}  {:+.3} ms +/- {:.3} ms{state}",
             a.agent,
             a.clients,
             a.ops_per_s,
             format_ns(a.p50_ns as f64),
             format_ns(a.p99_ns as f64),
             a.client_cpu_us_per_op,
+            match (lagged, a.schedule_lag_p99_ns) {
+                (false, _) => String::new(),
+                (true, Some(l)) => format!(" {:>9}", format_ns(l as f64)),
+                (true, None) => format!(" {:>9}", "-"),
+            },
             a.clock_offset_ns as f64 / 1e6,
             a.clock_uncertainty_ns as f64 / 1e6,
         )?;

@@ -254,6 +254,7 @@ pub fn from_outcome(
         sent_per_s: per_s(m.sent),
         latency: LatencySummary::of(&m.hist),
         service_latency: LatencySummary::of(&m.service),
+        schedule_lag: m.lag.as_deref().map(LatencySummary::of),
         client_cpu_s: out.client_cpu_s,
         server_cpu_s: out.server_cpu_s,
         client_cpu_us_per_op: per_op(out.client_cpu_s),

@@ -68,6 +68,7 @@ mod tests {
         assert_eq!(out.end, EndState::Complete);
         assert_eq!(out.measured.ops, 1001);
         assert_eq!(out.measured.hist.len(), 1001);
+        assert!(out.measured.lag.is_none(), "a closed loop has no lag");
         assert!(
             out.measured.hist.min() >= 100_000,
             "latency below the mock's service time"
@@ -208,6 +209,9 @@ mod tests {
                 out.measured.hist.min()
             );
             assert!(out.measured.service.min() >= 1_990_000, "{arrival:?}");
+            // Each request's lag (sent - intended) is recorded with it.
+            let lag = out.measured.lag.as_ref().expect("an open loop's lag");
+            assert_eq!(lag.len(), out.measured.hist.len(), "{arrival:?}");
         }
     }
 

@@ -130,7 +130,7 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
             });
         }
 
-        let rec = Rc::new(RefCell::new(WorkerRec::new(id, sched, msgs.clone())));
+        let rec = Rc::new(RefCell::new(WorkerRec::new(id, sched, msgs.clone(), cfg.rate.is_some())));
         let errors = Rc::new(ErrorSlot::default());
         let remaining = Rc::new(Cell::new(conns.len()));
         let all_done = Rc::new(Notify::new());
@@ -245,9 +245,14 @@ pub(crate) struct WorkerRec {
 }
 
 impl WorkerRec {
-    pub(crate) fn new(worker: usize, sched: Schedule, msgs: mpsc::Sender<Msg>) -> WorkerRec {
+    pub(crate) fn new(
+        worker: usize,
+        sched: Schedule,
+        msgs: mpsc::Sender<Msg>,
+        open_loop: bool,
+    ) -> WorkerRec {
         WorkerRec {
-            rec: Recorder::default(),
+            rec: Recorder::new(open_loop),
             sched,
             index: 0,
             finished: false,

@@ -72,6 +72,7 @@ pub(super) fn parts(
                     client_cpu_us_per_op: 0.0,
                     requested_rate_per_s: None,
                     sent_per_s: 0.0,
+                    schedule_lag_p99_ns: None,
                     clock_offset_ns: l.clock.offset_ns,
                     clock_uncertainty_ns: l.clock.uncertainty_ns,
                     clock_drift_ppm: l.drift,
@@ -197,6 +198,14 @@ pub(super) fn parts(
             });
         }
     }
+    // An open loop's agent whose requests leave much later than the
+    // others' falls behind its timetable: its host is the limit.
+    for (agent, why) in lag_stands_out(&breakdown) {
+        let named = |w: &Warning| matches!(w, Warning::AgentBound { agent: a, .. } if *a == agent);
+        if !m.warnings.iter().any(named) {
+            m.warnings.push(Warning::AgentBound { agent, why });
+        }
+    }
     if let Some(rate) = spec.rate_per_s
         && m.summary.measured_ns > 0
         && m.summary.ops_per_s < crate::outcome::RATE_REACHED * rate
@@ -261,6 +270,37 @@ fn by_endpoint(
         .collect()
 }
 
+/// The agents whose schedule lag (p99) is over [`LAG_STANDS_OUT`] and
+/// over 5 times the least of the others', with why.
+fn lag_stands_out(parts: &[AgentPart]) -> Vec<(String, String)> {
+    let lags: Vec<(&str, u64)> = parts
+        .iter()
+        .filter_map(|p| Some((p.agent.as_str(), p.schedule_lag_p99_ns?)))
+        .collect();
+    lags.iter()
+        .filter_map(|&(agent, lag)| {
+            let least = lags
+                .iter()
+                .filter(|(a, _)| *a != agent)
+                .map(|(_, l)| *l)
+                .min()?;
+            (lag > LAG_STANDS_OUT && lag > 5 * least).then(|| {
+                (
+                    agent.to_string(),
+                    format!(
+                        "its requests left up to {} after their intended send time (p99), the others' {}",
+                        wirebench_core::units::format_ns(lag as f64),
+                        wirebench_core::units::format_ns(least as f64)
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A schedule lag (p99) below this is no agent's limit.
+const LAG_STANDS_OUT: u64 = 1_000_000;
+
 fn part_of(l: &Seen, r: &RunResult, dir: &str) -> AgentPart {
     let s = &r.summary;
     AgentPart {
@@ -278,6 +318,7 @@ fn part_of(l: &Seen, r: &RunResult, dir: &str) -> AgentPart {
         client_cpu_us_per_op: s.client_cpu_us_per_op,
         requested_rate_per_s: s.requested_rate_per_s,
         sent_per_s: s.sent_per_s,
+        schedule_lag_p99_ns: s.schedule_lag.map(|l| l.p99_ns),
         clock_offset_ns: l.clock.offset_ns,
         clock_uncertainty_ns: l.clock.uncertainty_ns,
         clock_drift_ppm: l.drift,
@@ -356,4 +397,52 @@ fn window(seconds: &[Interval]) -> Result<Option<wirebench_core::result::AgentsW
         },
         latency: m.latency,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_whose_requests_leave_late_is_named() {
+        let part = |agent: &str, lag: Option<u64>| AgentPart {
+            agent: agent.into(),
+            run_id: "r".into(),
+            dir: String::new(),
+            clients: 1,
+            state: RunState::Complete,
+            reason: None,
+            ops: 1,
+            ops_per_s: 1.0,
+            p50_ns: 1,
+            p99_ns: 1,
+            client_cpu_s: 0.0,
+            client_cpu_us_per_op: 0.0,
+            requested_rate_per_s: Some(1.0),
+            sent_per_s: 1.0,
+            schedule_lag_p99_ns: lag,
+            clock_offset_ns: 0,
+            clock_uncertainty_ns: 0,
+            clock_drift_ppm: None,
+        };
+        let parts = [
+            part("a:1", Some(40_000)),
+            part("b:1", Some(9_000_000)),
+            part("c:1", Some(60_000)),
+        ];
+        let named = lag_stands_out(&parts);
+        assert_eq!(named.len(), 1, "{named:?}");
+        assert_eq!(named[0].0, "b:1");
+        assert!(
+            named[0].1.contains("9.00ms") && named[0].1.contains("40.0us"),
+            "{named:?}"
+        );
+        // Late, but no later than the others: the server, not one host.
+        let even = [part("a:1", Some(8_000_000)), part("b:1", Some(9_000_000))];
+        assert!(lag_stands_out(&even).is_empty());
+        // Small lags are nobody's limit; a closed loop has none.
+        let small = [part("a:1", Some(10_000)), part("b:1", Some(900_000))];
+        assert!(lag_stands_out(&small).is_empty());
+        assert!(lag_stands_out(&[part("a:1", None), part("b:1", None)]).is_empty());
+    }
 }
