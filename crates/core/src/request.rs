@@ -1170,12 +1170,6 @@ impl RunRequest {
                 ));
             }
         }
-        if self.repeat() > 1 {
-            return Err(flag(
-                "--repeat",
-                "does not go with --agents yet: repeat the run instead",
-            ));
-        }
         let endpoints = 1 + self.also_target.len();
         if endpoints > all.len() {
             return Err(value(

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use wirebench_core::hist;
 use wirebench_core::merge;
 use wirebench_core::request::RunRequest;
-use wirebench_core::result::{Interval, RunResult};
+use wirebench_core::result::{Interval, Repetitions, RunResult, RunState};
 use wirebench_core::share::{self, AgentSpec};
 use wirebench_core::spec::{RunSpec, TargetSpec};
 use wirebench_core::store;
@@ -434,6 +434,70 @@ pub fn run(
         tokens.extend(std::iter::repeat_n(Some(token.clone()), hosts.len()));
     }
     let mut fleet = Fleet::connect(&spec.agents, &dial, &tokens, &build, opts.agents_wait)?;
+    clocks_checked(&fleet, events)?;
+    let endpoint = match &spec.target {
+        TargetSpec::External { endpoint } => endpoint.clone(),
+        _ => unreachable!("checked: agents need a target"),
+    };
+    // This host's CPUs make no load: the placement is each agent's own.
+    let mut placement = placement;
+    placement.notes = vec![format!(
+        "the load is made by {} agents; each places its clients on its own host",
+        spec.agents.len()
+    )];
+    events.started(&spec, &placement, &endpoint, None);
+    // Repetitions are a group: one directory, which compare and report take
+    // as one variant (as `run::run` makes them).
+    let (label, repeat) = (spec.label(), req.repeat());
+    let group = (repeat > 1).then(|| store::new_run_id(&format!("{label}-x{repeat}")));
+    let recorder = match &group {
+        Some(g) => recorder.group(g),
+        None => recorder,
+    };
+    let mut runs = Vec::new();
+    for k in 0..repeat {
+        if repeat > 1 {
+            events.repetition(k + 1, repeat);
+            if k > 0 {
+                // The clocks again: each run starts from fresh offsets.
+                for i in 0..fleet.links.len() {
+                    fleet.links[i].clock = fleet.probe(i)?;
+                }
+                clocks_checked(&fleet, events)?;
+            }
+        }
+        let started_at = store::now_rfc3339();
+        let mut result = measure(&mut fleet, req, &spec, &placement, &cancel, events)?;
+        let name = match repeat {
+            1 => label.clone(),
+            _ => format!("{label}-r{}", k + 1),
+        };
+        let dir = recorder.save_as(&mut result, store::new_run_id(&name), started_at)?;
+        if let Some(path) = &req.hlog {
+            record::write_hlog(path, &result)?;
+        }
+        events.saved(&result, &dir, &recorder.slos);
+        let last = result.status.state != RunState::Complete || cancel.is_cancelled();
+        runs.push((result, dir));
+        if last {
+            break;
+        }
+    }
+    // The agents this run started stop with it.
+    drop(fleet);
+    drop(launched);
+    let repetitions = (repeat > 1)
+        .then(|| Repetitions::of(&runs.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()));
+    Ok(RunReport {
+        runs,
+        repetitions,
+        group: group.map(|_| recorder.root.clone()),
+    })
+}
+
+/// Tells each agent's clock offset, and refuses a run whose agents' seconds
+/// would not line up (an offset known too loosely).
+fn clocks_checked(fleet: &Fleet, events: &mut dyn RunEvents) -> Result<(), RunError> {
     let limit = wirebench_core::units::nanos(INTERVAL.mul_f64(MAX_UNCERTAINTY_SHARE));
     for l in &fleet.links {
         events.note(&format!(
@@ -452,32 +516,7 @@ pub fn run(
             ));
         }
     }
-    let endpoint = match &spec.target {
-        TargetSpec::External { endpoint } => endpoint.clone(),
-        _ => unreachable!("checked: agents need a target"),
-    };
-    // This host's CPUs make no load: the placement is each agent's own.
-    let mut placement = placement;
-    placement.notes = vec![format!(
-        "the load is made by {} agents; each places its clients on its own host",
-        spec.agents.len()
-    )];
-    events.started(&spec, &placement, &endpoint, None);
-    let started_at = store::now_rfc3339();
-    let mut result = measure(&mut fleet, req, &spec, &placement, &cancel, events)?;
-    let dir = recorder.save_as(&mut result, store::new_run_id(&spec.label()), started_at)?;
-    if let Some(path) = &req.hlog {
-        record::write_hlog(path, &result)?;
-    }
-    events.saved(&result, &dir, &recorder.slos);
-    // The agents this run started stop with it.
-    drop(fleet);
-    drop(launched);
-    Ok(RunReport {
-        runs: vec![(result, dir)],
-        repetitions: None,
-        group: None,
-    })
+    Ok(())
 }
 
 /// One measured run on the fleet: prepare, the ready barrier, the start,

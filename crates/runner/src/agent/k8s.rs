@@ -7,7 +7,8 @@
 //! - an Indexed Job `NAME-agents` of N agents (`completionMode: Indexed`;
 //!   each pod's `JOB_COMPLETION_INDEX` is its index, which the agent tells
 //!   the coordinator, who checks it against the name it reached); each
-//!   agent makes one run (`--runs 1`) and exits, so the Job completes;
+//!   agent makes the run's parts (`--runs 1`, or one per `--repeat`) and
+//!   exits, so the Job completes;
 //! - a Job `NAME-coordinator` running the run with `--agents` naming them,
 //!   waiting for them to come up (`--agents-wait`).
 //!
@@ -257,12 +258,13 @@ pub fn render(r: &Render) -> Result<Manifests, SpecError> {
         }),
         ..Service::default()
     };
+    // Each agent makes the run's parts (one per repetition), then exits.
     let agent_args = [
         "agent",
         "--listen",
         &format!("tcp://0.0.0.0:{PORT}"),
         "--runs",
-        "1",
+        &req.repeat().to_string(),
         "--results",
         "/results",
     ]

@@ -1146,3 +1146,77 @@ fn a_search_runs_each_step_on_the_agents() {
     );
     srv.stop();
 }
+
+#[test]
+fn repeated_runs_on_the_agents_are_one_group() {
+    let _g = shared();
+    let dir = TempDir::new("agents-repeat");
+    let srv = crate::helpers::Server::start(&[]);
+    let start = |runs: &[&str]| {
+        let mut args = vec![
+            "agent",
+            "--listen",
+            "tcp://127.0.0.1:0",
+            "--results",
+            dir.str(),
+        ];
+        args.extend_from_slice(runs);
+        bound(Proc::spawn(&args))
+    };
+    let (_a1, addr1) = start(&[]);
+    // This one makes two parts, then exits by itself.
+    let (mut a2, addr2) = start(&["--runs", "2"]);
+    let agents = format!("{addr1},{addr2}");
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--target",
+        &srv.endpoint,
+        "--agents",
+        &agents,
+        "--clients",
+        "2",
+        "--repeat",
+        "2",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(120));
+    let out = p.stdout_all();
+    assert!(st.success(), "{}", p.stderr_all());
+    assert!(
+        out.contains("compare and report take it as one variant"),
+        "{out}"
+    );
+    // One group directory, with a run per repetition, each merged from
+    // both agents' parts.
+    let groups: Vec<_> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(&groups[0]).unwrap().flatten() {
+        let f = e.path().join("run.json");
+        if !f.exists() {
+            continue;
+        }
+        let r: RunResult = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        assert_eq!(r.status.state, RunState::Complete);
+        assert_eq!(r.agents.len(), 2, "{:?}", r.agents);
+        assert!(r.agents.iter().all(|a| a.ops > 0));
+        assert_eq!(r.summary.ops, r.agents.iter().map(|a| a.ops).sum::<u64>());
+        names.push(r.run_id.rsplit('-').nth(1).unwrap().to_string());
+    }
+    names.sort();
+    assert_eq!(names, ["r1", "r2"]);
+    let st = a2.wait(Duration::from_secs(20));
+    assert!(st.success(), "the agent of 2 runs exits after them: {st}");
+    // Each repetition connected each agent's client anew.
+    assert_eq!(srv.stop()["conns_accepted"], 4);
+}
