@@ -242,3 +242,48 @@ proptest! {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(200)))]
+
+    /// What load agents' parts measured, merged, is what one host recording
+    /// every sample would have: `merge(split(samples)) == hist(samples)`,
+    /// for the run's histogram and for a second's.
+    #[test]
+    fn merging_the_parts_of_a_split_gives_the_histogram_of_all_samples(
+        samples in prop::collection::vec((1u64..3_600_000_000_000, 0usize..4), 1..600),
+        parts in 1usize..5,
+    ) {
+        use wirebench_core::merge;
+        use wirebench_core::result::fixture;
+        let mut all = hist::new_hist();
+        let mut each = vec![hist::new_hist(); parts];
+        for (ns, who) in &samples {
+            hist::record(&mut all, *ns);
+            hist::record(&mut each[who % parts], *ns);
+        }
+        let results: Vec<_> = each
+            .iter()
+            .enumerate()
+            .map(|(k, h)| {
+                let mut r = fixture::sample();
+                r.run_id = format!("part-{k}");
+                r.latency_hist = hist::encode(h);
+                r.service_hist = r.latency_hist.clone();
+                r.summary.ops = h.len();
+                let mut iv = fixture::interval(0, 0.0, 1);
+                iv.ops = h.len();
+                iv.latency_hist = r.latency_hist.clone();
+                r.intervals = vec![iv];
+                r
+            })
+            .collect();
+        let m = merge::instances(&results).unwrap();
+        prop_assert_eq!(m.summary.ops, samples.len() as u64);
+        prop_assert_eq!(hist::decode(&m.latency_hist).unwrap(), all.clone());
+        let seconds: Vec<_> = results.iter().map(|r| r.intervals[0].clone()).collect();
+        let second = merge::intervals_of(&seconds).unwrap();
+        prop_assert_eq!(second.ops, samples.len() as u64);
+        prop_assert_eq!(hist::decode(&second.latency_hist).unwrap(), all);
+    }
+}
