@@ -1221,12 +1221,15 @@ impl RunRequest {
     /// deals its connections to them in turn. Each gets at least one, and
     /// all are servers of one kind.
     fn endpoints_checked(&self, kind: TransportKind, clients: usize) -> Result<(), SpecError> {
-        let Some(first) = &self.target else {
-            return Ok(());
-        };
         if self.also_target.is_empty() {
             return Ok(());
         }
+        let Some(first) = &self.target else {
+            return Err(flag(
+                "--target",
+                "is missing: more endpoints (also_target) go with a first one",
+            ));
+        };
         let all: Vec<&Endpoint> = std::iter::once(first).chain(&self.also_target).collect();
         match kind {
             TransportKind::Shm => {
@@ -2459,6 +2462,18 @@ mod tests {
 
     fn req(json: &str) -> RunRequest {
         serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
+    }
+
+    #[test]
+    fn more_endpoints_need_a_first_one() {
+        let r = req(r#"{"also_target": ["tcp://127.0.0.1:7001"]}"#);
+        let e = r.check(&two_cpus()).unwrap_err();
+        assert_eq!(e.flag(), "--target", "{e}");
+        let r = req(
+            r#"{"target": "tcp://127.0.0.1:7000", "also_target": ["tcp://127.0.0.1:7001"], "clients": 2}"#,
+        );
+        let (spec, _) = r.check(&two_cpus()).unwrap();
+        assert_eq!(spec.also_target.len(), 1);
     }
 
     #[test]
