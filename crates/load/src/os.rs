@@ -221,6 +221,16 @@ pub fn instant_from_monotonic(ns: u64) -> Instant {
     }
 }
 
+/// Yields to the runtime until `t` (the last [`SPIN_MARGIN`] before a
+/// deadline); returns how long it spun.
+pub(crate) async fn yield_until(t: Instant) -> std::time::Duration {
+    let began = Instant::now();
+    while Instant::now() < t {
+        tokio::task::yield_now().await;
+    }
+    began.elapsed()
+}
+
 /// A timerfd as tokio's `AsyncFd` wants it (nix gives `AsFd` only).
 struct Tfd(nix::sys::timerfd::TimerFd);
 
@@ -271,11 +281,7 @@ impl PreciseTimer {
         if t.saturating_duration_since(Instant::now()) > SPIN_MARGIN {
             self.sleep_in_kernel_until(t - SPIN_MARGIN).await?;
         }
-        let began = Instant::now();
-        while Instant::now() < t {
-            tokio::task::yield_now().await;
-        }
-        Ok(began.elapsed())
+        Ok(yield_until(t).await)
     }
 
     pub(crate) async fn sleep_in_kernel_until(&mut self, t: Instant) -> io::Result<()> {

@@ -14,7 +14,6 @@ use std::io;
 /// Transports to several endpoints, as one.
 pub struct Spread<T> {
     each: Vec<T>,
-    clients: usize,
     conns_per_client: usize,
     group: usize,
 }
@@ -31,7 +30,6 @@ impl<T> Spread<T> {
         );
         Spread {
             each,
-            clients: cfg.clients,
             conns_per_client: cfg.conns_per_client,
             group,
         }
@@ -44,17 +42,6 @@ impl<T> Spread<T> {
             self.group,
             self.each.len(),
         )
-    }
-
-    /// How many of the engine's connections each endpoint gets.
-    pub fn connections(&self) -> Vec<u64> {
-        connections_per_lane(
-            self.clients * self.conns_per_client / self.group,
-            self.each.len(),
-        )
-        .into_iter()
-        .map(|n| n * self.group as u64)
-        .collect()
     }
 }
 
@@ -121,7 +108,6 @@ mod tests {
         let fast = MockTransport::new(Pattern::RequestResponse, Duration::ZERO);
         let slow = MockTransport::new(Pattern::RequestResponse, Duration::from_millis(3));
         let t = Arc::new(Spread::new(vec![fast, slow], &cfg, 1));
-        assert_eq!(t.connections(), vec![3, 3]);
         assert_eq!(
             (0..2)
                 .flat_map(|w| (0..3).map(move |j| (w, j)))
@@ -129,6 +115,8 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![0, 1, 0, 1, 0, 1]
         );
+        // What the result says each endpoint got: 3 and 3.
+        assert_eq!(connections_per_lane(6, 2), vec![3, 3]);
         let out = engine::run_load(t, &cfg, &mut NoObserver);
         assert_eq!(out.end, EndState::Complete);
         let lanes = &out.measured.lanes;
@@ -166,7 +154,11 @@ mod tests {
             .map(|(w, j)| t.lane_of(w, j))
             .collect();
         assert_eq!(lanes, vec![0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2]);
-        assert_eq!(t.connections(), vec![4, 4, 4]);
+        // 4 of the engine's connections each: 2 to the server, of 2 streams.
+        for lane in 0..3 {
+            assert_eq!(lanes.iter().filter(|&&l| l == lane).count(), 4);
+        }
+        assert_eq!(connections_per_lane(6, 3), vec![2, 2, 2]);
         assert_eq!(connections_per_lane(7, 3), vec![3, 2, 2]);
     }
 }

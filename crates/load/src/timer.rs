@@ -101,11 +101,7 @@ impl WorkerTimer {
             }
             .await?;
         }
-        let began = Instant::now();
-        while Instant::now() < t {
-            tokio::task::yield_now().await;
-        }
-        Ok(began.elapsed())
+        Ok(crate::os::yield_until(t).await)
     }
 }
 

@@ -140,6 +140,22 @@ pub fn headline(
         ),
         None => spec.kind().to_string(),
     };
+    // Several endpoints: each named, and how the load reaches them.
+    let targets = match spec.also_target.is_empty() {
+        true => format!("target {endpoint}: {server}"),
+        false => {
+            let more: Vec<String> = spec.also_target.iter().map(|e| e.to_string()).collect();
+            format!(
+                "targets {endpoint}, {}: {}",
+                more.join(", "),
+                if spec.agents.is_empty() {
+                    "the connections dealt to them in turn"
+                } else {
+                    "an agent's part to each in turn"
+                }
+            )
+        }
+    };
     let mut s = match t {
         TransportSpec::Exec(_) => format!(
             "wirebench run: exec {sizes}, {stop} ({{duration_s}}), {} client(s) x {} conn(s), {load} (as placeholders)\n  {}; the program on CPUs {}",
@@ -151,31 +167,13 @@ pub fn headline(
             },
             p.client_cpus,
         ),
-        _ if !spec.also_target.is_empty() => format!(
-            "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  targets {endpoint}, {}: {}; clients {}{}",
-            t.mode_name(),
-            spec.clients,
-            spec.conns_per_client,
-            spec.warmup_ns as f64 / 1e9,
-            spec.also_target
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if spec.agents.is_empty() {
-                "the connections dealt to them in turn"
-            } else {
-                "an agent's part to each in turn"
-            },
-            clients_where(spec, p),
-            if spec.poll { ", busy-polling" } else { "" },
-        ),
         _ => format!(
-            "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  target {endpoint}: {server}; clients {}{}",
+            "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  {}; clients {}{}",
             t.mode_name(),
             spec.clients,
             spec.conns_per_client,
             spec.warmup_ns as f64 / 1e9,
+            targets,
             clients_where(spec, p),
             if spec.poll { ", busy-polling" } else { "" },
         ),

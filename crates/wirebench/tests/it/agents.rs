@@ -187,6 +187,20 @@ const TOKEN: &str = "a-token-of-this-test-0123456789";
 
 /// An agent started with `--listen tcp://127.0.0.1:0`, and where it listens
 /// (the first line it prints).
+/// An agent on loopback (no token needed there) keeping its parts in
+/// `results`, with `extra` flags, and where it listens.
+fn loopback_agent(results: &TempDir, extra: &[&str]) -> (Proc, String) {
+    let mut args = vec![
+        "agent",
+        "--listen",
+        "tcp://127.0.0.1:0",
+        "--results",
+        results.str(),
+    ];
+    args.extend_from_slice(extra);
+    bound(Proc::spawn(&args))
+}
+
 fn bound(p: Proc) -> (Proc, String) {
     let first = p
         .stdout
@@ -766,14 +780,7 @@ fn an_agent_holds_ten_thousand_connections_at_under_64_kib_each() {
     let dir = TempDir::new("agents-conns");
     let srv = crate::helpers::Server::start(&[]);
     let endpoint = srv.endpoint.clone();
-    let agent = Proc::spawn(&[
-        "agent",
-        "--listen",
-        "tcp://127.0.0.1:0",
-        "--results",
-        dir.str(),
-    ]);
-    let (_agent, addr) = bound(agent);
+    let (_agent, addr) = loopback_agent(&dir, &[]);
     let rss = |conns_per_client: &str| {
         let (st, r, err) = crate::helpers::run_json(
             &dir,
@@ -823,16 +830,7 @@ fn a_sweep_runs_each_point_on_the_agents() {
     let _g = shared();
     let dir = TempDir::new("agents-sweep");
     let srv = crate::helpers::Server::start(&[]);
-    let start = || {
-        let p = Proc::spawn(&[
-            "agent",
-            "--listen",
-            "tcp://127.0.0.1:0",
-            "--results",
-            dir.str(),
-        ]);
-        bound(p)
-    };
+    let start = || loopback_agent(&dir, &[]);
     let (_a1, addr1) = start();
     let (_a2, addr2) = start();
     let spec = dir.path().join("sweep.toml");
@@ -875,16 +873,7 @@ fn several_endpoints_are_split_across_agents_with_a_breakdown_each() {
     let dir = TempDir::new("agents-endpoints");
     let s1 = crate::helpers::Server::start(&[]);
     let s2 = crate::helpers::Server::start(&[]);
-    let start = || {
-        let p = Proc::spawn(&[
-            "agent",
-            "--listen",
-            "tcp://127.0.0.1:0",
-            "--results",
-            dir.str(),
-        ]);
-        bound(p)
-    };
+    let start = || loopback_agent(&dir, &[]);
     let (_a1, addr1) = start();
     let (_a2, addr2) = start();
     let (_a3, addr3) = start();
@@ -1072,15 +1061,7 @@ fn a_search_runs_each_step_on_the_agents() {
     let dir = TempDir::new("agents-search");
     // One worker x 1 ms: a capacity of 1,000 requests/s.
     let srv = crate::helpers::Server::start(&["--service", "1ms", "--workers", "1"]);
-    let start = || {
-        bound(Proc::spawn(&[
-            "agent",
-            "--listen",
-            "tcp://127.0.0.1:0",
-            "--results",
-            dir.str(),
-        ]))
-    };
+    let start = || loopback_agent(&dir, &[]);
     let (_a1, addr1) = start();
     let (_a2, addr2) = start();
     let agents = format!("{addr1},{addr2}");
@@ -1152,17 +1133,7 @@ fn repeated_runs_on_the_agents_are_one_group() {
     let _g = shared();
     let dir = TempDir::new("agents-repeat");
     let srv = crate::helpers::Server::start(&[]);
-    let start = |runs: &[&str]| {
-        let mut args = vec![
-            "agent",
-            "--listen",
-            "tcp://127.0.0.1:0",
-            "--results",
-            dir.str(),
-        ];
-        args.extend_from_slice(runs);
-        bound(Proc::spawn(&args))
-    };
+    let start = |runs: &[&str]| loopback_agent(&dir, runs);
     let (_a1, addr1) = start(&[]);
     // This one makes two parts, then exits by itself.
     let (mut a2, addr2) = start(&["--runs", "2"]);
