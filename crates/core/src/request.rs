@@ -522,6 +522,9 @@ fn invalid(flag: &'static str, why: impl Into<String>) -> SpecError {
 pub const MAX_CLIENTS: usize = 4096;
 /// The most connections of a run.
 pub const MAX_CONNECTIONS: usize = 65_536;
+/// The most endpoints of a run without agents (`--target A,B,...`): each
+/// worker keeps a histogram per endpoint its connections reach.
+pub const MAX_ENDPOINTS: usize = 256;
 /// The most requests outstanding on one connection.
 pub const MAX_DEPTH: usize = 1 << 20;
 /// Far above what one connection does on loopback (~100k/s): a typo, not a plan.
@@ -1245,6 +1248,15 @@ impl RunRequest {
                 ));
             }
             _ => {}
+        }
+        if all.len() > MAX_ENDPOINTS {
+            return Err(value(
+                "--target",
+                format!("{} endpoints", all.len()),
+                format!(
+                    "at most {MAX_ENDPOINTS} without agents (each client keeps a histogram per endpoint): spread them over load agents"
+                ),
+            ));
         }
         let same_kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::Msgr);
         if let Some(other) = all.iter().find(|e| same_kind(e) != same_kind(first)) {
@@ -2474,6 +2486,15 @@ mod tests {
         );
         let (spec, _) = r.check(&two_cpus()).unwrap();
         assert_eq!(spec.also_target.len(), 1);
+        // At most MAX_ENDPOINTS.
+        let mut r = r;
+        r.clients = Some(1000);
+        r.also_target = (0..MAX_ENDPOINTS)
+            .map(|k| format!("tcp://127.0.0.1:{}", 8000 + k).parse().unwrap())
+            .collect();
+        let e = r.check(&two_cpus()).unwrap_err();
+        assert_eq!(e.flag(), "--target", "{e}");
+        assert!(e.to_string().contains("at most 256"), "{e}");
     }
 
     #[test]
