@@ -15,7 +15,10 @@ round 2: every variant, ...):
     (the same requests as wrk; target: ops/s >= 0.7 x wrk's)
   - wirebench GET and PUT 4 KiB / 1 MiB against the fake server with
     SigV4 (the default embedded target: random credentials, signatures
-    checked by the server)
+    checked by the server; 100 objects, so a GET mostly takes again the
+    signature its object got earlier in the same second)
+  - wirebench GET 4 KiB over MANY objects, the same server: each GET
+    signed anew (an object comes back less than once a second)
   - wrk GET 4 KiB of one presigned URL (valid for an hour) from a fake
     server that checks signatures, against wirebench's signed GETs of the
     same server: the client's cost with the server's work the same
@@ -54,6 +57,8 @@ SIZES = {"4k": "4KiB", "1m": "1MiB"}
 # The open-loop rate at which signed and unsigned GETs are compared (below
 # what the fake server does when it checks signatures).
 RATE = 20000
+# Objects enough that a GET seldom finds its object signed in the same second.
+MANY = 100_000
 
 
 def run(results, client, secs, *args):
@@ -205,6 +210,9 @@ def main():
                     r = run(results, client, t, "--target", f"s3://{signing_addr}/bench", "--size", size,
                             "--objects", "1", *creds)
                     add("ext_get_4k", figures_of(r, "get"))
+                    r = run(results, client, t, "--server-cpus", str(server), "--size", size,
+                            "--objects", str(MANY))
+                    add("many_get_4k", figures_of(r, "get"))
                 for op in ("get", "put"):
                     r = run(results, client, t, "--server-cpus", str(server), "--workload", op, "--size", size)
                     add(f"fake_{op}_{tag}", figures_of(r, op))
@@ -243,6 +251,10 @@ def main():
         labels[f"{k}_ops"] = (f"{name}: ops/s", "{:,.0f}")
         labels[f"{k}_p99"] = (f"{name}: p99 (us)", "{:,.0f}")
         labels[f"{k}_cpu"] = (f"{name}: client CPU (us/op)", "{:.1f}")
+    name = f"wirebench GET, fake server, SigV4 4KiB, {MANY:,} objects (each GET signed anew)"
+    labels["many_get_4k_ops"] = (f"{name}: ops/s", "{:,.0f}")
+    labels["many_get_4k_p99"] = (f"{name}: p99 (us)", "{:,.0f}")
+    labels["many_get_4k_cpu"] = (f"{name}: client CPU (us/op)", "{:.1f}")
     labels["anon_rate_4k_cpu"] = (f"wirebench GET, fake server, unsigned 4KiB at {RATE}/s: client CPU (us/op)", "{:.1f}")
     labels["fake_rate_4k_cpu"] = (f"wirebench GET, fake server, SigV4 4KiB at {RATE}/s: client CPU (us/op)", "{:.1f}")
     per_round = lambda x, y: [p / q for p, q in zip(fig[x], fig[y])]
@@ -251,6 +263,13 @@ def main():
          per_round("fake_rate_4k_cpu", "anon_rate_4k_cpu"), "(cost of SigV4)"),
         ("wirebench client CPU per signed GET / wrk's presigned GET, same signing server, 4KiB",
          per_round("ext_get_4k_cpu", "wrk_signed_4k_cpu"), "(comparison)"),
+        # wrk signs nothing here; what it pays more is the slower server's (more wake-ups per GET).
+        ("wrk's client CPU per GET, signing server (one presigned URL) / unsigned server, 4KiB",
+         per_round("wrk_signed_4k_cpu", "wrk_4k_cpu"), "(comparison)"),
+        (f"client CPU per signed GET, 100 objects / {MANY:,} objects (signatures taken again / signed anew), 4KiB",
+         per_round("fake_get_4k_cpu", "many_get_4k_cpu"), "(cost of SigV4)"),
+        (f"wirebench client CPU per GET signed anew ({MANY:,} objects) / wrk's unsigned, 4KiB",
+         per_round("many_get_4k_cpu", "wrk_4k_cpu"), "(comparison)"),
     ]
     for tag, size in SIZES.items():
         ratios += [

@@ -3,8 +3,11 @@
 //! unsigned, exactly as rusty-s3 signs them (a test compares the URLs), at
 //! a fraction of the cost: the signing key is derived once per day (and
 //! kept as a ready HMAC key), the date strings once per second, and a
-//! request costs one SHA-256 of its canonical form and one HMAC. Every
-//! other request (lists, multipart, buckets) is still signed by rusty-s3.
+//! request costs one SHA-256 of its canonical form and one HMAC. A request
+//! for an object already signed in the same second takes that signature
+//! again: the date in it counts seconds, so signing anew would give the
+//! same bytes. Every other request (lists, multipart, buckets) is still
+//! signed by rusty-s3.
 
 use ring::{digest, hmac};
 use std::fmt::Write as _;
@@ -24,6 +27,30 @@ pub struct Presigner {
     /// `X-Amz-Expires`, in seconds.
     expires: String,
     day: Mutex<Option<Arc<Day>>>,
+    /// The last target signed per slot (a key's slot is its hash's), for
+    /// the second it was signed in.
+    recent: Box<[Mutex<Option<Recent>>]>,
+}
+
+/// Slots of [`Presigner::recent`]: the objects a second's requests can
+/// take their signature from (at most this many targets of ~350 bytes kept).
+const RECENT_SLOTS: usize = 1024;
+
+/// A target signed in `second`.
+struct Recent {
+    second: i64,
+    method: String,
+    key: String,
+    target: String,
+}
+
+/// The slot of (`method`, `key`): FNV-1a of both.
+fn slot(method: &str, key: &str) -> usize {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in method.as_bytes().iter().chain(b"\n").chain(key.as_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % RECENT_SLOTS as u64) as usize
 }
 
 /// What stays the same for a day, and the date strings of one second.
@@ -104,6 +131,7 @@ impl Presigner {
             base_path: base_path.to_string(),
             expires: expires.to_string(),
             day: Mutex::new(None),
+            recent: (0..RECENT_SLOTS).map(|_| Mutex::new(None)).collect(),
         }
     }
 
@@ -163,8 +191,30 @@ impl Presigner {
         self.object_at(method, key, now)
     }
 
-    /// As [`Presigner::object`], at `second` (since the epoch).
+    /// As [`Presigner::object`], at `second` (since the epoch): the target
+    /// signed for the same object in the same second if its slot still
+    /// holds it, else signed now (and kept in the slot).
     pub fn object_at(&self, method: &str, key: &str, second: i64) -> String {
+        let slot = &self.recent[slot(method, key)];
+        if let Some(r) = slot.lock().expect("not poisoned").as_ref()
+            && r.second == second
+            && r.method == method
+            && r.key == key
+        {
+            return r.target.clone();
+        }
+        let target = self.sign_at(method, key, second);
+        *slot.lock().expect("not poisoned") = Some(Recent {
+            second,
+            method: method.to_string(),
+            key: key.to_string(),
+            target: target.clone(),
+        });
+        target
+    }
+
+    /// The target of `method` on `key`, signed at `second`.
+    fn sign_at(&self, method: &str, key: &str, second: i64) -> String {
         let d = self.day(second);
         let mut target = String::with_capacity(self.base_path.len() + key.len() + 320);
         target.push_str(&self.base_path);
@@ -527,6 +577,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A target taken again from its slot is the one signing would make:
+    /// with more keys than slots (so slots are taken over), each request
+    /// of a second, asked twice, is what a fresh signature gives, and the
+    /// next second's is signed anew.
+    #[test]
+    fn a_target_taken_again_is_the_one_signing_makes() {
+        let p = Presigner::new("AK", "secret", "us-east-1", "h:1", "/b/", 3600);
+        let keys: Vec<String> = (0..RECENT_SLOTS as u64 * 3)
+            .map(|i| format!("k{i:010}"))
+            .collect();
+        for second in [1_795_478_399i64, 1_795_478_400] {
+            for _ in 0..2 {
+                for (i, key) in keys.iter().enumerate() {
+                    let method = ["GET", "PUT", "HEAD"][i % 3];
+                    assert_eq!(
+                        p.object_at(method, key, second),
+                        p.sign_at(method, key, second),
+                        "{method} {key} at {second}"
+                    );
+                }
+            }
+        }
+        let (a, b) = (
+            p.object_at("GET", &keys[0], 1_795_478_400),
+            p.object_at("GET", &keys[0], 1_795_478_401),
+        );
+        assert_ne!(a, b, "another second, another date and signature");
+        assert_ne!(
+            p.object_at("GET", &keys[0], 1_795_478_401),
+            p.object_at("HEAD", &keys[0], 1_795_478_401)
+        );
     }
 
     #[test]
