@@ -27,7 +27,6 @@ use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncWrite};
 use wirebench_core::request::KEY_PLACEHOLDER;
 use wirebench_core::spec::{Endpoint, HttpMethod, HttpSpec, HttpVersion, KeyDist};
 use wirebench_core::units::Dur;
@@ -412,7 +411,7 @@ impl HttpClient {
 
     async fn handshake<S>(&self, stream: S) -> io::Result<Sender>
     where
-        S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+        S: h1::Io + 'static,
     {
         match self.version {
             HttpVersion::H1 => Ok(Sender::H1(Box::new(h1::H1Conn::new(Box::new(stream))))),

@@ -35,3 +35,29 @@ pub fn wait_readable(
         Err(e) => Err(io::Error::from(e)),
     }
 }
+
+/// Makes the TCP socket `fd` read as ready (and wake its reader) only once
+/// `bytes` have arrived, or at its end, or when its receive buffer would
+/// not hold them (the kernel's own exceptions). `bytes` must not be more
+/// than will come, or the reader waits until its timeout.
+pub fn set_recv_lowat(fd: std::os::fd::BorrowedFd<'_>, bytes: usize) -> io::Result<()> {
+    use nix::libc::{SO_RCVLOWAT, SOL_SOCKET, c_int, setsockopt, socklen_t};
+    use std::os::fd::AsRawFd;
+    let value = c_int::try_from(bytes.max(1)).unwrap_or(c_int::MAX);
+    // SAFETY: `fd` is open for as long as it is borrowed, and the option's
+    // value is the c_int it points to, of the length given.
+    let r = unsafe {
+        setsockopt(
+            fd.as_raw_fd(),
+            SOL_SOCKET,
+            SO_RCVLOWAT,
+            (&raw const value).cast(),
+            std::mem::size_of::<c_int>() as socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
