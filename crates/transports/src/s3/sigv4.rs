@@ -10,7 +10,6 @@
 //! signed by rusty-s3.
 
 use ring::{digest, hmac};
-use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -86,12 +85,24 @@ pub fn encode_path(out: &mut String, key: &str) {
 }
 
 fn encode(out: &mut String, text: &str, keeps: fn(u8) -> bool) {
-    for &b in text.as_bytes() {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let bytes = text.as_bytes();
+    let mut run = 0;
+    // Runs of bytes kept as they are go in whole (a key is mostly one).
+    for (at, &b) in bytes.iter().enumerate() {
         if keeps(b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
+            continue;
         }
+        if run < at {
+            out.push_str(std::str::from_utf8(&bytes[run..at]).expect("kept bytes are ASCII"));
+        }
+        out.push('%');
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+        run = at + 1;
+    }
+    if run < bytes.len() {
+        out.push_str(std::str::from_utf8(&bytes[run..]).expect("kept bytes are ASCII"));
     }
 }
 
