@@ -1,5 +1,5 @@
 //! OS glue of the transports and servers: CPU pinning, waiting on a
-//! descriptor; shared memory ([`shmem`]) and descriptor passing
+//! descriptor, a socket's receive low-water mark; shared memory ([`shmem`]) and descriptor passing
 //! ([`fdpass`]). (Signals and child processes are the runner's.) Contract: the `unsafe` code of the
 //! transports lives in this folder only, each module stating its contract;
 //! each call either does what it says or returns the OS error.
