@@ -38,7 +38,7 @@ const BULK_STEPS: [usize; 2] = [256 * 1024, 64 * 1024];
 pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {
     /// The TCP socket when the stream's bytes are the socket's (plain
     /// TCP), so that a body's bulk can wake the connection in
-    /// [`BULK_STEPS`]. None over TLS, whose records the stream may hold
+    /// `BULK_STEPS`. None over TLS, whose records the stream may hold
     /// part of.
     fn plain_socket(&self) -> Option<BorrowedFd<'_>> {
         None
