@@ -51,16 +51,12 @@ pub struct Workload {
 /// `format!("{prefix}{i:010}")`, without the formatting machinery: one
 /// per request).
 fn key_of(prefix: &str, i: u64) -> String {
-    let mut digits = [b'0'; 20];
-    let (mut n, mut at) = (i, digits.len());
-    while n > 0 {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(i);
     let mut key = String::with_capacity(prefix.len() + 20);
     key.push_str(prefix);
-    key.push_str(std::str::from_utf8(&digits[at.min(10)..]).expect("digits"));
+    key.push_str(&"0000000000"[digits.len().min(10)..]);
+    key.push_str(digits);
     key
 }
 
