@@ -318,8 +318,11 @@ impl KvTx {
         let c = &self.client;
         let before = self.out.len();
         self.key.clear();
-        let counter = if op == KvOp::Incr { "n:" } else { "" };
-        let _ = write!(self.key, "{}{counter}{key}", c.spec.prefix);
+        self.key.push_str(&c.spec.prefix);
+        if op == KvOp::Incr {
+            self.key.push_str("n:");
+        }
+        self.key.push_str(itoa::Buffer::new().format(key));
         let k = self.key.as_bytes();
         let meta = c.spec.protocol == KvProtocol::Meta;
         match (c.redis(), op) {
