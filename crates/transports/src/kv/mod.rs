@@ -15,7 +15,6 @@ pub use reply::{Answer, ReplyError};
 use crate::keys::KeyPicker;
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::fmt::Write as _;
 use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -313,16 +312,22 @@ pub struct KvTx {
 }
 
 impl KvTx {
-    /// Appends the command of `op` on key number `key` to the output.
-    fn encode(&mut self, op: KvOp, key: u64) {
-        let c = &self.client;
-        let before = self.out.len();
+    /// Names key number `key` in `self.key`: `<prefix><key>`, or for a
+    /// counter (INCR) `<prefix>n:<key>`.
+    fn name_key(&mut self, counter: bool, key: u64) {
         self.key.clear();
-        self.key.push_str(&c.spec.prefix);
-        if op == KvOp::Incr {
+        self.key.push_str(&self.client.spec.prefix);
+        if counter {
             self.key.push_str("n:");
         }
         self.key.push_str(itoa::Buffer::new().format(key));
+    }
+
+    /// Appends the command of `op` on key number `key` to the output.
+    fn encode(&mut self, op: KvOp, key: u64) {
+        self.name_key(op == KvOp::Incr, key);
+        let c = &self.client;
+        let before = self.out.len();
         let k = self.key.as_bytes();
         let meta = c.spec.protocol == KvProtocol::Meta;
         match (c.redis(), op) {
@@ -592,8 +597,7 @@ pub async fn prepare(client: &Arc<KvClient>, timeout: Duration) -> Result<PhaseR
                 let end = (key + PREPARE_BATCH).min(to);
                 for k in key..end {
                     if counters {
-                        tx.key.clear();
-                        let _ = write!(tx.key, "{}n:{k}", tx.client.spec.prefix);
+                        tx.name_key(true, k);
                         let meta = tx.client.spec.protocol == KvProtocol::Meta;
                         let before = tx.out.len();
                         memcache::set(&mut tx.out, meta, tx.key.as_bytes(), b"0");
