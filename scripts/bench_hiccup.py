@@ -5,9 +5,13 @@
 
 1. The probe thread's CPU: its on-CPU time (schedstat, ns) over a run of a
    msgr echo at depth 1, as a % of one CPU: target <= 1%.
-2. The effect on throughput: msgr echo 64 B at depth 64 with the meter and
-   with --no-hiccup, interleaved; ops/s with it over ops/s without: target
-   >= 0.97 (the rounds' medians).
+2. The effect on what a run measures: ops/s with the meter over ops/s with
+   --no-hiccup, interleaved, for runs whose client sleeps in different
+   ways: msgr echo 64 B at depth 1, over 8 connections, and at depth 64
+   (the embedded reactor server), and HTTP/1.1 GETs of 1 KiB from nginx
+   over 8 connections (when nginx is installed). Target: the rounds'
+   median within 0.97 .. 1.03 (issue 15 asked >= 0.97 at depth 64; a meter
+   that speeds a run up changes its answer as much as one that slows it).
 """
 
 import argparse
@@ -19,6 +23,7 @@ import sys
 import tempfile
 import time
 
+import bench_protocols
 from benchlib import WB, emit, machine_line, report, usable_cpus, wirebench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -53,6 +58,13 @@ def probe_cpu_pct(results, client, server, secs):
     return 100.0 * (cpu1 - cpu0) / 1e9 / (t1 - t0)
 
 
+CASES = [
+    ("d1", "msgr echo, depth 1", ["--depth", "1"]),
+    ("c8", "msgr echo, 8 connections", ["--conns-per-client", "8"]),
+    ("d64", "msgr echo, depth 64", ["--depth", "64"]),
+]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
@@ -62,35 +74,50 @@ def main():
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "wirebench"], cwd=ROOT, check=True)
     client, server = usable_cpus()
     results = tempfile.mkdtemp(prefix="wb-bench-hiccup-")
-    fig = {k: [] for k in ["cpu", "on", "off"]}
+    cases = list(CASES)
+    fig = {"cpu": []}
+    ng = None
     try:
+        if shutil.which("nginx"):
+            ng, url, _ = bench_protocols.start_nginx(server)
+            cases.append(("h1", "HTTP/1.1 GET 1 KiB from nginx, 8 connections", None))
+        for key, _, _ in cases:
+            fig[f"{key}_on"], fig[f"{key}_off"] = [], []
         for r in range(a.rounds):
             print(f"round {r + 1}/{a.rounds}", file=sys.stderr)
             fig["cpu"].append(probe_cpu_pct(results, client, server, a.duration))
-            # Interleaved: with the meter, then without, each round.
-            fig["on"].append(wirebench(results, client, server, a.duration, "--depth", "64")["ops_per_s"])
-            fig["off"].append(
-                wirebench(results, client, server, a.duration, "--depth", "64", "--no-hiccup")["ops_per_s"])
+            # Interleaved, each case each round; which side goes first
+            # alternates from round to round.
+            sides = [("on", []), ("off", ["--no-hiccup"])]
+            for key, _, args in cases:
+                for side, extra in sides if r % 2 == 0 else sides[::-1]:
+                    if args is None:
+                        ops = bench_protocols.run(results, client, a.duration, "--target", url, *extra)["ops"]
+                    else:
+                        ops = wirebench(results, client, server, a.duration, *args, *extra)["ops_per_s"]
+                    fig[f"{key}_{side}"].append(ops)
     finally:
+        if ng is not None:
+            ng[0].stop()
+            shutil.rmtree(ng[1], ignore_errors=True)
         shutil.rmtree(results, ignore_errors=True)
     header = [
         "# Hiccup meter: its cost",
         "",
         f"`python3 scripts/bench_hiccup.py --rounds {a.rounds} --duration {a.duration}` (release build). "
         + machine_line(client, server),
-        "The probe sleeps 1 ms in a loop on the client's CPU; its CPU is its thread's on-CPU time "
-        "(schedstat) over a depth-1 run. Throughput: msgr echo 64 B at depth 64, with the meter and "
-        "with `--no-hiccup`, interleaved in each round.",
+        "The probe sleeps 10 ms in a loop on the client's CPU; its CPU is its thread's on-CPU time "
+        "(schedstat) over a depth-1 run. Its effect: ops/s of each case with the meter and with "
+        "`--no-hiccup`, interleaved in each round, which goes first alternating (msgr: 64 B echoes from the embedded reactor server "
+        "on the server CPU; HTTP: nginx, one worker, on the server CPU).",
     ]
-    labels = {
-        "cpu": ("probe thread CPU (% of one CPU)", "{:.2f}"),
-        "on": ("ops/s at depth 64, meter on", "{:.0f}"),
-        "off": ("ops/s at depth 64, meter off", "{:.0f}"),
-    }
-    ratios = [
-        ("probe CPU, % of a CPU", fig["cpu"], "<= 1.0"),
-        ("ops/s with the meter / without", [x / y for x, y in zip(fig["on"], fig["off"])], ">= 0.97"),
-    ]
+    labels = {"cpu": ("probe thread CPU (% of one CPU)", "{:.2f}")}
+    ratios = [("probe CPU, % of a CPU", fig["cpu"], "<= 1.0")]
+    for key, name, _ in cases:
+        labels[f"{key}_on"] = (f"{name}: ops/s, meter on", "{:.0f}")
+        labels[f"{key}_off"] = (f"{name}: ops/s, meter off", "{:.0f}")
+        ratios.append((f"{name}: ops/s with the meter / without",
+                       [x / y for x, y in zip(fig[f"{key}_on"], fig[f"{key}_off"])], "0.97 .. 1.03"))
     emit(report(header, fig, labels, ratios), a.out)
 
 

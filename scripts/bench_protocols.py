@@ -160,10 +160,10 @@ http {{
 """
 
 
-def bench_http(a, client, server, results, add):
-    need("nginx", "nginx-light")
-    need("wrk", "wrk")
-    need("h2load", "nghttp2-client")
+def start_nginx(server):
+    """nginx (one worker) pinned to the server CPU, serving a 1 KiB file over
+    HTTP/1.1 and h2c: ((process, its folder), the HTTP/1.1 URL, the h2c URL).
+    The caller stops the process and removes the folder."""
     d = tempfile.mkdtemp(prefix="wb-bench-nginx-")
     os.makedirs(f"{d}/www")
     with open(f"{d}/www/1k.bin", "wb") as f:
@@ -175,7 +175,19 @@ def bench_http(a, client, server, results, add):
     try:
         wait_port(h1, ng)
         wait_port(h2, ng)
-        u1, u2 = f"http://127.0.0.1:{h1}/1k.bin", f"http://127.0.0.1:{h2}/1k.bin"
+    except SystemExit:
+        ng.stop()
+        shutil.rmtree(d, ignore_errors=True)
+        raise
+    return (ng, d), f"http://127.0.0.1:{h1}/1k.bin", f"http://127.0.0.1:{h2}/1k.bin"
+
+
+def bench_http(a, client, server, results, add):
+    need("nginx", "nginx-light")
+    need("wrk", "wrk")
+    need("h2load", "nghttp2-client")
+    (ng, d), u1, u2 = start_nginx(server)
+    try:
         t = a.duration
         for rnd in range(a.rounds):
             print(f"http round {rnd + 1}/{a.rounds}", file=sys.stderr)

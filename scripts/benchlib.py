@@ -27,7 +27,11 @@ def machine_line(client, server):
 
 
 def met(value, target):
-    """'yes' or 'NO' for a target such as '<= 1.2' or '>= 0.8'; '' for any other text."""
+    """'yes' or 'NO' for a target such as '<= 1.2', '>= 0.8' or '0.97 .. 1.03'; '' for any
+    other text."""
+    if " .. " in target:
+        lo, hi = (float(x) for x in target.split(" .. "))
+        return "yes" if lo <= value <= hi else "NO"
     if target.startswith("<="):
         return "yes" if value <= float(target[2:]) else "NO"
     if target.startswith(">="):

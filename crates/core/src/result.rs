@@ -211,7 +211,7 @@ impl Interval {
 /// What the hiccup meter saw over the measured phase.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct HiccupSummary {
-    /// How late the probe's 1 ms sleeps woke: p99 and the worst.
+    /// How late the probe's sleeps woke: p99 and the worst.
     pub p99_ns: u64,
     pub max_ns: u64,
     /// The sum of the wake-ups' lateness: time the platform took, in s.
@@ -219,6 +219,11 @@ pub struct HiccupSummary {
     /// Measured seconds with a stall above the threshold.
     pub stalled_seconds: usize,
     pub threshold_ns: u64,
+    /// How long the probe sleeps each time: a stall is seen as a lateness
+    /// at most this much shorter. 0 in results written before it was
+    /// recorded (the probe then slept 1 ms).
+    #[serde(default)]
+    pub period_ns: u64,
 }
 
 /// Counters kept by a reference server, reported when it stops.

@@ -416,12 +416,16 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
     if let Some(h) = s.hiccup {
         writeln!(
             out,
-            "  platform stalls:   p99 {}, max {}, {:.1} ms lost; {} second(s) over {} (hiccup meter)",
+            "  platform stalls:   p99 {}, max {}, {:.1} ms lost; {} second(s) over {} (hiccup meter{})",
             format_ns(h.p99_ns as f64),
             format_ns(h.max_ns as f64),
             h.lost_s * 1e3,
             h.stalled_seconds,
-            format_ns(h.threshold_ns as f64)
+            format_ns(h.threshold_ns as f64),
+            match h.period_ns {
+                0 => String::new(),
+                p => format!(", a probe every {}", format_ns(p as f64)),
+            }
         )?;
     }
     if let Some(c) = s.client_runq_wait_s {

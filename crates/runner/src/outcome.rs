@@ -203,6 +203,7 @@ fn hiccup(
         lost_s: lost_ns as f64 / 1e9,
         stalled_seconds,
         threshold_ns,
+        period_ns: wirebench_load::hiccup::PERIOD_NS,
     })
 }
 

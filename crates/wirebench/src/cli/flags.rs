@@ -101,7 +101,7 @@ pub struct RunFlags {
     /// says so. 0s: no limit. Default: 10s.
     #[arg(long)]
     op_timeout: Option<Dur>,
-    /// Turn the hiccup meter off: a probe thread on a client CPU sleeps 1 ms in a loop and
+    /// Turn the hiccup meter off: a probe thread on a client CPU sleeps 10 ms in a loop and
     /// records how late it wakes, so that platform stalls (a throttled VM, a stopped process)
     /// are measured and flagged, never blamed on the server. It costs under 1% of a CPU.
     #[arg(long)]

@@ -201,6 +201,10 @@ fn issue_15_the_hiccup_meter_measures_a_200_ms_stop_and_flags_its_second() {
     );
     let r: wirebench_core::result::RunResult = serde_json::from_str(&p.stdout_all()).unwrap();
     let h = r.summary.hiccup.expect("the meter is on by default");
+    assert_eq!(
+        h.period_ns, 10_000_000,
+        "the result says how often the probe woke"
+    );
     let ms = |ns: u64| ns as f64 / 1e6;
     assert!(
         (180.0..260.0).contains(&ms(h.max_ns)),
