@@ -550,7 +550,17 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
         .text(NOTE);
     if let Some(r) = rows.iter().find(|r| r.metric.key == "stall_ms_per_s") {
         for (i, (_, v)) in r.against_first.iter().enumerate() {
-            if matches!(v, Verdict::Better | Verdict::Worse) {
+            let periods = (probe_period(&variants[0]), probe_period(&variants[i + 1]));
+            if let (Some(a), Some(b)) = periods
+                && a != b
+            {
+                d = d.text(format!(
+                    "Platform stalls: A and {} were watched by hiccup probes of different periods (every {} and every {}), whose normal wake-ups add up to different times lost: their stalls do not compare.",
+                    letter(i + 1),
+                    wirebench_core::units::format_ns(a as f64),
+                    wirebench_core::units::format_ns(b as f64)
+                ));
+            } else if matches!(v, Verdict::Better | Verdict::Worse) {
                 d = d.text(format!(
                     "Platform noise: A and {} did not see the same platform (the hiccup meter's stalls differ beyond the noise): part of their difference may be the machine's, not the server's; run them again, interleaved.",
                     letter(i + 1)
@@ -559,6 +569,22 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
         }
     }
     d
+}
+
+/// How often the hiccup probe of a variant's runs woke, in ns (results
+/// that do not record it had a 1 ms probe); None without the meter or when
+/// its runs differ.
+fn probe_period(v: &Variant) -> Option<u64> {
+    let mut periods = v
+        .runs
+        .iter()
+        .filter_map(|r| r.summary.hiccup)
+        .map(|h| match h.period_ns {
+            0 => 1_000_000,
+            p => p,
+        });
+    let first = periods.next()?;
+    periods.all(|p| p == first).then_some(first)
 }
 
 /// What a comparison found, a line per variant after A: the metrics that
@@ -673,6 +699,37 @@ mod tests {
             label: label.into(),
             runs,
         }
+    }
+
+    #[test]
+    fn stalls_seen_by_probes_of_different_periods_are_not_compared() {
+        let watched = |period_ns: u64, lost_s: f64| {
+            let mut r = run(&[100e3, 100e3, 100e3], 1000);
+            r.summary.measured_ns = 3_000_000_000;
+            r.summary.hiccup = Some(wirebench_core::result::HiccupSummary {
+                p99_ns: 50_000,
+                max_ns: 90_000,
+                lost_s,
+                stalled_seconds: 0,
+                threshold_ns: 10_000_000,
+                period_ns,
+            });
+            r
+        };
+        // A result from before the period was recorded (a 1 ms probe),
+        // against one of a 10 ms probe: ten times the wake-ups, ten times
+        // the normal time lost, and no platform to blame for it.
+        let old = variant("old", vec![watched(0, 0.040)]);
+        let new = variant("new", vec![watched(10_000_000, 0.004)]);
+        let text = markdown(
+            &[old, new.clone()],
+            &compare(&[variant("old", vec![watched(0, 0.040)]), new.clone()]),
+        );
+        assert!(text.contains("(every 1.00ms and every 10.00ms)"), "{text}");
+        assert!(!text.contains("Platform noise"), "{text}");
+        let same = variant("same", vec![watched(10_000_000, 0.004)]);
+        let text = markdown(&[new.clone(), same.clone()], &compare(&[new, same]));
+        assert!(!text.contains("different periods"), "{text}");
     }
 
     #[test]
