@@ -79,7 +79,7 @@ def main():
     ng = None
     try:
         if shutil.which("nginx"):
-            ng, url, _ = bench_protocols.start_nginx(server)
+            ng = bench_protocols.Nginx(server)
             cases.append(("h1", "HTTP/1.1 GET 1 KiB from nginx, 8 connections", None))
         for key, _, _ in cases:
             fig[f"{key}_on"], fig[f"{key}_off"] = [], []
@@ -92,14 +92,13 @@ def main():
             for key, _, args in cases:
                 for side, extra in sides if r % 2 == 0 else sides[::-1]:
                     if args is None:
-                        ops = bench_protocols.run(results, client, a.duration, "--target", url, *extra)["ops"]
+                        ops = bench_protocols.run(results, client, a.duration, "--target", ng.url_h1, *extra)["ops"]
                     else:
                         ops = wirebench(results, client, server, a.duration, *args, *extra)["ops_per_s"]
                     fig[f"{key}_{side}"].append(ops)
     finally:
         if ng is not None:
-            ng[0].stop()
-            shutil.rmtree(ng[1], ignore_errors=True)
+            ng.stop()
         shutil.rmtree(results, ignore_errors=True)
     header = [
         "# Hiccup meter: its cost",

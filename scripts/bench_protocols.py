@@ -160,33 +160,41 @@ http {{
 """
 
 
-def start_nginx(server):
+class Nginx:
     """nginx (one worker) pinned to the server CPU, serving a 1 KiB file over
-    HTTP/1.1 and h2c: ((process, its folder), the HTTP/1.1 URL, the h2c URL).
-    The caller stops the process and removes the folder."""
-    d = tempfile.mkdtemp(prefix="wb-bench-nginx-")
-    os.makedirs(f"{d}/www")
-    with open(f"{d}/www/1k.bin", "wb") as f:
-        f.write(b"x" * 1024)
-    h1, h2 = free_port(), free_port()
-    with open(f"{d}/nginx.conf", "w") as f:
-        f.write(NGINX_CONF.format(d=d, h1=h1, h2=h2))
-    ng = Background(["taskset", "-c", str(server), "nginx", "-c", f"{d}/nginx.conf", "-e", f"{d}/error.log"])
-    try:
-        wait_port(h1, ng)
-        wait_port(h2, ng)
-    except SystemExit:
-        ng.stop()
-        shutil.rmtree(d, ignore_errors=True)
-        raise
-    return (ng, d), f"http://127.0.0.1:{h1}/1k.bin", f"http://127.0.0.1:{h2}/1k.bin"
+    HTTP/1.1 (`url_h1`) and h2c (`url_h2`) from a folder of its own; `stop`
+    stops it by its PID and removes the folder."""
+
+    def __init__(self, server):
+        self.dir = tempfile.mkdtemp(prefix="wb-bench-nginx-")
+        d = self.dir
+        os.makedirs(f"{d}/www")
+        with open(f"{d}/www/1k.bin", "wb") as f:
+            f.write(b"x" * 1024)
+        h1, h2 = free_port(), free_port()
+        with open(f"{d}/nginx.conf", "w") as f:
+            f.write(NGINX_CONF.format(d=d, h1=h1, h2=h2))
+        self.proc = Background(["taskset", "-c", str(server), "nginx", "-c", f"{d}/nginx.conf", "-e",
+                                f"{d}/error.log"])
+        try:
+            wait_port(h1, self.proc)
+            wait_port(h2, self.proc)
+        except SystemExit:
+            self.stop()
+            raise
+        self.url_h1, self.url_h2 = f"http://127.0.0.1:{h1}/1k.bin", f"http://127.0.0.1:{h2}/1k.bin"
+
+    def stop(self):
+        self.proc.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def bench_http(a, client, server, results, add):
     need("nginx", "nginx-light")
     need("wrk", "wrk")
     need("h2load", "nghttp2-client")
-    (ng, d), u1, u2 = start_nginx(server)
+    ng = Nginx(server)
+    u1, u2 = ng.url_h1, ng.url_h2
     try:
         t = a.duration
         for rnd in range(a.rounds):
@@ -198,7 +206,6 @@ def bench_http(a, client, server, results, add):
                              "--depth", "8", conns=None))
     finally:
         ng.stop()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def bench_redis(a, client, server, results, add):
