@@ -1073,17 +1073,20 @@ fn a_search_runs_each_step_on_the_agents() {
         &agents,
         "--clients",
         "2",
+        // An objective that only a server far behind misses (at twice its
+        // capacity, p99 is about 170 ms): with p99<20ms, the VM's stalls
+        // failed steps at 300/s and 600/s, and the bisection below them
+        // used up the steps before any step fell behind (CI, twice). What
+        // this test checks is that each step runs on the agents and that
+        // the saturation is found, not the objective.
         "--slo",
-        "p99<20ms",
+        "p99<1s",
         "--start-rate",
         "300",
         "--duration",
         "1s",
         "--warmup",
         "0s",
-        // Room for steps the VM's throttling fails (a 300 ms stall in a
-        // 1 s step misses p99<20ms): with 6, two such steps could use up
-        // the search before any step fell behind, and leave no saturation.
         "--max-steps",
         "10",
         "--results",
