@@ -386,6 +386,21 @@ impl Verifier {
         host: &str,
         now: i64,
     ) -> Option<String> {
+        self.accept(method, path, query, host, now)
+            .map(|a| a.target)
+    }
+
+    /// As [`Verifier::check`], with the seconds in which the same request
+    /// is valid: from 15 minutes before it was signed (clock skew) to its
+    /// expiry.
+    pub fn accept(
+        &self,
+        method: &str,
+        path: &str,
+        query: &str,
+        host: &str,
+        now: i64,
+    ) -> Option<Accepted> {
         let mut params: Vec<(&str, &str)> = Vec::with_capacity(8);
         let (mut credential, mut date, mut expires, mut signature) = (None, None, None, None);
         let mut rest = String::new();
@@ -435,7 +450,7 @@ impl Verifier {
             return None;
         }
         let signed_at = stamp_seconds(date)?;
-        if now > signed_at + expires || signed_at > now + 900 {
+        if now > signed_at + expires || signed_at > now + SKEW_S {
             return None;
         }
         // The path as sent must be its own canonical form.
@@ -484,12 +499,28 @@ impl Verifier {
         if differ != 0 {
             return None;
         }
-        Some(if rest.is_empty() {
-            path.to_string()
-        } else {
-            format!("{path}?{rest}")
+        Some(Accepted {
+            target: if rest.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}?{rest}")
+            },
+            valid: signed_at - SKEW_S..=signed_at + expires,
         })
     }
+}
+
+/// How far in the future a request may say it was signed (clock skew), in
+/// seconds.
+const SKEW_S: i64 = 900;
+
+/// A request [`Verifier::accept`] took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    /// The request target without the signature's parameters.
+    pub target: String,
+    /// The seconds (since the epoch) in which its signature is valid.
+    pub valid: std::ops::RangeInclusive<i64>,
 }
 
 fn hex(out: &mut String, bytes: &[u8]) {
