@@ -45,13 +45,10 @@ pub struct Entry {
 /// specs, whatever their layout in the file, hash the same.
 pub fn spec_hash<'a>(requests: impl IntoIterator<Item = &'a RunRequest>) -> String {
     // FNV-1a over the canonical JSON (keys in field order, units as text).
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for r in requests {
+    let h = crate::hash::fnv1a(requests.into_iter().flat_map(|r| {
         let json = serde_json::to_string(r).expect("a request serializes");
-        for b in json.bytes().chain([b'\n']) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+        json.into_bytes().into_iter().chain([b'\n'])
+    }));
     format!("{h:016x}")
 }
 

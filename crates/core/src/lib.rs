@@ -13,6 +13,7 @@
 #![deny(clippy::cast_possible_truncation)]
 
 pub mod env;
+pub mod hash;
 pub mod hist;
 pub mod hlog;
 pub mod index;

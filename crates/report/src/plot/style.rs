@@ -134,9 +134,7 @@ pub(super) fn color_of(family: &str, taken: &mut Vec<(String, usize)>) -> (RGBCo
     if let Some((_, slot)) = taken.iter().find(|(f, _)| f == family) {
         return style(*slot);
     }
-    let h = family.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
-    });
+    let h = wirebench_core::hash::fnv1a(family.bytes());
     let start = usize::try_from(h % PALETTE.len() as u64).unwrap_or(0);
     let round = taken.len() / PALETTE.len();
     let slot = (0..PALETTE.len())

@@ -678,11 +678,8 @@ impl Seen {
     /// (A target whose signature is elsewhere may share slots more: each
     /// slot is compared in full all the same.)
     fn slot(method: &http::Method, pq: &str) -> usize {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         let tail = &pq.as_bytes()[pq.len().saturating_sub(32)..];
-        for &b in method.as_str().as_bytes().iter().chain(tail) {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
+        let h = wirebench_core::hash::fnv1a(method.as_str().bytes().chain(tail.iter().copied()));
         (h % Self::SLOTS as u64) as usize
     }
 }

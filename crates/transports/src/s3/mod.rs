@@ -69,9 +69,7 @@ impl Workload {
         clients: u64,
         conns_per_client: u64,
     ) -> Workload {
-        let seed_base = spec.prefix.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-        });
+        let seed_base = wirebench_core::hash::fnv1a(spec.prefix.bytes());
         Workload {
             exists: (0..spec.objects).map(|_| AtomicBool::new(false)).collect(),
             client,

@@ -45,10 +45,7 @@ struct Recent {
 
 /// The slot of (`method`, `key`): FNV-1a of both.
 fn slot(method: &str, key: &str) -> usize {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in method.as_bytes().iter().chain(b"\n").chain(key.as_bytes()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = wirebench_core::hash::fnv1a(method.bytes().chain([b'\n']).chain(key.bytes()));
     (h % RECENT_SLOTS as u64) as usize
 }
 
