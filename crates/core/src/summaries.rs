@@ -29,6 +29,16 @@ pub struct Step {
     /// search ends).
     #[serde(default)]
     pub at_saturation: bool,
+    /// Seconds of the step, its warm-up's included (the backlog a stall
+    /// leaves there carries into the measured ones), in which the hiccup
+    /// meter saw the platform stall: the client's machine, not the server
+    /// (a probe thread woke late).
+    #[serde(default)]
+    pub stalled_seconds: usize,
+    /// The step missed while the platform stalled, so the search measured
+    /// the same rate again and this step does not count.
+    #[serde(default)]
+    pub measured_again: bool,
     pub run_id: String,
 }
 
@@ -38,7 +48,18 @@ pub struct Step {
 /// luck.
 pub const SPARE_CAPACITY: f64 = 0.05;
 
+/// How many times a search measures a rate again when it missed in a step
+/// the platform stalled in: a noisy machine (a VM the host throttles for
+/// up to ~300 ms) fails a step now and then, and one missed step ends a
+/// search's climb for good.
+pub const STALL_RETRIES: usize = 2;
+
 impl Step {
+    /// Missed while the platform stalled: worth measuring again.
+    pub fn missed_in_stall(&self) -> bool {
+        !self.pass && self.stalled_seconds > 0
+    }
+
     /// Passed, and below the saturation by the spare capacity.
     pub fn holds(&self, saturation: Option<f64>) -> bool {
         self.pass && saturation.is_none_or(|s| self.rate_per_s < (1.0 - SPARE_CAPACITY) * s)
@@ -67,6 +88,11 @@ pub struct SearchResult {
     /// The step budget (`--max-steps`) ended the search before it
     /// confirmed the best rate and measured the saturation.
     pub budget_exhausted: bool,
+    /// Rates whose misses count though the platform stalled in each try
+    /// ([`STALL_RETRIES`] + 1 of them): the machine, not the server, may
+    /// have failed them, so the answers may be lower than the server's.
+    #[serde(default)]
+    pub missed_in_stalls: Vec<f64>,
     pub interrupted: bool,
     /// Where the steps are.
     #[serde(skip)]

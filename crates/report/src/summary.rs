@@ -757,10 +757,12 @@ pub fn print_search(
             format!("{:.1}", s.completed_per_s),
             format_ns(s.p50_ns as f64),
             format_ns(s.p99_ns as f64),
-            (match (s.pass, s.at_saturation) {
-                (true, false) => "pass",
-                (true, true) => "pass, at saturation",
-                (false, _) => "MISSED",
+            (match (s.pass, s.at_saturation, s.measured_again) {
+                (true, false, _) => "pass",
+                (true, true, _) => "pass, at saturation",
+                (false, _, true) => "missed in a stall: not counted",
+                (false, _, false) if s.stalled_seconds > 0 => "MISSED (in a stall)",
+                (false, _, false) => "MISSED",
             })
             .to_string(),
         ]);
@@ -778,6 +780,26 @@ pub fn print_search(
             out,
             "the step budget (--max-steps) ran out after {} step(s), before the search bracketed and confirmed its answer: what follows is partial; raise --max-steps or --start-rate",
             r.steps.len()
+        )?;
+    }
+    let again = r.steps.iter().filter(|s| s.measured_again).count();
+    if again > 0 {
+        writeln!(
+            out,
+            "{again} step(s) missed in a second the platform stalled in (the hiccup meter's probe woke late): measured again, and not counted"
+        )?;
+    }
+    if !r.missed_in_stalls.is_empty() {
+        let rates: Vec<String> = r
+            .missed_in_stalls
+            .iter()
+            .map(|x| format!("{x:.0}/s"))
+            .collect();
+        writeln!(
+            out,
+            "warning: the platform stalled in every try at {} ({} tries each): those misses count, but the machine may have failed them, not the server; the answers below may be lower than the server's",
+            rates.join(", "),
+            wirebench_core::summaries::STALL_RETRIES + 1
         )?;
     }
     match (r.best_rate_per_s, r.confirmed) {

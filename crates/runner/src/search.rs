@@ -6,8 +6,11 @@
 //! pass twice; if no step fell behind yet, the rate keeps doubling until
 //! one does, which measures the saturation. A rate within 5% of the
 //! saturation is never the answer: a server with no capacity to spare
-//! never works off the backlog of one hiccup. A budget that ends first is
-//! said, never hidden. Every step is a full result kept under
+//! never works off the backlog of one hiccup. A step that missed in a
+//! second the hiccup meter saw the platform stall in is measured again (at
+//! most [`STALL_RETRIES`] times) and does not count: on a noisy VM, one
+//! throttled second would otherwise end the climb for good. A budget that
+//! ends first is said, never hidden. Every step is a full result kept under
 //! `<results>/search-<id>/`, with `search.json` beside them. With load
 //! agents, each step is a run coordinated over them (handshake, clocks,
 //! merge), so the rate searched is the agents' total.
@@ -36,7 +39,9 @@ pub struct SearchSettings {
     pub max_steps: usize,
 }
 
-pub use wirebench_core::summaries::{EXIT_SEARCH_UNFINISHED, SPARE_CAPACITY, SearchResult, Step};
+pub use wirebench_core::summaries::{
+    EXIT_SEARCH_UNFINISHED, SPARE_CAPACITY, STALL_RETRIES, SearchResult, Step,
+};
 
 /// How much each coarse step raises the rate.
 const GROWTH: f64 = 2.0;
@@ -200,12 +205,16 @@ pub fn search(
                     .all(|(slo, o)| slo.holds(o.actual, settings.headroom)),
             kept_up,
             at_saturation: false,
+            // The warm-up's too: the backlog a stall leaves there carries
+            // into the measured seconds.
+            stalled_seconds: r.intervals.iter().filter(|iv| iv.stalled).count(),
+            measured_again: false,
             slos: r.slos.clone(),
             run_id: r.run_id.clone(),
         };
-        events.step(steps.len() + 1, &step);
-        steps.push(step);
-        match next_rate(&steps, settings.precision) {
+        let next = take(&mut steps, step, settings.precision);
+        events.step(steps.len(), steps.last().expect("just taken"));
+        match next {
             Next::Try(r) => rate = r,
             Next::Done => break Some(()),
         }
@@ -224,6 +233,10 @@ pub fn search(
         best_rate_per_s: best,
         confirmed,
         budget_exhausted: verdict.is_none() && !interrupted,
+        missed_in_stalls: counted(&steps)
+            .filter(|s| s.missed_in_stall())
+            .map(|s| s.rate_per_s)
+            .collect(),
         steps,
         interrupted,
         dir: dir.clone(),
@@ -291,11 +304,34 @@ enum Next {
     Done,
 }
 
+/// Keeps a measured step and says what to measure next: the same rate
+/// again if it missed while the platform stalled (at most
+/// [`STALL_RETRIES`] times in a row; the step is kept but does not count),
+/// else what the steps that count say.
+fn take(steps: &mut Vec<Step>, mut step: Step, precision: f64) -> Next {
+    let tries = steps
+        .iter()
+        .rev()
+        .take_while(|s| s.measured_again && s.rate_per_s == step.rate_per_s)
+        .count();
+    step.measured_again = step.missed_in_stall() && tries < STALL_RETRIES;
+    let again = step.measured_again.then_some(step.rate_per_s);
+    steps.push(step);
+    match again {
+        Some(rate) => Next::Try(rate),
+        None => next_rate(steps, precision),
+    }
+}
+
+/// The steps that count: not those measured again for a stall.
+fn counted(steps: &[Step]) -> impl Iterator<Item = &Step> {
+    steps.iter().filter(|s| !s.measured_again)
+}
+
 /// The most a step the server fell behind in completed: None until one
 /// did.
 fn saturation(steps: &[Step]) -> Option<f64> {
-    steps
-        .iter()
+    counted(steps)
         .filter(|s| !s.kept_up)
         .map(|s| s.completed_per_s)
         .max_by(f64::total_cmp)
@@ -304,8 +340,7 @@ fn saturation(steps: &[Step]) -> Option<f64> {
 /// The lowest rate that did not hold (failed, or at the saturation).
 fn lowest_failed(steps: &[Step]) -> Option<f64> {
     let sat = saturation(steps);
-    steps
-        .iter()
+    counted(steps)
         .filter(|s| !s.holds(sat))
         .map(|s| s.rate_per_s)
         .min_by(f64::total_cmp)
@@ -316,14 +351,12 @@ fn lowest_failed(steps: &[Step]) -> Option<f64> {
 fn best_rate(steps: &[Step]) -> (Option<f64>, bool) {
     let sat = saturation(steps);
     let hi = lowest_failed(steps);
-    let lo = steps
-        .iter()
+    let lo = counted(steps)
         .filter(|s| s.holds(sat) && hi.is_none_or(|h| s.rate_per_s < h))
         .map(|s| s.rate_per_s)
         .max_by(f64::total_cmp);
     let twice = lo.is_some_and(|l| {
-        steps
-            .iter()
+        counted(steps)
             .filter(|s| s.holds(sat) && s.rate_per_s == l)
             .count()
             >= 2
@@ -346,8 +379,8 @@ fn next_rate(steps: &[Step], precision: f64) -> Next {
         (Some(l), Some(_)) if !twice => Next::Try(l),
         // Found: now the saturation, if no step fell behind yet (the
         // objectives failed first): higher until the server falls behind.
-        (Some(_), Some(_)) if steps.iter().all(|s| s.kept_up) => {
-            Next::Try(steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max) * GROWTH)
+        (Some(_), Some(_)) if counted(steps).all(|s| s.kept_up) => {
+            Next::Try(counted(steps).map(|s| s.rate_per_s).fold(0.0, f64::max) * GROWTH)
         }
         (Some(_), Some(_)) => Next::Done,
         (None, None) => unreachable!("a step was measured"),
@@ -369,6 +402,8 @@ mod tests {
             pass,
             kept_up: completed >= 0.95 * rate,
             at_saturation: false,
+            stalled_seconds: 0,
+            measured_again: false,
             run_id: String::new(),
         }
     }
@@ -376,17 +411,72 @@ mod tests {
     /// Runs the search's rule against a server that keeps up to `capacity`
     /// and meets the objectives up to `good`.
     fn simulate(capacity: f64, good: f64, max_steps: usize) -> (Vec<Step>, bool) {
+        simulate_stalls(capacity, good, max_steps, |_, _| false)
+    }
+
+    /// As [`simulate`], on a platform that stalls in the n-th step (from
+    /// 0) at `rate` when `stalls(n, rate)`: the step misses, and the
+    /// server falls behind (a stall of the client looks like that).
+    fn simulate_stalls(
+        capacity: f64,
+        good: f64,
+        max_steps: usize,
+        mut stalls: impl FnMut(usize, f64) -> bool,
+    ) -> (Vec<Step>, bool) {
         let mut steps = Vec::new();
         let mut rate: f64 = 1000.0;
         while steps.len() < max_steps {
-            let done = rate.min(capacity);
-            steps.push(step(rate, rate <= good && done >= 0.95 * rate, done));
-            match next_rate(&steps, 0.05) {
+            let stalled = stalls(steps.len(), rate);
+            let done = rate.min(capacity) * if stalled { 0.8 } else { 1.0 };
+            let mut s = step(rate, rate <= good && done >= 0.95 * rate, done);
+            s.stalled_seconds = usize::from(stalled);
+            match take(&mut steps, s, 0.05) {
                 Next::Try(r) => rate = r,
                 Next::Done => return (steps, true),
             }
         }
         (steps, false)
+    }
+
+    #[test]
+    fn a_step_missed_in_a_stall_is_measured_again_and_does_not_count() {
+        let (quiet, _) = simulate(2000.0, 1900.0, 40);
+        let quiet = best_rate(&quiet);
+        // The very first step stalls, and the first two at 1500/s (steps 4
+        // and 5): without more tries the climb would end below 1000/s, and
+        // the stalled step's completions would set a saturation of 800/s.
+        let (steps, done) = simulate_stalls(2000.0, 1900.0, 40, |n, rate| {
+            n == 0 || (rate == 1500.0 && n < 5)
+        });
+        assert!(done, "{steps:#?}");
+        assert_eq!(best_rate(&steps), quiet);
+        assert_eq!(steps.iter().filter(|s| s.measured_again).count(), 3);
+        assert!(
+            steps
+                .iter()
+                .all(|s| s.measured_again == s.missed_in_stall())
+        );
+        assert_eq!(saturation(&steps), Some(2000.0));
+        // A stall in every try: after STALL_RETRIES more, the miss counts,
+        // and the search says which rate it could not trust.
+        let (steps, done) = simulate_stalls(2000.0, 1900.0, 40, |_, rate| rate == 1500.0);
+        assert!(done, "{steps:#?}");
+        let at = |r: f64| steps.iter().filter(move |s| s.rate_per_s == r);
+        assert_eq!(at(1500.0).count(), STALL_RETRIES + 1);
+        assert_eq!(
+            at(1500.0).filter(|s| s.measured_again).count(),
+            STALL_RETRIES
+        );
+        let (best, twice) = best_rate(&steps);
+        assert!(twice && best.unwrap() < 1500.0, "{steps:#?}");
+        let missed: Vec<f64> = counted(&steps)
+            .filter(|s| s.missed_in_stall())
+            .map(|s| s.rate_per_s)
+            .collect();
+        assert_eq!(missed, [1500.0]);
+        // A miss with no stall counts at once.
+        let (steps, _) = simulate(2000.0, 500.0, 40);
+        assert!(steps.iter().all(|s| !s.measured_again));
     }
 
     #[test]

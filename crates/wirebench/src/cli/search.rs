@@ -53,10 +53,14 @@ impl SearchEvents for Console {
                 format_rate(s.completed_per_s),
                 format_ns(s.p50_ns as f64),
                 format_ns(s.p99_ns as f64),
-                match (s.pass, s.kept_up) {
-                    (true, _) => "pass",
-                    (false, true) => "missed",
-                    (false, false) => "missed (server fell behind)",
+                match (s.pass, s.kept_up, s.measured_again) {
+                    (true, _, _) => "pass".to_string(),
+                    (false, _, true) => format!(
+                        "missed while the platform stalled ({} s): measured again",
+                        s.stalled_seconds
+                    ),
+                    (false, true, _) => "missed".to_string(),
+                    (false, false, _) => "missed (server fell behind)".to_string(),
                 }
             );
         }

@@ -136,7 +136,12 @@ fn a_rate_the_server_cannot_take_is_reported_as_missed() {
 fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
     let _g = exclusive();
     let (client, server) = cpus();
-    // 2 workers x 1 ms: a capacity of 2,000 requests/s.
+    // 2 workers x 1 ms: a capacity of 2,000 requests/s. Evenly spaced
+    // requests queue only near it, so p99 stays under 2 ms below it here;
+    // the objective leaves room for this VM's short stalls (a CI machine's
+    // p99 at 11/s read 5.8-6.2 ms in 4 runs of 5), and longer ones are the
+    // hiccup meter's to flag: the search measures a step that missed in
+    // one again.
     let srv = Server::start(&["--cpus", &server, "--service", "1ms", "--workers", "2"]);
     let dir = TempDir::new("search");
     let mut p = Proc::spawn(&[
@@ -144,7 +149,7 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
         "--target",
         &srv.endpoint,
         "--slo",
-        "p99<5ms",
+        "p99<20ms",
         "--duration",
         "2s",
         "--client-cpus",
@@ -189,7 +194,7 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
         "--rate",
         &rate,
         "--slo",
-        "p99<5ms",
+        "p99<20ms",
         "--client-cpus",
         &client,
         "--duration",
@@ -208,6 +213,64 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
         }
     }
     assert_eq!(passed, 2, "follow-ups at {rate}/s: {seen:?}");
+    srv.stop();
+}
+
+#[test]
+fn a_step_missed_while_the_search_was_stopped_is_measured_again() {
+    let _g = exclusive();
+    let srv = Server::start(&["--service", "1ms", "--workers", "2"]);
+    let dir = TempDir::new("search-stall");
+    let mut p = Proc::spawn(&[
+        "search",
+        "--target",
+        &srv.endpoint,
+        "--slo",
+        "p99<20ms",
+        "--start-rate",
+        "500",
+        "--duration",
+        "1s",
+        "--warmup",
+        "500ms",
+        "--max-steps",
+        "2",
+        "--results",
+        dir.str(),
+    ]);
+    // Stop the whole search for 300 ms inside its first step (1.5 s from
+    // its connection): every request sent in and after it waits 300 ms.
+    p.stderr_until(std::time::Duration::from_secs(30), |l| {
+        l.starts_with("connected in")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    p.signal(nix::sys::signal::Signal::SIGSTOP);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.signal(nix::sys::signal::Signal::SIGCONT);
+    let st = p.wait(std::time::Duration::from_secs(60));
+    let text = p.stderr_all();
+    let json = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path().join("search.json"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no search.json: {text}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    check_search(&v);
+    assert!(
+        text.contains("missed while the platform stalled") && text.contains("measured again"),
+        "{text}"
+    );
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{v}");
+    // The first step missed in the stall, was not counted, and its rate
+    // was measured again (not halved, as a counted miss would be).
+    assert_eq!(steps[0]["pass"], false, "{v}");
+    assert!(steps[0]["stalled_seconds"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(steps[0]["measured_again"], true, "{v}");
+    assert_eq!(steps[1]["rate_per_s"], 500.0, "{v}");
+    // Two steps cannot finish a search: it says so.
+    assert_eq!(st.code(), Some(5), "{v}");
     srv.stop();
 }
 
@@ -239,28 +302,47 @@ fn a_missed_objective_sets_the_exit_status() {
 /// The answers of a search.json, checked against its own steps: the best
 /// rate is the highest passing step below the lowest failing one and below
 /// 95% of the saturation (the steps at it marked), and a saturation is
-/// reported only from a step the server fell behind in.
+/// reported only from a step the server fell behind in. Steps measured
+/// again for a stall missed in one and do not count.
 fn check_search(v: &serde_json::Value) {
-    let steps = v["steps"].as_array().unwrap();
+    let all = v["steps"].as_array().unwrap();
+    let stalled = |s: &serde_json::Value| s["stalled_seconds"].as_u64().unwrap() > 0;
+    for s in all.iter().filter(|s| s["measured_again"] == true) {
+        assert!(s["pass"] == false && stalled(s), "{v}");
+    }
+    let steps: Vec<&serde_json::Value> = all
+        .iter()
+        .filter(|s| s["measured_again"] == false)
+        .collect();
+    let missed_in_stalls: Vec<f64> = steps
+        .iter()
+        .filter(|s| s["pass"] == false && stalled(s))
+        .map(|s| s["rate_per_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(
+        v["missed_in_stalls"],
+        serde_json::json!(missed_in_stalls),
+        "{v}"
+    );
     let rate = |s: &serde_json::Value| s["rate_per_s"].as_f64().unwrap();
     let sat = v["saturation_ops_per_s"].as_f64().unwrap_or(f64::INFINITY);
-    for s in steps {
+    for s in all {
         assert_eq!(
             s["at_saturation"],
             s["pass"] == true && rate(s) >= 0.95 * sat,
             "{v}"
         );
     }
-    let holds = |s: &&serde_json::Value| s["pass"] == true && rate(s) < 0.95 * sat;
+    let holds = |s: &&&serde_json::Value| s["pass"] == true && rate(s) < 0.95 * sat;
     let lowest_fail = steps
         .iter()
         .filter(|s| !holds(s))
-        .map(rate)
+        .map(|s| rate(s))
         .fold(f64::INFINITY, f64::min);
     let highest_pass = steps
         .iter()
         .filter(|s| holds(s) && rate(s) < lowest_fail)
-        .map(rate)
+        .map(|s| rate(s))
         .fold(f64::NAN, f64::max);
     assert_eq!(v["best_rate_per_s"].as_f64().unwrap(), highest_pass, "{v}");
     let behind: Vec<f64> = steps
