@@ -321,7 +321,7 @@ struct S3Flags {
     /// GET, from the request's start to the first byte of the body; PUT (and HEAD, DELETE),
     /// to the response headers, which come after the whole body was sent; LIST, to the first
     /// byte of the body. Open loop (--rate): from the intended start.
-    #[arg(long)]
+    #[arg(long, value_parser = s3_workload)]
     workload: Option<S3Workload>,
     /// Weights of the operations of --workload mixed: get=70,put=20,delete=10 (of get, put,
     /// head, delete, list).
@@ -525,4 +525,12 @@ impl RunFlags {
         }
         Ok(opts)
     }
+}
+
+/// `--workload`, whose values are S3's operations: the message says so, a
+/// user of another transport being after `--mode`.
+fn s3_workload(s: &str) -> Result<S3Workload, String> {
+    s.parse().map_err(|e| {
+        format!("{e}: these are S3's operations (--transport s3); the other transports take --mode")
+    })
 }

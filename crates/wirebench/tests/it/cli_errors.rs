@@ -49,6 +49,10 @@ fn bad_flags_exit_2_and_name_the_flag() {
         (&["--size", "2MiB", "--max-frame", "1MiB"], "--max-frame"),
         (&["--count", "5", "--duration", "1s"], "--count"),
         (&["--bogus"], "--bogus"),
+        (
+            &["--target", "memcached://127.0.0.1:1", "--workload", "sets"],
+            "S3's operations (--transport s3); the other transports take --mode",
+        ),
         (&["--rate", "0"], "--rate"),
         (&["--rate", "fast"], "--rate"),
         (&["--rate", "50M/s"], "--rate"),
