@@ -29,42 +29,62 @@ fn run_into(dir: &Path, args: &[&str]) {
 #[test]
 fn compare_says_same_within_noise_for_twins_and_faster_for_a_real_gain() {
     let _g = exclusive();
-    let dir = TempDir::new("compare");
-    let (a, b, c) = (
-        dir.path().join("a"),
-        dir.path().join("b"),
-        dir.path().join("c"),
-    );
     // A and B: the same spec, against a server that holds every response
     // 2 ms. C: the embedded server without a delay, many times A's ops/s on
     // any machine (busy-polling, which this test used before, gains 1.4x
     // to 4x depending on how fast the VM's CPUs are that day).
     let slow = Server::start(&["--delay", "2ms"]);
     let target = slow.endpoint.clone();
-    for _ in 0..3 {
-        run_into(&a, &["--target", &target]);
-        run_into(&b, &["--target", &target]);
-        run_into(&c, &[]);
+    // Twins are never told apart. The gain may be: in a noisy spell of
+    // this VM, C's three runs read 8.7k +- 12.0k ops/s in CI, and compare
+    // rightly said the 29x was within that noise; so a second set of runs
+    // may show it.
+    let (mut tries, mut found) = (Vec::new(), false);
+    for attempt in 0..2 {
+        let dir = TempDir::new(&format!("compare{attempt}"));
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        for _ in 0..3 {
+            run_into(&a, &["--target", &target]);
+            run_into(&b, &["--target", &target]);
+            run_into(&c, &[]);
+        }
+        let mut p = Proc::spawn(&[
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            c.to_str().unwrap(),
+        ]);
+        assert!(p.wait(Duration::from_secs(30)).success());
+        let out = p.stdout_all();
+        let ops = out
+            .lines()
+            .find(|l| l.starts_with("| ops/s |"))
+            .expect("an ops/s row");
+        let cells: Vec<String> = ops.split('|').map(|c| c.trim().to_string()).collect();
+        // | ops/s | A | B | B/A | B vs A | C | C/A | C vs A |
+        assert_eq!(cells[5], "same within noise", "{out}");
+        assert!(cells[2].contains("(n=3)"), "{out}");
+        found = cells[8] == "faster";
+        tries.push(out);
+        if found {
+            assert!(
+                cells[7].parse::<f64>().unwrap() > 1.5,
+                "{}",
+                tries.join("\n")
+            );
+            break;
+        }
     }
     slow.stop();
-    let mut p = Proc::spawn(&[
-        "compare",
-        a.to_str().unwrap(),
-        b.to_str().unwrap(),
-        c.to_str().unwrap(),
-    ]);
-    assert!(p.wait(Duration::from_secs(30)).success());
-    let out = p.stdout_all();
-    let ops = out
-        .lines()
-        .find(|l| l.starts_with("| ops/s |"))
-        .expect("an ops/s row");
-    let cells: Vec<&str> = ops.split('|').map(str::trim).collect();
-    // | ops/s | A | B | B/A | B vs A | C | C/A | C vs A |
-    assert_eq!(cells[5], "same within noise", "{out}");
-    assert_eq!(cells[8], "faster", "{out}");
-    assert!(cells[7].parse::<f64>().unwrap() > 1.5, "{out}");
-    assert!(cells[2].contains("(n=3)"), "{out}");
+    assert!(
+        found,
+        "C's gain was not seen in two sets of runs:\n{}",
+        tries.join("\n")
+    );
 }
 
 #[test]
