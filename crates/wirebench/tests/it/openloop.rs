@@ -200,8 +200,10 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
     // Follow-up runs at that rate meet the objective (exit 0, not 3). At
     // ~90% of capacity one host throttle (up to ~300 ms here) leaves a
     // backlog that takes seconds to drain, and this VM has noisy spells of
-    // several seconds, so one run is not trusted: two of at most five must
-    // pass.
+    // several seconds, so one run is not trusted: two of at most eight
+    // must pass. A run whose CPUs were more than 10% stolen proves nothing
+    // either way (CI once had five in a row at 25-70%, p99 30-630 ms at
+    // half the capacity) and does not count.
     let rate = format!("{best:.0}");
     let args = [
         "--target",
@@ -215,15 +217,17 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
         "--duration",
         "2s",
     ];
-    let mut passed = 0;
+    let (mut passed, mut missed) = (0, 0);
     let mut seen = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..8 {
         let (st, r, _) = run_json(&dir, &args);
         if st.success() && r.slos.iter().all(|s| s.pass) {
             passed += 1;
+        } else if r.summary.max_steal_pct <= 10.0 {
+            missed += 1;
         }
         seen.push((st.code(), r.slos, r.summary.max_steal_pct));
-        if passed == 2 {
+        if passed == 2 || missed > 3 {
             break;
         }
     }
@@ -284,8 +288,9 @@ fn a_step_missed_while_the_search_was_stopped_is_measured_again() {
     assert!(steps[0]["stalled_seconds"].as_u64().unwrap() >= 1, "{v}");
     assert_eq!(steps[0]["measured_again"], true, "{v}");
     assert_eq!(steps[1]["rate_per_s"], 500.0, "{v}");
-    // Two steps cannot finish a search: it says so.
-    assert_eq!(st.code(), Some(5), "{v}");
+    // Two steps cannot finish a search: it says so (with no answer if the
+    // VM stalled in the second too).
+    assert_eq!(st.code(), Some(unfinished(&v)), "{v}");
     srv.stop();
 }
 
