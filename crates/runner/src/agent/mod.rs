@@ -1,7 +1,7 @@
 //! Load agents: `wirebench agent` ([`daemon`]) makes its part of runs that
 //! a coordinator ([`coordinator`]: `run --agents`) splits among several
 //! hosts, starts at one instant and merges exactly. [`wire`] is their
-//! protocol, [`auth`] the token and the build check, [`clock`] the offset
+//! protocol, [`auth`] the token and the build check, [`policy`] what a part may do, [`clock`] the offset
 //! of each agent's clock, [`launch`] agents started over ssh, [`k8s`] the
 //! manifests of agents as a Kubernetes Indexed Job. docs/design/why-agents.md tells why each is so.
 
@@ -12,4 +12,5 @@ pub mod daemon;
 pub mod k8s;
 pub mod launch;
 mod merge;
+pub mod policy;
 pub mod wire;

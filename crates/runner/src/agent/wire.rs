@@ -13,9 +13,13 @@ pub const PROTOCOL: u32 = 1;
 
 /// The longest line before the handshake is done.
 pub const HANDSHAKE_LINE_MAX: usize = 64 << 10;
-/// The longest line after it (a whole run's result, its intervals and
-/// their histograms included: a few KiB per second of the run).
+/// The longest line an agent sends after it (a whole run's result, its
+/// intervals and their histograms included: a few KiB per second of the
+/// run).
 pub const LINE_MAX: usize = 256 << 20;
+/// The longest line a coordinator sends after it: its largest message is a
+/// part's request, a few KiB.
+pub const COORDINATOR_LINE_MAX: usize = 1 << 20;
 
 /// What an agent says.
 #[derive(Debug, Serialize, Deserialize)]
@@ -85,12 +89,27 @@ pub enum FromCoordinator {
     Stop { why: String },
 }
 
-/// Writes `msg` as one line.
-pub fn send<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
+/// `msg` as one line.
+pub fn line<T: Serialize>(msg: &T) -> io::Result<Vec<u8>> {
     let mut line = serde_json::to_vec(msg).map_err(io::Error::other)?;
     line.push(b'\n');
-    w.write_all(&line)?;
+    Ok(line)
+}
+
+/// Writes `msg` as one line.
+pub fn send<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
+    w.write_all(&line(msg)?)?;
     w.flush()
+}
+
+/// Parses one line (with or without its newline).
+pub fn parse<T: for<'de> Deserialize<'de>>(line: &[u8]) -> io::Result<T> {
+    serde_json::from_slice(line).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("not a message of wirebench's agent protocol {PROTOCOL}: {e}"),
+        )
+    })
 }
 
 /// Reads one line of at most `max` bytes and parses it; `Ok(None)` at the
@@ -128,12 +147,7 @@ pub fn recv<T: for<'de> Deserialize<'de>>(
             break;
         }
     }
-    serde_json::from_slice(&line).map(Some).map_err(|e| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("not a message of wirebench's agent protocol {PROTOCOL}: {e}"),
-        )
-    })
+    parse(&line).map(Some)
 }
 
 #[cfg(test)]

@@ -9,20 +9,30 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use wirebench_runner::agent::auth::{BuildId, Token};
 use wirebench_runner::agent::daemon::{self, AgentOptions};
+use wirebench_runner::agent::policy::Policy;
 use wirebench_runner::{Credentials, process};
 
 #[derive(Args, Debug)]
 pub struct AgentArgs {
-    /// Where coordinators reach this agent: tcp://HOST:PORT. Beyond loopback a token is required
-    /// (--token-file or $WIREBENCH_TOKEN).
+    /// Where coordinators reach this agent: tcp://HOST:PORT.
     #[arg(long, default_value = "tcp://127.0.0.1:7460")]
     listen: String,
     /// The shared token, in this file (default: $WIREBENCH_TOKEN): coordinators must prove it.
+    /// Required (docs/security.md).
     #[arg(long)]
     token_file: Option<PathBuf>,
-    /// Where this agent keeps the results of its parts. Default: each request's (results).
+    /// Run without a token, on loopback only: any process of this host may then drive the agent.
+    /// Every log line says so.
+    #[arg(long, conflicts_with_all = ["token_file", "token_stdin"])]
+    insecure_no_token: bool,
+    /// Let coordinators have this agent run commands (--client-cmd, --server-cmd, exec runs,
+    /// their environments) and write files (--hlog, --trace FILE) under --results. Off by
+    /// default: a part is then load and a result, nothing else.
     #[arg(long)]
-    results: Option<PathBuf>,
+    allow_exec: bool,
+    /// Where this agent keeps the results of its parts (and any file a part writes).
+    #[arg(long, default_value = "results")]
+    results: PathBuf,
     /// Read the token from stdin's first line, and stop when stdin ends (how `--launch ssh:`
     /// starts an agent: the token on no command line, the agent gone with its coordinator).
     #[arg(long, hide = true, conflicts_with = "token_file")]
@@ -65,6 +75,9 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
             c.cancel("stdin closed (the launcher is gone)");
         });
         Some(t)
+    } else if a.insecure_no_token {
+        // Said outright: a token in the environment is not used.
+        None
     } else {
         match Token::given_or_env(a.token_file.as_deref()) {
             Ok(t) => t,
@@ -81,9 +94,13 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
     let opts = AgentOptions {
         listen,
         token,
-        results: a.results,
+        insecure_no_token: a.insecure_no_token,
+        policy: Policy {
+            results: a.results,
+            allow_exec: a.allow_exec,
+        },
         credentials: Credentials::given_or_env(None, None)?,
-        build: build.clone(),
+        build,
         clock_skew_ns: a.clock_skew_ns.unwrap_or(0),
         // An Indexed Job's pod knows its index: the coordinator checks it
         // against the name it reached.
@@ -99,17 +116,12 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
             n => n,
         },
     };
-    let log: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(|line: &str| eprintln!("agent: {line}"));
-    daemon::serve(
-        opts,
-        cancel,
-        &mut |addr| {
-            print_bound(addr);
-            eprintln!("agent: {build}, listening on tcp://{addr}");
-        },
-        log,
-    )
-    .map_err(runner_error)?;
+    // A closed stderr does not stop the agent.
+    let log: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(|line: &str| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "agent: {line}");
+    });
+    daemon::serve(opts, cancel, &mut print_bound, log).map_err(runner_error)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -185,15 +185,14 @@ fn parts(r: &RunResult) -> Vec<RunResult> {
 
 const TOKEN: &str = "a-token-of-this-test-0123456789";
 
-/// An agent started with `--listen tcp://127.0.0.1:0`, and where it listens
-/// (the first line it prints).
-/// An agent on loopback (no token needed there) keeping its parts in
-/// `results`, with `extra` flags, and where it listens.
+/// An agent on loopback without a token (`--insecure-no-token`) keeping
+/// its parts in `results`, with `extra` flags, and where it listens.
 fn loopback_agent(results: &TempDir, extra: &[&str]) -> (Proc, String) {
     let mut args = vec![
         "agent",
         "--listen",
         "tcp://127.0.0.1:0",
+        "--insecure-no-token",
         "--results",
         results.str(),
     ];

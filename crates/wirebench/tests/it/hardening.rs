@@ -10,14 +10,14 @@ use wirebench_core::result::RunState;
 use wirebench_core::store;
 
 /// A field of /proc/PID/status, in KiB (VmRSS:, VmHWM:).
-fn status_kib(pid: u32, key: &str) -> u64 {
+pub(crate) fn status_kib(pid: u32, key: &str) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let line = s.lines().find(|l| l.starts_with(key)).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 /// CPU time of a process so far (user + system), in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
+pub(crate) fn cpu_ticks(pid: u32) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     // The fields after the command's closing parenthesis; utime and stime
     // are the 14th and 15th of the line.

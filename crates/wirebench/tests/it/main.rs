@@ -2,6 +2,7 @@
 //! uses loopback only, bounds each wait, and stops every process it starts
 //! by its PID.
 
+mod agent_attacks;
 mod agents;
 mod cli_errors;
 mod endpoints;
