@@ -36,13 +36,71 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
-/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
+/// Opens a new file at `path` for writing. Anything already there, a
+/// symbolic link included (planted in a shared directory), is refused, not
+/// followed: O_CREAT | O_EXCL.
+pub fn create_new(path: &Path) -> std::io::Result<fs::File> {
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Opens `path` to append to it, made if absent; whether it was empty (a
+/// new file). A symbolic link there is refused (O_NOFOLLOW), and so is
+/// anything but a regular file.
+pub fn open_append(path: &Path) -> std::io::Result<(fs::File, bool)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => std::io::Error::other(
+                "is a symbolic link: refused (wirebench does not follow links where it writes)",
+            ),
+            _ => e,
+        })?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file: refused"));
+    }
+    Ok((f, meta.len() == 0))
+}
+
+/// Writes `bytes` to `path` atomically: a new temporary file beside it
+/// (never one that exists, nor a link), fsync, rename. The rename replaces
+/// whatever `path` is, a link included, without following it. A failed
+/// write leaves nothing behind.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut f = fs::File::create(&tmp).map_err(io(&tmp))?;
-    f.write_all(bytes).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
-    fs::rename(&tmp, path).map_err(io(path))
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(
+        ".{name}.tmp{}-{:08x}",
+        std::process::id(),
+        random_u64() & 0xffff_ffff
+    ));
+    let written = create_new(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(io(&tmp)(e));
+    }
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        io(path)(e)
+    })
+}
+
+/// Copies `from` to `to` as [`write_atomic`] writes.
+pub fn copy_atomic(from: &Path, to: &Path) -> Result<(), StoreError> {
+    let bytes = fs::read(from).map_err(io(from))?;
+    write_atomic(to, &bytes)
 }
 
 /// A run id that sorts by time and carries 48 random bits:
@@ -158,12 +216,7 @@ pub fn save(root: &Path, result: &RunResult) -> Result<PathBuf, StoreError> {
 /// when the file is new.
 pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> {
     let path = root.join("summary.csv");
-    let new = !path.exists();
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io(&path))?;
+    let (file, new) = open_append(&path).map_err(io(&path))?;
     let mut w = csv::Writer::from_writer(file);
     let csv_err = |source| StoreError::Csv {
         path: path.clone(),

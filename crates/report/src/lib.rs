@@ -6,6 +6,16 @@
 // units::whole for figures).
 #![deny(clippy::cast_possible_truncation)]
 
+/// `eprintln!` that never panics: a closed stderr loses the line, never
+/// the report. It stands in for std's in
+/// this whole crate (declared before the modules that use it).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod compare;
 pub mod experiment;
 pub mod export;

@@ -1,8 +1,9 @@
 //! The exec transport's driver: the user's own benchmark program, run from
-//! its template (`sh -c`, in a process group of its own, pinned to the
-//! client CPUs, with `client_env`), its output kept in the run's directory
-//! (`client-stdout.txt`, `client-stderr.txt`) and read by its parser into
-//! the run's result. The program's figures are its own; what wirebench
+//! its template (`sh -c`, pinned to the client CPUs, with `client_env`, a
+//! [`crate::tree`] with what it starts), its output kept in the run's
+//! directory (`client-stdout.txt`, `client-stderr.txt`; the first 64 MiB
+//! of each, see [`crate::capture`]) and read by its parser into the run's
+//! result. The program's figures are its own; what wirebench
 //! adds is the CPU and memory of both sides, measured as for its own runs.
 //!
 //! - A non-zero exit fails the run, with the last lines of its output; so
@@ -19,11 +20,10 @@
 //!   process wirebench waited for, less what its process group had used
 //!   when the phase began.
 
-use crate::process;
+use crate::capture::Capture;
+use crate::{process, tree};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,8 +40,9 @@ use wirebench_transports::exec::{self as parse, Parsed};
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 /// Samples kept at most (older ones thinned): memory stays bounded.
 const MAX_SAMPLES: usize = 4096;
-/// The most of a program's output that is read (it is kept whole on disk).
-const MAX_OUTPUT: u64 = 64 << 20;
+/// How long the program's output may still flow once it exited (what it
+/// started, killed by then, may have held the pipes).
+const OUTPUT_WAIT: Duration = Duration::from_secs(2);
 /// How long a stopped program has to exit on SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -88,16 +89,6 @@ fn group_cpu_s(pgid: u32) -> f64 {
         .filter_map(|&pid| wirebench_load::os::process_cpu_ticks_with_reaped(pid))
         .map(|ticks| ticks as f64 / hz)
         .sum()
-}
-
-/// A file's text, at most [`MAX_OUTPUT`] bytes of it.
-fn read_capped(path: &Path) -> Result<String, String> {
-    let f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut buf = Vec::new();
-    f.take(MAX_OUTPUT)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Samples at most [`MAX_SAMPLES`], each with its time since the start
@@ -184,16 +175,12 @@ impl ExecDriver {
             self.dir.join(format!("client-stdout{suffix}.txt")),
             self.dir.join(format!("client-stderr{suffix}.txt")),
         ];
-        let file = |p: &Path| File::create(p).map_err(|e| fail(format!("{}: {e}", p.display())));
         let mut cmd = Command::new("/bin/sh");
         cmd.args(["-c", &line])
             .envs(&exec.client_env)
             .stdin(Stdio::null())
-            .stdout(file(&logs[0])?)
-            .stderr(file(&logs[1])?)
-            // Its own group: Ctrl-C reaches wirebench only, which stops
-            // the program (and what it started) itself.
-            .process_group(0);
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         process::unblock_termination_signals_in_child(&mut cmd);
         if !cfg.client_cpus.is_empty() {
             process::pin_child(&mut cmd, &cfg.client_cpus)
@@ -203,17 +190,40 @@ impl ExecDriver {
             Duration::ZERO => None,
             t => Some(t),
         };
+        // Its own group (Ctrl-C reaches wirebench only, which stops the
+        // program itself) and its own cgroup: what it starts goes with it.
+        let prepared = tree::prepare(&mut cmd, "client");
         let cpu_before = children_cpu_s();
         let began = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| fail(format!("--client-cmd: cannot start /bin/sh: {e}")))?;
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                tree::Tree::abandon(prepared);
+                return Err(fail(format!("--client-cmd: cannot start /bin/sh: {e}")));
+            }
+        };
         let pid = child.id();
+        let mut tree = tree::Tree::started(prepared, pid);
+        // Its output, bounded whatever it writes.
+        let mut captures = Vec::new();
+        let pipes: [Box<dyn Read + Send>; 2] = [
+            Box::new(child.stdout.take().expect("piped")),
+            Box::new(child.stderr.take().expect("piped")),
+        ];
+        for (pipe, (path, name)) in pipes.into_iter().zip(logs.iter().zip(["stdout", "stderr"])) {
+            match Capture::start(pipe, path, name, None) {
+                Ok(c) => captures.push(c),
+                Err(e) => {
+                    tree.stop(&mut child, STOP_GRACE);
+                    return Err(fail(e));
+                }
+            }
+        }
         let mut samples = Samples(Vec::new());
         samples.push(Duration::ZERO, cfg.sampler.sample(), 0.0);
         let mut next_sample = SAMPLE_EVERY;
-        let stop = |child: &mut std::process::Child| {
-            let _ = process::stop_group(child, STOP_GRACE);
+        let mut stop = |child: &mut std::process::Child| {
+            let _ = tree.stop(child, STOP_GRACE);
         };
         let status = loop {
             match child.try_wait() {
@@ -252,22 +262,24 @@ impl ExecDriver {
         let wall = began.elapsed();
         let last = cfg.sampler.sample();
         // Whatever it left running goes with it.
-        let _ = process::signal_group(pid, true);
+        tree.kill();
         let client_cpu_s = children_cpu_s() - cpu_before;
         let how = process::describe(status);
+        let [stdout, stderr] = [0, 1].map(|i| captures[i].finish(OUTPUT_WAIT));
         let tails = || crate::observed::last_output(&logs);
         if !status.success() {
             return Err(fail(format!("--client-cmd ended with {how}{}", tails())));
         }
-        let stdout = read_capped(&logs[0]).map_err(fail)?;
-        let stderr = read_capped(&logs[1]).map_err(fail)?;
-        let mut parsed = parse::parse(&exec.parser, &stdout, &stderr)
+        let mut parsed = parse::parse(&exec.parser, &stdout.text, &stderr.text)
             .map_err(|e| fail(format!("--parser {}: {e}{}", exec.parser.name(), tails())))?;
         parsed.method.push(format!(
             "its output: {} and {}",
             logs[0].display(),
             logs[1].display()
         ));
+        parsed
+            .method
+            .extend([&stdout, &stderr].iter().filter_map(|c| c.note()));
         Ok(outcome(
             exec,
             line,

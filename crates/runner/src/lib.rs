@@ -28,6 +28,7 @@
 #![deny(clippy::cast_possible_truncation)]
 
 pub mod agent;
+pub mod capture;
 pub mod dispatch;
 pub mod events;
 pub mod exec;
@@ -43,6 +44,7 @@ pub mod serve;
 pub mod session;
 pub mod sweep;
 pub mod target;
+pub mod tree;
 pub mod worker;
 
 use serde::{Deserialize, Serialize};
@@ -69,6 +71,40 @@ pub enum RunError {
     Store(#[from] wirebench_core::store::StoreError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// A run measured but not saved where its results go (a full disk):
+    /// where it is kept instead, and the result itself.
+    #[error("{0}")]
+    Unsaved(Box<Unsaved>),
+}
+
+/// A result that could not be saved in its results directory.
+#[derive(Debug)]
+pub struct Unsaved {
+    /// Why (the path and the system's error).
+    pub why: String,
+    /// Where it was kept instead (memory-backed /dev/shm, else the
+    /// temporary directory), if anywhere.
+    pub kept: Option<std::path::PathBuf>,
+    /// The result, as run.json would have held it.
+    pub json: String,
+}
+
+impl std::fmt::Display for Unsaved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kept {
+            Some(p) => write!(
+                f,
+                "{}; the run's result is kept in {} (only there: move it where results go)",
+                self.why,
+                p.display()
+            ),
+            None => write!(
+                f,
+                "{}; nowhere to keep the run's result: it is written on stdout",
+                self.why
+            ),
+        }
+    }
 }
 
 /// S3 credentials: given to a session as a value, never part of a request

@@ -9,9 +9,8 @@ use crate::process;
 use crate::target::{Stopped, Target};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, Write};
+use std::io::{Read, Seek};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -109,25 +108,27 @@ pub fn free_port() -> std::io::Result<u16> {
 struct Started {
     child: Child,
     pid: u32,
+    /// It and what it starts (see [`crate::tree`]).
+    tree: crate::tree::Tree,
     /// Its output files (stdout, stderr) in the run's directory.
     logs: Vec<PathBuf>,
-    /// How many of the threads that copy its output have reached the end.
-    logs_done: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The threads that copy its output.
+    captures: Vec<crate::capture::Capture>,
     stopped: bool,
 }
 
 impl Started {
-    /// TERM to the group, KILL after the grace; how it ended.
+    /// TERM to the tree, KILL after the grace; how it ended.
     fn stop(&mut self) -> Option<String> {
         if self.stopped {
             return None;
         }
         self.stopped = true;
         if let Ok(Some(s)) = self.child.try_wait() {
-            let _ = process::signal_group(self.pid, true);
+            self.tree.kill();
             return Some(format!("exited during the run: {}", process::describe(s)));
         }
-        match process::stop_group(&mut self.child, STOP_GRACE) {
+        match self.tree.stop(&mut self.child, STOP_GRACE) {
             Some(s) => {
                 let how = process::describe(s);
                 (how != "exit status 0" && how != "killed by signal 15 (SIGTERM)")
@@ -144,11 +145,8 @@ impl Started {
     /// once it exited, after its output is all copied (1 s at most: what
     /// it started may hold the pipes).
     fn tail(&self) -> String {
-        let deadline = Instant::now() + Duration::from_secs(1);
-        while self.logs_done.load(std::sync::atomic::Ordering::Acquire) < self.logs.len()
-            && Instant::now() < deadline
-        {
-            std::thread::sleep(Duration::from_millis(5));
+        for c in &self.captures {
+            c.finish(Duration::from_secs(1));
         }
         last_output(&self.logs)
     }
@@ -180,7 +178,7 @@ impl Drop for Started {
     fn drop(&mut self) {
         if !self.stopped {
             self.stopped = true;
-            let _ = process::signal_group(self.pid, true);
+            self.tree.kill();
             let _ = self.child.wait();
         }
     }
@@ -271,20 +269,26 @@ fn start_command(
         .envs(env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group: Ctrl-C reaches only wirebench, which stops
-        // it after the load; and the whole group is what is observed.
-        .process_group(0);
+        .stderr(Stdio::piped());
     process::unblock_termination_signals_in_child(&mut cmd);
     if let Some(c) = &obs.cpus {
         process::pin_child(&mut cmd, c.cpus()).map_err(|e| format!("--server-cpus {c}: {e}"))?;
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("--server-cmd: cannot start /bin/sh: {e}"))?;
+    // Its own process group (Ctrl-C reaches only wirebench, which stops it
+    // after the load; the whole group is what is observed) and its own
+    // cgroup, with a guard: it never outlives wirebench.
+    let prepared = crate::tree::prepare(&mut cmd, "server");
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            crate::tree::Tree::abandon(prepared);
+            return Err(format!("--server-cmd: cannot start /bin/sh: {e}"));
+        }
+    };
     let pid = child.id();
-    // Each stream copied to its file line by line, and offered to the
-    // ready pattern until it matches.
+    let tree = crate::tree::Tree::started(prepared, pid);
+    // Each stream copied to its file (bounded), and its lines offered to
+    // the ready pattern until it matches.
     let pattern = match &ready {
         Some(Ready::Line(r)) => Some(regex_lite::Regex::new(r).map_err(|e| e.to_string())?),
         _ => None,
@@ -297,37 +301,25 @@ fn start_command(
     let mut started = Started {
         child,
         pid,
+        tree,
         logs: logs.clone(),
-        logs_done: Default::default(),
+        captures: Vec::new(),
         stopped: false,
     };
-    for (out, path) in outs.into_iter().zip(&logs) {
-        let mut file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let pattern = pattern.clone();
-        let tx = tx.clone();
-        let done = started.logs_done.clone();
-        std::thread::Builder::new()
-            .name("wb-server-log".into())
-            .spawn(move || {
-                let mut r = BufReader::new(out);
-                let mut line = Vec::new();
-                let mut matched = false;
-                while r.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-                    let _ = file.write_all(&line);
-                    if !matched
-                        && let Some(p) = &pattern
-                        && p.is_match(&String::from_utf8_lossy(&line))
-                    {
-                        matched = true;
-                        let _ = file.flush();
-                        let _ = tx.send(());
-                    }
-                    line.clear();
+    for ((out, path), name) in outs.into_iter().zip(&logs).zip(["stdout", "stderr"]) {
+        let on_line = pattern.clone().map(|p| {
+            let tx = tx.clone();
+            Box::new(move |line: &str| {
+                let matched = p.is_match(line);
+                if matched {
+                    let _ = tx.send(());
                 }
-                let _ = file.flush();
-                done.fetch_add(1, std::sync::atomic::Ordering::Release);
-            })
-            .map_err(|e| e.to_string())?;
+                !matched
+            }) as crate::capture::OnLine
+        });
+        started
+            .captures
+            .push(crate::capture::Capture::start(out, path, name, on_line)?);
     }
     drop(tx);
     let addr = match &ready {
@@ -343,7 +335,7 @@ fn start_command(
     loop {
         if let Ok(Some(s)) = started.child.try_wait() {
             started.stopped = true;
-            let _ = process::signal_group(pid, true);
+            started.tree.kill();
             let tail = started.tail();
             return Err(format!(
                 "--server-cmd exited before it was ready ({}){tail}",

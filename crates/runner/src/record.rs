@@ -79,17 +79,45 @@ impl Recorder {
         } else {
             store::save_new(&self.root, r)
         };
-        let dir = saved.map_err(|e| {
-            RunError::Failed(format!(
-                "saving the result under {}: {e}",
-                self.root.display()
-            ))
-        })?;
-        store::append_summary_csv(&self.root, r)?;
-        if let Some(root) = &self.also_csv {
-            store::append_summary_csv(root, r)?;
+        let dir = match saved {
+            Ok(dir) => dir,
+            Err(e) => return Err(self.unsaved(r, format!("saving the result: {e}"))),
+        };
+        for root in std::iter::once(&self.root).chain(&self.also_csv) {
+            store::append_summary_csv(root, r).map_err(|e| {
+                RunError::Failed(format!(
+                    "the result is saved in {}, but not its line in summary.csv: {e}",
+                    dir.display()
+                ))
+            })?;
         }
         Ok(dir)
+    }
+
+    /// A result its directory could not take (a full disk, a directory
+    /// taken away): what the failed save made and left empty is removed,
+    /// and the result is kept in memory-backed /dev/shm (else the temporary
+    /// directory), or handed back whole to be written on stdout.
+    fn unsaved(&self, r: &RunResult, why: String) -> RunError {
+        let _ = std::fs::remove_dir(self.root.join(&r.run_id));
+        let json = serde_json::to_string_pretty(r).expect("a result always serializes");
+        let name = format!("wirebench-unsaved-{}.json", r.run_id);
+        let kept = [PathBuf::from("/dev/shm"), std::env::temp_dir()]
+            .into_iter()
+            .filter(|d| d.is_dir())
+            .find_map(|d| {
+                let p = d.join(&name);
+                let mut f = store::create_new(&p).ok()?;
+                match std::io::Write::write_all(&mut f, json.as_bytes()) {
+                    Ok(()) => Some(p),
+                    Err(_) => {
+                        // Ours, half-written: removed.
+                        let _ = std::fs::remove_file(&p);
+                        None
+                    }
+                }
+            });
+        RunError::Unsaved(Box::new(crate::Unsaved { why, kept, json }))
     }
 }
 
@@ -134,22 +162,31 @@ impl ClientTrace {
         copy_to: Option<&Path>,
     ) -> Result<Traces, RunError> {
         let client = self.dir.join("trace-client.txt");
+        // The server's trace is moved beside the client's, and in any case
+        // not left in the temporary directory.
+        let mut moved = None;
+        let mut server_counts = None;
+        let mut failed = None;
+        if let Some(f) = server.filter(|f| f.exists()) {
+            let to = self.dir.join("trace-server.txt");
+            match store::copy_atomic(&f, &to) {
+                Ok(()) => {
+                    server_counts = Some(footer(&to));
+                    moved = Some(to);
+                }
+                Err(e) => failed = Some(format!("writing {}: {e}", to.display())),
+            }
+            let _ = std::fs::remove_file(&f);
+        }
         let d = self
             .drain
             .finish()
             .map_err(|e| RunError::Failed(format!("writing {}: {e}", client.display())))?;
-        let mut moved = None;
-        let mut server_counts = None;
-        if let Some(f) = server.filter(|f| f.exists()) {
-            let to = self.dir.join("trace-server.txt");
-            std::fs::copy(&f, &to)
-                .map_err(|e| RunError::Failed(format!("writing {}: {e}", to.display())))?;
-            let _ = std::fs::remove_file(&f);
-            server_counts = Some(footer(&to));
-            moved = Some(to);
+        if let Some(why) = failed {
+            return Err(RunError::Failed(why));
         }
         if let Some(f) = copy_to {
-            std::fs::copy(&client, f)
+            store::copy_atomic(&client, f)
                 .map_err(|e| RunError::Failed(format!("writing --trace {}: {e}", f.display())))?;
         }
         let counts = TraceCounts {

@@ -172,13 +172,26 @@ pub fn run(
             // The server's counters and peak RSS go into the last run.
             session.close(Some(&mut result), events);
         }
+        // A trace that could not be written loses the trace, not the run:
+        // the result is saved first, then the failure said.
+        let mut trace_failed = None;
         let traces = match trace {
-            Some(t) => {
-                Some(t.finish(&mut result, session.server_trace.take(), req.trace_file())?)
-            }
+            Some(t) => match t.finish(&mut result, session.server_trace.take(), req.trace_file()) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    trace_failed = Some(e);
+                    None
+                }
+            },
             None => None,
         };
         let dir = recorder.save_as(&mut result, run_id, started_at)?;
+        if let Some(e) = trace_failed {
+            return Err(RunError::Failed(format!(
+                "{e}: no trace; the run's result is saved in {}",
+                dir.display()
+            )));
+        }
         if let (Some(t), Some(c)) = (traces, &result.trace) {
             events.note(&format!(
                 "trace: {} client events in {}: {} operations traced to their end (one in {}, warm-up included) of {} completed in the measured phase; {}",

@@ -340,6 +340,11 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.close(None, &mut Quiet);
+        // A server trace no run took (the run failed before): not left in
+        // the temporary directory.
+        if let Some(f) = self.server_trace.take() {
+            let _ = std::fs::remove_file(f);
+        }
     }
 }
 

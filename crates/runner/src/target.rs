@@ -147,7 +147,12 @@ impl Embedded {
     /// listens. Its stderr goes to this process's stderr.
     pub fn start(spec: &RunSpec, credentials: Option<Credentials>) -> Result<Embedded, String> {
         let trace_file = spec.trace_sample.map(|_| {
-            std::env::temp_dir().join(format!("wirebench-trace-server-{}.txt", std::process::id()))
+            // A name no one can guess ahead (the server opens it O_EXCL).
+            std::env::temp_dir().join(format!(
+                "wirebench-trace-server-{}-{:012x}.txt",
+                std::process::id(),
+                wirebench_core::store::random_u64() & 0xffff_ffff_ffff
+            ))
         });
         let order = ServeOrder {
             request: serve_request(spec, trace_file.clone()),

@@ -368,8 +368,14 @@ struct Cursor {
 impl Drain {
     /// Creates `path` (its header names `side`, e.g. client or server) and
     /// starts draining into it.
+    /// The file must not exist (nor be a link there: O_EXCL, so that a
+    /// link planted in a shared directory is not followed).
     pub fn start(path: &std::path::Path, side: &str) -> io::Result<Drain> {
-        let mut out = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        let mut out = io::BufWriter::with_capacity(1 << 20, file);
         header(&mut out, Some(side))?;
         // Rings that exist now start at their current end: their older
         // events belong to an earlier drain or to none.
@@ -663,6 +669,7 @@ mod tests {
         let _t = turn();
         enable();
         let path = std::env::temp_dir().join(format!("wb-drain-{}.txt", std::process::id()));
+        let _ = std::fs::remove_file(&path);
         let drain = Drain::start(&path, "client").unwrap();
         // Four rings' worth, in bursts the drain keeps up with.
         let n = 4 * RING as u64;
@@ -692,6 +699,7 @@ mod tests {
         // A burst of many rings between two reads loses events, and the
         // drain says how many: every event written or counted, none torn.
         let path = std::env::temp_dir().join(format!("wb-drain-lost-{}.txt", std::process::id()));
+        let _ = std::fs::remove_file(&path);
         let drain = Drain::start(&path, "server").unwrap();
         let n = 64 * RING as u64;
         std::thread::spawn(move || {

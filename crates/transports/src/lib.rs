@@ -9,6 +9,16 @@
 //! # let _ = client;
 //! ```
 
+/// `eprintln!` that never panics: a server whose stderr was closed (its
+/// parent's `2>&1 | head -1`) goes on serving. It stands in for std's in
+/// this whole crate (declared before the modules that use it).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod accept;
 pub mod exec;
 pub mod grpc;

@@ -5,6 +5,25 @@
 // units::whole for figures).
 #![deny(clippy::cast_possible_truncation)]
 
+/// `eprintln!` that never panics: a closed stderr (`wirebench run 2>&1 |
+/// head -1`) loses the line, never the run. It stands in for std's in this
+/// whole crate (declared before the modules that use it).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `println!` that never panics: a closed stdout ends nothing half-way
+/// (the command's own writes to stdout report a broken pipe, exit 0).
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod ui;
 

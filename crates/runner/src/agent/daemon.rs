@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wirebench_core::request::SpecError;
+use wirebench_core::result::RunResult;
 use wirebench_core::topo::Topology;
 use wirebench_load::engine::{Abort, IntervalReport, Start};
 use wirebench_load::os;
@@ -648,6 +649,20 @@ fn part(
                 },
             ),
         },
+        // Measured, but its results directory did not take it: the
+        // coordinator still gets it.
+        Err(RunError::Unsaved(u)) if serde_json::from_str::<RunResult>(&u.json).is_ok() => {
+            log(&u.to_string());
+            say(
+                w,
+                &FromAgent::Done {
+                    result: Box::new(serde_json::from_str(&u.json).expect("checked")),
+                    dir: u.kept.map_or("(not saved on the agent)".into(), |p| {
+                        p.display().to_string()
+                    }),
+                },
+            )
+        }
         Err(e) => say(w, &FromAgent::Failed { why: e.to_string() }),
     }
 }

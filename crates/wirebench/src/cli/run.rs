@@ -80,16 +80,55 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         true => run::run,
         false => wirebench_runner::agent::coordinator::run,
     };
-    let report = run(
+    let report = match run(
         &req,
         &opts,
         &topo,
         super::args::command_line(),
         cancel,
         &mut console,
-    )
-    .map_err(runner_error)?;
-    console.finish()?;
+    ) {
+        Ok(report) => report,
+        Err(wirebench_runner::RunError::Unsaved(u)) => {
+            // Measured but not saved where it belongs: a pipeline that
+            // reads JSON still gets it, and so does stdout when the result
+            // could be kept nowhere.
+            if req.format() == Format::Json || u.kept.is_none() {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", u.json).and_then(|()| out.flush());
+            }
+            anyhow::bail!("{u}");
+        }
+        Err(e) => return Err(runner_error(e)),
+    };
+    // A closed stdout (`| head -1`) is no failure of the run: it is saved,
+    // and its exit status still says how it went.
+    let printed = console
+        .finish()
+        .and_then(|()| print_repetitions(&req, &report));
+    if let Err(e) = printed
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return Err(e.into());
+    }
+    let last = report
+        .last_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let verdict = report.verdict();
+    match &verdict {
+        Verdict::Interrupted => eprintln!("interrupted: the partial result is saved in {last}"),
+        Verdict::Failed(why) => {
+            eprintln!("error: the run failed: {why}");
+            eprintln!("the partial result is saved in {last}");
+        }
+        Verdict::Complete | Verdict::SloMissed => {}
+    }
+    Ok(ExitCode::from(verdict.exit_code()))
+}
+
+/// The repetitions' aggregate, on stdout.
+fn print_repetitions(req: &RunRequest, report: &run::RunReport) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     if let Some(agg) = &report.repetitions {
         match req.format() {
@@ -111,18 +150,5 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         out.flush()?;
     }
-    let last = report
-        .last_dir()
-        .map(|d| d.display().to_string())
-        .unwrap_or_default();
-    let verdict = report.verdict();
-    match &verdict {
-        Verdict::Interrupted => eprintln!("interrupted: the partial result is saved in {last}"),
-        Verdict::Failed(why) => {
-            eprintln!("error: the run failed: {why}");
-            eprintln!("the partial result is saved in {last}");
-        }
-        Verdict::Complete | Verdict::SloMissed => {}
-    }
-    Ok(ExitCode::from(verdict.exit_code()))
+    Ok(())
 }

@@ -5,7 +5,7 @@
 //! They need root; without it they skip, unless $WIREBENCH_REQUIRE_NETNS
 //! is set (as `.ci/run` does): then they fail.
 
-use crate::helpers::{Proc, TempDir, exclusive, shared};
+use crate::helpers::{Proc, TempDir, exclusive, running_with, shared};
 use std::process::Command;
 use std::time::Duration;
 use wirebench_core::hist;
@@ -529,22 +529,6 @@ fn a_wrong_token_and_another_build_are_refused_by_name() {
         "{err}"
     );
     srv.stop();
-}
-
-/// The PIDs of processes whose command line has `needle`.
-fn running_with(needle: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(c) = std::fs::read(e.path().join("cmdline"))
-            && String::from_utf8_lossy(&c).contains(needle)
-        {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 #[test]

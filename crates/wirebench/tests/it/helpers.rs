@@ -312,3 +312,19 @@ pub fn python_with(module: &str, package: &str) -> Option<PathBuf> {
     eprintln!("skipped: no Python with {package} (pip install {package})");
     None
 }
+
+/// The PIDs of processes whose command line has `needle`.
+pub fn running_with(needle: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(c) = std::fs::read(e.path().join("cmdline"))
+            && String::from_utf8_lossy(&c).contains(needle)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}

@@ -14,6 +14,7 @@ mod helpers;
 mod http;
 mod kv;
 mod modes;
+mod never_lost;
 mod observe;
 mod openloop;
 mod report;
