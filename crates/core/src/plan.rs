@@ -20,6 +20,9 @@ macro_rules! refuse {
     ($($arg:tt)*) => { return Err(PlanError(format!($($arg)*))) };
 }
 
+/// The most runs an experiment plans (its points times its repetitions).
+pub const MAX_RUNS: usize = 100_000;
+
 /// The spec's own keys.
 pub const TOP_KEYS: [&str; 6] = [
     "name",
@@ -226,6 +229,21 @@ impl Experiment {
                 refuse!("{f}: '{k}' is in both [base] and [matrix]: keep one");
             }
             matrix.push((k, vals));
+        }
+        // Counted before anything is expanded: a matrix of 1000 x 1000
+        // would take gigabytes to list.
+        let runs = matrix
+            .iter()
+            .fold(repetitions, |n, (_, v)| n.saturating_mul(v.len()));
+        if runs > MAX_RUNS {
+            let sizes: Vec<String> = matrix
+                .iter()
+                .map(|(k, v)| format!("{} {k}", v.len()))
+                .collect();
+            refuse!(
+                "{f}: [matrix] {} x {repetitions} repetition(s) = {runs} runs: at most {MAX_RUNS}; split the experiment or take fewer values",
+                sizes.join(" x ")
+            );
         }
         Ok(Experiment {
             name,
@@ -505,6 +523,20 @@ mod tests {
 
     fn exp(text: &str) -> Result<Experiment, PlanError> {
         Experiment::from_table("spec.toml", &text.parse().unwrap(), Path::new("."))
+    }
+
+    #[test]
+    fn issue_35_a_matrix_too_large_is_refused_before_it_is_expanded() {
+        let values: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
+        let list = values.join(", ");
+        let spec = format!(
+            "name = \"x\"\n[base]\nsize = 64\n[matrix]\nclients = [{list}]\ndepth = [{list}]\n"
+        );
+        let e = exp(&spec).unwrap_err().to_string();
+        assert!(
+            e.contains("[matrix] 1000 clients x 1000 depth x 1 repetition(s) = 1000000 runs: at most 100000"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -86,6 +86,22 @@ pub fn whole_usize(x: f64) -> usize {
     usize::try_from(whole(x)).unwrap_or(usize::MAX)
 }
 
+/// At most `max` bytes of `text` (cut at a character), saying how long it
+/// was: input echoed in a message stays readable, whatever its size.
+pub fn excerpt(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes in all)", &text[..end], text.len()).into()
+}
+
+/// The longest piece of its input a message echoes.
+pub const ECHO_MAX: usize = 200;
+
 /// Formats a byte count with a binary unit, exactly when it is a whole
 /// number of that unit (`4KiB`, `65B`, `1.5MiB` is printed `1536KiB`).
 pub fn format_size(bytes: u64) -> String {
@@ -233,6 +249,17 @@ pub mod text {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_excerpt_is_cut_at_a_character_and_says_how_long_it_was() {
+        assert_eq!(excerpt("short", 200), "short");
+        let long = "é".repeat(150);
+        let e = excerpt(&long, 201);
+        assert!(
+            e.starts_with(&"é".repeat(100)) && e.ends_with("... (300 bytes in all)"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn sizes() {

@@ -95,7 +95,13 @@ pub fn timetrace_lines(text: &str) -> Result<(Vec<Vec<stream::Line>>, usize), St
         }
         let Some(c) = re.captures(line) else {
             skipped += 1;
-            first_bad.get_or_insert((no + 1, line.to_string()));
+            first_bad.get_or_insert_with(|| {
+                (
+                    no + 1,
+                    wirebench_core::units::excerpt(line, wirebench_core::units::ECHO_MAX)
+                        .into_owned(),
+                )
+            });
             continue;
         };
         let v: f64 = c[1].parse().unwrap_or(0.0);

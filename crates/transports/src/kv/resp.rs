@@ -9,6 +9,12 @@ use super::reply::{Answer, ReplyError};
 const MAX_DEPTH: usize = 32;
 /// Longest status or error line read.
 pub const MAX_LINE: usize = 64 * 1024;
+/// The most elements one aggregate reply (arrays, maps, sets, nested)
+/// holds in all: the replies to a run's commands (GET, SET, HELLO...) hold
+/// a few.
+const MAX_ELEMENTS: i64 = 4096;
+/// Bytes of an aggregate reply beyond its values'.
+const MAX_AGGREGATE_BYTES: usize = 1 << 20;
 
 /// Appends a command (an array of bulk strings) to `out`.
 pub fn command(out: &mut Vec<u8>, args: &[&[u8]]) {
@@ -99,6 +105,14 @@ pub fn parse(buf: &[u8], max_bulk: usize) -> Result<Option<(Answer<'_>, usize)>,
         }
         b'*' | b'%' | b'~' | b'>' | b'|' => {
             let Some(end) = skip(buf, 0, max_bulk)? else {
+                // What an aggregate may hold in all: the replies to this
+                // run's commands hold at most one value and a few fields.
+                let most = max_bulk.saturating_add(MAX_AGGREGATE_BYTES);
+                if buf.len() > most {
+                    return Err(ReplyError::Protocol(format!(
+                        "an aggregate reply longer than {most} bytes, more than any reply to this run's commands"
+                    )));
+                }
                 return Ok(None);
             };
             let answer = if matches!(kind, b'>' | b'|') {
@@ -121,6 +135,7 @@ pub fn parse(buf: &[u8], max_bulk: usize) -> Result<Option<(Answer<'_>, usize)>,
 fn skip(buf: &[u8], at: usize, max_bulk: usize) -> Result<Option<usize>, ReplyError> {
     let mut stack: Vec<i64> = Vec::new(); // elements left at each level
     let mut pos = at;
+    let mut elements = 0i64;
     loop {
         let Some(&kind) = buf.get(pos) else {
             return Ok(None);
@@ -157,6 +172,12 @@ fn skip(buf: &[u8], at: usize, max_bulk: usize) -> Result<Option<usize>, ReplyEr
                 // describes make one element (at the top, the value is the
                 // reply that follows).
                 let count = count + i64::from(kind == b'|' && !stack.is_empty());
+                elements = elements.saturating_add(count.max(0));
+                if elements > MAX_ELEMENTS {
+                    return Err(ReplyError::Protocol(format!(
+                        "an aggregate reply of {count} elements, more than any reply to this run's commands ({MAX_ELEMENTS})"
+                    )));
+                }
                 if count > 0 {
                     if stack.len() >= MAX_DEPTH {
                         return Err(ReplyError::Protocol(format!(
@@ -260,6 +281,32 @@ mod tests {
         assert!(parse(&vec![b'+'; MAX_LINE + 2], 1 << 20).is_err());
         assert!(parse(b"?what\r\n", 100).is_err());
         assert!(parse(b"$3\r\nabcXY", 100).is_err());
+        // Issue 35: an array announced with 10^12 elements, then elements:
+        // refused at once, and an aggregate never holds more than a value
+        // and 1 MiB.
+        let e = parse(b"*1000000000000\r\n:1\r\n:1\r\n", 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("1000000000000 elements"), "{e}");
+        let mut many = b"*4000\r\n".to_vec();
+        many.extend(std::iter::repeat_n(b"+x\r\n".as_slice(), 3000).flatten());
+        assert!(
+            parse(&many, 1 << 20).unwrap().is_none(),
+            "incomplete, under the bounds"
+        );
+        let mut long = b"*4\r\n".to_vec();
+        let bulk = |long: &mut Vec<u8>| {
+            long.extend_from_slice(b"$1000000\r\n");
+            long.extend(vec![b'x'; 1_000_000]);
+            long.extend_from_slice(b"\r\n");
+        };
+        bulk(&mut long);
+        assert!(parse(&long, 1 << 20).unwrap().is_none());
+        bulk(&mut long);
+        bulk(&mut long);
+        let e = parse(&long, 1 << 20).unwrap_err();
+        assert!(
+            e.to_string().contains("an aggregate reply longer than"),
+            "{e}"
+        );
         let deep = "*1\r\n".repeat(MAX_DEPTH + 1) + ":1\r\n";
         assert!(parse(deep.as_bytes(), 100).is_err());
         assert!(parse(b":notanumber\r\n", 100).is_err());

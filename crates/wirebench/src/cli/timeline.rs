@@ -10,6 +10,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wirebench_core::units::{ECHO_MAX, excerpt};
 use wirebench_report::timeline;
 
 #[derive(Args, Debug)]
@@ -124,7 +125,10 @@ pub fn timeline(mut a: TimelineArgs) -> anyhow::Result<ExitCode> {
         writeln!(
             out,
             "a continuous log: operations cut from '{}' to '{}', the repeating cycle found (its most common shape is {} of its {} lines; --begin/--end/--id choose otherwise)",
-            d.begin, d.end, d.explained, d.lines
+            excerpt(&d.begin, ECHO_MAX),
+            excerpt(&d.end, ECHO_MAX),
+            d.explained,
+            d.lines
         )?;
     }
     writeln!(

@@ -133,8 +133,15 @@ pub(super) fn start(
                                     .expect("at least one reactor");
                                 if least != i && count < shared.conns[i].load(Ordering::Relaxed) {
                                     match Detached::detach(s) {
-                                        Ok(d) => { let _ = shared.handoff[least].send((d, peer)); }
-                                        Err(e) => log(&peer, &format!("cannot hand over the connection: {e}")),
+                                        Ok(d) => {
+                                            if shared.handoff[least].send((d, peer)).is_err() {
+                                                registry.release();
+                                            }
+                                        }
+                                        Err(e) => {
+                                            registry.release();
+                                            log(&peer, &format!("cannot hand over the connection: {e}"));
+                                        }
                                     }
                                 } else {
                                     serve(s, peer);

@@ -92,18 +92,31 @@ fn fold(into: &mut ServerStats, c: &ConnStats) {
 }
 
 impl StatsRegistry {
-    /// Whether a new connection may be served; counts it when not.
+    /// Whether a new connection may be served: its place is taken at once
+    /// (a burst of accepts cannot all pass before the first is served),
+    /// and given back by [`StatsRegistry::retire`] or
+    /// [`StatsRegistry::release`]. Counts it when refused.
     pub(crate) fn admit(&self, max_conns: usize) -> bool {
-        if self.served.load(Ordering::Relaxed) < max_conns {
-            return true;
+        let took = self
+            .served
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max_conns).then_some(n + 1)
+            })
+            .is_ok();
+        if !took {
+            self.over_cap.fetch_add(1, Ordering::Relaxed);
         }
-        self.over_cap.fetch_add(1, Ordering::Relaxed);
-        false
+        took
     }
 
+    /// Gives back the place of an admitted connection that was not served.
+    pub(crate) fn release(&self) {
+        self.served.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// An admitted connection now served.
     pub(crate) fn register(&self) -> Arc<ConnStats> {
         self.accepted.fetch_add(1, Ordering::Relaxed);
-        self.served.fetch_add(1, Ordering::Relaxed);
         let c = Arc::new(ConnStats::default());
         self.live.lock().expect("stats lock").push(c.clone());
         c
@@ -112,7 +125,7 @@ impl StatsRegistry {
     pub(crate) fn retire(&self, c: &Arc<ConnStats>) {
         let mut live = self.live.lock().expect("stats lock");
         live.retain(|x| !Arc::ptr_eq(x, c));
-        self.served.fetch_sub(1, Ordering::Relaxed);
+        self.served.fetch_sub(1, Ordering::AcqRel);
         fold(&mut self.closed.lock().expect("stats lock"), c);
     }
 

@@ -1,0 +1,145 @@
+//! Issue 35: bounded whatever the peer or the input: a RESP peer that
+//! announces an endless array, a connection cap a burst cannot pass, a
+//! sweep matrix too large to list, an input line too long to echo.
+
+use crate::helpers::*;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::Duration;
+
+#[test]
+fn issue_35_a_resp_peer_announcing_an_endless_array_fails_the_run_in_little_memory() {
+    let _g = shared();
+    let dir = TempDir::new("bounded-resp");
+    // A "server" that answers anything with `*1000000000000` and then
+    // elements, as fast as the client reads.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let peer = std::thread::spawn(move || {
+        l.set_nonblocking(false).unwrap();
+        let Ok((mut s, _)) = l.accept() else { return };
+        s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf);
+        let _ = s.write_all(b"*1000000000000\r\n");
+        let chunk = ":1\r\n".repeat(16 << 10);
+        while s.write_all(chunk.as_bytes()).is_ok() {}
+    });
+    let target = format!("redis://{addr}");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--format",
+        "json",
+        "--target",
+        &target,
+        "--duration",
+        "3s",
+        "--warmup",
+        "0s",
+    ]);
+    let mut hwm = 0;
+    while p.stdout.recv_timeout(Duration::from_millis(100)).is_err() {
+        // Until it exits (a zombie has no VmHWM).
+        match std::fs::read_to_string(format!("/proc/{}/status", p.pid)) {
+            Ok(s) if s.contains("VmHWM:") => {
+                let line = s.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+                let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+                hwm = hwm.max(kib);
+            }
+            _ => break,
+        }
+    }
+    let st = p.wait(Duration::from_secs(60));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(
+        err.contains("an aggregate reply of 1000000000000 elements"),
+        "{err}"
+    );
+    assert!(hwm < 100 << 10, "the client's peak RSS: {} MiB", hwm >> 10);
+    drop(p);
+    let _ = peer.join();
+}
+
+#[test]
+fn issue_35_a_burst_of_connections_does_not_pass_max_conns() {
+    let _g = shared();
+    for arch in ["pool", "reactor"] {
+        let srv = Server::start(&["--arch", arch, "--cpus", "0-1", "--max-conns", "50"]);
+        // 130 at once, each with its hello sent before any is read.
+        let mut conns: Vec<TcpStream> = (0..130)
+            .map(|_| {
+                let mut s = TcpStream::connect(srv.addr()).unwrap();
+                let mut hello = b"WBMSGR\r\n".to_vec();
+                hello.extend_from_slice(&1u16.to_le_bytes());
+                hello.extend_from_slice(&[1, 0]);
+                hello.extend_from_slice(&64u32.to_le_bytes());
+                hello.extend_from_slice(&64u32.to_le_bytes());
+                hello.extend_from_slice(&[0; 4]);
+                let _ = s.write_all(&hello);
+                s
+            })
+            .collect();
+        let served = conns
+            .iter_mut()
+            .map(|s| {
+                s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+                let mut welcome = [0u8; 16];
+                s.read_exact(&mut welcome).is_ok()
+            })
+            .filter(|&ok| ok)
+            .count();
+        drop(conns);
+        let stats = srv.stop();
+        assert!(
+            served <= 50,
+            "{arch}: {served} of 130 served with --max-conns 50"
+        );
+        assert!(served >= 40, "{arch}: only {served} served");
+        assert_eq!(
+            stats["conns_over_cap"].as_u64().unwrap() + served as u64,
+            130,
+            "{arch}: {stats}"
+        );
+    }
+}
+
+#[test]
+fn issue_35_a_sweep_too_large_is_refused_before_it_is_listed() {
+    let _g = shared();
+    let dir = TempDir::new("bounded-sweep");
+    let list: Vec<String> = (1..=1000).map(|i| i.to_string()).collect();
+    let spec = dir.path().join("big.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"big\"\n[base]\nsize = 64\n[matrix]\nclients = [{l}]\ndepth = [{l}]\n",
+            l = list.join(", ")
+        ),
+    )
+    .unwrap();
+    let mut p = Proc::spawn(&["sweep", spec.to_str().unwrap(), "--dry-run"]);
+    let st = p.wait(Duration::from_secs(30));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1000 clients x 1000 depth x 1 repetition(s) = 1000000 runs: at most 100000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn issue_35_a_long_input_line_is_echoed_cut() {
+    let _g = shared();
+    let dir = TempDir::new("bounded-echo");
+    let f = dir.path().join("long.txt");
+    std::fs::write(&f, format!("{}\n", "x".repeat(10 << 20))).unwrap();
+    let mut p = Proc::spawn(&["timeline", f.to_str().unwrap()]);
+    let st = p.wait(Duration::from_secs(60));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(2), "{}", &err[..err.len().min(500)]);
+    assert!(err.len() < 1000, "{} bytes of stderr", err.len());
+    assert!(err.contains("... (10485760 bytes in all)"), "{err}");
+}
