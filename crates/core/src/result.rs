@@ -348,7 +348,8 @@ pub struct Summary {
     /// Per operation type (S3), keyed by type.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_op: BTreeMap<String, OpSummary>,
-    /// Failed operations by cause ("404 NoSuchKey", "503 SlowDown").
+    /// Failed operations by cause ("404 NoSuchKey", "503 SlowDown", or
+    /// [`UNANSWERED`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub failures: BTreeMap<String, u64>,
     /// exec: what the program reported and how it measured it.
@@ -487,10 +488,16 @@ pub struct TraceCounts {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SloOutcome {
     pub slo: String,
-    /// The run's value, in the objective's unit.
+    /// The run's value, in the objective's unit; NaN (`null` in JSON)
+    /// when the run measured nothing it applies to.
+    #[serde(deserialize_with = "nan_if_null")]
     pub actual: f64,
     pub pass: bool,
 }
+
+/// The cause of the requests a connection still waited for, far too long,
+/// at the end of the run.
+pub const UNANSWERED: &str = "no answer by the end of the run";
 
 /// Something about a run that the reader of its figures must know. The
 /// rule that raises each one is in the runner's `outcome`; the summary,
@@ -543,6 +550,10 @@ pub enum Warning {
     },
     /// One load agent stands out: it, not the server, may set the result.
     AgentBound { agent: String, why: String },
+    /// Requests still unanswered at the end of the run, waited for far
+    /// longer than any answer took: counted as failed, and in the latency
+    /// with the requests their connections would have sent meanwhile.
+    Unanswered { requests: u64, max_wait_ns: u64 },
     /// A warning of a result written before warnings were typed (schema 2),
     /// as it was written.
     Note { message: String },
@@ -621,6 +632,14 @@ impl std::fmt::Display for Warning {
             Warning::AgentBound { agent, why } => write!(
                 f,
                 "agent {agent} {why}: it may be the limit of the run, not the server; give it less load (--agent-weights) or add an agent"
+            ),
+            Warning::Unanswered {
+                requests,
+                max_wait_ns,
+            } => write!(
+                f,
+                "{requests} request(s) had no answer by the end of the run, after up to {}: counted as failed, and in the latency as coordinated omission would count them (the requests their connections would have sent meanwhile, each late); the server stopped answering some connections",
+                crate::units::format_ns(*max_wait_ns as f64)
             ),
             Warning::Note { message } => f.write_str(message),
         }
@@ -900,4 +919,9 @@ pub(crate) mod tests {
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back.warnings, r.warnings);
     }
+}
+
+/// A number that JSON wrote as `null` (serde_json writes NaN so) is NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }

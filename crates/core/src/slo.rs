@@ -119,19 +119,22 @@ impl Slo {
     /// The run's value for this metric; latencies come from the histogram.
     pub fn actual(&self, s: &Summary, hist: &crate::hist::LatencyHist) -> f64 {
         match self.metric {
+            // Nothing measured: NaN, which meets no objective (a run that
+            // measured nothing passes none).
             Metric::Percentile(q) => {
                 if hist.is_empty() {
-                    0.0
+                    f64::NAN
                 } else {
                     hist.value_at_quantile(q / 100.0) as f64
                 }
             }
+            Metric::MeanLatency | Metric::MaxLatency if hist.is_empty() => f64::NAN,
             Metric::MeanLatency => s.latency.mean_ns,
             Metric::MaxLatency => s.latency.max_ns as f64,
             Metric::Throughput => s.ops_per_s,
             Metric::ErrorRate => {
                 if s.ops + s.errors == 0 {
-                    0.0
+                    f64::NAN
                 } else {
                     100.0 * s.errors as f64 / (s.ops + s.errors) as f64
                 }
@@ -181,6 +184,7 @@ impl Slo {
             Metric::Throughput => format!("{}/s", units::format_rate(v)),
             Metric::ErrorRate => format!("{v:.3}%"),
             Metric::TtfbMean | Metric::TtfbPercentile(_) if v.is_nan() => "no GET measured".into(),
+            _ if v.is_nan() => "nothing measured".into(),
             _ => units::format_ns(v),
         }
     }

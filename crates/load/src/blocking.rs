@@ -142,6 +142,19 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
     let stalls: Vec<Arc<Stall>> = (0..conns.len())
         .map(|_| Arc::new(Stall::new(sched.load_start)))
         .collect();
+    {
+        // What a connection leaves unanswered at the end is counted then.
+        let mut r = shared.rec.lock().unwrap_or_else(|e| e.into_inner());
+        let (_, nconns_total) = cfg.global_conn(id, 0);
+        r.pace(
+            cfg.depth,
+            cfg.rate
+                .map(|rate| (1e9 * nconns_total as f64 / rate) as u64),
+        );
+        for s in &stalls {
+            r.watch(s.clone(), None);
+        }
+    }
     std::thread::scope(|scope| {
         for (j, conn) in conns.into_iter().enumerate() {
             let (global, nconns_total) = cfg.global_conn(id, j);

@@ -99,6 +99,9 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
         if ctx.quota.allow(1, start) == 0 || ctx.rec.borrow().finished {
             return Ok(());
         }
+        // Awaited from its start: the watchdog, and the end of the run
+        // (an operation never answered is counted then), see how long.
+        ctx.stall.waiting(start);
         let out = match conn.call(seq).await {
             Ok(Some(o)) => o,
             Ok(None) => return Ok(()),
@@ -106,6 +109,7 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
         };
         seq += 1;
         let now = Instant::now();
+        ctx.stall.progressed(now, false);
         let Some(mut w) = engine::recorder_at(&ctx.rec, ctx.lane, now) else {
             return Ok(());
         };

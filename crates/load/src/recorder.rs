@@ -184,6 +184,8 @@ impl Default for IntervalData {
     }
 }
 
+pub use wirebench_core::result::UNANSWERED;
+
 /// The live recorder of one worker.
 #[derive(Debug, Default)]
 pub struct Recorder {
@@ -321,6 +323,33 @@ impl Recorder {
             None => {
                 self.cur.failures.insert(cause.to_string(), 1);
             }
+        }
+    }
+
+    /// The slowest latency and the operations recorded in the interval
+    /// under way.
+    pub fn so_far(&self) -> (u64, u64) {
+        (self.cur.hist.max(), self.cur.ops)
+    }
+
+    /// Records what a connection left unanswered at the end of the run:
+    /// `outstanding` requests counted as failed ([`UNANSWERED`]), and in
+    /// the latency histogram the requests it would have had answered at
+    /// its pace while it waited (one every `gap_ns`, each as late as it
+    /// waited then: coordinated omission, as an open loop counts it); one
+    /// value of its wait per request without a pace.
+    pub fn unanswered(&mut self, waited_ns: u64, gap_ns: Option<u64>, outstanding: u64) {
+        self.cur.errors += outstanding;
+        *self.cur.failures.entry(UNANSWERED.into()).or_default() += outstanding;
+        let waited = waited_ns.clamp(1, hist::MAX_TRACKED_NS);
+        let (lo, count) = match gap_ns.filter(|&g| g > 0 && g <= waited) {
+            Some(g) => (g, (waited / g).max(outstanding)),
+            None => (waited, outstanding),
+        };
+        hist::record_spread(&mut self.cur.hist, lo, waited, count);
+        if let Some(d) = self.lane_data() {
+            d.errors += outstanding;
+            hist::record_spread(&mut d.hist, lo, waited, count);
         }
     }
 

@@ -156,6 +156,12 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
     if spec.poll {
         w.push(Warning::Polling);
     }
+    if let Some(&requests) = s.failures.get(wirebench_core::result::UNANSWERED) {
+        w.push(Warning::Unanswered {
+            requests,
+            max_wait_ns: s.latency.max_ns,
+        });
+    }
     if let Some(rate) = s.requested_rate_per_s
         && s.measured_ns > 0
     {

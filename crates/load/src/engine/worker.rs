@@ -6,7 +6,7 @@
 
 use super::coordinator::{Gate, Msg, Schedule, WorkerLink};
 use super::pacer::Pacer;
-use crate::recorder::Recorder;
+use crate::recorder::{IntervalData, Recorder};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -157,6 +157,11 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
             };
             let stall = Arc::new(Stall::new(sched.load_start));
             stalls.push(stall.clone());
+            {
+                let mut r = rec.borrow_mut();
+                r.watch(stall.clone(), lane(j));
+                r.pace(cfg.depth, cfg.rate.map(|rate| (1e9 * nconns_total as f64 / rate) as u64));
+            }
             let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall, lane: lane(j), timer: timer.clone() };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
             let errs = ctx.errors.clone();
@@ -242,7 +247,26 @@ pub(crate) struct WorkerRec {
     pub(crate) finished: bool,
     pub(crate) worker: usize,
     pub(crate) msgs: mpsc::Sender<Msg>,
+    /// Each connection's wait (and its endpoint's lane), looked at when
+    /// the run ends: what it never got answered is counted then.
+    conns: Vec<(Arc<Stall>, Option<usize>)>,
+    /// Open loop: a connection's gap between requests.
+    open_gap_ns: Option<u64>,
+    /// Requests a connection keeps outstanding (closed loop), or at most
+    /// (open loop).
+    depth: u64,
+    /// The measured phase so far (intervals taken): the slowest answer
+    /// and the answers.
+    measured_max_ns: u64,
+    measured_ops: u64,
 }
+
+/// A connection still waiting at the end of the run has left requests
+/// unanswered when it has waited this long, and more than twice the
+/// slowest answer of its worker. (The floor is above the VM's longest
+/// platform stalls, ~300 ms: a stall at the very end is not a silent
+/// server.)
+pub(crate) const UNANSWERED_AFTER: Duration = Duration::from_millis(500);
 
 impl WorkerRec {
     pub(crate) fn new(
@@ -258,7 +282,75 @@ impl WorkerRec {
             finished: false,
             worker,
             msgs,
+            conns: Vec::new(),
+            open_gap_ns: None,
+            depth: 1,
+            measured_max_ns: 0,
+            measured_ops: 0,
         }
+    }
+
+    /// How the worker's connections send: `depth` outstanding, and in an
+    /// open loop one request every `open_gap_ns` each.
+    pub(crate) fn pace(&mut self, depth: usize, open_gap_ns: Option<u64>) {
+        self.depth = depth as u64;
+        self.open_gap_ns = open_gap_ns;
+    }
+
+    /// A connection whose wait is looked at when the run ends.
+    pub(crate) fn watch(&mut self, stall: Arc<Stall>, lane: Option<usize>) {
+        self.conns.push((stall, lane));
+    }
+
+    /// Takes the interval under way, keeping the measured phase's slowest
+    /// answer and count.
+    fn take(&mut self) -> IntervalData {
+        if self.measuring() {
+            let (max, ops) = self.rec.so_far();
+            self.measured_max_ns = self.measured_max_ns.max(max);
+            self.measured_ops += ops;
+        }
+        self.rec.take()
+    }
+
+    /// At `end`, the end of the measured phase: each connection that has
+    /// waited longer than [`UNANSWERED_AFTER`] and twice the slowest
+    /// answer left its requests unanswered; they are counted (see
+    /// [`Recorder::unanswered`]), the requests it would have sent at its
+    /// pace meanwhile with them (its open-loop gap; in a closed loop, the
+    /// worker's measured time per operation and connection).
+    fn count_unanswered(&mut self, end: Instant) {
+        if !self.measuring() {
+            return;
+        }
+        let (max, ops) = self.rec.so_far();
+        let slowest = self.measured_max_ns.max(max);
+        let after = (UNANSWERED_AFTER.as_nanos() as u64).max(slowest.saturating_mul(2));
+        let ops = self.measured_ops + ops;
+        let elapsed = crate::engine::coordinator::ns_between(self.sched.measure_start, end);
+        let gap = self.open_gap_ns.or_else(|| {
+            (ops > 0).then(|| {
+                let per = u128::from(elapsed) * self.conns.len() as u128 / u128::from(ops);
+                u64::try_from(per).unwrap_or(u64::MAX)
+            })
+        });
+        let conns = std::mem::take(&mut self.conns);
+        for (stall, lane) in &conns {
+            let Some(waited) = stall.waited(end) else {
+                continue;
+            };
+            let waited = waited.as_nanos() as u64;
+            if waited <= after {
+                continue;
+            }
+            let outstanding = match self.open_gap_ns {
+                Some(g) if g > 0 => (waited / g).clamp(1, self.depth),
+                _ => self.depth,
+            };
+            self.rec.set_lane(*lane);
+            self.rec.unanswered(waited, gap, outstanding);
+        }
+        self.rec.set_lane(None);
     }
 
     pub(crate) fn next_boundary(&self) -> Instant {
@@ -273,7 +365,10 @@ impl WorkerRec {
             if now < end {
                 break;
             }
-            let data = self.rec.take();
+            if self.sched.is_last(self.index) {
+                self.count_unanswered(end);
+            }
+            let data = self.take();
             let _ = self.msgs.send(Msg::Interval {
                 worker: self.worker,
                 index: self.index,
@@ -294,7 +389,8 @@ impl WorkerRec {
     pub(crate) fn finish_now(&mut self, now: Instant) {
         self.advance(now);
         if !self.finished {
-            let data = self.rec.take();
+            self.count_unanswered(now);
+            let data = self.take();
             let _ = self.msgs.send(Msg::Interval {
                 worker: self.worker,
                 index: self.index,

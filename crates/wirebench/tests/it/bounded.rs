@@ -143,3 +143,150 @@ fn issue_35_a_long_input_line_is_echoed_cut() {
     assert!(err.len() < 1000, "{} bytes of stderr", err.len());
     assert!(err.contains("... (10485760 bytes in all)"), "{err}");
 }
+
+/// An HTTP/1.1 server on loopback that answers every request with a
+/// small 200, except on the connection accepted `silent`-th (from 0),
+/// which it reads and never answers.
+fn half_silent_http(silent: usize) -> (String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    std::thread::spawn(move || {
+        let mut k = 0;
+        while !stopping.load(Ordering::Relaxed) {
+            let Ok((mut s, _)) = l.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            let quiet = k == silent;
+            k += 1;
+            let stopping = stopping.clone();
+            std::thread::spawn(move || {
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(Duration::from_millis(200)))
+                    .unwrap();
+                let mut buf = vec![0u8; 64 << 10];
+                let mut pending = Vec::new();
+                while !stopping.load(Ordering::Relaxed) {
+                    match s.read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => pending.extend_from_slice(&buf[..n]),
+                        Err(_) => continue,
+                    }
+                    if quiet {
+                        pending.clear();
+                        continue;
+                    }
+                    while let Some(i) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        pending.drain(..i + 4);
+                        if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (addr, stop)
+}
+
+#[test]
+fn issue_35_a_connection_never_answered_is_counted_and_fails_the_slo() {
+    let _g = shared();
+    let dir = TempDir::new("bounded-silent");
+    // The preflight's connection is the first; the run's three follow, the
+    // last of them never answered.
+    let (addr, stop) = half_silent_http(3);
+    let target = format!("http://{addr}/");
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target",
+            &target,
+            "--conns-per-client",
+            "3",
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+            "--slo",
+            "p99<50ms",
+        ],
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(
+        st.code(),
+        Some(wirebench_core::summaries::EXIT_SLO_MISSED as i32),
+        "{err}"
+    );
+    assert!(r.summary.ops > 100, "{err}");
+    assert_eq!(
+        r.summary.failures.get(wirebench_core::result::UNANSWERED),
+        Some(&1),
+        "{:?}",
+        r.summary.failures
+    );
+    assert!(
+        r.summary.latency.max_ns > 2_500_000_000,
+        "the wait is in the latency: {:?}",
+        r.summary.latency
+    );
+    assert!(!r.slos[0].pass, "{:?}", r.slos);
+    assert!(
+        r.warnings.iter().any(|w| matches!(
+            w,
+            wirebench_core::result::Warning::Unanswered { requests: 1, .. }
+        )),
+        "{:?}",
+        r.warnings
+    );
+    // A healthy run counts nothing unanswered.
+    let (addr, stop) = half_silent_http(usize::MAX);
+    let target = format!("http://{addr}/");
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target",
+            &target,
+            "--conns-per-client",
+            "3",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(st.success(), "{err}");
+    assert!(r.summary.failures.is_empty(), "{:?}", r.summary.failures);
+    assert_eq!(r.summary.errors, 0);
+}
+
+#[test]
+fn issue_35_a_run_that_measured_nothing_passes_no_objective() {
+    let _g = shared();
+    let dir = TempDir::new("bounded-nothing");
+    let (addr, stop) = half_silent_http(1);
+    let target = format!("http://{addr}/");
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target",
+            &target,
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "--slo",
+            "p99<50ms",
+        ],
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(st.code(), Some(1), "{err}");
+    assert!(!r.slos[0].pass && r.slos[0].actual.is_nan(), "{:?}", r.slos);
+}
