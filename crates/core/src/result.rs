@@ -872,6 +872,11 @@ pub mod fixture {
     }
 }
 
+/// A number that JSON wrote as `null` (serde_json writes NaN so) is NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -919,9 +924,4 @@ pub(crate) mod tests {
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back.warnings, r.warnings);
     }
-}
-
-/// A number that JSON wrote as `null` (serde_json writes NaN so) is NaN.
-fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }

@@ -181,10 +181,10 @@ impl Slo {
     /// The actual value with the objective's unit, for people.
     pub fn format_value(&self, v: f64) -> String {
         match self.metric {
-            Metric::Throughput => format!("{}/s", units::format_rate(v)),
-            Metric::ErrorRate => format!("{v:.3}%"),
             Metric::TtfbMean | Metric::TtfbPercentile(_) if v.is_nan() => "no GET measured".into(),
             _ if v.is_nan() => "nothing measured".into(),
+            Metric::Throughput => format!("{}/s", units::format_rate(v)),
+            Metric::ErrorRate => format!("{v:.3}%"),
             _ => units::format_ns(v),
         }
     }
@@ -254,6 +254,15 @@ mod tests {
         assert!(p99.holds(3.9e6, 0.2) && !p99.holds(4.1e6, 0.2) && p99.holds(4.1e6, 0.0));
         assert!(Slo::parse("ops>100").unwrap().holds(121.0, 0.2));
         assert!(!Slo::parse("ops>100").unwrap().holds(119.0, 0.2));
+        // Issue 35: a run that measured nothing meets no objective.
+        let empty = crate::hist::new_hist();
+        let none = Summary::default();
+        for text in ["p99<50ms", "mean<1ms", "max<1s", "errors<1%"] {
+            let o = Slo::parse(text).unwrap().check(&none, &empty);
+            assert!(!o.pass && o.actual.is_nan(), "{text}: {o:?}");
+            let shown = Slo::parse(text).unwrap().format_value(o.actual);
+            assert_eq!(shown, "nothing measured");
+        }
     }
 
     #[test]

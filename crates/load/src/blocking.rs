@@ -151,8 +151,10 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
             cfg.rate
                 .map(|rate| (1e9 * nconns_total as f64 / rate) as u64),
         );
-        for s in &stalls {
-            r.watch(s.clone(), None);
+        if pattern == Pattern::RequestResponse {
+            for s in &stalls {
+                r.watch(s.clone(), None);
+            }
         }
     }
     std::thread::scope(|scope| {

@@ -67,7 +67,13 @@ pub fn run_load_calls<T: CallTransport>(
         let gate = l.gate.clone();
         engine::worker_thread(l.id, gate, move || {
             let id = l.id;
-            engine::async_worker_main(l, |j| t.connect(id, j), |j| t.lane(id, j), drive_calls)
+            engine::async_worker_main(
+                l,
+                true,
+                |j| t.connect(id, j),
+                |j| t.lane(id, j),
+                drive_calls,
+            )
         })
     })
 }

@@ -18,6 +18,7 @@ pub(crate) fn worker_main<T: Transport>(transport: Arc<T>, link: WorkerLink) {
     let (id, pattern) = (link.id, transport.pattern());
     async_worker_main(
         link,
+        pattern == Pattern::RequestResponse,
         |j| transport.connect(id, j),
         |j| transport.lane(id, j),
         move |conn, ctx| drive_conn(conn, pattern, ctx),

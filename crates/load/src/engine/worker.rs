@@ -63,9 +63,11 @@ impl ErrorSlot {
 
 /// A worker of an async transport: connects, waits for the start, then
 /// runs `drive` on each connection on its current-thread runtime until the
-/// run ends, an error, or every connection finished.
+/// run ends, an error, or every connection finished. `answered`: each
+/// request gets an answer (what is unanswered at the end is counted).
 pub(crate) fn async_worker_main<C, CF, D, DF>(
     link: WorkerLink,
+    answered: bool,
     connect: impl Fn(usize) -> CF,
     lane: impl Fn(usize) -> Option<usize>,
     drive: D,
@@ -157,7 +159,9 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
             };
             let stall = Arc::new(Stall::new(sched.load_start));
             stalls.push(stall.clone());
-            {
+            // What a connection of requests and answers leaves unanswered
+            // at the end is counted then.
+            if answered {
                 let mut r = rec.borrow_mut();
                 r.watch(stall.clone(), lane(j));
                 r.pace(cfg.depth, cfg.rate.map(|rate| (1e9 * nconns_total as f64 / rate) as u64));

@@ -288,5 +288,30 @@ fn issue_35_a_run_that_measured_nothing_passes_no_objective() {
     );
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert_eq!(st.code(), Some(1), "{err}");
-    assert!(!r.slos[0].pass && r.slos[0].actual.is_nan(), "{:?}", r.slos);
+    // Its one request, never answered, is all the latency there is.
+    assert!(!r.slos[0].pass && r.slos[0].actual > 1e9, "{:?}", r.slos);
+    // A server that closes every connection at once: nothing at all.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let closer = std::thread::spawn(move || {
+        l.set_nonblocking(true).unwrap();
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < until {
+            match l.accept() {
+                Ok((s, _)) => drop(s),
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    });
+    let target = format!("tcp://{addr}");
+    let (st, r, err) = run_json_or_error(
+        &dir,
+        &["--target", &target, "--duration", "1s", "--slo", "p99<50ms"],
+    );
+    assert_ne!(st.code(), Some(0), "{err}");
+    if let Some(r) = r {
+        assert!(!r.slos[0].pass && r.slos[0].actual.is_nan(), "{:?}", r.slos);
+    }
+    assert!(!err.contains("pass (actual"), "{err}");
+    let _ = closer.join();
 }
