@@ -117,8 +117,14 @@ def serve_fake(server, creds=()):
     """The fake server, pinned: without credentials it serves unsigned
     requests; with them it checks signatures."""
     port = free_port()
-    p = Background([WB, "serve", "--transport", "s3", "--cpus", str(server), "--listen", f"tcp://127.0.0.1:{port}",
-                    "--bucket", "bench", *creds])
+    args = [WB, "serve", "--transport", "s3", "--cpus", str(server), "--listen", f"tcp://127.0.0.1:{port}",
+            "--bucket", "bench"]
+    env = None
+    if creds:
+        # The server takes its secret from the environment only.
+        args += ["--access-key", creds[1]]
+        env = dict(os.environ, AWS_SECRET_ACCESS_KEY=creds[3])
+    p = Background(args, env=env)
     wait_port(port, p)
     return p, f"127.0.0.1:{port}"
 

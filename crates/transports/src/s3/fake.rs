@@ -119,6 +119,11 @@ struct Store {
     max_uploads: usize,
 }
 
+/// The ETag of part `number` of `size` bytes.
+fn part_etag(size: u64, number: i32) -> ETag {
+    etag_of(size ^ ((number as u64) << 48), 0)
+}
+
 fn etag_of(n: u64, parts: u32) -> ETag {
     let h = wirebench_core::spec::mix64(n);
     if parts > 0 {
@@ -484,7 +489,7 @@ impl S3 for Fake {
             .ok_or_else(|| s3_error!(NoSuchUpload))?;
         up.parts.insert(i.part_number, n);
         ok(UploadPartOutput {
-            e_tag: Some(etag_of(n ^ ((i.part_number as u64) << 48), 0)),
+            e_tag: Some(part_etag(n, i.part_number)),
             ..Default::default()
         })
     }
@@ -494,28 +499,45 @@ impl S3 for Fake {
         req: S3Request<CompleteMultipartUploadInput>,
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
         let i = req.input;
-        let up = self
-            .0
-            .uploads
-            .lock()
-            .expect("not poisoned")
-            .remove(&i.upload_id)
+        let listed = i.multipart_upload.and_then(|m| m.parts).unwrap_or_default();
+        // Checked before the upload is taken: a refused completion leaves
+        // it to be completed right, as S3 does.
+        let mut uploads = self.0.uploads.lock().expect("not poisoned");
+        let up = uploads
+            .get(&i.upload_id)
             .ok_or_else(|| s3_error!(NoSuchUpload))?;
         if up.bucket != i.bucket || up.key != i.key {
             return Err(s3_error!(NoSuchUpload, "the upload is of another object"));
         }
-        let listed = i.multipart_upload.and_then(|m| m.parts).unwrap_or_default();
-        let mut size = 0;
-        for p in &listed {
-            let n = p.part_number.unwrap_or(0);
-            match up.parts.get(&n) {
-                Some(s) => size += s,
-                None => return Err(s3_error!(InvalidPart, "part {n} was not uploaded")),
-            }
-        }
         if listed.is_empty() {
             return Err(s3_error!(InvalidPart, "no parts listed"));
         }
+        let mut size = 0;
+        let mut last = 0;
+        for p in &listed {
+            let n = p.part_number.unwrap_or(0);
+            if n <= last {
+                return Err(s3_error!(
+                    InvalidPartOrder,
+                    "part {n} listed after part {last}: list them in ascending order"
+                ));
+            }
+            last = n;
+            let Some(&s) = up.parts.get(&n) else {
+                return Err(s3_error!(InvalidPart, "part {n} was not uploaded"));
+            };
+            // The ETag its upload answered, and nothing else.
+            let uploaded = part_etag(s, n);
+            if p.e_tag.as_ref().map(|e| e.value()) != Some(uploaded.value()) {
+                return Err(s3_error!(
+                    InvalidPart,
+                    "part {n}: its ETag is not the one its upload answered"
+                ));
+            }
+            size += s;
+        }
+        uploads.remove(&i.upload_id);
+        drop(uploads);
         let etag = self
             .0
             .insert(&i.bucket, i.key.clone(), size, listed.len() as u32)?;
@@ -685,6 +707,54 @@ impl Seen {
 }
 
 /// Starts the fake server on its own runtime (`threads` workers).
+/// The longest XML body taken (a CompleteMultipartUpload of 10,000 parts
+/// is ~1 MiB).
+pub const XML_BODY_MAX: u64 = 2 << 20;
+
+/// What a service call of the fake server gives.
+type Answer = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<s3s::HttpResponse, s3s::HttpError>> + Send>,
+>;
+
+fn futures_ready(r: s3s::HttpResponse) -> Answer {
+    Box::pin(std::future::ready(Ok(r)))
+}
+
+/// The answer to a POST whose XML body is too long, or of no announced
+/// length (400 MaxMessageLengthExceeded, 411 MissingContentLength, as S3
+/// answers them); None for any other request.
+fn xml_body_refused<B>(req: &http::Request<B>) -> Option<s3s::HttpResponse> {
+    if req.method() != http::Method::POST {
+        return None;
+    }
+    let len = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let (status, code, message) = match len {
+        Some(n) if n <= XML_BODY_MAX => return None,
+        Some(n) => (
+            http::StatusCode::BAD_REQUEST,
+            "MaxMessageLengthExceeded",
+            format!("an XML body of {n} bytes: at most {XML_BODY_MAX}"),
+        ),
+        None => (
+            http::StatusCode::LENGTH_REQUIRED,
+            "MissingContentLength",
+            "an XML body needs its Content-Length".to_string(),
+        ),
+    };
+    let xml = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{message}</Message></Error>"
+    );
+    http::Response::builder()
+        .status(status)
+        .header(http::header::CONTENT_TYPE, "application/xml")
+        .header(http::header::CONNECTION, "close")
+        .body(s3s::Body::from(xml))
+        .ok()
+}
+
 pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
     let counters = Arc::new(Counters::default());
     let store = Arc::new(Store {
@@ -767,6 +837,12 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                             conns.spawn(async move {
                                 let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
                                     c3.requests.fetch_add(1, Ordering::Relaxed);
+                                    // An XML body (POST: complete an upload,
+                                    // delete objects) is read whole: its size
+                                    // is capped before a byte of it is.
+                                    if let Some(refused) = xml_body_refused(&req) {
+                                        return futures_ready(refused);
+                                    }
                                     let s = match fast.as_ref().and_then(|(v, anon)| Some((presigned(&v.0, &v.1, &req)?, anon))) {
                                         Some((uri, anon)) => {
                                             *req.uri_mut() = uri;
@@ -781,7 +857,7 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                                     if let Some(id) = traced {
                                         trace::record(trace::BEGIN, id);
                                     }
-                                    async move {
+                                    Box::pin(async move {
                                         let r = hyper::service::Service::call(&s, req).await;
                                         if let Some(id) = traced {
                                             // A PUT's body read, a GET's response
@@ -790,7 +866,7 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                                             trace::record(trace::END, id);
                                         }
                                         r
-                                    }
+                                    })
                                 });
                                 let mut http = hyper::server::conn::http1::Builder::new();
                                 http.timer(TokioTimer::new()).header_read_timeout(header_timeout);

@@ -4,7 +4,7 @@
 //! people on stderr; SIGINT or SIGTERM stop it cleanly. A run that embeds a
 //! server starts it with `--order-stdin` and its order on stdin.
 
-use super::error::UsageError;
+use super::error::{UsageError, usage};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,12 +72,13 @@ pub struct ServeArgs {
     /// s3: buckets that exist from the start (repeatable). Default: wirebench.
     #[arg(long)]
     bucket: Vec<String>,
-    /// s3: requests must be signed (SigV4) with this access key and --secret-key. Without
-    /// credentials, anonymous requests are served.
-    #[arg(long, requires = "secret_key")]
+    /// s3: requests must be signed (SigV4) with this access key and the secret key in
+    /// $AWS_SECRET_ACCESS_KEY. Without them, anonymous requests are served.
+    #[arg(long)]
     access_key: Option<String>,
-    /// s3: the secret key.
-    #[arg(long, requires = "access_key")]
+    /// Refused: a secret on the command line is seen by every user of the host (`ps`); set
+    /// AWS_SECRET_ACCESS_KEY instead.
+    #[arg(long, hide = true)]
     secret_key: Option<String>,
     /// s3: answer virtual-host-style requests to BUCKET.DOMAIN (path style always works).
     #[arg(long)]
@@ -107,10 +108,10 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    fn order(self) -> ServeOrder {
+    fn order(self, secret_key: Option<String>) -> ServeOrder {
         let credentials = self
             .access_key
-            .zip(self.secret_key)
+            .zip(secret_key)
             .map(|(access_key, secret_key)| Credentials {
                 access_key,
                 secret_key,
@@ -155,7 +156,23 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
         serde_json::from_str(&line)
             .map_err(|e| UsageError(format!("--order-stdin: not a server order: {e}")))?
     } else {
-        a.order()
+        if a.secret_key.is_some() {
+            usage!(
+                "--secret-key on the command line is seen by every user of this host (ps, /proc): set AWS_SECRET_ACCESS_KEY instead, with --access-key"
+            );
+        }
+        let secret = std::env::var("AWS_SECRET_ACCESS_KEY")
+            .ok()
+            .filter(|s| !s.is_empty());
+        match (&a.access_key, &secret) {
+            (Some(_), None) => usage!(
+                "--access-key: its secret key comes from AWS_SECRET_ACCESS_KEY, which is not set"
+            ),
+            // A secret in the environment alone does not turn on signing:
+            // the access key says that it is wanted.
+            (None, _) => a.order(None),
+            (Some(_), Some(_)) => a.order(secret),
+        }
     };
     let mut out = std::io::stdout().lock();
     serve::serve(

@@ -181,12 +181,19 @@ pub struct Server {
 
 impl Server {
     pub fn start(extra: &[&str]) -> Server {
-        let mut args = vec!["serve", "--listen", "tcp://127.0.0.1:0"];
+        Server::start_env(&[], extra)
+    }
+
+    /// As [`Server::start`], with `NAME=VALUE`s in its environment (a fake
+    /// S3 server's AWS_SECRET_ACCESS_KEY).
+    pub fn start_env(env: &[&str], extra: &[&str]) -> Server {
+        let mut args = env.to_vec();
+        args.extend([BIN, "serve", "--listen", "tcp://127.0.0.1:0"]);
         if !extra.contains(&"--cpus") {
             args.extend(["--cpus", "0"]);
         }
         args.extend_from_slice(extra);
-        let proc = Proc::spawn(&args);
+        let proc = Proc::spawn_program("env", &args);
         let first = proc
             .stdout
             .recv_timeout(Duration::from_secs(20))

@@ -21,6 +21,7 @@ mod openloop;
 mod report;
 mod results;
 mod s3;
+mod s3_fake;
 mod shm;
 mod sweep;
 mod trust;

@@ -306,14 +306,10 @@ fn an_unreachable_endpoint_wrong_credentials_or_a_missing_bucket_fail_up_front()
     };
     let t = format!("s3://{dead}/bench");
     fails_up_front(&["--transport", "s3", "--target", &t], 1, "cannot reach");
-    let srv = Server::start(&[
-        "--transport",
-        "s3",
-        "--access-key",
-        "AKTEST",
-        "--secret-key",
-        "right-secret",
-    ]);
+    let srv = Server::start_env(
+        &["AWS_SECRET_ACCESS_KEY=right-secret"],
+        &["--transport", "s3", "--access-key", "AKTEST"],
+    );
     let addr = srv
         .endpoint
         .strip_prefix("s3://")
@@ -661,14 +657,10 @@ fn the_aws_sdk_for_python_works_against_the_fake_server() {
     let Some(py) = python_with("boto3", "boto3==1.44.5") else {
         return;
     };
-    let srv = Server::start(&[
-        "--transport",
-        "s3",
-        "--access-key",
-        "AKSDK",
-        "--secret-key",
-        "sdk-secret",
-    ]);
+    let srv = Server::start_env(
+        &["AWS_SECRET_ACCESS_KEY=sdk-secret"],
+        &["--transport", "s3", "--access-key", "AKSDK"],
+    );
     let addr = srv
         .endpoint
         .strip_prefix("s3://")
