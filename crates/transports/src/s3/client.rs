@@ -543,10 +543,69 @@ pub fn xml_count(xml: &str, name: &str) -> usize {
     xml.matches(&format!("<{name}>")).count()
 }
 
+/// The keys of a ListObjectsV2 answer, once it is read as one: well-formed
+/// XML whose root is `ListBucketResult`; else why not (an answer the client
+/// cannot read is a failure, never a success).
+pub fn list_keys(body: &[u8]) -> Result<u64, String> {
+    use quick_xml::events::Event;
+    let mut r = quick_xml::Reader::from_reader(body);
+    let mut buf = Vec::new();
+    let (mut depth, mut root, mut keys) = (0usize, None, 0u64);
+    loop {
+        let event = r
+            .read_event_into(&mut buf)
+            .map_err(|_| "not XML".to_string())?;
+        match event {
+            Event::Start(e) => {
+                if depth == 0 {
+                    root = Some(e.name().as_ref().to_vec());
+                } else if depth == 2 && e.name().as_ref() == b"Key" {
+                    keys += 1;
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            Event::Empty(e) if depth == 0 => root = Some(e.name().as_ref().to_vec()),
+            Event::Text(t) if depth == 0 && !t.iter().all(u8::is_ascii_whitespace) => {
+                return Err("not XML (text outside an element)".into());
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    match root.as_deref() {
+        _ if depth > 0 => Err("not XML (cut short)".into()),
+        Some(b"ListBucketResult") => Ok(keys),
+        Some(other) => Err(format!(
+            "not a ListBucketResult (a {})",
+            String::from_utf8_lossy(other)
+        )),
+        None => Err("not XML (empty)".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::s3::fake;
+
+    #[test]
+    fn issue_35_a_list_answer_is_read_or_failed() {
+        let ok = b"<?xml version=\"1.0\"?>\n<ListBucketResult><Name>b</Name><Contents><Key>a</Key></Contents><Contents><Key>b</Key></Contents></ListBucketResult>";
+        assert_eq!(list_keys(ok), Ok(2));
+        assert_eq!(list_keys(b"<ListBucketResult/>"), Ok(0));
+        for (bad, why) in [
+            (&b"<<<not xml"[..], "not XML"),
+            (b"", "not XML (empty)"),
+            (b"<ListBucketResult><Contents>", "cut short"),
+            (b"<Error><Code>x</Code></Error>", "a Error"),
+            (b"hello", "text outside"),
+        ] {
+            let e = list_keys(bad).unwrap_err();
+            assert!(e.contains(why), "{}: {e}", String::from_utf8_lossy(bad));
+        }
+    }
 
     /// A connection the server closed while it was idle is opened again,
     /// and the request sent on it answered (and checked byte for byte); a

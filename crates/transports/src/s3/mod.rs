@@ -512,11 +512,15 @@ impl S3Conn {
         // A list workload's objects are all there (prepared, never deleted):
         // a first page has min(objects, 1000) keys.
         let check = w.verify && w.spec.workload == S3Workload::List;
-        let failure = r.failure.clone().or_else(|| {
-            let keys = || client::xml_count(&String::from_utf8_lossy(&r.kept), "Key") as u64;
-            (check && keys() != w.spec.objects.min(1000))
-                .then(|| "list mismatch (keys listed)".to_string())
-        });
+        // An answer is read as a ListBucketResult, or it is a failure.
+        let failure = r
+            .failure
+            .clone()
+            .or_else(|| match client::list_keys(&r.kept) {
+                Err(why) => Some(format!("list answer {why}")),
+                Ok(keys) => (check && keys != w.spec.objects.min(1000))
+                    .then(|| "list mismatch (keys listed)".to_string()),
+            });
         Ok(outcome(
             "list",
             r.first_body_at.or(Some(r.headers_at)),

@@ -160,3 +160,97 @@ fn issue_35_the_fake_servers_secret_is_never_on_its_command_line() {
         "{err}"
     );
 }
+
+/// An S3 "server" that answers every request 200 with an empty body, and
+/// a listing with `listing`.
+fn lying_s3(listing: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    std::thread::spawn(move || {
+        while !stopping.load(Ordering::Relaxed) {
+            let Ok((s, _)) = l.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            let stopping = stopping.clone();
+            std::thread::spawn(move || {
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(Duration::from_millis(200)))
+                    .unwrap();
+                let mut w = s.try_clone().unwrap();
+                let mut r = BufReader::new(s);
+                while !stopping.load(Ordering::Relaxed) {
+                    let mut line = String::new();
+                    match r.read_line(&mut line) {
+                        Ok(0) => return,
+                        Ok(_) => {}
+                        Err(_) => continue,
+                    }
+                    let mut len = 0usize;
+                    loop {
+                        let mut h = String::new();
+                        if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                            break;
+                        }
+                        if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0u8; len];
+                    let _ = r.read_exact(&mut body);
+                    let answer = if line.starts_with("GET") && line.contains("list-type=2") {
+                        listing
+                    } else {
+                        ""
+                    };
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nETag: \"e\"\r\n\r\n{answer}",
+                        answer.len()
+                    );
+                    if w.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, stop)
+}
+
+#[test]
+fn issue_35_a_listing_that_is_not_xml_is_a_failure_not_a_success() {
+    let _g = shared();
+    let dir = TempDir::new("s3-lying");
+    let (addr, stop) = lying_s3("<<<not xml");
+    let target = format!("s3://{addr}/bkt");
+    let (_, r, err) = run_json_or_error(
+        &dir,
+        &[
+            "--transport",
+            "s3",
+            "--target",
+            &target,
+            "--workload",
+            "list",
+            "--objects",
+            "2",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+        ],
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let r = r.unwrap_or_else(|| panic!("a result: {err}"));
+    assert_eq!(r.summary.ops, 0, "{err}");
+    assert!(r.summary.errors > 0, "{err}");
+    assert!(
+        r.summary.failures.contains_key("list answer not XML"),
+        "{:?}",
+        r.summary.failures
+    );
+}
