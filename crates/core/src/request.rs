@@ -2377,10 +2377,23 @@ impl RunRequest {
                     .unwrap_or_else(|| others(&s).unwrap_or_else(|| usable.clone()));
                 (c, Some(s))
             }
-            true => (
-                self.client_cpus.clone().unwrap_or_else(|| usable.clone()),
-                None,
-            ),
+            true => {
+                // A server on this host that nothing observes may share the
+                // client's CPUs: its CPU then reads as other processes'.
+                let observed = !self.server_pid.is_empty()
+                    || self.server_cgroup.is_some()
+                    || self.server_cmd.is_some();
+                let here = self.target.as_ref().is_some_and(|t| t.on_this_host());
+                if self.client_cpus.is_none() && here && !observed && self.agents.is_empty() {
+                    notes.push(format!(
+                        "the server runs on this host, unobserved, and may share the client's CPUs ({usable}): its CPU would read as other processes'; keep them apart with --client-cpus, and observe it with --server-pid or --server-cmd"
+                    ));
+                }
+                (
+                    self.client_cpus.clone().unwrap_or_else(|| usable.clone()),
+                    None,
+                )
+            }
             false => {
                 let (c, s) = match (&self.client_cpus, &self.server_cpus) {
                     (Some(c), Some(s)) => (c.clone(), s.clone()),

@@ -515,12 +515,24 @@ pub enum Warning {
     ClientBound { client_cpu_pct: f64, cpus: usize },
     /// The server used nearly all its CPUs: it is likely the limit.
     ServerBound { server_cpu_pct: f64, cpus: usize },
+    /// Both did: either may be the limit (never said as two verdicts that
+    /// contradict each other).
+    BothBound {
+        client_cpu_pct: f64,
+        client_cpus: usize,
+        server_cpu_pct: f64,
+        server_cpus: usize,
+    },
     /// The run's threads waited for a CPU, or other processes used the
     /// run's CPUs: the figures include contention the server did not cause.
     MachineBusy {
         runq_wait_s: f64,
         foreign_cpu_s: f64,
         measured_s: f64,
+        /// The server runs on this host unobserved: its CPU is among the
+        /// other processes'.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        server_unobserved: bool,
     },
     /// Busy-polling: the polling cores read 100% busy whatever the load.
     Polling,
@@ -585,13 +597,32 @@ impl std::fmt::Display for Warning {
                 f,
                 "the server used {server_cpu_pct:.0}% of its {cpus} CPU(s): the result is likely server-bound"
             ),
+            Warning::BothBound {
+                client_cpu_pct,
+                client_cpus,
+                server_cpu_pct,
+                server_cpus,
+            } => write!(
+                f,
+                "the client used {client_cpu_pct:.0}% of the {client_cpus} CPU(s) it may use and the server {server_cpu_pct:.0}% of its {server_cpus}: either may be the limit; give the client more CPUs (or the server fewer) to tell which"
+            ),
             Warning::MachineBusy {
                 runq_wait_s,
                 foreign_cpu_s,
                 measured_s,
+                server_unobserved: false,
             } => write!(
                 f,
                 "the machine was busy: the run's threads waited {runq_wait_s:.2} s for a CPU and other processes took {foreign_cpu_s:.2} s of CPU on the run's CPUs, in {measured_s:.1} s measured; the figures include contention the server did not cause"
+            ),
+            Warning::MachineBusy {
+                runq_wait_s,
+                foreign_cpu_s,
+                measured_s,
+                server_unobserved: true,
+            } => write!(
+                f,
+                "the run's CPUs were shared: its threads waited {runq_wait_s:.2} s for a CPU and other processes took {foreign_cpu_s:.2} s of CPU on them, in {measured_s:.1} s measured; the server under test runs on this host unobserved, so its own CPU is among them (observe it with --server-pid or --server-cmd, and keep the client off its CPUs with --client-cpus)"
             ),
             Warning::Polling => {
                 f.write_str("busy-polling: polling cores show 100% busy whatever the load")

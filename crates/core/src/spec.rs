@@ -296,6 +296,23 @@ impl Endpoint {
             Endpoint::Unix(_) => None,
         }
     }
+
+    /// Whether the endpoint is on this host: a Unix socket, or a loopback
+    /// address (`127.0.0.0/8`, `::1`, `localhost`).
+    pub fn on_this_host(&self) -> bool {
+        let Some(addr) = self.tcp_addr() else {
+            return true;
+        };
+        let host = match addr.rsplit_once(':') {
+            Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h,
+            _ => addr,
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
 }
 
 /// `HOST[:PORT]` with the default port added when none is given; None when

@@ -66,7 +66,7 @@ fn stall_ms_per_s(s: &Summary) -> f64 {
     }
 }
 
-pub const METRICS: [Metric; 10] = [
+pub const METRICS: [Metric; 11] = [
     Metric {
         name: "ops/s",
         key: "ops_per_s",
@@ -136,6 +136,16 @@ pub const METRICS: [Metric; 10] = [
         of_run: |s| s.client_cpu_us_per_op,
         of_interval: None,
         optional: false,
+    },
+    Metric {
+        name: "server CPU per op",
+        key: "server_cpu_per_op",
+        unit: "us",
+        better: Better::Lower,
+        words: ("cheaper", "costlier"),
+        of_run: |s| s.server_cpu_us_per_op.unwrap_or(f64::NAN),
+        of_interval: None,
+        optional: true,
     },
     Metric {
         name: "platform stalls",
@@ -283,6 +293,82 @@ pub fn differ(a: &[f64], b: &[f64]) -> Option<bool> {
     let t = (mb - ma) / (va + vb).sqrt();
     let df = (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0));
     Some(t.abs() > t975(whole_usize(df.floor().max(1.0))))
+}
+
+/// The settings in which the variants differ, each with every variant's
+/// value (A's first): what a verdict is about. The run's spec is compared
+/// key by key (`transport.kind`, `target`, `clients`...), as its first
+/// run has it.
+pub fn differences(variants: &[Variant]) -> Vec<(String, Vec<String>)> {
+    fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    flatten(&key, v, out);
+                }
+            }
+            serde_json::Value::String(s) => out.push((prefix.to_string(), s.clone())),
+            other => out.push((prefix.to_string(), other.to_string())),
+        }
+    }
+    let specs: Vec<Vec<(String, String)>> = variants
+        .iter()
+        .map(|v| {
+            let mut out = Vec::new();
+            if let Some(r) = v.runs.first() {
+                flatten(
+                    "",
+                    &serde_json::to_value(&r.spec).unwrap_or_default(),
+                    &mut out,
+                );
+            }
+            out
+        })
+        .collect();
+    let mut keys: Vec<&String> = specs.iter().flatten().map(|(k, _)| k).collect();
+    // The transport, then the target, then the rest by name.
+    let rank = |k: &str| match k {
+        "transport.kind" => 0,
+        _ if k.starts_with("target") => 1,
+        _ => 2,
+    };
+    keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.cmp(b)));
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|k| {
+            let values: Vec<String> = specs
+                .iter()
+                .map(|s| {
+                    s.iter()
+                        .find(|(x, _)| x == k)
+                        .map_or("-".to_string(), |(_, v)| v.clone())
+                })
+                .collect();
+            values
+                .iter()
+                .any(|v| *v != values[0])
+                .then(|| (k.clone(), values))
+        })
+        .collect()
+}
+
+/// The transports of the variants when they are not all the same: a
+/// verdict across them compares different work.
+pub fn transports_differ(variants: &[Variant]) -> Option<Vec<String>> {
+    let kinds: Vec<String> = variants
+        .iter()
+        .map(|v| {
+            v.runs
+                .first()
+                .map_or("-".into(), |r| r.spec.kind().to_string())
+        })
+        .collect();
+    kinds.iter().any(|k| *k != kinds[0]).then_some(kinds)
 }
 
 /// Every metric for every variant, against the first.
@@ -544,10 +630,25 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
         }
         t.row(cells);
     }
-    let mut d = Document::new("")
-        .push(Block::List(legend))
-        .table(t)
-        .text(NOTE);
+    let differs: Vec<(String, String)> = differences(variants)
+        .into_iter()
+        .map(|(k, values)| {
+            let each: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("{} {}", letter(i), wirebench_core::units::excerpt(v, 60)))
+                .collect();
+            (k, each.join(", "))
+        })
+        .collect();
+    let mut d = Document::new("").push(Block::List(legend));
+    d = if differs.is_empty() {
+        d.text("The variants' settings are the same: they differ in what the runs do not record (build, server, machine).")
+    } else {
+        d.text("What differs between the variants (the verdicts below are about it):")
+            .push(Block::List(differs))
+    };
+    let mut d = d.table(t).text(NOTE);
     if let Some(r) = rows.iter().find(|r| r.metric.key == "stall_ms_per_s") {
         for (i, (_, v)) in r.against_first.iter().enumerate() {
             let periods = (probe_period(&variants[0]), probe_period(&variants[i + 1]));

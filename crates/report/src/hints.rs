@@ -10,6 +10,8 @@ pub enum Kind {
     ClientBound,
     /// The server used nearly all its CPUs: it is likely the limit.
     ServerBound,
+    /// Both did: either may be the limit.
+    BothBound,
     /// Run-queue wait or other processes' CPU on the run's CPUs.
     MachineBusy,
     /// The hiccup meter saw the platform stop everything.
@@ -83,13 +85,30 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
                     "the server's CPU time was {server_cpu_pct:.0}% of its {cpus} CPU(s) over the measured seconds"
                 ),
             ),
+            Warning::BothBound {
+                client_cpu_pct,
+                client_cpus,
+                server_cpu_pct,
+                server_cpus,
+            } => (
+                Kind::BothBound,
+                "the client and the server both used nearly all their CPUs: either may be the limit",
+                format!(
+                    "the client's own CPU time was {client_cpu_pct:.0}% of the {client_cpus} CPU(s) it may use, the server's {server_cpu_pct:.0}% of its {server_cpus}; give the client more CPUs to tell which"
+                ),
+            ),
             Warning::MachineBusy {
                 runq_wait_s,
                 foreign_cpu_s,
                 measured_s,
+                server_unobserved,
             } => (
                 Kind::MachineBusy,
-                "the machine was busy: part of what was measured is contention the server did not cause",
+                if *server_unobserved {
+                    "the run's CPUs were shared, the unobserved server under test among them: observe it to tell its CPU from others'"
+                } else {
+                    "the machine was busy: part of what was measured is contention the server did not cause"
+                },
                 format!(
                     "run-queue wait {runq_wait_s:.2} s and other processes' CPU {foreign_cpu_s:.2} s on the run's CPUs, in {measured_s:.1} s measured"
                 ),
@@ -123,7 +142,11 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
         });
     }
     // A result of schema 2 has the client-bound verdict without its figures.
-    if r.summary.client_bound && !out.iter().any(|h| h.kind == Kind::ClientBound) {
+    if r.summary.client_bound
+        && !out
+            .iter()
+            .any(|h| matches!(h.kind, Kind::ClientBound | Kind::BothBound))
+    {
         out.push(Hint {
             kind: Kind::ClientBound,
             run_id: id.clone(),

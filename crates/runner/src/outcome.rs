@@ -131,26 +131,37 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
     if cfg!(debug_assertions) {
         w.push(Warning::DebugBuild);
     }
-    if s.client_bound {
-        w.push(Warning::ClientBound {
+    let client_cpus = client_capacity(spec, placement);
+    let server_cpus = placement.server_cpus.as_ref().map_or(0, |c| c.len());
+    match (s.client_bound, s.server_bound) {
+        // Never two verdicts that contradict each other.
+        (true, true) => w.push(Warning::BothBound {
             client_cpu_pct: s.client_cpu_pct.unwrap_or(0.0),
-            cpus: client_capacity(spec, placement),
-        });
-    }
-    if s.server_bound {
-        w.push(Warning::ServerBound {
+            client_cpus,
             server_cpu_pct: s.server_cpu_pct.unwrap_or(0.0),
-            cpus: placement.server_cpus.as_ref().map_or(0, |c| c.len()),
-        });
+            server_cpus,
+        }),
+        (true, false) => w.push(Warning::ClientBound {
+            client_cpu_pct: s.client_cpu_pct.unwrap_or(0.0),
+            cpus: client_cpus,
+        }),
+        (false, true) => w.push(Warning::ServerBound {
+            server_cpu_pct: s.server_cpu_pct.unwrap_or(0.0),
+            cpus: server_cpus,
+        }),
+        (false, false) => {}
     }
     let secs = s.measured_ns as f64 / 1e9;
     let runq = s.client_runq_wait_s.unwrap_or(0.0) + s.server_runq_wait_s.unwrap_or(0.0);
     let foreign = s.foreign_cpu_s.unwrap_or(0.0);
     if secs > 0.0 && (runq > BUSY_RUNQ_SHARE * secs || foreign > BUSY_FOREIGN_SHARE * secs) {
+        let server_unobserved = spec.observe.is_none()
+            && matches!(&spec.target, TargetSpec::External { endpoint } if endpoint.on_this_host());
         w.push(Warning::MachineBusy {
             runq_wait_s: runq,
             foreign_cpu_s: foreign,
             measured_s: secs,
+            server_unobserved,
         });
     }
     if spec.poll {
@@ -647,5 +658,43 @@ mod tests {
         // A quiet run raises nothing.
         let (_, w) = judged("{}", 2.0, 2.0, (40.0, 40.0), |_| {});
         assert!(w.is_empty(), "{w:?}");
+    }
+
+    #[test]
+    fn issue_35_one_verdict_on_the_limit_and_the_server_named_among_others() {
+        // Both saturated: one warning, never "client-bound" beside
+        // "server-bound".
+        let (s, w) = judged("{}", 4.9, 4.9, (98.0, 98.0), |_| {});
+        assert!(s.client_bound && s.server_bound, "{s:?}");
+        assert_eq!(kinds(&w), ["both_bound"]);
+        let text = w[0].to_string();
+        assert!(text.contains("either may be the limit"), "{text}");
+        // A server on this host that nothing observes: its CPU is among the
+        // other processes', and the warning says so (a placement note too).
+        let json = r#"{"target": "redis://127.0.0.1:6379"}"#;
+        let (_, w) = judged(json, 1.0, 0.0, (100.0, 100.0), |s| s.server_cpu_s = None);
+        assert_eq!(kinds(&w), ["machine_busy"]);
+        assert!(
+            w[0].to_string()
+                .contains("the server under test runs on this host unobserved"),
+            "{}",
+            w[0]
+        );
+        let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+        let (_, p) = serde_json::from_str::<RunRequest>(json)
+            .unwrap()
+            .check(&topo)
+            .unwrap();
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("the server runs on this host, unobserved")),
+            "{:?}",
+            p.notes
+        );
+        // Beyond this host, or observed: not said.
+        let far = r#"{"target": "redis://10.0.0.7:6379"}"#;
+        let (_, w) = judged(far, 1.0, 0.0, (100.0, 100.0), |s| s.server_cpu_s = None);
+        assert!(!w[0].to_string().contains("unobserved"), "{}", w[0]);
     }
 }

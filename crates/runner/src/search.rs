@@ -93,6 +93,21 @@ pub fn search(
             format!("{} must be at least 0 and below 0.9", settings.headroom),
         ));
     }
+    // Each step's result would say nothing of an observed server (its
+    // report comes when the session closes): refused by name, rather than
+    // taken and ignored.
+    for (flag, set) in [
+        ("--server-pid", !req.server_pid.is_empty()),
+        ("--server-cgroup", req.server_cgroup.is_some()),
+        ("--server-cmd", req.server_cmd.is_some()),
+    ] {
+        if set {
+            return Err(bad(
+                flag,
+                "search does not observe the server of its steps: search without it, then observe the server in `wirebench run --rate RATE` at the rate found",
+            ));
+        }
+    }
     if settings.max_steps < 2 {
         return Err(bad(
             "--max-steps",

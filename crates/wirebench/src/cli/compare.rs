@@ -19,7 +19,8 @@ pub struct CompareArgs {
     /// Also write an HTML page: the table, and the plots with the variants overlaid.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Replace the file -o names if it exists (never done without it).
+    /// Replace the file -o names if it exists (never done without it), and give verdicts
+    /// between variants of different transports (refused without it: they do different work).
     #[arg(long)]
     force: bool,
     /// md (the table, for people) or json (every figure, for tools).
@@ -54,6 +55,19 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             runs,
         });
     }
+    if let Some(kinds) = compare::transports_differ(&variants)
+        && !a.force
+    {
+        let each: Vec<String> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| format!("{} is {k}", compare::letter(i)))
+            .collect();
+        usage!(
+            "the variants are of different transports ({}): they do different work, so 'faster' or 'slower' would say nothing of the servers; compare variants of one transport, or add --force to see the figures side by side anyway",
+            each.join(", ")
+        );
+    }
     if let Some(o) = &a.output {
         check_page(o, a.force)?;
     }
@@ -66,6 +80,11 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if a.format == "json" {
         let mut j = compare::json(&variants, &rows);
+        j["differs"] = compare::differences(&variants)
+            .into_iter()
+            .map(|(k, v)| (k, serde_json::json!(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
         j["fail_if"] = serde_json::json!(tripped
             .iter()
             .map(|t| serde_json::json!({"condition": t.gate, "variant": t.variant.to_string(), "change_pct": t.change_pct}))

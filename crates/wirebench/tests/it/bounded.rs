@@ -315,3 +315,45 @@ fn issue_35_a_run_that_measured_nothing_passes_no_objective() {
     assert!(!err.contains("pass (actual"), "{err}");
     let _ = closer.join();
 }
+
+#[test]
+fn issue_35_compare_says_what_differs_and_refuses_a_verdict_across_transports() {
+    let _g = shared();
+    let dir = TempDir::new("hints-compare");
+    let run = |sub: &str, extra: &[&str]| {
+        let mut args = vec!["--duration", "1s", "--warmup", "0s"];
+        args.extend_from_slice(extra);
+        let root = TempDir(dir.path().join(sub));
+        std::fs::create_dir_all(root.path()).unwrap();
+        let (st, _, err) = run_json(&root, &args);
+        assert!(st.success(), "{err}");
+        let d = only_run_dir(&root);
+        std::mem::forget(root);
+        d.display().to_string()
+    };
+    let a = run("a", &["--arch", "reactor"]);
+    let b = run("b", &["--arch", "pool"]);
+    let c = run("c", &["--transport", "s3"]);
+    let compare = |args: &[&str]| {
+        let mut all = vec!["compare"];
+        all.extend_from_slice(args);
+        let mut p = Proc::spawn(&all);
+        let st = p.wait(Duration::from_secs(60));
+        (st.code(), p.stdout_all(), p.stderr_all())
+    };
+    let (code, out, err) = compare(&[&a, &b]);
+    assert_eq!(code, Some(0), "{err}");
+    let differs = out.find("What differs").expect("what differs comes first");
+    assert!(out.find("| metric |").unwrap() > differs, "{out}");
+    assert!(out.contains("- target.arch: A reactor, B pool"), "{out}");
+    assert!(out.contains("server CPU per op"), "{out}");
+    let (code, _, err) = compare(&[&a, &c]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("the variants are of different transports (A is msgr, B is s3)"),
+        "{err}"
+    );
+    let (code, out, err) = compare(&["--force", &a, &c]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("- transport.kind: A msgr, B s3"), "{out}");
+}
