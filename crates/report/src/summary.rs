@@ -347,7 +347,20 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         )?;
     }
     writeln!(out, "  messages sent:     {}", s.messages_sent)?;
-    writeln!(out, "  messages received: {}", s.messages_received)?;
+    // Requests and answers that cross the phase's edges: said, not hidden.
+    let why = match s.messages_received.cmp(&s.messages_sent) {
+        _ if !r.spec.transport.has_response() => String::new(),
+        std::cmp::Ordering::Equal => String::new(),
+        std::cmp::Ordering::Greater => format!(
+            " ({} more than sent in the measured phase: requests sent in the warm-up, answered in it)",
+            s.messages_received - s.messages_sent
+        ),
+        std::cmp::Ordering::Less => format!(
+            " ({} fewer than sent: requests in flight when the measured phase ended)",
+            s.messages_sent - s.messages_received
+        ),
+    };
+    writeln!(out, "  messages received: {}{why}", s.messages_received)?;
     writeln!(
         out,
         "  messaging time:    {:.6} s",

@@ -161,6 +161,18 @@ pub fn signal_process(pid: u32, kill: bool) -> io::Result<()> {
     send(pid, sig)
 }
 
+/// Sends a process the termination signal named (`SIGINT`, `SIGTERM`,
+/// `SIGHUP`), SIGTERM for any other name or none: what a parent received,
+/// passed on so that its child records it by its own name.
+pub fn forward_signal(pid: u32, name: Option<&str>) -> io::Result<()> {
+    let sig = match name {
+        Some("SIGINT") => Signal::SIGINT,
+        Some("SIGHUP") => Signal::SIGHUP,
+        _ => Signal::SIGTERM,
+    };
+    send(pid, sig)
+}
+
 /// Sends SIGINT to a process by PID (perf writes its data on SIGINT).
 pub fn interrupt_process(pid: u32) -> io::Result<()> {
     send(pid, Signal::SIGINT)

@@ -105,30 +105,64 @@ pub fn sweep(
             runs: vec![],
         },
     };
-    ix.planned = runs.len();
-    ix.spec_hash = Some(index::spec_hash(runs.iter().flat_map(|r| &r.requests)));
-    std::fs::create_dir_all(&dir)?;
+    let new_hash = index::spec_hash(runs.iter().flat_map(|r| &r.requests));
     let stale = changed_points(&ix, runs);
-    if !stale.is_empty() && existing != Existing::ResumeForce {
-        let mut what: Vec<&str> = stale
+    // Points made before that this plan no longer has (a value taken out
+    // of the matrix), and points it adds.
+    let removed: Vec<&str> = ix
+        .runs
+        .iter()
+        .filter(|e| !runs.iter().any(|r| r.key == e.key))
+        .map(|e| e.key.as_str())
+        .collect();
+    let edited = ix.spec_hash.as_ref().is_some_and(|h| *h != new_hash);
+    if resume
+        && (edited || !stale.is_empty() || !removed.is_empty())
+        && existing != Existing::ResumeForce
+    {
+        let mut what: Vec<String> = Vec::new();
+        if ix.planned != runs.len() {
+            what.push(format!("{} run(s) planned, {} now", ix.planned, runs.len()));
+        }
+        if !removed.is_empty() {
+            what.push(format!(
+                "no longer planned: {}",
+                wirebench_core::units::excerpt(&removed.join(", "), 300)
+            ));
+        }
+        let mut changed: Vec<&str> = stale
             .iter()
             .flat_map(|(_, c)| c.iter().map(String::as_str))
             .collect();
-        what.dedup();
+        changed.dedup();
+        if !changed.is_empty() {
+            what.push(format!(
+                "{} run(s) made with other settings: {}",
+                stale.len(),
+                changed.join("; ")
+            ));
+        }
+        if what.is_empty() {
+            what.push("its runs' settings changed".into());
+        }
         return Err(RunError::Spec(SpecError::Flag {
             flag: "--resume",
             why: format!(
-                "refused: the spec changed since {} of the runs in {} were made ({}); --resume --force runs those points again, or give the experiment a new name",
-                stale.len(),
+                "refused: the spec changed since the experiment in {} was planned ({}); --resume-changed runs the changed and new points and leaves out those no longer planned, or give the experiment a new name",
                 dir.display(),
                 what.join("; ")
             ),
         }));
     }
+    ix.planned = runs.len();
+    ix.spec_hash = Some(new_hash);
+    std::fs::create_dir_all(&dir)?;
+    // Only points of this plan count as done.
     let done: Vec<String> = ix
         .runs
         .iter()
         .filter(|e| e.status == "complete" && !stale.iter().any(|(k, _)| *k == e.key))
+        .filter(|e| runs.iter().any(|r| r.key == e.key))
         .map(|e| e.key.clone())
         .collect();
     let todo: Vec<&PlannedRun> = runs.iter().filter(|r| !done.contains(&r.key)).collect();
@@ -220,11 +254,12 @@ fn run_one(exe: &Path, dir: &Path, r: &PlannedRun, cancel: &Cancel) -> Result<En
         if running == 0 {
             break;
         }
-        // Ctrl-C: the run under way is stopped as on SIGTERM, its partial
-        // result saved.
+        // Ctrl-C, SIGTERM: the run under way gets the same signal (it
+        // records it by its name), its partial result saved.
         if cancel.is_cancelled() && !forwarded {
+            let signal = cancel.reason().and_then(|r| r.split_whitespace().next());
             for c in &children {
-                let _ = process::signal_process(c.id(), false);
+                let _ = process::forward_signal(c.id(), signal);
             }
             forwarded = true;
         }

@@ -23,13 +23,17 @@ pub struct SweepArgs {
     #[arg(long)]
     dry_run: bool,
     /// Continue an interrupted sweep: runs already complete are skipped. Refused when the spec
-    /// changed since; with --force, the points whose runs changed are run again.
+    /// or its matrix changed since (the change named); see --resume-changed.
     #[arg(long)]
     resume: bool,
+    /// Continue a sweep whose spec changed: the changed and new points run, the points no
+    /// longer planned are left out of the count.
+    #[arg(long, conflicts_with = "resume")]
+    resume_changed: bool,
     #[arg(
         long,
         requires = "resume",
-        help = "With --resume: run again the points the spec changed"
+        help = "With --resume: the same as --resume-changed"
     )]
     force: bool,
     /// Root of the results: the experiment goes to DIR/NAME/.
@@ -102,7 +106,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         &a.file,
         &runs,
         &a.results,
-        sweep::Existing::of(a.resume, a.force),
+        sweep::Existing::of(a.resume || a.resume_changed, a.force || a.resume_changed),
         &cancel,
         &mut Progress(began),
     )

@@ -270,6 +270,75 @@ depth = [1, 2]
             "not run again: {r}"
         );
     }
+
+    // Issue 35: a value taken out of the matrix is a change too: refused,
+    // named; --resume-changed leaves the old points out of the count.
+    let edited = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("depth = [1, 2]", "depth = [1]");
+    std::fs::write(&spec, edited).unwrap();
+    let (st, err) = resume(false);
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(
+        err.contains("4 run(s) planned, 2 now") && err.contains("no longer planned: "),
+        "{err}"
+    );
+    let mut p = Proc::spawn(&[
+        "sweep",
+        &spec,
+        "--results",
+        results.to_str().unwrap(),
+        "--resume-changed",
+    ]);
+    let st = p.wait(Duration::from_secs(120));
+    let err = p.stderr_all();
+    assert!(st.success(), "{err}");
+    assert!(
+        err.contains("resuming: 2 of 2 run(s) complete already"),
+        "{err}"
+    );
+}
+
+#[test]
+fn issue_35_a_sweep_stopped_with_sigint_records_sigint() {
+    let _g = shared();
+    let dir = TempDir::new("sweep-sigint");
+    let results = dir.path().join("results");
+    let spec = write_spec(
+        &dir,
+        "sigint.toml",
+        "name = \"sigint\"\n[base]\nduration = \"30s\"\nwarmup = \"0s\"\n[matrix]\ndepth = [1, 2]\n",
+    );
+    let mut p = Proc::spawn(&["sweep", &spec, "--results", results.to_str().unwrap()]);
+    p.stderr_until(Duration::from_secs(30), |l| l.contains("sweep ["));
+    // The run under way has started its server (its load follows).
+    let exp = results.join("sigint");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let sweep_pid = p.pid.to_string();
+    while !running_with(&format!("--exit-with-parent\0{sweep_pid}"))
+        .iter()
+        .any(|&pid| {
+            running_with("--order-stdin").iter().any(|s| {
+                std::fs::read_to_string(format!("/proc/{s}/stat")).is_ok_and(|st| {
+                    st.rsplit(')')
+                        .next()
+                        .and_then(|r| r.split_whitespace().nth(1))
+                        == Some(&pid.to_string())
+                })
+            })
+        })
+    {
+        assert!(Instant::now() < deadline, "no run under way");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    p.signal(nix::sys::signal::Signal::SIGINT);
+    let st = p.wait(Duration::from_secs(60));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(130), "{err}");
+    let runs = sweep_json(&exp)["runs"].as_array().unwrap().clone();
+    let reason = runs[0]["reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains("SIGINT"), "{runs:?}");
 }
 
 #[test]
