@@ -39,8 +39,23 @@ pub struct Step {
     /// the same rate again and this step does not count.
     #[serde(default)]
     pub measured_again: bool,
+    /// A step whose objective sat within its noise was measured more than
+    /// once: how many tries, and how many passed (the verdict is theirs by
+    /// majority). 1 try: it was clear at once.
+    #[serde(default = "one")]
+    pub tries: usize,
+    #[serde(default)]
+    pub tries_passed: usize,
     pub run_id: String,
 }
+
+fn one() -> usize {
+    1
+}
+
+/// How many times a search measures a rate whose objective sits within the
+/// noise of its threshold: the verdict is the majority's.
+pub const AGREEMENT_TRIES: usize = 3;
 
 /// A rate a search answers leaves the server at least this fraction of its
 /// saturation throughput spare: at the saturation itself, a backlog left
@@ -93,10 +108,30 @@ pub struct SearchResult {
     /// have failed them, so the answers may be lower than the server's.
     #[serde(default)]
     pub missed_in_stalls: Vec<f64>,
+    /// The latency objectives' figures did not rise with the rate over the
+    /// steps the server kept up with: the load does not set them, so the
+    /// answer is the highest rate that held, a lower bound of what the
+    /// server takes (None: not judged, too few steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_flat: Option<FlatLatency>,
     pub interrupted: bool,
     /// Where the steps are.
     #[serde(skip)]
     pub dir: std::path::PathBuf,
+}
+
+/// What showed latency flat with the rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlatLatency {
+    /// The objective it is about (`p99<1ms`).
+    pub slo: String,
+    pub from_rate_per_s: f64,
+    pub to_rate_per_s: f64,
+    /// Its lowest and highest value over those steps.
+    pub min: f64,
+    pub max: f64,
+    /// Spearman's rank correlation of the value with the rate.
+    pub rank_correlation: f64,
 }
 
 impl SearchResult {

@@ -770,14 +770,19 @@ pub fn print_search(
             format!("{:.1}", s.completed_per_s),
             format_ns(s.p50_ns as f64),
             format_ns(s.p99_ns as f64),
-            (match (s.pass, s.at_saturation, s.measured_again) {
-                (true, false, _) => "pass",
-                (true, true, _) => "pass, at saturation",
-                (false, _, true) => "missed in a stall: not counted",
-                (false, _, false) if s.stalled_seconds > 0 => "MISSED (in a stall)",
-                (false, _, false) => "MISSED",
-            })
-            .to_string(),
+            {
+                let v = match (s.pass, s.at_saturation, s.measured_again) {
+                    (true, false, _) => "pass",
+                    (true, true, _) => "pass, at saturation",
+                    (false, _, true) => "missed in a stall: not counted",
+                    (false, _, false) if s.stalled_seconds > 0 => "MISSED (in a stall)",
+                    (false, _, false) => "MISSED",
+                };
+                match s.tries {
+                    0 | 1 => v.to_string(),
+                    n => format!("{v} ({} of {n} tries)", s.tries_passed),
+                }
+            },
         ]);
     }
     write!(out, "{}", TextExporter.export(&Document::new("").table(t)))?;
@@ -815,7 +820,32 @@ pub fn print_search(
             wirebench_core::summaries::STALL_RETRIES + 1
         )?;
     }
+    let agreed = r.steps.iter().filter(|s| s.tries > 1).count();
+    if agreed > 0 {
+        writeln!(
+            out,
+            "{agreed} step(s) sat within the noise of an objective: measured up to {} times, the majority's verdict taken",
+            wirebench_core::summaries::AGREEMENT_TRIES
+        )?;
+    }
+    if let Some(f) = &r.latency_flat {
+        writeln!(
+            out,
+            "warning: {} did not rise with the rate from {:.0}/s to {:.0}/s (between {} and {}, rank correlation {:.2}): the load does not set it, so its misses are noise; the answer is the highest rate that held, a lower bound of what the server takes",
+            f.slo,
+            f.from_rate_per_s,
+            f.to_rate_per_s,
+            format_ns(f.min),
+            format_ns(f.max),
+            f.rank_correlation
+        )?;
+    }
     match (r.best_rate_per_s, r.confirmed) {
+        (Some(b), _) if r.latency_flat.is_some() => writeln!(
+            out,
+            "highest rate meeting {}: at least {b:.0}/s (a lower bound: latency is flat with the rate)",
+            r.slos.join(", ")
+        )?,
         (Some(b), true) => writeln!(
             out,
             "highest rate meeting {}: {b:.0}/s (passed twice)",

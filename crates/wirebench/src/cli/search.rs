@@ -54,6 +54,12 @@ impl SearchEvents for Console {
                 format_ns(s.p50_ns as f64),
                 format_ns(s.p99_ns as f64),
                 match (s.pass, s.kept_up, s.measured_again) {
+                    _ if s.tries > 1 => format!(
+                        "{} (within the objective's noise: {} of {} tries passed)",
+                        if s.pass { "pass" } else { "missed" },
+                        s.tries_passed,
+                        s.tries
+                    ),
                     (true, _, _) => "pass".to_string(),
                     (false, _, true) => format!(
                         "missed while the platform stalled ({} s): measured again",

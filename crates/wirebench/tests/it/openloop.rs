@@ -476,3 +476,39 @@ fn an_open_loop_takes_a_descriptor_per_connection_not_two() {
     assert!((1900.0..2100.0).contains(&sent), "sent {sent}/s of 2000/s");
     assert_eq!(srv.stop()["conns_accepted"], 500);
 }
+
+#[test]
+fn issue_35_two_searches_of_an_unchanged_server_agree_within_10_percent() {
+    let _g = exclusive();
+    let (client, server) = cpus();
+    // The same queueing server as above (2 workers x 1 ms: 2,000/s).
+    let srv = Server::start(&["--cpus", &server, "--service", "1ms", "--workers", "2"]);
+    let dir = TempDir::new("search-twice");
+    let search = || {
+        let mut p = Proc::spawn(&[
+            "search",
+            "--target",
+            &srv.endpoint,
+            "--slo",
+            "p99<20ms",
+            "--duration",
+            "2s",
+            "--client-cpus",
+            &client,
+            "--results",
+            dir.str(),
+            "--format",
+            "json",
+        ]);
+        let st = p.wait(std::time::Duration::from_secs(300));
+        let out = p.stdout_all();
+        assert!(st.success(), "{}\n{out}", p.stderr_all());
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        check_search(&v);
+        v["best_rate_per_s"].as_f64().expect("an answer")
+    };
+    let (a, b) = (search(), search());
+    let apart = (a - b).abs() / a.max(b);
+    assert!(apart <= 0.10, "the two answers: {a:.0}/s and {b:.0}/s");
+    srv.stop();
+}
