@@ -160,6 +160,7 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 sizes: s.sizes.clone(),
                 prefix: s.prefix.clone(),
                 style: s.style,
+                sign: crate::spec::S3Sign::Query,
                 region: s.region.clone(),
                 multipart_threshold: s.multipart_threshold,
                 part_size: s.part_size,

@@ -24,8 +24,8 @@ use crate::slo::Slo;
 use crate::spec::{
     Arch, Arrival, Channel, ClientsAs, Endpoint, GrpcSpec, HttpMethod, HttpSpec, HttpVersion,
     KeyDist, KvMode, KvProtocol, KvSpec, Mix, MsgrMode, MsgrSpec, ObservedSpec, Ratio, Ready,
-    RunSpec, S3Spec, S3Workload, ServerSource, ShmMode, ShmSpec, SizeSpec, StopSpec, TargetSpec,
-    TransportKind, TransportSpec, UrlStyle, Wait,
+    RunSpec, S3Sign, S3Spec, S3Workload, ServerSource, ShmMode, ShmSpec, SizeSpec, StopSpec,
+    TargetSpec, TransportKind, TransportSpec, UrlStyle, Wait,
 };
 use crate::topo::{CpuList, Topology};
 use crate::units::{Bytes, Dur, Rate};
@@ -225,6 +225,9 @@ pub struct RunRequest {
     pub objects: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url_style: Option<UrlStyle>,
+    /// `--sign header|query` (s3): where the SigV4 signature goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign: Option<S3Sign>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     #[serde(
@@ -570,7 +573,7 @@ fn check_header(h: &str) -> Result<(), String> {
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 75] = [
+    pub const KEYS: [&'static str; 76] = [
         "transport",
         "arch",
         "target",
@@ -613,6 +616,7 @@ impl RunRequest {
         "mix",
         "objects",
         "url_style",
+        "sign",
         "region",
         "multipart_threshold",
         "part_size",
@@ -1468,6 +1472,7 @@ impl RunRequest {
             ("--mix", self.mix.is_some()),
             ("--objects", self.objects.is_some()),
             ("--url-style", self.url_style.is_some()),
+            ("--sign", self.sign.is_some()),
             ("--region", self.region.is_some()),
             ("--multipart-threshold", self.multipart_threshold.is_some()),
             ("--part-size", self.part_size.is_some()),
@@ -1553,6 +1558,7 @@ impl RunRequest {
             ("--mix", self.mix.is_some()),
             ("--objects", self.objects.is_some()),
             ("--url-style", self.url_style.is_some()),
+            ("--sign", self.sign.is_some()),
             ("--region", self.region.is_some()),
             ("--multipart-threshold", self.multipart_threshold.is_some()),
             ("--part-size", self.part_size.is_some()),
@@ -1805,6 +1811,7 @@ impl RunRequest {
             ("--mix", self.mix.is_some()),
             ("--objects", self.objects.is_some()),
             ("--url-style", self.url_style.is_some()),
+            ("--sign", self.sign.is_some()),
             ("--region", self.region.is_some()),
             ("--multipart-threshold", self.multipart_threshold.is_some()),
             ("--part-size", self.part_size.is_some()),
@@ -2315,6 +2322,7 @@ impl RunRequest {
             objects,
             sizes,
             style: self.url_style.unwrap_or(UrlStyle::Path),
+            sign: self.sign.unwrap_or(S3Sign::Header),
             region: self.region.clone().unwrap_or_else(|| "us-east-1".into()),
             multipart_threshold: threshold,
             part_size: part,
@@ -2889,6 +2897,7 @@ mod tests {
             mix: Some(Mix::default_mix()),
             objects: Some(10),
             url_style: Some(UrlStyle::Virtual),
+            sign: Some(S3Sign::Query),
             region: Some("eu-west-1".into()),
             multipart_threshold: Some(Bytes(64 << 20)),
             part_size: Some(Bytes(16 << 20)),

@@ -214,6 +214,7 @@ text_enum!(HttpVersion, "1.1" => HttpVersion::H1, "2" => HttpVersion::H2);
 text_enum!(KvMode, "get" => KvMode::Get, "set" => KvMode::Set, "incr" => KvMode::Incr, "mixed" => KvMode::Mixed);
 text_enum!(KvProtocol, "resp2" => KvProtocol::Resp2, "resp3" => KvProtocol::Resp3, "text" => KvProtocol::Text, "meta" => KvProtocol::Meta);
 text_enum!(UrlStyle, "path" => UrlStyle::Path, "virtual" => UrlStyle::Virtual);
+text_enum!(S3Sign, "header" => S3Sign::Header, "query" => S3Sign::Query);
 text_enum!(Wait, "spin" => Wait::Spin, "futex" => Wait::Futex, "adaptive" => Wait::Adaptive);
 text_enum!(Channel, "shm" => Channel::Shm, "unix" => Channel::Unix, "tcp" => Channel::Tcp, "pipe" => Channel::Pipe);
 text_enum!(ClientsAs, "threads" => ClientsAs::Threads, "processes" => ClientsAs::Processes);
@@ -529,6 +530,17 @@ pub enum UrlStyle {
     Virtual,
 }
 
+/// Where S3 requests carry their SigV4 signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Sign {
+    /// The `Authorization` header, as the AWS SDKs and S3 benchmark tools
+    /// sign (the default).
+    Header,
+    /// The query string (presigned URLs).
+    Query,
+}
+
 /// Object sizes: one, a list (objects take them in turn), or a range
 /// (log-uniform, so small and large sizes are equally represented by
 /// order of magnitude). An object's size follows from its number alone.
@@ -808,9 +820,16 @@ pub struct S3Spec {
     pub keep: bool,
     /// Requests are signed (credentials were given).
     pub signed: bool,
+    /// Where the signature goes (results before it: the query string).
+    #[serde(default = "query_signed")]
+    pub sign: S3Sign,
     /// Which object a GET, HEAD or PUT works on (`--key-dist`).
     #[serde(default = "uniform")]
     pub key_dist: KeyDist,
+}
+
+fn query_signed() -> S3Sign {
+    S3Sign::Query
 }
 
 fn uniform() -> KeyDist {

@@ -339,7 +339,8 @@ impl S3Driver {
         let tls = tls.then_some(opts.ca_file.as_deref());
         let client =
             s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds, tls)
-                .map_err(RunError::Failed)?;
+                .map_err(RunError::Failed)?
+                .with_sign(s3spec.sign);
         let workload = Arc::new(s3::Workload::new(
             client,
             s3spec.clone(),

@@ -150,12 +150,15 @@ pub struct S3Client {
     /// Signs the object requests (GET, PUT, HEAD, DELETE) when there are
     /// credentials.
     presigner: Option<Arc<Presigner>>,
+    /// Where their signature goes (the Authorization header by default).
+    sign: wirebench_core::spec::S3Sign,
     /// The path an object's key is appended to (encoded).
     base_path: String,
 }
 
-/// A request target: the path and the query (origin form).
-pub struct Target(pub String);
+/// A request target: the path and the query (origin form), and the
+/// header lines of its signature when it is signed in its headers.
+pub struct Target(pub String, pub Option<Arc<str>>);
 
 impl From<Url> for Target {
     fn from(url: Url) -> Target {
@@ -164,13 +167,19 @@ impl From<Url> for Target {
             t.push('?');
             t.push_str(q);
         }
-        Target(t)
+        Target(t, None)
     }
 }
 
 impl From<String> for Target {
     fn from(t: String) -> Target {
-        Target(t)
+        Target(t, None)
+    }
+}
+
+impl From<super::sigv4::HeaderSigned> for Target {
+    fn from(h: super::sigv4::HeaderSigned) -> Target {
+        Target(h.target, Some(h.headers))
     }
 }
 
@@ -237,8 +246,15 @@ impl S3Client {
             host,
             op_timeout: Duration::from_secs(10),
             presigner,
+            sign: wirebench_core::spec::S3Sign::Header,
             base_path,
         })
+    }
+
+    /// The same client, signing its object requests in `sign`.
+    pub fn with_sign(mut self, sign: wirebench_core::spec::S3Sign) -> S3Client {
+        self.sign = sign;
+        self
     }
 
     /// The same client, whose requests fail after `d` without progress
@@ -275,7 +291,7 @@ impl S3Client {
         body: Payload,
         sink: Sink,
     ) -> io::Result<Reply> {
-        let Target(target) = target.into();
+        let Target(target, signed) = target.into();
         let method = match method {
             rusty_s3::Method::Get => "GET",
             rusty_s3::Method::Put => "PUT",
@@ -308,6 +324,7 @@ impl S3Client {
                     conn,
                     method,
                     &target,
+                    signed.as_deref(),
                     headers,
                     body.clone(),
                     sink,
@@ -324,7 +341,16 @@ impl S3Client {
                     HttpConn::reopen(conn, to, tls.as_ref()).await?;
                     phase.store(1, std::sync::atomic::Ordering::Relaxed);
                     self.attempt(
-                        conn, method, &target, headers, body, sink, &clock, &phase, traced,
+                        conn,
+                        method,
+                        &target,
+                        signed.as_deref(),
+                        headers,
+                        body,
+                        sink,
+                        &clock,
+                        &phase,
+                        traced,
                     )
                     .await
                 }
@@ -355,6 +381,7 @@ impl S3Client {
         conn: &mut H1Conn,
         method: &str,
         target: &str,
+        signed: Option<&str>,
         headers: &[(&str, String)],
         mut body: Payload,
         sink: Sink,
@@ -368,6 +395,9 @@ impl S3Client {
         let len = http_body::Body::size_hint(&body).exact().unwrap_or(0);
         let req = conn.request_buf();
         write!(req, "{method} {target} HTTP/1.1\r\n{}", self.host).expect("a Vec takes it");
+        if let Some(lines) = signed {
+            req.extend_from_slice(lines.as_bytes());
+        }
         if method == "PUT" || method == "POST" {
             write!(req, "Content-Length: {len}\r\n").expect("a Vec takes it");
         }
@@ -457,28 +487,31 @@ impl S3Client {
         })
     }
 
-    /// An object request's target, presigned (or plain without
-    /// credentials).
-    fn object(&self, method: &str, key: &str) -> String {
-        match &self.presigner {
-            Some(p) => p.object(method, key),
-            None => {
+    /// An object request's target, signed in its headers or presigned
+    /// (plain without credentials).
+    fn object(&self, method: &str, key: &str) -> Target {
+        match (&self.presigner, self.sign) {
+            (Some(p), wirebench_core::spec::S3Sign::Header) => {
+                p.object_in_headers(method, key).into()
+            }
+            (Some(p), wirebench_core::spec::S3Sign::Query) => p.object(method, key).into(),
+            (None, _) => {
                 let mut t = self.base_path.clone();
                 super::sigv4::encode_path(&mut t, key);
-                t
+                t.into()
             }
         }
     }
-    pub fn put_url(&self, key: &str) -> String {
+    pub fn put_url(&self, key: &str) -> Target {
         self.object("PUT", key)
     }
-    pub fn get_url(&self, key: &str) -> String {
+    pub fn get_url(&self, key: &str) -> Target {
         self.object("GET", key)
     }
-    pub fn head_url(&self, key: &str) -> String {
+    pub fn head_url(&self, key: &str) -> Target {
         self.object("HEAD", key)
     }
-    pub fn delete_url(&self, key: &str) -> String {
+    pub fn delete_url(&self, key: &str) -> Target {
         self.object("DELETE", key)
     }
     pub fn head_bucket_url(&self) -> Url {

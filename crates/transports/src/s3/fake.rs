@@ -7,7 +7,7 @@
 //! take longer than `header_timeout` or nothing moves for `idle_timeout`.
 
 use super::idle::IdleIo;
-use super::sigv4::Verifier;
+use super::sigv4::{InHeaders, Verifier};
 use crate::accept::AcceptErrors;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -620,8 +620,8 @@ impl FakeServer {
 }
 
 /// The request's target without its signature, when `v` accepts its
-/// presigned signature now (or accepted the very same request before, in
-/// `seen`, and it is still valid).
+/// signature now, presigned or in its headers (or accepted the very same
+/// request before, in `seen`, and it is still valid).
 fn presigned<B>(v: &Verifier, seen: &Seen, req: &http::Request<B>) -> Option<http::Uri> {
     let host = req.headers().get(http::header::HOST)?.to_str().ok()?;
     let now = std::time::SystemTime::now()
@@ -629,7 +629,56 @@ fn presigned<B>(v: &Verifier, seen: &Seen, req: &http::Request<B>) -> Option<htt
         .ok()?
         .as_secs();
     let pq = req.uri().path_and_query()?;
-    accept(v, seen, req.method(), host, pq, i64::try_from(now).ok()?)
+    let now = i64::try_from(now).ok()?;
+    match req.headers().get(http::header::AUTHORIZATION) {
+        None => accept(v, seen, req.method(), host, pq, now),
+        Some(auth) => {
+            let h = |name: &str| req.headers().get(name)?.to_str().ok();
+            let signed = InHeaders {
+                authorization: auth.to_str().ok()?,
+                date: h("x-amz-date")?,
+                content_sha256: h("x-amz-content-sha256")?,
+            };
+            accept_in_headers(v, seen, req.method(), host, pq, &signed, now)
+        }
+    }
+}
+
+/// [`presigned`] for a request signed in its headers, at `now`; its query
+/// (a plain object request has none) must be empty.
+fn accept_in_headers(
+    v: &Verifier,
+    seen: &Seen,
+    method: &http::Method,
+    host: &str,
+    pq: &http::uri::PathAndQuery,
+    signed: &InHeaders,
+    now: i64,
+) -> Option<http::Uri> {
+    if pq.query().is_some() {
+        return None;
+    }
+    // The same request's bytes: its target and its signature.
+    let key = format!("{}\n{}", pq.as_str(), signed.authorization);
+    let slot = &seen.slots[Seen::slot(method, signed.authorization)];
+    if let Some(s) = slot.lock().expect("not poisoned").as_ref()
+        && s.valid.contains(&now)
+        && s.method == method
+        && s.host == host
+        && s.pq == key
+    {
+        return Some(s.target.clone());
+    }
+    let a = v.accept_headers(method.as_str(), pq.path(), host, signed, now)?;
+    let target: http::Uri = a.target.parse().ok()?;
+    *slot.lock().expect("not poisoned") = Some(SeenRequest {
+        method: method.clone(),
+        host: host.to_string(),
+        pq: key,
+        valid: a.valid,
+        target: target.clone(),
+    });
+    Some(target)
 }
 
 /// [`presigned`] at `now` (seconds since the epoch).
@@ -846,6 +895,13 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                                     let s = match fast.as_ref().and_then(|(v, anon)| Some((presigned(&v.0, &v.1, &req)?, anon))) {
                                         Some((uri, anon)) => {
                                             *req.uri_mut() = uri;
+                                            // Checked: the service that
+                                            // checks nothing sees no
+                                            // signature.
+                                            let h = req.headers_mut();
+                                            h.remove(http::header::AUTHORIZATION);
+                                            h.remove("x-amz-date");
+                                            h.remove("x-amz-content-sha256");
                                             anon.clone()
                                         }
                                         None => service.clone(),
@@ -943,6 +999,131 @@ mod tests {
         assert!(accept(&stranger, &seen, &get, host, &signed, now).is_some());
         // Unsigned targets are not for this path.
         assert!(accept(&v, &seen, &get, host, &pq("/bench/k/1"), now).is_none());
+    }
+
+    /// A request signed in its headers (as the SDKs sign, and wirebench by
+    /// default) is checked by the fast path too, and only as it was signed.
+    #[test]
+    fn a_request_signed_in_its_headers_is_checked_and_taken_again() {
+        let (key, secret, host) = ("AKIDEXAMPLE", "secret/of+the=test", "127.0.0.1:9000");
+        let now = 1_795_478_400i64;
+        let p = Presigner::new(key, secret, "us-east-1", host, "/bench/", 3600);
+        let (v, seen) = (Verifier::new(key, secret), Seen::new());
+        let signed = p.object_in_headers_at("GET", "k/1", now);
+        let header = |name: &str| -> String {
+            signed
+                .headers
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}: ")).map(str::to_string))
+                .unwrap()
+        };
+        let (auth, date, sha) = (
+            header("Authorization"),
+            header("x-amz-date"),
+            header("x-amz-content-sha256"),
+        );
+        fn mk<'a>(auth: &'a str, date: &'a str, sha: &'a str) -> InHeaders<'a> {
+            InHeaders {
+                authorization: auth,
+                date,
+                content_sha256: sha,
+            }
+        }
+        let pq: http::uri::PathAndQuery = signed.target.parse().unwrap();
+        let get = http::Method::GET;
+        let got = accept_in_headers(&v, &seen, &get, host, &pq, &mk(&auth, &date, &sha), now);
+        assert_eq!(got.map(|u| u.to_string()), Some("/bench/k/1".into()));
+        // Taken again from its slot, while valid.
+        let stranger = Verifier::new(key, "another secret");
+        assert!(
+            accept_in_headers(
+                &stranger,
+                &seen,
+                &get,
+                host,
+                &pq,
+                &mk(&auth, &date, &sha),
+                now + 60
+            )
+            .is_some()
+        );
+        assert!(
+            accept_in_headers(
+                &stranger,
+                &Seen::new(),
+                &get,
+                host,
+                &pq,
+                &mk(&auth, &date, &sha),
+                now
+            )
+            .is_none()
+        );
+        // Not 15 minutes on, nor for another method, Host, path or signature.
+        assert!(
+            accept_in_headers(
+                &v,
+                &Seen::new(),
+                &get,
+                host,
+                &pq,
+                &mk(&auth, &date, &sha),
+                now + 901
+            )
+            .is_none()
+        );
+        assert!(
+            accept_in_headers(
+                &v,
+                &Seen::new(),
+                &http::Method::PUT,
+                host,
+                &pq,
+                &mk(&auth, &date, &sha),
+                now
+            )
+            .is_none()
+        );
+        assert!(
+            accept_in_headers(
+                &v,
+                &Seen::new(),
+                &get,
+                "h:1",
+                &pq,
+                &mk(&auth, &date, &sha),
+                now
+            )
+            .is_none()
+        );
+        let other: http::uri::PathAndQuery = "/bench/k/2".parse().unwrap();
+        assert!(
+            accept_in_headers(
+                &v,
+                &Seen::new(),
+                &get,
+                host,
+                &other,
+                &mk(&auth, &date, &sha),
+                now
+            )
+            .is_none()
+        );
+        let mut forged = auth.clone();
+        let last = forged.pop().unwrap();
+        forged.push(if last == '0' { '1' } else { '0' });
+        assert!(
+            accept_in_headers(
+                &v,
+                &Seen::new(),
+                &get,
+                host,
+                &pq,
+                &mk(&forged, &date, &sha),
+                now
+            )
+            .is_none()
+        );
     }
 
     /// More requests than slots: each still checked right, and the memory

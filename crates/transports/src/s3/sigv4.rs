@@ -35,12 +35,22 @@ pub struct Presigner {
 /// take their signature from (at most this many targets of ~350 bytes kept).
 const RECENT_SLOTS: usize = 1024;
 
-/// A target signed in `second`.
+/// A target signed in `second` (with its signature's header lines when
+/// signed in the headers).
 struct Recent {
     second: i64,
     method: String,
     key: String,
     target: String,
+    headers: Option<Arc<str>>,
+}
+
+/// An object request signed in its headers: its target (the path alone)
+/// and the header lines that carry the signature (each ending in CRLF).
+#[derive(Debug, Clone)]
+pub struct HeaderSigned {
+    pub target: String,
+    pub headers: Arc<str>,
 }
 
 /// The slot of (`method`, `key`): FNV-1a of both.
@@ -208,6 +218,7 @@ impl Presigner {
             && r.second == second
             && r.method == method
             && r.key == key
+            && r.headers.is_none()
         {
             return r.target.clone();
         }
@@ -217,8 +228,90 @@ impl Presigner {
             method: method.to_string(),
             key: key.to_string(),
             target: target.clone(),
+            headers: None,
         });
         target
+    }
+
+    /// The request of `method` on object `key`, signed now in its headers
+    /// (`Authorization`, `x-amz-date`, `x-amz-content-sha256`:
+    /// `UNSIGNED-PAYLOAD`), as the AWS SDKs sign.
+    pub fn object_in_headers(&self, method: &str, key: &str) -> HeaderSigned {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        self.object_in_headers_at(method, key, now)
+    }
+
+    /// As [`Presigner::object_in_headers`], at `second`; the request made
+    /// for the same object in the same second is taken again (signing anew
+    /// would give the same bytes).
+    pub fn object_in_headers_at(&self, method: &str, key: &str, second: i64) -> HeaderSigned {
+        let slot = &self.recent[slot(method, key)];
+        if let Some(r) = slot.lock().expect("not poisoned").as_ref()
+            && r.second == second
+            && r.method == method
+            && r.key == key
+            && let Some(h) = &r.headers
+        {
+            return HeaderSigned {
+                target: r.target.clone(),
+                headers: h.clone(),
+            };
+        }
+        let signed = self.sign_headers_at(method, key, second);
+        *slot.lock().expect("not poisoned") = Some(Recent {
+            second,
+            method: method.to_string(),
+            key: key.to_string(),
+            target: signed.target.clone(),
+            headers: Some(signed.headers.clone()),
+        });
+        signed
+    }
+
+    /// The request of `method` on `key`, signed at `second` in its headers.
+    fn sign_headers_at(&self, method: &str, key: &str, second: i64) -> HeaderSigned {
+        let d = self.day(second);
+        let mut target = String::with_capacity(self.base_path.len() + key.len());
+        target.push_str(&self.base_path);
+        encode(&mut target, key, path_keeps);
+        let mut canonical = String::with_capacity(target.len() + self.host.len() + 160);
+        canonical.push_str(method);
+        canonical.push('\n');
+        canonical.push_str(&target);
+        canonical.push_str("\n\nhost:");
+        canonical.push_str(&self.host);
+        canonical.push_str("\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:");
+        canonical.push_str(&d.stamp);
+        canonical.push_str("\n\n");
+        canonical.push_str(HEADER_SIGNED);
+        canonical.push_str("\nUNSIGNED-PAYLOAD");
+        let hash = digest::digest(&digest::SHA256, canonical.as_bytes());
+        let mut to_sign = String::with_capacity(160);
+        to_sign.push_str("AWS4-HMAC-SHA256\n");
+        to_sign.push_str(&d.stamp);
+        to_sign.push('\n');
+        to_sign.push_str(&d.scope);
+        to_sign.push('\n');
+        hex(&mut to_sign, hash.as_ref());
+        let signature = hmac::sign(&d.key, to_sign.as_bytes());
+        let mut h = String::with_capacity(320);
+        h.push_str("Authorization: AWS4-HMAC-SHA256 Credential=");
+        h.push_str(&self.access_key);
+        h.push('/');
+        h.push_str(&d.scope);
+        h.push_str(", SignedHeaders=");
+        h.push_str(HEADER_SIGNED);
+        h.push_str(", Signature=");
+        hex(&mut h, signature.as_ref());
+        h.push_str("\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\nx-amz-date: ");
+        h.push_str(&d.stamp);
+        h.push_str("\r\n");
+        HeaderSigned {
+            target,
+            headers: h.into(),
+        }
     }
 
     /// The target of `method` on `key`, signed at `second`.
@@ -503,6 +596,104 @@ impl Verifier {
                 format!("{path}?{rest}")
             },
             valid: signed_at - SKEW_S..=signed_at + expires,
+        })
+    }
+}
+
+/// The signature of a request signed in its headers, as it came.
+pub struct InHeaders<'a> {
+    pub authorization: &'a str,
+    /// `x-amz-date`.
+    pub date: &'a str,
+    /// `x-amz-content-sha256`.
+    pub content_sha256: &'a str,
+}
+
+/// The headers a request signed in its headers signs, in canonical order.
+pub const HEADER_SIGNED: &str = "host;x-amz-content-sha256;x-amz-date";
+
+impl Verifier {
+    /// As [`Verifier::accept`], for a request signed in its headers as
+    /// [`Presigner::object_in_headers`] signs (the headers
+    /// [`HEADER_SIGNED`], the payload unsigned): valid from 15 minutes
+    /// before it was signed to 15 minutes after.
+    pub fn accept_headers(
+        &self,
+        method: &str,
+        path: &str,
+        host: &str,
+        signed: &InHeaders,
+        now: i64,
+    ) -> Option<Accepted> {
+        let date = signed.date;
+        if signed.content_sha256 != "UNSIGNED-PAYLOAD" {
+            return None;
+        }
+        let rest = signed
+            .authorization
+            .strip_prefix("AWS4-HMAC-SHA256 Credential=")?;
+        let (credential, rest) = rest.split_once(", SignedHeaders=")?;
+        let (signed, signature) = rest.split_once(", Signature=")?;
+        if signed != HEADER_SIGNED || signature.len() != 64 {
+            return None;
+        }
+        let mut parts = credential.rsplitn(5, '/');
+        let (end, service, region, ymd, key_id) = (
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+        );
+        if end != "aws4_request"
+            || service != "s3"
+            || key_id != self.access_key
+            || !date.starts_with(ymd)
+        {
+            return None;
+        }
+        let signed_at = stamp_seconds(date)?;
+        if (now - signed_at).abs() > SKEW_S {
+            return None;
+        }
+        let mut canonical_path = String::with_capacity(path.len());
+        encode(
+            &mut canonical_path,
+            &String::from_utf8(decode(path)).ok()?,
+            path_keeps,
+        );
+        if canonical_path != path {
+            return None;
+        }
+        let mut canonical = String::with_capacity(path.len() + host.len() + 160);
+        canonical.push_str(method);
+        canonical.push('\n');
+        canonical.push_str(path);
+        canonical.push_str("\n\nhost:");
+        canonical.push_str(host.trim());
+        canonical.push_str("\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:");
+        canonical.push_str(date);
+        canonical.push_str("\n\n");
+        canonical.push_str(HEADER_SIGNED);
+        canonical.push_str("\nUNSIGNED-PAYLOAD");
+        let hash = digest::digest(&digest::SHA256, canonical.as_bytes());
+        let mut to_sign = String::with_capacity(160);
+        to_sign.push_str("AWS4-HMAC-SHA256\n");
+        to_sign.push_str(date);
+        to_sign.push('\n');
+        to_sign.push_str(&credential[key_id.len() + 1..]);
+        to_sign.push('\n');
+        hex(&mut to_sign, hash.as_ref());
+        let tag = hmac::sign(&self.key(ymd, region), to_sign.as_bytes());
+        let mut expected = String::with_capacity(64);
+        hex(&mut expected, tag.as_ref());
+        let differ = expected
+            .bytes()
+            .zip(signature.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        (differ == 0).then(|| Accepted {
+            target: path.to_string(),
+            valid: signed_at - SKEW_S..=signed_at + SKEW_S,
         })
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use wirebench_core::request::{EnvVars, Format, RunRequest, Trace};
 use wirebench_core::spec::{
     Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion, KeyDist, KvProtocol, Mix, Ratio,
-    Ready, S3Workload, SizeSpec, TransportKind, UrlStyle, Wait,
+    Ready, S3Sign, S3Workload, SizeSpec, TransportKind, UrlStyle, Wait,
 };
 use wirebench_core::topo::CpuList;
 use wirebench_core::units::{Bytes, Dur, Rate};
@@ -335,6 +335,10 @@ struct S3Flags {
     /// goes to the target's HOST:PORT). Default: path.
     #[arg(long)]
     url_style: Option<UrlStyle>,
+    /// Where the SigV4 signature goes: header (the Authorization header, as the AWS SDKs and
+    /// S3 benchmark tools sign) or query (presigned URLs). Default: header.
+    #[arg(long)]
+    sign: Option<S3Sign>,
     /// SigV4 region. Default: $AWS_REGION, else us-east-1.
     #[arg(long)]
     region: Option<String>,
@@ -421,6 +425,7 @@ impl RunFlags {
             mix: s3.mix.clone(),
             objects: s3.objects,
             url_style: s3.url_style,
+            sign: s3.sign,
             region: s3.region.clone(),
             multipart_threshold: s3.multipart_threshold,
             part_size: s3.part_size,

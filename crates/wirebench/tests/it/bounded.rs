@@ -357,3 +357,29 @@ fn issue_35_compare_says_what_differs_and_refuses_a_verdict_across_transports() 
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("- transport.kind: A msgr, B s3"), "{out}");
 }
+
+#[test]
+fn issue_35_search_refuses_observation_flags_by_name() {
+    let _g = shared();
+    let dir = TempDir::new("search-observe");
+    for flag in [["--server-pid", "1"], ["--server-cmd", "sleep 100"]] {
+        let mut p = Proc::spawn(&[
+            "search",
+            "--target",
+            "tcp://127.0.0.1:9",
+            "--slo",
+            "p99<1ms",
+            "--results",
+            dir.str(),
+            flag[0],
+            flag[1],
+        ]);
+        let st = p.wait(Duration::from_secs(30));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("{}: search does not observe the server", flag[0])),
+            "{err}"
+        );
+    }
+}
