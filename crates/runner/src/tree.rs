@@ -46,6 +46,18 @@ fn new_cgroup(label: &str) -> Option<PathBuf> {
     Some(dir)
 }
 
+/// Whether this process may make cgroups of its own (and so stop a
+/// program's children that left its process group).
+pub fn cgroups_available() -> bool {
+    match new_cgroup("probe") {
+        Some(d) => {
+            let _ = std::fs::remove_dir(d);
+            true
+        }
+        None => false,
+    }
+}
+
 /// How a tree is being started: what `prepare` set on the command.
 pub struct Prepared {
     cgroup: Option<PathBuf>,

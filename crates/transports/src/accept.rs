@@ -3,36 +3,63 @@
 //! ENFILE), so that a server under either never spins or floods its log.
 
 use std::io;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A log line at most every [`RateLimitedLog::EVERY`]; the lines held back
-/// are counted in the next one.
-#[derive(Debug, Default)]
+/// Where a log line goes.
+pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A log line at most once a period ([`RateLimitedLog::EVERY`] unless told
+/// otherwise); the lines held back are counted in the next one. Lines go
+/// to stderr as the server's, or to a sink of the caller's.
+#[derive(Default)]
 pub struct RateLimitedLog {
     last: Option<Instant>,
     held: u64,
+    every: Option<Duration>,
+    sink: Option<LogSink>,
+}
+
+impl std::fmt::Debug for RateLimitedLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimitedLog")
+            .field("last", &self.last)
+            .field("held", &self.held)
+            .field("every", &self.every)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RateLimitedLog {
     pub const EVERY: Duration = Duration::from_secs(10);
 
-    /// Logs `line`, unless a line went out less than [`Self::EVERY`] ago.
+    /// Lines to `sink`, at most one `every`.
+    pub fn to(sink: LogSink, every: Duration) -> RateLimitedLog {
+        RateLimitedLog {
+            every: Some(every),
+            sink: Some(sink),
+            ..RateLimitedLog::default()
+        }
+    }
+
+    /// Logs `line`, unless a line went out less than a period ago.
     pub fn log(&mut self, who: &str, line: impl FnOnce() -> String) {
+        let every = self.every.unwrap_or(Self::EVERY);
         let now = Instant::now();
-        if self.last.is_some_and(|t| now - t < Self::EVERY) {
+        if self.last.is_some_and(|t| now - t < every) {
             self.held += 1;
             return;
         }
         let held = std::mem::take(&mut self.held);
         let more = if held > 0 {
-            format!(
-                " ({held} more like it in the last {}s)",
-                Self::EVERY.as_secs()
-            )
+            format!(" ({held} more like it in the last {every:?})")
         } else {
             String::new()
         };
-        eprintln!("wirebench serve: {who}: {}{more}", line());
+        match &self.sink {
+            Some(sink) => sink(&format!("{who}: {}{more}", line())),
+            None => eprintln!("wirebench serve: {who}: {}{more}", line()),
+        }
         self.last = Some(now);
     }
 }
@@ -54,6 +81,14 @@ impl Default for AcceptErrors {
 }
 
 impl AcceptErrors {
+    /// Its lines to `sink`, at most one `every` (a load agent's log).
+    pub fn logging_to(sink: LogSink, every: Duration) -> AcceptErrors {
+        AcceptErrors {
+            log: RateLimitedLog::to(sink, every),
+            ..AcceptErrors::default()
+        }
+    }
+
     const FIRST: Duration = Duration::from_millis(10);
     const MOST: Duration = Duration::from_secs(1);
 

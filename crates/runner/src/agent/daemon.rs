@@ -37,6 +37,7 @@ use wirebench_core::result::RunResult;
 use wirebench_core::topo::Topology;
 use wirebench_load::engine::{Abort, IntervalReport, Start};
 use wirebench_load::os;
+use wirebench_transports::accept::{AcceptErrors, LogSink, RateLimitedLog};
 
 /// The longest a coordinator waits for each of the agent's handshake
 /// messages.
@@ -149,31 +150,11 @@ impl Drop for Slot {
     }
 }
 
-/// A log line at most once a second, with how many were left out.
-#[derive(Default)]
-struct Throttled {
-    last: Option<Instant>,
-    left_out: u64,
-}
+type Log = LogSink;
 
-impl Throttled {
-    fn log(&mut self, log: &dyn Fn(&str), line: &str) {
-        if self
-            .last
-            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
-        {
-            self.left_out += 1;
-            return;
-        }
-        match std::mem::take(&mut self.left_out) {
-            0 => log(line),
-            n => log(&format!("{line} (and {n} more like it in the last second)")),
-        }
-        self.last = Some(Instant::now());
-    }
-}
-
-type Log = Arc<dyn Fn(&str) + Send + Sync>;
+/// How often a kind of log line may come (a flood of hostile peers would
+/// otherwise fill the log).
+const LOG_EVERY: Duration = Duration::from_secs(1);
 
 /// Serves until `cancel` (SIGTERM, Ctrl-C); `bound` hears the address it
 /// listens on, `log` each connection's fate.
@@ -234,22 +215,23 @@ async fn accept(
     let pending: Arc<Mutex<std::collections::BTreeMap<u64, tokio::task::AbortHandle>>> =
         Arc::default();
     let mut next_id = 0u64;
-    let failed = Arc::new(Mutex::new(Throttled::default()));
-    let mut accept_failed = Throttled::default();
-    let mut evicted = Throttled::default();
+    let failed = Arc::new(Mutex::new(RateLimitedLog::to(log.clone(), LOG_EVERY)));
+    let mut accept_errors = AcceptErrors::logging_to(log.clone(), LOG_EVERY);
+    let mut evicted = RateLimitedLog::to(log.clone(), LOG_EVERY);
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     while !cancel.is_cancelled() {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
+                    accept_errors.succeeded();
                     let oldest = {
                         let mut p = pending.lock().expect("not poisoned");
                         (p.len() >= MAX_HANDSHAKES).then(|| p.pop_first()).flatten()
                     };
                     if let Some((_, h)) = oldest {
                         h.abort();
-                        evicted.log(&*log, &format!(
-                            "{MAX_HANDSHAKES} connections in their handshake: the oldest closed for {peer}"
+                        evicted.log(&peer.to_string(), || format!(
+                            "{MAX_HANDSHAKES} connections in their handshake: the oldest closed for this one"
                         ));
                     }
                     let id = next_id;
@@ -289,17 +271,14 @@ async fn accept(
                         failed
                             .lock()
                             .expect("not poisoned")
-                            .log(&*log, &format!("{peer}: {why}"));
+                            .log(&peer.to_string(), || why);
                     });
                     p.insert(id, task.abort_handle());
                 }
-                Err(e) => {
-                    // Out of descriptors, the connection stays in the
-                    // backlog and accept fails again at once: wait, rather
-                    // than spin and log without end.
-                    accept_failed.log(&*log, &format!("accept: {e} (waiting 100 ms)"));
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
+                // Out of descriptors, the connection stays in the backlog and
+                // accept fails again at once: wait, rather than spin and log
+                // without end.
+                Err(e) => accept_errors.failed(&e).await,
             },
             _ = tick.tick() => {}
         }

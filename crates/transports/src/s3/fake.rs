@@ -658,17 +658,18 @@ fn accept_in_headers(
     if pq.query().is_some() {
         return None;
     }
-    // The same request's bytes: its target and its signature.
-    let key = format!("{}\n{}", pq.as_str(), signed.authorization);
+    // The same request's bytes: its target and its signature (kept as
+    // "TARGET\nAUTHORIZATION").
     let slot = &seen.slots[Seen::slot(method, signed.authorization)];
     if let Some(s) = slot.lock().expect("not poisoned").as_ref()
         && s.valid.contains(&now)
         && s.method == method
         && s.host == host
-        && s.pq == key
+        && s.pq.split_once('\n') == Some((pq.as_str(), signed.authorization))
     {
         return Some(s.target.clone());
     }
+    let key = format!("{}\n{}", pq.as_str(), signed.authorization);
     let a = v.accept_headers(method.as_str(), pq.path(), host, signed, now)?;
     let target: http::Uri = a.target.parse().ok()?;
     *slot.lock().expect("not poisoned") = Some(SeenRequest {
@@ -755,7 +756,6 @@ impl Seen {
     }
 }
 
-/// Starts the fake server on its own runtime (`threads` workers).
 /// The longest XML body taken (a CompleteMultipartUpload of 10,000 parts
 /// is ~1 MiB).
 pub const XML_BODY_MAX: u64 = 2 << 20;
@@ -804,6 +804,7 @@ fn xml_body_refused<B>(req: &http::Request<B>) -> Option<s3s::HttpResponse> {
         .ok()
 }
 
+/// Starts the fake server on its own runtime (`threads` workers).
 pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
     let counters = Arc::new(Counters::default());
     let store = Arc::new(Store {
@@ -1022,108 +1023,39 @@ mod tests {
             header("x-amz-date"),
             header("x-amz-content-sha256"),
         );
-        fn mk<'a>(auth: &'a str, date: &'a str, sha: &'a str) -> InHeaders<'a> {
-            InHeaders {
-                authorization: auth,
-                date,
-                content_sha256: sha,
-            }
-        }
         let pq: http::uri::PathAndQuery = signed.target.parse().unwrap();
         let get = http::Method::GET;
-        let got = accept_in_headers(&v, &seen, &get, host, &pq, &mk(&auth, &date, &sha), now);
-        assert_eq!(got.map(|u| u.to_string()), Some("/bench/k/1".into()));
+        let check = |v: &Verifier,
+                     seen: &Seen,
+                     method: &http::Method,
+                     host: &str,
+                     pq: &http::uri::PathAndQuery,
+                     auth: &str,
+                     now: i64| {
+            let h = InHeaders {
+                authorization: auth,
+                date: &date,
+                content_sha256: &sha,
+            };
+            accept_in_headers(v, seen, method, host, pq, &h, now).map(|u| u.to_string())
+        };
+        let got = check(&v, &seen, &get, host, &pq, &auth, now);
+        assert_eq!(got.as_deref(), Some("/bench/k/1"));
         // Taken again from its slot, while valid.
         let stranger = Verifier::new(key, "another secret");
-        assert!(
-            accept_in_headers(
-                &stranger,
-                &seen,
-                &get,
-                host,
-                &pq,
-                &mk(&auth, &date, &sha),
-                now + 60
-            )
-            .is_some()
-        );
-        assert!(
-            accept_in_headers(
-                &stranger,
-                &Seen::new(),
-                &get,
-                host,
-                &pq,
-                &mk(&auth, &date, &sha),
-                now
-            )
-            .is_none()
-        );
+        assert!(check(&stranger, &seen, &get, host, &pq, &auth, now + 60).is_some());
+        assert!(check(&stranger, &Seen::new(), &get, host, &pq, &auth, now).is_none());
         // Not 15 minutes on, nor for another method, Host, path or signature.
-        assert!(
-            accept_in_headers(
-                &v,
-                &Seen::new(),
-                &get,
-                host,
-                &pq,
-                &mk(&auth, &date, &sha),
-                now + 901
-            )
-            .is_none()
-        );
-        assert!(
-            accept_in_headers(
-                &v,
-                &Seen::new(),
-                &http::Method::PUT,
-                host,
-                &pq,
-                &mk(&auth, &date, &sha),
-                now
-            )
-            .is_none()
-        );
-        assert!(
-            accept_in_headers(
-                &v,
-                &Seen::new(),
-                &get,
-                "h:1",
-                &pq,
-                &mk(&auth, &date, &sha),
-                now
-            )
-            .is_none()
-        );
+        let fresh = Seen::new();
+        assert!(check(&v, &fresh, &get, host, &pq, &auth, now + 901).is_none());
+        assert!(check(&v, &fresh, &http::Method::PUT, host, &pq, &auth, now).is_none());
+        assert!(check(&v, &fresh, &get, "h:1", &pq, &auth, now).is_none());
         let other: http::uri::PathAndQuery = "/bench/k/2".parse().unwrap();
-        assert!(
-            accept_in_headers(
-                &v,
-                &Seen::new(),
-                &get,
-                host,
-                &other,
-                &mk(&auth, &date, &sha),
-                now
-            )
-            .is_none()
-        );
+        assert!(check(&v, &fresh, &get, host, &other, &auth, now).is_none());
         let mut forged = auth.clone();
         let last = forged.pop().unwrap();
         forged.push(if last == '0' { '1' } else { '0' });
-        assert!(
-            accept_in_headers(
-                &v,
-                &Seen::new(),
-                &get,
-                host,
-                &pq,
-                &mk(&forged, &date, &sha),
-                now
-            )
-            .is_none()
-        );
+        assert!(check(&v, &fresh, &get, host, &pq, &forged, now).is_none());
     }
 
     /// More requests than slots: each still checked right, and the memory

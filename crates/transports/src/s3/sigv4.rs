@@ -276,25 +276,8 @@ impl Presigner {
         let mut target = String::with_capacity(self.base_path.len() + key.len());
         target.push_str(&self.base_path);
         encode(&mut target, key, path_keeps);
-        let mut canonical = String::with_capacity(target.len() + self.host.len() + 160);
-        canonical.push_str(method);
-        canonical.push('\n');
-        canonical.push_str(&target);
-        canonical.push_str("\n\nhost:");
-        canonical.push_str(&self.host);
-        canonical.push_str("\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:");
-        canonical.push_str(&d.stamp);
-        canonical.push_str("\n\n");
-        canonical.push_str(HEADER_SIGNED);
-        canonical.push_str("\nUNSIGNED-PAYLOAD");
-        let hash = digest::digest(&digest::SHA256, canonical.as_bytes());
-        let mut to_sign = String::with_capacity(160);
-        to_sign.push_str("AWS4-HMAC-SHA256\n");
-        to_sign.push_str(&d.stamp);
-        to_sign.push('\n');
-        to_sign.push_str(&d.scope);
-        to_sign.push('\n');
-        hex(&mut to_sign, hash.as_ref());
+        let canonical = header_canonical(method, &target, &self.host, &d.stamp);
+        let to_sign = string_to_sign(&d.stamp, &d.scope, &canonical);
         let signature = hmac::sign(&d.key, to_sign.as_bytes());
         let mut h = String::with_capacity(320);
         h.push_str("Authorization: AWS4-HMAC-SHA256 Credential=");
@@ -337,14 +320,7 @@ impl Presigner {
         canonical.push_str("\nhost:");
         canonical.push_str(&self.host);
         canonical.push_str("\n\nhost\nUNSIGNED-PAYLOAD");
-        let hash = digest::digest(&digest::SHA256, canonical.as_bytes());
-        let mut to_sign = String::with_capacity(160);
-        to_sign.push_str("AWS4-HMAC-SHA256\n");
-        to_sign.push_str(&d.stamp);
-        to_sign.push('\n');
-        to_sign.push_str(&d.scope);
-        to_sign.push('\n');
-        hex(&mut to_sign, hash.as_ref());
+        let to_sign = string_to_sign(&d.stamp, &d.scope, &canonical);
         let signature = hmac::sign(&d.key, to_sign.as_bytes());
         target.push_str("&X-Amz-Signature=");
         hex(&mut target, signature.as_ref());
@@ -524,33 +500,9 @@ impl Verifier {
             return None;
         }
         let credential = String::from_utf8(decode(credential)).ok()?;
-        let mut parts = credential.rsplitn(5, '/');
-        let (end, service, region, ymd, key_id) = (
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-        );
-        if end != "aws4_request"
-            || service != "s3"
-            || key_id != self.access_key
-            || !date.starts_with(ymd)
-        {
-            return None;
-        }
+        let scope = self.scope_of(&credential, date)?;
         let signed_at = stamp_seconds(date)?;
-        if now > signed_at + expires || signed_at > now + SKEW_S {
-            return None;
-        }
-        // The path as sent must be its own canonical form.
-        let mut canonical_path = String::with_capacity(path.len());
-        encode(
-            &mut canonical_path,
-            &String::from_utf8(decode(path)).ok()?,
-            path_keeps,
-        );
-        if canonical_path != path {
+        if now > signed_at + expires || signed_at > now + SKEW_S || !path_is_canonical(path) {
             return None;
         }
         params.sort_unstable();
@@ -570,23 +522,7 @@ impl Verifier {
         canonical.push_str("\nhost:");
         canonical.push_str(host.trim());
         canonical.push_str("\n\nhost\nUNSIGNED-PAYLOAD");
-        let hash = digest::digest(&digest::SHA256, canonical.as_bytes());
-        let mut to_sign = String::with_capacity(160);
-        to_sign.push_str("AWS4-HMAC-SHA256\n");
-        to_sign.push_str(date);
-        to_sign.push('\n');
-        to_sign.push_str(&credential[key_id.len() + 1..]);
-        to_sign.push('\n');
-        hex(&mut to_sign, hash.as_ref());
-        let tag = hmac::sign(&self.key(ymd, region), to_sign.as_bytes());
-        let mut expected = String::with_capacity(64);
-        hex(&mut expected, tag.as_ref());
-        // Compared in full whatever differs first.
-        let differ = expected
-            .bytes()
-            .zip(signature.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        if differ != 0 {
+        if !self.signed(&scope, date, &canonical, signature) {
             return None;
         }
         Some(Accepted {
@@ -612,7 +548,95 @@ pub struct InHeaders<'a> {
 /// The headers a request signed in its headers signs, in canonical order.
 pub const HEADER_SIGNED: &str = "host;x-amz-content-sha256;x-amz-date";
 
+/// A credential's scope, checked against the verifier's access key and the
+/// request's date.
+struct Scope<'a> {
+    ymd: &'a str,
+    region: &'a str,
+    /// `YYYYMMDD/REGION/s3/aws4_request`.
+    text: &'a str,
+}
+
+/// Whether a path as sent is its own canonical form.
+fn path_is_canonical(path: &str) -> bool {
+    let Ok(decoded) = String::from_utf8(decode(path)) else {
+        return false;
+    };
+    let mut canonical = String::with_capacity(path.len());
+    encode(&mut canonical, &decoded, path_keeps);
+    canonical == path
+}
+
+/// The canonical request of `method` on `path`, signed in its headers (see
+/// [`HEADER_SIGNED`]) at `date`: the signer's and the verifier's.
+fn header_canonical(method: &str, path: &str, host: &str, date: &str) -> String {
+    let mut c = String::with_capacity(path.len() + host.len() + 160);
+    c.push_str(method);
+    c.push('\n');
+    c.push_str(path);
+    c.push_str("\n\nhost:");
+    c.push_str(host);
+    c.push_str("\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:");
+    c.push_str(date);
+    c.push_str("\n\n");
+    c.push_str(HEADER_SIGNED);
+    c.push_str("\nUNSIGNED-PAYLOAD");
+    c
+}
+
+/// The string to sign of a canonical request, signed at `date` in `scope`.
+fn string_to_sign(date: &str, scope: &str, canonical: &str) -> String {
+    let hash = digest::digest(&digest::SHA256, canonical.as_bytes());
+    let mut to_sign = String::with_capacity(160);
+    to_sign.push_str("AWS4-HMAC-SHA256\n");
+    to_sign.push_str(date);
+    to_sign.push('\n');
+    to_sign.push_str(scope);
+    to_sign.push('\n');
+    hex(&mut to_sign, hash.as_ref());
+    to_sign
+}
+
 impl Verifier {
+    /// The scope of `credential` (`KEY/YYYYMMDD/REGION/s3/aws4_request`),
+    /// if it is this verifier's key's, for S3, of the day of `date`.
+    fn scope_of<'a>(&self, credential: &'a str, date: &str) -> Option<Scope<'a>> {
+        let mut parts = credential.rsplitn(5, '/');
+        let (end, service, region, ymd, key_id) = (
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+            parts.next()?,
+        );
+        let ok = end == "aws4_request"
+            && service == "s3"
+            && key_id == self.access_key
+            && date.starts_with(ymd);
+        ok.then(|| Scope {
+            ymd,
+            region,
+            text: &credential[key_id.len() + 1..],
+        })
+    }
+
+    /// Whether `signature` (hex) signs `canonical` at `date` in `scope`,
+    /// compared in full whatever differs first.
+    fn signed(&self, scope: &Scope, date: &str, canonical: &str, signature: &str) -> bool {
+        if signature.len() != 64 {
+            return false;
+        }
+        let to_sign = string_to_sign(date, scope.text, canonical);
+        let tag = hmac::sign(&self.key(scope.ymd, scope.region), to_sign.as_bytes());
+        let mut expected = String::with_capacity(64);
+        hex(&mut expected, tag.as_ref());
+        let differ = expected
+            .bytes()
+            .zip(signature.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        differ == 0
+    }
+
     /// As [`Verifier::accept`], for a request signed in its headers as
     /// [`Presigner::object_in_headers`] signs (the headers
     /// [`HEADER_SIGNED`], the payload unsigned): valid from 15 minutes
@@ -633,65 +657,18 @@ impl Verifier {
             .authorization
             .strip_prefix("AWS4-HMAC-SHA256 Credential=")?;
         let (credential, rest) = rest.split_once(", SignedHeaders=")?;
-        let (signed, signature) = rest.split_once(", Signature=")?;
-        if signed != HEADER_SIGNED || signature.len() != 64 {
+        let (headers, signature) = rest.split_once(", Signature=")?;
+        if headers != HEADER_SIGNED {
             return None;
         }
-        let mut parts = credential.rsplitn(5, '/');
-        let (end, service, region, ymd, key_id) = (
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-            parts.next()?,
-        );
-        if end != "aws4_request"
-            || service != "s3"
-            || key_id != self.access_key
-            || !date.starts_with(ymd)
-        {
-            return None;
-        }
+        let scope = self.scope_of(credential, date)?;
         let signed_at = stamp_seconds(date)?;
-        if (now - signed_at).abs() > SKEW_S {
+        if (now - signed_at).abs() > SKEW_S || !path_is_canonical(path) {
             return None;
         }
-        let mut canonical_path = String::with_capacity(path.len());
-        encode(
-            &mut canonical_path,
-            &String::from_utf8(decode(path)).ok()?,
-            path_keeps,
-        );
-        if canonical_path != path {
-            return None;
-        }
-        let mut canonical = String::with_capacity(path.len() + host.len() + 160);
-        canonical.push_str(method);
-        canonical.push('\n');
-        canonical.push_str(path);
-        canonical.push_str("\n\nhost:");
-        canonical.push_str(host.trim());
-        canonical.push_str("\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:");
-        canonical.push_str(date);
-        canonical.push_str("\n\n");
-        canonical.push_str(HEADER_SIGNED);
-        canonical.push_str("\nUNSIGNED-PAYLOAD");
-        let hash = digest::digest(&digest::SHA256, canonical.as_bytes());
-        let mut to_sign = String::with_capacity(160);
-        to_sign.push_str("AWS4-HMAC-SHA256\n");
-        to_sign.push_str(date);
-        to_sign.push('\n');
-        to_sign.push_str(&credential[key_id.len() + 1..]);
-        to_sign.push('\n');
-        hex(&mut to_sign, hash.as_ref());
-        let tag = hmac::sign(&self.key(ymd, region), to_sign.as_bytes());
-        let mut expected = String::with_capacity(64);
-        hex(&mut expected, tag.as_ref());
-        let differ = expected
-            .bytes()
-            .zip(signature.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        (differ == 0).then(|| Accepted {
+        let canonical = header_canonical(method, path, host.trim(), date);
+        let valid = self.signed(&scope, date, &canonical, signature);
+        valid.then(|| Accepted {
             target: path.to_string(),
             valid: signed_at - SKEW_S..=signed_at + SKEW_S,
         })

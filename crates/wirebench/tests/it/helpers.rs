@@ -335,31 +335,3 @@ pub fn running_with(needle: &str) -> Vec<u32> {
     }
     pids
 }
-
-/// Whether this process may make a cgroup v2 of its own (as wirebench does
-/// for the programs a run starts): only then is a child that left its
-/// process group with setsid stopped with it.
-pub fn cgroup_v2_writable() -> bool {
-    let Ok(mounts) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return false;
-    };
-    let Some(mount) = mounts.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        (right.split_whitespace().next()? == "cgroup2").then(|| left.split_whitespace().nth(4))?
-    }) else {
-        return false;
-    };
-    let own = std::fs::read_to_string("/proc/self/cgroup")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find_map(|l| l.strip_prefix("0::").map(str::to_string))
-        });
-    let Some(own) = own else { return false };
-    let dir = Path::new(mount)
-        .join(own.trim_start_matches('/'))
-        .join(format!("wirebench-test-probe-{}", std::process::id()));
-    let made = std::fs::create_dir(&dir).is_ok();
-    let _ = std::fs::remove_dir(&dir);
-    made
-}

@@ -208,7 +208,8 @@ fn issue_35_a_server_the_run_started_dies_with_a_killed_wirebench() {
     p.signal(nix::sys::signal::Signal::SIGKILL);
     let _ = p.wait(Duration::from_secs(10));
     // The setsid process is found by the server's cgroup only.
-    let hidden_gone = gone(&marker, Duration::from_secs(10)) || !cgroup_v2_writable();
+    let hidden_gone =
+        gone(&marker, Duration::from_secs(10)) || !wirebench_runner::tree::cgroups_available();
     let all_gone = hidden_gone
         && serve.iter().all(|&pid| {
             let deadline = Instant::now() + Duration::from_secs(10);
@@ -254,7 +255,7 @@ fn issue_35_an_endless_program_is_kept_to_64_mib_and_what_it_hid_is_stopped() {
     let hidden_gone = gone(&marker, Duration::from_secs(5));
     kill_all(&marker);
     // A process that left the group is found by the program's cgroup.
-    if cgroup_v2_writable() {
+    if wirebench_runner::tree::cgroups_available() {
         assert!(hidden_gone, "the program's setsid process outlived the run");
     } else {
         eprintln!("the setsid part skipped: no cgroup v2 this process may make");
