@@ -145,12 +145,7 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
     {
         // What a connection leaves unanswered at the end is counted then.
         let mut r = shared.rec.lock().unwrap_or_else(|e| e.into_inner());
-        let (_, nconns_total) = cfg.global_conn(id, 0);
-        r.pace(
-            cfg.depth,
-            cfg.rate
-                .map(|rate| (1e9 * nconns_total as f64 / rate) as u64),
-        );
+        r.pace(cfg.depth, cfg.conn_gap_ns());
         if pattern == Pattern::RequestResponse {
             for s in &stalls {
                 r.watch(s.clone(), None);

@@ -56,6 +56,13 @@ pub struct LoadConfig {
 }
 
 impl LoadConfig {
+    /// Open loop: the gap between one connection's requests, in ns (each
+    /// connection keeps an even share of the rate); None in a closed loop.
+    pub fn conn_gap_ns(&self) -> Option<u64> {
+        let (_, total) = self.global_conn(0, 0);
+        self.rate.map(|rate| (1e9 * total as f64 / rate) as u64)
+    }
+
     /// Connection `j` of client `id`: its number among the run's
     /// connections, and how many the run has.
     pub fn global_conn(&self, id: usize, j: usize) -> (u64, u64) {

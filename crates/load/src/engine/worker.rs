@@ -133,6 +133,7 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
         }
 
         let rec = Rc::new(RefCell::new(WorkerRec::new(id, sched, msgs.clone(), cfg.rate.is_some())));
+        rec.borrow_mut().pace(cfg.depth, cfg.conn_gap_ns());
         let errors = Rc::new(ErrorSlot::default());
         let remaining = Rc::new(Cell::new(conns.len()));
         let all_done = Rc::new(Notify::new());
@@ -162,9 +163,7 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
             // What a connection of requests and answers leaves unanswered
             // at the end is counted then.
             if answered {
-                let mut r = rec.borrow_mut();
-                r.watch(stall.clone(), lane(j));
-                r.pace(cfg.depth, cfg.rate.map(|rate| (1e9 * nconns_total as f64 / rate) as u64));
+                rec.borrow_mut().watch(stall.clone(), lane(j));
             }
             let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall, lane: lane(j), timer: timer.clone() };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
