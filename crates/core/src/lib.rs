@@ -32,3 +32,4 @@ pub mod store;
 pub mod summaries;
 pub mod topo;
 pub mod units;
+pub mod vars;

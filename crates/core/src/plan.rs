@@ -90,6 +90,10 @@ pub struct Experiment {
     pub table: Option<ExplicitTable>,
     pub base: Vec<(String, toml::Value)>,
     pub matrix: Vec<(String, Vec<toml::Value>)>,
+    /// The names of a matrix key's values, where the spec gave a table of
+    /// them (`server_cmd = { crimson = "...", async = "..." }`): in the
+    /// order of its values. A point shows a named value by its name.
+    pub names: Vec<(String, Vec<String>)>,
 }
 
 /// A value as people read it in a point (`arch=pool`, `size=4KiB`).
@@ -205,8 +209,10 @@ impl Experiment {
                     };
                     refuse!("{f}: [{name}] unknown key '{k}' ({hint})");
                 }
-                if list && !v.is_array() {
-                    refuse!("{f}: [matrix] {k}: a list of values, e.g. {k} = [1, 2]");
+                if list && !v.is_array() && !v.is_table() {
+                    refuse!(
+                        "{f}: [matrix] {k}: a list of values, e.g. {k} = [1, 2], or a table of named values, e.g. {k} = {{ a = 1, b = 2 }}"
+                    );
                 }
                 out.push((k, v.clone()));
             }
@@ -217,8 +223,31 @@ impl Experiment {
             check_value(f, "base", k, v)?;
         }
         let mut matrix = Vec::new();
+        let mut names = Vec::new();
         for (k, v) in section("matrix", true)? {
-            let vals = v.as_array().cloned().unwrap_or_default();
+            let vals = match &v {
+                toml::Value::Table(t) => {
+                    for name in t.keys() {
+                        let ok = !name.is_empty()
+                            && name.len() <= 32
+                            && name
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+                        if !ok {
+                            refuse!(
+                                "{f}: [matrix] {k}: the name '{name}': letters, digits, '-', '_' and '.', at most 32"
+                            );
+                        }
+                    }
+                    let vals: Vec<toml::Value> = t.values().cloned().collect();
+                    if vals.iter().enumerate().any(|(i, x)| vals[..i].contains(x)) {
+                        refuse!("{f}: [matrix] {k}: two names for one value: keep one");
+                    }
+                    names.push((k.clone(), t.keys().cloned().collect()));
+                    vals
+                }
+                _ => v.as_array().cloned().unwrap_or_default(),
+            };
             if vals.is_empty() {
                 refuse!("{f}: [matrix] {k}: an empty list");
             }
@@ -251,7 +280,22 @@ impl Experiment {
             table,
             base,
             matrix,
+            names,
         })
+    }
+
+    /// A matrix value as a point shows it: its name, if the spec named
+    /// it, else the value as people read it.
+    pub fn value_name(&self, key: &str, v: &toml::Value) -> String {
+        let named = self
+            .names
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, n)| {
+                let (_, vals) = self.matrix.iter().find(|(k, _)| k == key)?;
+                n.get(vals.iter().position(|x| x == v)?)
+            });
+        named.cloned().unwrap_or_else(|| value_text(v))
     }
 }
 
@@ -373,7 +417,7 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
             };
             let point_strs: Vec<(String, String)> = point
                 .iter()
-                .map(|(k, v)| (k.clone(), value_text(v)))
+                .map(|(k, v)| (k.clone(), exp.value_name(k, v)))
                 .collect();
             // A server given by its endpoint (not started by the run) has
             // no cpuset here.
@@ -537,6 +581,39 @@ mod tests {
             e.contains("[matrix] 1000 clients x 1000 depth x 1 repetition(s) = 1000000 runs: at most 100000"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn issue_36_matrix_values_may_be_named_and_points_show_the_names() {
+        let e = exp(
+            "name = \"x\"\n[base]\ntransport = \"exec\"\nparser = \"crimson-msgr\"\nclient_cmd = \"c {port}\"\n[matrix]\nserver_cmd = { crimson = \"perf-crimson-msgr --port {port}\", async = \"perf-async-msgr --port {port}\" }\nclients = [1, 2]\n",
+        )
+        .unwrap();
+        let topo = Topology::with_cpus(CpuList::parse("0-3").unwrap());
+        let runs = plan(&e, &topo, false).unwrap();
+        let keys: Vec<&str> = runs.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "server_cmd=crimson clients=1",
+                "server_cmd=crimson clients=2",
+                "server_cmd=async clients=1",
+                "server_cmd=async clients=2"
+            ]
+        );
+        // The request carries the value, not its name.
+        assert_eq!(
+            runs[2].requests[0].server_cmd.as_deref(),
+            Some("perf-async-msgr --port {port}")
+        );
+        let bad = exp("name = \"x\"\n[matrix]\nserver_cmd = { \"a b\" = \"x\" }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("[matrix] server_cmd: the name 'a b'"), "{bad}");
+        let twice = exp("name = \"x\"\n[matrix]\nclients = { a = 1, b = 1 }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(twice.contains("two names for one value"), "{twice}");
     }
 
     #[test]

@@ -461,6 +461,12 @@ pub struct RunResult {
     /// was making its load, merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents_window: Option<AgentsWindow>,
+    /// The sweep point this run measured (`server_cmd=crimson clients=2`),
+    /// as its experiment's index names it: set when a run is read from an
+    /// experiment's directory, so that a report can split runs by any
+    /// matrix key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub point: Vec<(String, String)>,
 }
 
 /// A traced run's trace files: how much each side wrote and lost. Counts
@@ -899,6 +905,7 @@ pub mod fixture {
             agents: Vec::new(),
             endpoints: Vec::new(),
             agents_window: None,
+            point: Vec::new(),
         }
     }
 }

@@ -1241,38 +1241,45 @@ pub struct ExecSpec {
 }
 
 impl ExecSpec {
-    /// The program's name: the first word of the command that is not an
-    /// environment assignment or a wrapper (taskset, numactl, env, nice,
-    /// timeout, chrt), without its directory.
+    /// The program's name (see [`program_of`]).
     pub fn program(&self) -> String {
-        let mut words = self.client_cmd.split_whitespace().peekable();
-        while let Some(w) = words.next() {
-            if w.contains('=') && !w.starts_with('-') {
-                continue;
-            }
-            let base = w.rsplit('/').next().unwrap_or(w);
-            match base {
-                "taskset" | "numactl" | "chrt" => {
-                    // Their options and cpu list come before the program.
-                    while let Some(n) = words.peek() {
-                        if n.starts_with('-')
-                            || n.chars().all(|c| c.is_ascii_digit() || ",-:".contains(c))
-                        {
-                            words.next();
-                        } else {
-                            break;
-                        }
+        program_of(&self.client_cmd).unwrap_or_else(|| "exec".to_string())
+    }
+}
+
+/// The program a command line runs: its first word that is not an
+/// environment assignment, a wrapper (taskset, numactl, env, nice, timeout,
+/// chrt) or a wrapper's option or placeholder (`{server_cpus}`), without its
+/// directory. None: only wrappers.
+pub fn program_of(cmd: &str) -> Option<String> {
+    let mut words = cmd.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        if w.contains('=') && !w.starts_with('-') {
+            continue;
+        }
+        let base = w.rsplit('/').next().unwrap_or(w);
+        match base {
+            "taskset" | "numactl" | "chrt" => {
+                // Their options and cpu list come before the program.
+                while let Some(n) = words.peek() {
+                    if n.starts_with('-')
+                        || n.starts_with('{')
+                        || n.chars().all(|c| c.is_ascii_digit() || ",-:".contains(c))
+                    {
+                        words.next();
+                    } else {
+                        break;
                     }
                 }
-                "env" | "nice" | "exec" | "stdbuf" => {}
-                "timeout" => {
-                    words.next();
-                }
-                _ => return base.to_string(),
             }
+            "env" | "nice" | "exec" | "stdbuf" => {}
+            "timeout" => {
+                words.next();
+            }
+            _ => return Some(base.to_string()),
         }
-        "exec".to_string()
     }
+    None
 }
 
 impl TransportSpec {

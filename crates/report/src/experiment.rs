@@ -140,7 +140,31 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
             }
         }
     }
-    let mut head: Vec<String> = var_names.clone();
+    // Long values (server commands) by short names.
+    let mut short: std::collections::BTreeMap<(String, String), String> = Default::default();
+    for k in &var_names {
+        let mut values: Vec<String> = rows
+            .iter()
+            .flat_map(|r| {
+                r.vars
+                    .iter()
+                    .filter(|(x, _)| x == k)
+                    .map(|(_, v)| v.clone())
+            })
+            .collect();
+        values.sort();
+        values.dedup();
+        for (raw, name) in values
+            .iter()
+            .zip(wirebench_core::vars::short_values(&values))
+        {
+            short.insert((k.clone(), raw.clone()), name);
+        }
+    }
+    let mut head: Vec<String> = var_names
+        .iter()
+        .map(|k| wirebench_core::vars::label(k).to_string())
+        .collect();
     head.extend(
         [
             "IOPS (k)",
@@ -177,7 +201,9 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
                 r.vars
                     .iter()
                     .find(|(x, _)| x == k)
-                    .map_or("-".into(), |(_, v)| v.clone())
+                    .map_or("-".into(), |(_, v)| {
+                        short.get(&(k.clone(), v.clone())).unwrap_or(v).clone()
+                    })
             })
             .collect();
         c.extend([

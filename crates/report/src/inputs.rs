@@ -27,7 +27,17 @@ pub fn runs_at(path: &Path) -> Result<Vec<RunResult>, InputError> {
     let Some(index) = index else {
         return Ok(runs);
     };
-    let mut runs: Vec<Option<RunResult>> = runs.into_iter().map(Some).collect();
+    let mut runs: Vec<Option<RunResult>> = runs
+        .into_iter()
+        .map(|mut r| {
+            // Each run knows the point it measured: any matrix key is a
+            // variable of the report.
+            if let Some(e) = index.runs.iter().find(|e| e.run_ids.contains(&r.run_id)) {
+                r.point = e.point.clone();
+            }
+            Some(r)
+        })
+        .collect();
     let mut out = Vec::new();
     for e in index.runs.iter().filter(|e| e.run_ids.len() > 1) {
         let parts: Vec<RunResult> = e

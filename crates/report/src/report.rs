@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use wirebench_core::hist;
 use wirebench_core::result::RunResult;
 use wirebench_core::units::{format_ns, format_rate};
+use wirebench_core::vars;
 
 /// What to plot throughput against, and what makes a line.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +21,10 @@ pub struct Layout {
     pub series: Option<Vec<String>>,
     /// Run id to a label that names its line instead (compare's variants).
     pub labels: BTreeMap<String, String>,
+    /// One throughput plot per value of this variable, on shared axes
+    /// (small multiples). None: by placement when the lines would
+    /// otherwise be split by placement and something else.
+    pub panel: Option<String>,
 }
 
 /// The variables a report can plot against or split by.
@@ -48,14 +53,92 @@ pub const NUMERIC: [&str; 6] = [
     "rate",
 ];
 
-/// A run's value of a variable (None: it has none).
+/// Every variable the runs have: the report's own ([`VARIABLES`]), the
+/// matrix keys of their sweeps, and any setting of a run's spec
+/// ([`vars::SPEC_KEYS`]).
+pub fn variables(runs: &[RunResult]) -> Vec<String> {
+    names_of(&runs.iter().collect::<Vec<_>>())
+}
+
+fn names_of(runs: &[&RunResult]) -> Vec<String> {
+    let mut out: Vec<String> = VARIABLES.iter().map(|v| v.to_string()).collect();
+    let more = runs
+        .iter()
+        .flat_map(|r| r.point.iter().map(|(k, _)| k.as_str()))
+        .chain(vars::SPEC_KEYS);
+    for k in more {
+        if !out.iter().any(|v| v == k) {
+            out.push(k.to_string());
+        }
+    }
+    out
+}
+
+/// Checks a layout against the runs: `--x`, `--series` and `--panel` name
+/// variables the runs have (the x one with numbers); the message names the
+/// flag and the variables there are.
+pub fn check_layout(runs: &[RunResult], l: &Layout) -> Result<(), String> {
+    let known = variables(runs);
+    let have = |flag: &str, v: &str| -> Result<(), String> {
+        if known.iter().any(|k| k == v) {
+            return Ok(());
+        }
+        let all: Vec<&RunResult> = runs.iter().collect();
+        let vary = varying(&all);
+        Err(format!(
+            "{flag} {v}: not a variable of these runs; they vary in {}; any of {} may be named",
+            if vary.is_empty() {
+                "nothing".to_string()
+            } else {
+                vary.join(", ")
+            },
+            known.join(", ")
+        ))
+    };
+    if let Some(x) = &l.x {
+        have("--x", x)?;
+        let values: Vec<String> = runs.iter().filter_map(|r| variable(r, x)).collect();
+        if !NUMERIC.contains(&x.as_str()) && values.iter().any(|v| v.parse::<f64>().is_err()) {
+            return Err(format!(
+                "--x {x}: its values are not numbers (throughput is plotted against a number): one of {}, or --series {x}",
+                NUMERIC.join(", ")
+            ));
+        }
+    }
+    for s in l.series.iter().flatten() {
+        have("--series", s)?;
+    }
+    if let Some(p) = &l.panel {
+        have("--panel", p)?;
+        if l.x.as_deref() == Some(p.as_str()) {
+            return Err(format!(
+                "--panel {p}: it is the x axis too: take another variable"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A run's value of a variable (None: it has none): one of [`VARIABLES`],
+/// a matrix key of its sweep (as the spec named its value), or a setting
+/// of its spec.
 pub fn variable(r: &RunResult, name: &str) -> Option<String> {
+    if !VARIABLES.contains(&name) {
+        if let Some((_, v)) = r.point.iter().find(|(k, _)| k == name) {
+            return Some(v.clone());
+        }
+        return vars::spec_value(&r.spec, name);
+    }
     let s = &r.spec;
     Some(match name {
         "clients" => s.clients.to_string(),
         "connections" => (s.clients * s.conns_per_client).to_string(),
         "instances" => r.merged_from.len().max(1).to_string(),
-        "size" => size_label(r).unwrap_or_else(|| s.transport.size_bytes().to_string()),
+        "size" => match &s.transport {
+            // A program given no --size has none.
+            wirebench_core::spec::TransportSpec::Exec(e) => e.size_bytes?.to_string(),
+            t => size_label(r).unwrap_or_else(|| t.size_bytes().to_string()),
+        },
         "depth" => s.depth.to_string(),
         "rate" => s.rate_per_s?.to_string(),
         "placement" => r.placement.policy.clone()?,
@@ -89,14 +172,50 @@ fn size_text(v: &str) -> String {
         .map_or_else(|_| v.to_string(), wirebench_core::units::format_size)
 }
 
-fn series_key(r: &RunResult, l: &Layout, series: &[&str]) -> String {
+/// How each variable's values read among a set of runs: long ones (two
+/// server commands) by short names (`server=perf-crimson-msgr`).
+struct Shown {
+    short: BTreeMap<(String, String), String>,
+}
+
+impl Shown {
+    fn of(runs: &[&RunResult]) -> Shown {
+        let mut short = BTreeMap::new();
+        for v in names_of(runs) {
+            let values = values_of(runs, &v);
+            for (raw, name) in values.iter().zip(vars::short_values(&values)) {
+                if *raw != name {
+                    short.insert((v.clone(), raw.clone()), name);
+                }
+            }
+        }
+        Shown { short }
+    }
+
+    /// A run's value of `v` as shown.
+    fn value(&self, r: &RunResult, v: &str) -> Option<String> {
+        Some(self.name(v, variable(r, v)?))
+    }
+
+    /// A value of `v` as shown.
+    fn name(&self, v: &str, raw: String) -> String {
+        self.short
+            .get(&(v.to_string(), raw.clone()))
+            .cloned()
+            .unwrap_or(raw)
+    }
+
+    /// `server=crimson`: a variable and a run's value of it.
+    fn pair(&self, r: &RunResult, v: &str) -> Option<String> {
+        Some(format!("{}={}", vars::label(v), self.value(r, v)?))
+    }
+}
+
+fn series_key(r: &RunResult, l: &Layout, series: &[String], shown: &Shown) -> String {
     if let Some(label) = l.labels.get(&r.run_id) {
         return label.clone();
     }
-    let parts: Vec<String> = series
-        .iter()
-        .filter_map(|v| variable(r, v).map(|x| format!("{v}={x}")))
-        .collect();
+    let parts: Vec<String> = series.iter().filter_map(|v| shown.pair(r, v)).collect();
     if parts.is_empty() {
         "all runs".into()
     } else {
@@ -129,7 +248,7 @@ fn num(s: &str) -> f64 {
 
 /// The variables whose values differ between `runs`; the connections not
 /// when the clients decide them (one count of connections per client).
-fn varying(runs: &[&RunResult]) -> Vec<&'static str> {
+fn varying(runs: &[&RunResult]) -> Vec<String> {
     let differ = |v: &str| {
         let mut seen: Vec<Option<String>> = runs.iter().map(|r| variable(r, v)).collect();
         seen.sort();
@@ -139,34 +258,49 @@ fn varying(runs: &[&RunResult]) -> Vec<&'static str> {
     let mut per_client: Vec<usize> = runs.iter().map(|r| r.spec.conns_per_client).collect();
     per_client.sort_unstable();
     per_client.dedup();
-    VARIABLES
-        .iter()
-        .copied()
+    names_of(runs)
+        .into_iter()
         .filter(|v| differ(v))
-        .filter(|v| !(*v == "connections" && per_client.len() == 1 && differ("clients")))
+        .filter(|v| !(v == "connections" && per_client.len() == 1 && differ("clients")))
+        // The connections per client say nothing the connections do not.
+        .filter(|v| !(v == "conns_per_client" && differ("connections")))
         .collect()
 }
 
-/// What throughput is plotted against and what makes its lines: the
-/// layout's, or chosen from what varies.
-fn resolve<'a>(
-    l: &'a Layout,
-    runs: &[&RunResult],
-    vary: &[&'a str],
-) -> (Option<&'a str>, Vec<&'a str>) {
-    let x =
-        l.x.as_deref()
-            .or_else(|| NUMERIC.iter().copied().find(|v| vary.contains(v)));
-    let series = match &l.series {
-        Some(s) => s.iter().map(String::as_str).collect(),
+/// What throughput is plotted against, what makes its lines and what
+/// its panels: the layout's, or chosen from what varies.
+struct Resolved {
+    x: Option<String>,
+    series: Vec<String>,
+    panel: Option<String>,
+}
+
+fn resolve(l: &Layout, runs: &[&RunResult], vary: &[String]) -> Resolved {
+    let x = l.x.clone().or_else(|| {
+        NUMERIC
+            .iter()
+            .find(|v| vary.iter().any(|x| x == *v))
+            .map(|v| v.to_string())
+    });
+    let mut series: Vec<String> = match &l.series {
+        Some(s) => s.clone(),
         None => vary
             .iter()
-            .copied()
-            .filter(|v| Some(*v) != x)
-            .filter(|v| x.is_none_or(|x| !decided_by(runs, x, v)))
+            .filter(|v| Some(*v) != x.as_ref())
+            .filter(|v| x.as_ref().is_none_or(|x| !decided_by(runs, x, v)))
+            .cloned()
             .collect(),
     };
-    (x, series)
+    // Lines split by placement and something else read better as a panel
+    // per placement (the messenger report's Figure 1.1).
+    let panel = l.panel.clone().or_else(|| {
+        (l.series.is_none() && series.len() >= 2 && series.iter().any(|s| s == "placement"))
+            .then(|| "placement".to_string())
+    });
+    if let Some(p) = &panel {
+        series.retain(|s| s != p);
+    }
+    Resolved { x, series, panel }
 }
 
 /// Whether each value of `x` comes with one value of `v` among the runs
@@ -184,14 +318,11 @@ fn decided_by(runs: &[&RunResult], x: &str, v: &str) -> bool {
 
 /// A run's name in a legend: its label, or what varies between the runs
 /// (`arch=pool depth=16`), or its id when nothing does.
-fn run_name(r: &RunResult, l: &Layout, varying: &[&str]) -> String {
+fn run_name(r: &RunResult, l: &Layout, varying: &[String], shown: &Shown) -> String {
     if let Some(label) = l.labels.get(&r.run_id) {
         return label.clone();
     }
-    let parts: Vec<String> = varying
-        .iter()
-        .filter_map(|v| variable(r, v).map(|x| format!("{v}={x}")))
-        .collect();
+    let parts: Vec<String> = varying.iter().filter_map(|v| shown.pair(r, v)).collect();
     if parts.is_empty() {
         r.run_id.clone()
     } else {
@@ -230,55 +361,75 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
     let mut out = Vec::new();
     let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
     let vary = varying(&ok);
-    let (x, series_by) = resolve(l, &ok, &vary);
-    // Throughput vs the x variable, one line per series.
-    let mut groups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for r in &ok {
-        if let Some(v) = x.and_then(|x| variable(r, x)) {
-            groups
-                .entry(series_key(r, l, &series_by))
-                .or_default()
-                .push((num(&v), r.summary.ops_per_s));
+    let shown = Shown::of(&ok);
+    let Resolved {
+        x,
+        series: series_by,
+        panel,
+    } = resolve(l, &ok, &vary);
+    // Throughput vs the x variable, one line per series; one plot per
+    // panel, all on the same axes.
+    if let Some(x) = x.as_deref() {
+        // Panel (None: one plot) to line to points.
+        type Lines = BTreeMap<String, Vec<(f64, f64)>>;
+        let mut panels: BTreeMap<Option<String>, Lines> = BTreeMap::new();
+        for r in &ok {
+            if let Some(v) = variable(r, x) {
+                let p = panel.as_deref().and_then(|p| shown.pair(r, p));
+                panels
+                    .entry(p)
+                    .or_default()
+                    .entry(series_key(r, l, &series_by, &shown))
+                    .or_default()
+                    .push((num(&v), r.summary.ops_per_s));
+            }
+        }
+        let points = || panels.values().flat_map(|g| g.values().flatten());
+        let mut distinct_x: Vec<u64> = points().map(|p| p.0.to_bits()).collect();
+        distinct_x.sort_unstable();
+        distinct_x.dedup();
+        if distinct_x.len() >= 2 {
+            let xs: Vec<f64> = points().map(|p| p.0).collect();
+            let ys: Vec<f64> = points().map(|p| p.1).collect();
+            let bounds = plot::Bounds::of(&xs, &ys);
+            for (p, groups) in &panels {
+                let series: Vec<Series> = groups
+                    .iter()
+                    .map(|(k, pts)| {
+                        let mut pts = pts.clone();
+                        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        Series {
+                            name: k.clone(),
+                            points: pts,
+                        }
+                    })
+                    .collect();
+                let title = match p {
+                    Some(p) => format!("Throughput vs {}: {p}", vars::label(x)),
+                    None => format!("Throughput vs {}", vars::label(x)),
+                };
+                out.push(Figure {
+                    svg: plot::lines_within(
+                        &title,
+                        x_axis(x, &xs),
+                        Axis::linear("ops/s", format_rate),
+                        &series,
+                        (panels.len() > 1).then_some(&bounds),
+                    ),
+                    title,
+                });
+            }
         }
     }
-    let distinct_x = {
-        let mut xs: Vec<u64> = groups.values().flatten().map(|p| p.0.to_bits()).collect();
-        xs.sort_unstable();
-        xs.dedup();
-        xs.len()
-    };
-    if let (Some(x), true) = (x, distinct_x >= 2) {
-        let series: Vec<Series> = groups
-            .iter()
-            .map(|(k, pts)| {
-                let mut pts = pts.clone();
-                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Series {
-                    name: k.clone(),
-                    points: pts,
-                }
-            })
-            .collect();
-        let title = format!("Throughput vs {x}");
-        let xs: Vec<f64> = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
-            .collect();
-        out.push(Figure {
-            svg: plot::lines(
-                &title,
-                x_axis(x, &xs),
-                Axis::linear("ops/s", format_rate),
-                &series,
-            ),
-            title,
-        });
-    }
-    // Latency-response: mean and p99 against the throughput achieved.
+    // Latency-response: mean and p99 against the throughput achieved, a
+    // line per series and panel.
+    let all_series: Vec<String> = panel.iter().chain(&series_by).cloned().collect();
     if ok.len() >= 2 && ok.iter().any(|r| r.summary.latency.count > 0) {
         let mut by: BTreeMap<String, Vec<&RunResult>> = BTreeMap::new();
         for r in ok.iter().filter(|r| r.summary.latency.count > 0) {
-            by.entry(series_key(r, l, &series_by)).or_default().push(r);
+            by.entry(series_key(r, l, &all_series, &shown))
+                .or_default()
+                .push(r);
         }
         let mut series = Vec::new();
         for (k, rs) in by {
@@ -327,7 +478,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                 .ok()
                 .filter(|h| !h.is_empty())?;
             Some(Series {
-                name: run_name(r, l, &vary),
+                name: run_name(r, l, &vary, &shown),
                 points: quantiles
                     .iter()
                     .map(|&q| (1.0 / (1.0 - q), h.value_at_quantile(q) as f64))
@@ -356,7 +507,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         ok.iter()
             .take(MAX_PER_RUN)
             .map(|r| Series {
-                name: run_name(r, l, &vary),
+                name: run_name(r, l, &vary, &shown),
                 points: r
                     .intervals
                     .iter()
@@ -428,7 +579,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                 .into_iter()
                 .chain(r.intervals.iter().map(|i| i.end_ns as f64 / 1e9))
                 .collect();
-            let title = format!("CPU busy per core: {}", run_name(r, l, &vary));
+            let title = format!("CPU busy per core: {}", run_name(r, l, &vary, &shown));
             out.push(Figure {
                 svg: plot::heatmap(
                     &title,
@@ -464,12 +615,26 @@ fn summary_table(runs: &[RunResult]) -> Table {
         "status",
     ]);
     let all: Vec<&RunResult> = runs.iter().collect();
+    let shown = Shown::of(&all);
     // A column for each parameter that varies and has none yet (a sweep
-    // over arch, instances or depth), after the placement.
-    let extra: Vec<&str> = varying(&all)
+    // over arch, instances, depth or the server's command), after the
+    // placement.
+    let extra: Vec<String> = varying(&all)
         .into_iter()
-        .filter(|v| ["arch", "instances", "depth", "rate", "wait"].contains(v))
+        .filter(|v| {
+            ![
+                "clients",
+                "connections",
+                "conns_per_client",
+                "size",
+                "placement",
+                "mode",
+                "transport",
+            ]
+            .contains(&v.as_str())
+        })
         .collect();
+
     for r in runs {
         let s = &r.summary;
         let lat = |stat: &str, l: &wirebench_core::hist::LatencySummary| {
@@ -505,7 +670,7 @@ fn summary_table(runs: &[RunResult]) -> Table {
         row.extend(
             extra
                 .iter()
-                .map(|v| variable(r, v).unwrap_or_else(|| "-".into())),
+                .map(|v| shown.value(r, v).unwrap_or_else(|| "-".into())),
         );
         row.extend([
             format!("{:.0}", s.ops_per_s),
@@ -554,13 +719,19 @@ fn summary_table(runs: &[RunResult]) -> Table {
         .into_iter()
         .chain(
             (0..extra.len())
-                .filter(|k| ["arch", "wait"].contains(&extra[*k]))
+                .filter(|k| {
+                    let v = extra[*k].as_str();
+                    // Words, not numbers: left-aligned.
+                    runs.iter()
+                        .filter_map(|r| variable(r, v))
+                        .any(|x| x.parse::<f64>().is_err())
+                })
                 .map(|k| 7 + k),
         )
         .chain([15 + extra.len()])
         .collect();
     for (k, v) in extra.iter().enumerate() {
-        t.head.insert(7 + k, (*v).to_string());
+        t.head.insert(7 + k, vars::label(v).to_string());
     }
     t
 }
@@ -937,6 +1108,7 @@ fn size_by_clients(runs: &[RunResult]) -> Vec<(String, Table)> {
 fn hints_block(runs: &[RunResult]) -> Block {
     let all: Vec<&RunResult> = runs.iter().collect();
     let vary = varying(&all);
+    let shown = Shown::of(&all);
     let l = Layout::default();
     let mut grouped: Vec<(String, Vec<String>, String)> = Vec::new();
     let mut add = |text: String, who: Option<String>, evidence: String| match grouped
@@ -948,7 +1120,7 @@ fn hints_block(runs: &[RunResult]) -> Block {
     };
     for r in runs {
         for h in hints::of_run(r) {
-            add(h.text, Some(run_name(r, &l, &vary)), h.evidence);
+            add(h.text, Some(run_name(r, &l, &vary, &shown)), h.evidence);
         }
     }
     for h in hints::of_set(runs) {
@@ -1005,6 +1177,7 @@ fn what_varied(runs: &[RunResult]) -> String {
         text.push_str(&format!(", {failed} not complete"));
     }
     let vary = varying(&all);
+    let shown = Shown::of(&all);
     if vary.is_empty() {
         text.push_str(", with the same parameters.");
     } else {
@@ -1012,10 +1185,10 @@ fn what_varied(runs: &[RunResult]) -> String {
             .iter()
             .map(|v| {
                 let vals = values_of(&all, v);
-                let vals: Vec<String> = if *v == "size" {
+                let vals: Vec<String> = if v == "size" {
                     vals.iter().map(|x| size_text(x)).collect()
                 } else {
-                    vals
+                    vals.into_iter().map(|x| shown.name(v, x)).collect()
                 };
                 // A list of sizes is one value: quoted among the others.
                 let vals: Vec<String> = vals
@@ -1028,14 +1201,14 @@ fn what_varied(runs: &[RunResult]) -> String {
                         }
                     })
                     .collect();
-                format!("{v} ({})", vals.join(", "))
+                format!("{} ({})", vars::label(v), vals.join(", "))
             })
             .collect();
         text.push_str(&format!(". Varied: {}.", parts.join("; ")));
     }
     let same: Vec<String> = ["transport", "mode", "size", "clients", "placement"]
         .iter()
-        .filter(|v| !vary.contains(v))
+        .filter(|v| !vary.iter().any(|x| x == *v))
         .filter_map(|v| {
             let vals = values_of(&all, v);
             let one = vals.first()?;
@@ -1058,7 +1231,8 @@ fn best_of(runs: &[RunResult]) -> Vec<(String, String)> {
     let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
     let vary = varying(&ok);
     let l = Layout::default();
-    let name = |r: &RunResult| run_name(r, &l, &vary);
+    let shown = Shown::of(&ok);
+    let name = |r: &RunResult| run_name(r, &l, &vary, &shown);
     let lat = |r: &RunResult| {
         let s = &r.summary;
         ["p50", "p99"]
@@ -1157,20 +1331,26 @@ pub struct Section {
 pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) -> Document {
     // What it found first: what varied, the best figures, the headline
     // plot, the hints; the details after.
-    let headline = figures
+    // The throughput plot, or its panels.
+    let headline: Vec<usize> = figures
         .iter()
-        .position(|f| f.title.starts_with("Throughput vs"));
+        .enumerate()
+        .filter(|(_, f)| f.title.starts_with("Throughput vs"))
+        .map(|(i, _)| i)
+        .collect();
     let mut d = Document::new(format!("wirebench report: {} run(s)", runs.len()))
         .heading("What it found")
         .text(what_varied(runs))
         .push(Block::List(best_of(runs)));
-    if let Some(i) = headline {
-        d = d.push(Block::Figures(vec![figures[i].clone()]));
+    if !headline.is_empty() {
+        d = d.push(Block::Figures(
+            headline.iter().map(|&i| figures[i].clone()).collect(),
+        ));
     }
     let rest: Vec<Figure> = figures
         .iter()
         .enumerate()
-        .filter(|(i, _)| Some(*i) != headline)
+        .filter(|(i, _)| !headline.contains(i))
         .map(|(_, f)| f.clone())
         .collect();
     let mut summary = summary_table(runs);
@@ -1277,6 +1457,135 @@ mod tests {
         r
     }
 
+    /// The messenger report's study: two servers (by command), clients,
+    /// two placements; named in the spec or not.
+    fn crimson_vs_async(named: bool) -> Vec<RunResult> {
+        let servers = [
+            (
+                "crimson",
+                "perf-crimson-msgr --poll-mode --mode=2 --server-addr=v2:127.0.0.1:{port} --cpuset={server_cpus}",
+            ),
+            (
+                "async",
+                "taskset -ac {server_cpus} perf-async-msgr --addr=v2:127.0.0.1:{port} --threads={clients}",
+            ),
+        ];
+        let mut out = Vec::new();
+        for (k, (name, cmd)) in servers.iter().enumerate() {
+            for placement in ["balanced", "separated"] {
+                for clients in [1usize, 2] {
+                    let spec = serde_json::json!({
+                        "transport": "exec",
+                        "parser": "crimson-msgr",
+                        "client_cmd": "perf-crimson-msgr --mode=1 --server-addr=v2:127.0.0.1:{port}",
+                        "server_cmd": cmd,
+                        "clients": clients,
+                    });
+                    let scale = if placement == "separated" { 2.0 } else { 1.0 };
+                    let ops = 1000.0 * scale * clients as f64 * (k + 1) as f64;
+                    let mut r = measured(
+                        &format!("r-{name}-{placement}-{clients}"),
+                        &spec.to_string(),
+                        ops,
+                        50_000,
+                    );
+                    r.placement.policy = Some(placement.into());
+                    if named {
+                        r.point = vec![
+                            ("server_cmd".into(), name.to_string()),
+                            ("clients".into(), clients.to_string()),
+                            ("placement".into(), placement.into()),
+                        ];
+                    }
+                    out.push(r);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn issue_36_a_sweep_over_server_commands_gives_a_line_per_server_and_a_panel_per_placement() {
+        for named in [true, false] {
+            let runs = crimson_vs_async(named);
+            let figs = figures(&runs, &Layout::default());
+            let panels: Vec<&Figure> = figs
+                .iter()
+                .filter(|f| f.title.starts_with("Throughput vs"))
+                .collect();
+            let titles: Vec<&str> = panels.iter().map(|f| f.title.as_str()).collect();
+            assert_eq!(
+                titles,
+                [
+                    "Throughput vs clients: placement=balanced",
+                    "Throughput vs clients: placement=separated"
+                ]
+            );
+            let (crimson, asynch) = if named {
+                ("server=crimson", "server=async")
+            } else {
+                ("server=perf-crimson-msgr", "server=perf-async-msgr")
+            };
+            for f in &panels {
+                let t = texts(&f.svg);
+                assert!(t.iter().any(|x| x == crimson), "{named}: {t:?}");
+                assert!(t.iter().any(|x| x == asynch), "{named}: {t:?}");
+                // Shared axes: the separated panel's top (8k) on both.
+                assert!(t.iter().any(|x| x == "8.0k"), "{t:?}");
+            }
+            let md = markdown(&runs, &figs, &[]);
+            assert!(
+                md.contains(if named {
+                    "Varied: clients (1, 2); placement (balanced, separated); server (async, crimson)."
+                } else {
+                    "Varied: clients (1, 2); placement (balanced, separated); server (perf-crimson-msgr, perf-async-msgr)."
+                }),
+                "{md}"
+            );
+            assert!(md.contains("| server |"), "{md}");
+            // One panel per value of any variable, asked for.
+            let by_server = figures(
+                &runs,
+                &Layout {
+                    panel: Some("server_cmd".into()),
+                    series: Some(vec!["placement".into()]),
+                    ..Layout::default()
+                },
+            );
+            assert_eq!(
+                by_server
+                    .iter()
+                    .filter(|f| f.title.starts_with("Throughput vs"))
+                    .count(),
+                2
+            );
+        }
+        let runs = crimson_vs_async(true);
+        let bad = |l: Layout| check_layout(&runs, &l).unwrap_err();
+        let e = bad(Layout {
+            series: Some(vec!["sever_cmd".into()]),
+            ..Layout::default()
+        });
+        assert!(e.starts_with("--series sever_cmd: not a variable of these runs; they vary in clients, placement, server_cmd"), "{e}");
+        let e = bad(Layout {
+            x: Some("server_cmd".into()),
+            ..Layout::default()
+        });
+        assert!(
+            e.contains("--x server_cmd: its values are not numbers"),
+            "{e}"
+        );
+        check_layout(
+            &runs,
+            &Layout {
+                series: Some(vec!["server_cmd".into(), "client_cmd".into()]),
+                panel: Some("placement".into()),
+                ..Layout::default()
+            },
+        )
+        .unwrap();
+    }
+
     #[test]
     fn a_sweep_gives_every_figure_and_the_tables() {
         let runs = vec![
@@ -1291,6 +1600,7 @@ mod tests {
                 x: Some("clients".into()),
                 series: Some(vec!["placement".into()]),
                 labels: BTreeMap::new(),
+                panel: None,
             },
         );
         let titles: Vec<&str> = figs.iter().map(|f| f.title.as_str()).collect();

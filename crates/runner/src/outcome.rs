@@ -420,6 +420,7 @@ pub fn from_outcome(
         agents: Vec::new(),
         endpoints: by_endpoint(spec, m, secs),
         agents_window: None,
+        point: Vec::new(),
     }
 }
 

@@ -24,6 +24,42 @@ pub fn lines(title: &str, x: Axis, y: Axis, series: &[Series]) -> String {
     lines_shaded(title, x, y, series, None)
 }
 
+/// The values a set of plots spans, so that they share their axes (the
+/// panels of small multiples).
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub x: (f64, f64),
+    pub y: (f64, f64),
+}
+
+impl Bounds {
+    /// The span of every point of the set, by x and by y.
+    pub fn of(xs: &[f64], ys: &[f64]) -> Bounds {
+        let span = |v: &[f64]| {
+            v.iter()
+                .filter(|a| a.is_finite())
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &a| {
+                    (lo.min(a), hi.max(a))
+                })
+        };
+        Bounds {
+            x: span(xs),
+            y: span(ys),
+        }
+    }
+}
+
+/// [`lines`] on axes that span at least `bounds` (one panel of several).
+pub fn lines_within(
+    title: &str,
+    x: Axis,
+    y: Axis,
+    series: &[Series],
+    bounds: Option<&Bounds>,
+) -> String {
+    draw(title, x, y, series, None, bounds)
+}
+
 /// [`lines`] with a span of x shaded behind the lines and named.
 pub fn lines_shaded(
     title: &str,
@@ -31,6 +67,17 @@ pub fn lines_shaded(
     y: Axis,
     series: &[Series],
     shade: Option<&Shade>,
+) -> String {
+    draw(title, x, y, series, shade, None)
+}
+
+fn draw(
+    title: &str,
+    x: Axis,
+    y: Axis,
+    series: &[Series],
+    shade: Option<&Shade>,
+    bounds: Option<&Bounds>,
 ) -> String {
     font();
     let mut svg = String::new();
@@ -50,11 +97,17 @@ pub fn lines_shaded(
             series
                 .iter()
                 .flat_map(|s| s.points.iter().map(|p| p.0))
-                .chain(shade.iter().flat_map(|s| [s.from, s.to])),
+                .chain(shade.iter().flat_map(|s| [s.from, s.to]))
+                .chain(bounds.iter().flat_map(|b| [b.x.0, b.x.1]))
+                .filter(|v| v.is_finite()),
             x.log,
         );
         let (y0, y1) = range(
-            series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+            series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .chain(bounds.iter().flat_map(|b| [b.y.0, b.y.1]))
+                .filter(|v| v.is_finite()),
             y.log,
         );
         let chart = ChartBuilder::on(&plot_area)

@@ -8,7 +8,7 @@ mod lines;
 mod style;
 
 pub use heatmap::heatmap;
-pub use lines::{Shade, lines, lines_shaded};
+pub use lines::{Bounds, Shade, lines, lines_shaded, lines_within};
 pub use style::{Axis, Series};
 
 #[cfg(test)]

@@ -23,27 +23,22 @@ pub struct ReportArgs {
     /// Replace the file -o names if it exists (never done without it).
     #[arg(long)]
     force: bool,
-    /// What throughput is plotted against: clients, connections, instances, depth, size or
-    /// rate [default: the first of these that varies].
+    /// What throughput is plotted against: clients, connections, instances, depth, size,
+    /// rate, or any key with numbers for values [default: the first of the six that varies].
     #[arg(long)]
     x: Option<String>,
-    /// What makes a line (comma-separated): placement, arch, instances, mode, transport, wait,
-    /// size, depth... [default: every other variable that varies]
+    /// What makes a line (comma-separated): any variable: placement, arch, mode, wait, a
+    /// matrix key of the sweep, any spec key (server_cmd, clients_as, parser...) [default:
+    /// every other variable that varies].
     #[arg(long, value_delimiter = ',')]
     series: Option<Vec<String>>,
+    /// One throughput plot per value of this variable, on shared axes (small multiples)
+    /// [default: placement, when the lines would be split by placement and more].
+    #[arg(long)]
+    panel: Option<String>,
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    if let Some(x) = &a.x
-        && !report::NUMERIC.contains(&x.as_str())
-    {
-        usage!("--x {x}: one of {}", report::NUMERIC.join(", "));
-    }
-    for s in a.series.iter().flatten() {
-        if !report::VARIABLES.contains(&s.as_str()) {
-            usage!("--series {s}: one of {}", report::VARIABLES.join(", "));
-        }
-    }
     check_page(&a.output, a.force)?;
     let md_path = a.output.with_extension("md");
     check_output(&md_path, a.force)?;
@@ -72,7 +67,11 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         x: a.x.clone(),
         series: a.series.clone(),
         labels: Default::default(),
+        panel: a.panel.clone(),
     };
+    if let Err(e) = report::check_layout(&runs, &layout) {
+        usage!("{e}");
+    }
     let figures = report::figures(&runs, &layout);
     let sections = timeline::sections_of_runs(&a.paths);
     wirebench_core::store::write_atomic(

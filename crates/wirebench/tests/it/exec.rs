@@ -610,3 +610,120 @@ instances = [2]
     ops.sort();
     assert_eq!(ops, vec![10, 11], "{{instance}} is 0 and 1");
 }
+
+/// Issue 36: the messenger report's Figure 1.1 from a sweep whose matrix
+/// names its servers: two fake servers (Python's HTTP server, started by
+/// the run as `server_cmd`), a client that prints the report's own output,
+/// clients x placement. The report draws one panel per placement, a line
+/// per server named by the spec's names; `table` names them too.
+#[test]
+fn issue_36_a_sweep_over_named_servers_gives_a_line_per_server_and_a_panel_per_placement() {
+    let _solo = exclusive();
+    let dir = TempDir::new("exec-named");
+    let spec = dir.path().join("crimson-vs-async.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            r#"
+name = "named"
+[base]
+transport = "exec"
+parser = "crimson-msgr"
+client_cmd = "cat {CRIMSON}"
+[matrix]
+server_cmd = {{ crimson = "exec python3 -m http.server --bind 127.0.0.1 {{port}}", async = "exec python3 -u -m http.server --bind 127.0.0.1 {{port}}" }}
+clients = [1, 2]
+placement = ["balanced", "separated"]
+"#
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(240));
+    assert!(st.success(), "{}", p.stderr_all());
+    let exp = results.join("named");
+    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
+    assert!(t.wait(Duration::from_secs(30)).success());
+    let table = t.stdout_all();
+    assert!(table.starts_with("| server |"), "{table}");
+    assert_eq!(table.matches("| crimson |").count(), 4, "{table}");
+    assert_eq!(table.matches("| async |").count(), 4, "{table}");
+    let report = dir.path().join("report.html");
+    let mut r = Proc::spawn(&[
+        "report",
+        exp.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        r.wait(Duration::from_secs(60)).success(),
+        "{}",
+        r.stderr_all()
+    );
+    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    assert!(
+        md.contains(
+            "Varied: clients (1, 2); placement (balanced, separated); server (async, crimson)."
+        ),
+        "{md}"
+    );
+    let figures = dir.path().join("report-figures");
+    for placement in ["balanced", "separated"] {
+        let title = format!("Throughput vs clients: placement={placement}");
+        assert!(md.contains(&title), "{md}");
+        let svg = std::fs::read_dir(&figures)
+            .unwrap()
+            .flatten()
+            .map(|f| std::fs::read_to_string(f.path()).unwrap())
+            .find(|s| s.contains(&title))
+            .unwrap_or_else(|| panic!("no figure {title}"));
+        for line in ["server=crimson", "server=async"] {
+            assert!(
+                svg.contains(&format!(">{line}<")) || svg.contains(line),
+                "{title}: no {line}"
+            );
+        }
+        assert!(!svg.contains("placement=balanced server"), "{title}");
+    }
+    // Any variable may make the lines or the panels; a name that is none
+    // is refused with the ones there are.
+    let other = dir.path().join("by-server.html");
+    let mut r = Proc::spawn(&[
+        "report",
+        exp.to_str().unwrap(),
+        "-o",
+        other.to_str().unwrap(),
+        "--series",
+        "placement",
+        "--panel",
+        "server_cmd",
+    ]);
+    assert!(
+        r.wait(Duration::from_secs(60)).success(),
+        "{}",
+        r.stderr_all()
+    );
+    let md = std::fs::read_to_string(other.with_extension("md")).unwrap();
+    assert!(md.contains("Throughput vs clients: server=crimson"), "{md}");
+    let mut r = Proc::spawn(&[
+        "report",
+        exp.to_str().unwrap(),
+        "-o",
+        dir.path().join("bad.html").to_str().unwrap(),
+        "--series",
+        "sever_cmd",
+    ]);
+    assert_eq!(r.wait(Duration::from_secs(60)).code(), Some(2));
+    assert!(
+        r.stderr_all()
+            .contains("--series sever_cmd: not a variable of these runs; they vary in clients, placement, server_cmd"),
+        "{}",
+        r.stderr_all()
+    );
+}
