@@ -145,6 +145,9 @@ pub struct ToolReport {
     /// Every figure the parser took, by the program's own name and unit
     /// (`IOPS`, `latency ms`), as printed.
     pub figures: BTreeMap<String, f64>,
+    /// What it reported in words (`clients`: `mp`, `mode`: `async`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub words: BTreeMap<String, String>,
     /// The latency statistics it gave (`mean`, `p50`, `p99`...); the
     /// others are absent from the summary, not zero.
     #[serde(default)]

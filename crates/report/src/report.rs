@@ -127,7 +127,12 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
         if let Some((_, v)) = r.point.iter().find(|(k, _)| k == name) {
             return Some(v.clone());
         }
-        return vars::spec_value(&r.spec, name);
+        // An exec run's program may say it (reqres_loop's mt|mp).
+        let told = |word: &str| r.summary.tool.as_ref()?.words.get(word).cloned();
+        return vars::spec_value(&r.spec, name).or_else(|| match name {
+            "clients_as" => told("clients"),
+            _ => None,
+        });
     }
     let s = &r.spec;
     Some(match name {
@@ -147,7 +152,14 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
             wirebench_core::spec::TargetSpec::External { .. } => "external".into(),
             wirebench_core::spec::TargetSpec::None => return None,
         },
-        "mode" => s.transport.mode_name(),
+        // The program's own mode (reqres_loop's sync|async|nores), else
+        // the transport's.
+        "mode" => r
+            .summary
+            .tool
+            .as_ref()
+            .and_then(|t| t.words.get("mode").cloned())
+            .unwrap_or_else(|| s.transport.mode_name()),
         "transport" => s.kind().to_string(),
         "wait" => s.shm()?.wait.to_string(),
         _ => return None,
@@ -291,6 +303,18 @@ fn resolve(l: &Layout, runs: &[&RunResult], vary: &[String]) -> Resolved {
             .cloned()
             .collect(),
     };
+    // A key of the spec whose values the report's own variables decide
+    // (the client command of a sweep over reqres_loop's modes) adds
+    // nothing to a line's name.
+    if l.series.is_none() {
+        let own: Vec<&String> = vary
+            .iter()
+            .filter(|v| VARIABLES.contains(&v.as_str()) || *v == "clients_as")
+            .collect();
+        series.retain(|v| {
+            VARIABLES.contains(&v.as_str()) || v == "clients_as" || !decided_by_all(runs, &own, v)
+        });
+    }
     // Lines split by placement and something else read better as a panel
     // per placement (the messenger report's Figure 1.1).
     let panel = l.panel.clone().or_else(|| {
@@ -301,6 +325,21 @@ fn resolve(l: &Layout, runs: &[&RunResult], vary: &[String]) -> Resolved {
         series.retain(|s| s != p);
     }
     Resolved { x, series, panel }
+}
+
+/// Whether each combination of the values of `by` comes with one value of
+/// `v` among the runs (and `by` is not empty).
+fn decided_by_all(runs: &[&RunResult], by: &[&String], v: &str) -> bool {
+    if by.is_empty() {
+        return false;
+    }
+    let mut pairs: Vec<(Vec<Option<String>>, Option<String>)> = runs
+        .iter()
+        .map(|r| (by.iter().map(|b| variable(r, b)).collect(), variable(r, v)))
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs.windows(2).all(|w| w[0].0 != w[1].0)
 }
 
 /// Whether each value of `x` comes with one value of `v` among the runs

@@ -425,6 +425,7 @@ fn outcome(
         command,
         exit,
         figures: p.figures.clone(),
+        words: p.words.clone(),
         latency_stats,
         method,
         histogram: p.hist.is_some(),

@@ -243,26 +243,27 @@ pub struct Traces {
     pub server: Option<PathBuf>,
 }
 
-/// One line in the IPC report's CSV shape: sessions, mt|mp, mode, size,
-/// operations, elapsed s, messages/s (a round trip is two), GB/s (GiB of
-/// messages/s x size, as the report computes it), then p50 and p99 in us
-/// (empty when the mode has no latency).
-pub fn ipc_csv_line(r: &RunResult) -> String {
+/// A run in the IPC report's CSV shape (its reqres_loop and
+/// data_channel_write lines): the header, then the line. The report's
+/// columns come first, in its order and meaning: sessions, mt|mp, the mode
+/// (reqres_loop's sync|async|nores; data_channel_write has none), the
+/// message size in bytes, nloop (per session), the elapsed seconds,
+/// messages per second (a round trip is two) and "GB/s" (GiB of messages
+/// per second, as the report computes it). Then wirebench's: the
+/// operations in all, p50 and p99 in us (empty without latency).
+///
+/// A run of reqres_loop or data_channel_write (`--parser tateyama-*`)
+/// gives the program's own figures as it printed them; a native shm run
+/// its measured ones. With `with_mode`, the mode column is always there
+/// (ipc-compare's table mixes modes).
+pub fn ipc_csv(r: &RunResult, with_mode: bool) -> (String, String) {
     let s = &r.summary;
     let spec = &r.spec;
-    let clients = match spec.shm().map(|x| x.clients_as) {
-        Some(wirebench_core::spec::ClientsAs::Processes) => "mp",
-        _ => "mt",
-    };
-    let per_op = if spec.transport.has_response() {
-        2.0
-    } else {
-        1.0
-    };
-    let size = spec.transport.size_bytes();
-    let msgs_per_s = s.ops_per_s * per_op;
-    let gib_per_s = msgs_per_s * size as f64 / (1u64 << 30) as f64;
-    let (p50, p99) = if s.latency.count > 0 {
+    let tool = s
+        .tool
+        .as_ref()
+        .filter(|t| t.parser.starts_with("tateyama-") && t.figures.contains_key("sessions"));
+    let (p50, p99) = if s.latency.count > 0 && s.has_latency("p50") {
         (
             format!("{:.3}", s.latency.p50_ns as f64 / 1e3),
             format!("{:.3}", s.latency.p99_ns as f64 / 1e3),
@@ -270,16 +271,84 @@ pub fn ipc_csv_line(r: &RunResult) -> String {
     } else {
         (String::new(), String::new())
     };
-    format!(
-        "{},{clients},{},{size},{},{:.6},{:.1},{:.3},{p50},{p99}",
-        spec.connections(),
-        spec.transport.mode_name(),
-        s.ops,
-        s.measured_ns as f64 / 1e9,
-        msgs_per_s,
-        gib_per_s,
-    )
+    // sessions, mt|mp, mode (None: the data channel's), size, nloop,
+    // elapsed, messages/s, GiB/s.
+    let (sessions, clients, mode, size, nloop, elapsed, msgs, gib) = match tool {
+        Some(t) => {
+            let fig = |k: &str| t.figures.get(k).copied().unwrap_or(f64::NAN);
+            let sessions = fig("sessions");
+            let nloop = t
+                .figures
+                .get("nloop")
+                .copied()
+                .unwrap_or(s.ops as f64 / sessions);
+            // As the program printed them (the shortest text of each number).
+            (
+                format!("{sessions}"),
+                t.words.get("clients").cloned().unwrap_or_default(),
+                t.words.get("mode").cloned(),
+                format!("{}", fig("message size (bytes)")),
+                format!("{nloop}"),
+                format!("{}", fig("elapsed (s)")),
+                format!("{}", fig("messages/s")),
+                format!("{}", fig("GB/s (GiB/s)")),
+            )
+        }
+        None => {
+            let clients = match spec.shm().map(|x| x.clients_as) {
+                Some(wirebench_core::spec::ClientsAs::Processes) => "mp",
+                _ => "mt",
+            };
+            let per_op = if spec.transport.has_response() {
+                2.0
+            } else {
+                1.0
+            };
+            let size = spec.transport.size_bytes();
+            let msgs_per_s = s.ops_per_s * per_op;
+            let gib_per_s = msgs_per_s * size as f64 / (1u64 << 30) as f64;
+            let sessions = spec.connections().max(1);
+            let per_session = s.ops as f64 / sessions as f64;
+            let stream = spec
+                .shm()
+                .is_some_and(|x| x.mode == wirebench_core::spec::ShmMode::Stream);
+            (
+                sessions.to_string(),
+                clients.to_string(),
+                (!stream).then(|| spec.transport.mode_name()),
+                size.to_string(),
+                if per_session.fract() == 0.0 {
+                    format!("{per_session:.0}")
+                } else {
+                    format!("{per_session:.1}")
+                },
+                format!("{:.6}", s.measured_ns as f64 / 1e9),
+                format!("{msgs_per_s:.6}"),
+                format!("{gib_per_s:.3}"),
+            )
+        }
+    };
+    let mode = match (mode, with_mode) {
+        (Some(m), _) => Some(m),
+        (None, true) => Some(spec.transport.mode_name()),
+        (None, false) => None,
+    };
+    let mut head = vec!["sessions", "clients_as"];
+    let mut line = vec![sessions, clients];
+    if let Some(m) = mode {
+        head.push("mode");
+        line.push(m);
+    }
+    head.extend([
+        "size_bytes",
+        "nloop",
+        "elapsed_s",
+        "messages_per_s",
+        "gib_per_s",
+        "operations",
+        "p50_us",
+        "p99_us",
+    ]);
+    line.extend([size, nloop, elapsed, msgs, gib, s.ops.to_string(), p50, p99]);
+    (head.join(","), line.join(","))
 }
-
-/// The header of [`ipc_csv_line`].
-pub const IPC_CSV_HEADER: &str = "sessions,clients_as,mode,size_bytes,operations,elapsed_s,messages_per_s,gib_per_s,p50_us,p99_us";

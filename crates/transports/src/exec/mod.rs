@@ -39,6 +39,8 @@ pub struct Parsed {
     pub intervals: Vec<ParsedInterval>,
     /// Every figure taken, by the program's own name and unit.
     pub figures: BTreeMap<String, f64>,
+    /// What it reported in words (`clients`: `mp`), by its own name.
+    pub words: BTreeMap<String, String>,
     /// How it measured, in words.
     pub method: Vec<String>,
 }

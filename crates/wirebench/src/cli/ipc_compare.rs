@@ -68,12 +68,10 @@ impl CompareEvents for Rounds {
                 }
             ),
             Format::Csv => {
-                let mut line = format!("{name},{}", wirebench_runner::record::ipc_csv_line(r));
+                let (head, line) = wirebench_runner::record::ipc_csv(r, true);
+                let mut line = format!("{name},{line}");
                 if !std::mem::replace(&mut self.console.csv_header, true) {
-                    line = format!(
-                        "variant,{}\n{line}",
-                        wirebench_runner::record::IPC_CSV_HEADER
-                    );
+                    line = format!("variant,{head}\n{line}");
                 }
                 self.console.out(|o| writeln!(o, "{line}"));
             }

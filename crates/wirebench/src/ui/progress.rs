@@ -147,18 +147,14 @@ impl RunEvents for Console {
         }
         let (format, repeat) = (self.format, self.repeat);
         let header = format == Format::Csv && !std::mem::replace(&mut self.csv_header, true);
+        let (csv_head, csv_line) = wirebench_runner::record::ipc_csv(r, false);
         self.out(|out| match format {
-            Format::Csv if header => writeln!(
-                out,
-                "{}\n{}",
-                wirebench_runner::record::IPC_CSV_HEADER,
-                wirebench_runner::record::ipc_csv_line(r)
-            ),
+            Format::Csv if header => writeln!(out, "{csv_head}\n{csv_line}"),
             Format::Text => {
                 wirebench_report::summary::print(out, r, &dir.join("run.json"))?;
                 wirebench_report::summary::print_slos(out, slos, &r.slos)
             }
-            Format::Csv => writeln!(out, "{}", wirebench_runner::record::ipc_csv_line(r)),
+            Format::Csv => writeln!(out, "{csv_line}"),
             Format::Json if repeat == 1 => {
                 serde_json::to_writer_pretty(&mut *out, r)?;
                 writeln!(out)

@@ -727,3 +727,120 @@ placement = ["balanced", "separated"]
         r.stderr_all()
     );
 }
+
+/// Issue 36: `--format csv` of a run parsed from reqres_loop or
+/// data_channel_write gives the IPC report's own line back, field for
+/// field, then wirebench's columns (operations in all, p50, p99).
+#[test]
+fn issue_36_the_ipc_reports_own_lines_come_back_as_its_csv() {
+    let _g = shared();
+    let results = TempDir::new("exec-ipc-csv");
+    let cases = [
+        (
+            "tateyama-reqres",
+            "4,mt,sync,128,100000,0.507651,1575884.389323,0.19",
+            "sessions,clients_as,mode,size_bytes,nloop,elapsed_s,messages_per_s,gib_per_s,operations,p50_us,p99_us",
+            "4,mt,sync,128,100000,0.507651,1575884.389323,0.19,400000,,",
+        ),
+        (
+            "tateyama-reqres",
+            "8,mp,nores,1024,100000,0.25,3200000,3.05",
+            "sessions,clients_as,mode,size_bytes,nloop,elapsed_s,messages_per_s,gib_per_s,operations,p50_us,p99_us",
+            "8,mp,nores,1024,100000,0.25,3200000,3.05,800000,,",
+        ),
+        (
+            // As the program's documentation has it: no nloop column.
+            "tateyama-reqres",
+            "4,mt,async,256,0.4,2000000,0.48",
+            "sessions,clients_as,mode,size_bytes,nloop,elapsed_s,messages_per_s,gib_per_s,operations,p50_us,p99_us",
+            "4,mt,async,256,100000,0.4,2000000,0.48,400000,,",
+        ),
+        (
+            "tateyama-datachannel",
+            "4,mt,1024,1000000,0.556,7192080.3,6.86",
+            "sessions,clients_as,size_bytes,nloop,elapsed_s,messages_per_s,gib_per_s,operations,p50_us,p99_us",
+            "4,mt,1024,1000000,0.556,7192080.3,6.86,4000000,,",
+        ),
+    ];
+    for (parser, printed, head, line) in cases {
+        let cmd = format!("echo '{printed}'");
+        let mut p = Proc::spawn(&[
+            "run",
+            "--results",
+            results.str(),
+            "--transport",
+            "exec",
+            "--parser",
+            parser,
+            "--client-cmd",
+            &cmd,
+            "--format",
+            "csv",
+        ]);
+        let st = p.wait(Duration::from_secs(60));
+        assert!(st.success(), "{}", p.stderr_all());
+        let out = p.stdout_all();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines, [head, line], "{printed}");
+    }
+}
+
+/// Issue 36: the IPC report's mt vs mp, from a sweep of reqres_loop
+/// commands (a stand-in printing its lines): two lines named by what the
+/// program said (clients_as=mt, clients_as=mp), not by the commands.
+#[test]
+fn issue_36_reqres_loop_mt_and_mp_are_two_lines() {
+    let _g = shared();
+    let dir = TempDir::new("exec-mtmp");
+    let spec = dir.path().join("ipc.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "ipc"
+[base]
+transport = "exec"
+parser = "tateyama-reqres"
+[matrix]
+clients = [1, 2, 4]
+client_cmd = ["echo {clients},mt,sync,128,1000,0.5,400000,0.05", "echo {clients},mp,sync,128,1000,0.5,300000,0.04"]
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(120)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let report = dir.path().join("report.html");
+    let mut r = Proc::spawn(&[
+        "report",
+        results.join("ipc").to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        r.wait(Duration::from_secs(60)).success(),
+        "{}",
+        r.stderr_all()
+    );
+    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    assert!(md.contains("clients_as (mp, mt)"), "{md}");
+    let svg = std::fs::read_dir(dir.path().join("report-figures"))
+        .unwrap()
+        .flatten()
+        .map(|f| std::fs::read_to_string(f.path()).unwrap())
+        .find(|s| s.contains("Throughput vs clients"))
+        .expect("the throughput plot");
+    assert!(
+        svg.lines().any(|l| l == "clients_as=mt") && svg.lines().any(|l| l == "clients_as=mp"),
+        "{svg}"
+    );
+    assert!(!svg.contains("client="), "lines named by the command");
+}

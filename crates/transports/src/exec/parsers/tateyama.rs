@@ -54,6 +54,8 @@ pub fn parse_reqres(out: &str) -> Result<Parsed, String> {
     p.figure("elapsed (s)", secs);
     p.figure("messages/s", msgs_per_s);
     p.figure("GB/s (GiB/s)", gib_per_s);
+    p.words.insert("clients".into(), f[1].into());
+    p.words.insert("mode".into(), mode.into());
     let per_op = if mode == "nores" { 1 } else { 2 };
     p.ops = Some(match nloop {
         Some(n) => {
@@ -114,6 +116,7 @@ pub fn parse_datachannel(out: &str) -> Result<Parsed, String> {
     p.figure("elapsed (s)", secs);
     p.figure("messages/s", msgs_per_s);
     p.figure("GB/s (GiB/s)", gib_per_s);
+    p.words.insert("clients".into(), f[1].into());
     p.ops = Some(match nloop {
         Some(n) => {
             p.figure("nloop", n as f64);
