@@ -89,7 +89,7 @@ def main():
                 figures[f"{arch}_ops"].append(s["ops_per_s"])
             figures["iperf3_gbs"].append(iperf3(client, server, t))
             figures["stream_gbs"].append(
-                wirebench(results, client, server, t, "--mode", "stream", "--size", "64KiB")["mb_per_s_in"] / 1e3)
+                wirebench(results, client, server, t, "--mode", "stream", "--size", "64KiB")["bytes_per_s_in"] / 1e9)
     finally:
         shutil.rmtree(results, ignore_errors=True)
 

@@ -79,7 +79,7 @@ def main():
             fig["r_spin_unix"].append(s["ops_per_s"] / u["ops_per_s"])
             rt = floor("rtrb", client, server)["rtrb_stream_gbps"]
             st = wirebench(results, client, server, t, "--transport", "shm", "--mode", "stream", "--size", "64KiB", "--wait", "spin")
-            gbs = st["mb_per_s_in"] / 1e3
+            gbs = st["bytes_per_s_in"] / 1e9
             fig["rtrb_gbs"].append(rt)
             fig["stream_gbs"].append(gbs)
             fig["r_stream_rtrb"].append(gbs / rt)

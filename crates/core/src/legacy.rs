@@ -1,6 +1,8 @@
 //! Results of schema 2 (before each transport had a spec of its own): read
 //! and converted to the current model, so that old run.json files still
-//! load in `report`, `compare` and `table`. Schema 2 kept one `mode` for
+//! load in `report`, `compare` and `table` (and schema 3's, whose
+//! throughput was in MB/s and whose msgr bytes held the frame headers).
+//! Schema 2 kept one `mode` for
 //! every transport plus optional `shm` and `s3` sections, and warnings as
 //! plain text.
 
@@ -213,6 +215,77 @@ pub fn upgrade_v2(doc: &mut serde_json::Value) -> Result<(), String> {
         })
         .unwrap_or_default();
     doc["warnings"] = serde_json::to_value(&warnings).map_err(|e| e.to_string())?;
+    doc["schema_version"] = serde_json::Value::from(3);
+    upgrade_v3(doc)
+}
+
+/// The bytes of a frame's header, where schema 3 counted them (msgr's
+/// frames but rr's raw messages).
+const MSGR_HEADER_BYTES: u64 = 16;
+
+/// Schema 3 to 4: throughput in MB/s (10^6) becomes exact bytes/s and
+/// MiB/s; msgr's counted bytes, which held the 16-byte frame headers,
+/// become payload (the headers taken off, one per message sent and per
+/// message received) and the wire bytes are kept beside them.
+pub fn upgrade_v3(doc: &mut serde_json::Value) -> Result<(), String> {
+    let framed =
+        doc["spec"]["transport"]["kind"] == "msgr" && doc["spec"]["transport"]["mode"] != "rr";
+    let u = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let s = &mut doc["summary"];
+    if !s.is_object() {
+        // Nothing to convert (reading it will say what is missing).
+        doc["schema_version"] = serde_json::Value::from(crate::result::SCHEMA_VERSION);
+        return Ok(());
+    }
+    if framed {
+        let (out, inb) = (u(&s["bytes_out"]), u(&s["bytes_in"]));
+        s["wire_bytes_out"] = out.into();
+        s["wire_bytes_in"] = inb.into();
+        s["bytes_out"] = out
+            .saturating_sub(u(&s["messages_sent"]) * MSGR_HEADER_BYTES)
+            .into();
+        s["bytes_in"] = inb
+            .saturating_sub(u(&s["messages_received"]) * MSGR_HEADER_BYTES)
+            .into();
+    }
+    let secs = u(&s["measured_ns"]) as f64 / 1e9;
+    for dir in ["out", "in"] {
+        let bytes = u(&s[format!("bytes_{dir}").as_str()]) as f64;
+        let per_s = if secs > 0.0 {
+            bytes / secs
+        } else {
+            s[format!("mb_per_s_{dir}").as_str()]
+                .as_f64()
+                .unwrap_or(0.0)
+                * 1e6
+        };
+        s[format!("bytes_per_s_{dir}").as_str()] = per_s.into();
+        s[format!("mib_per_s_{dir}").as_str()] = crate::units::mib(per_s).into();
+        if let Some(m) = s.as_object_mut() {
+            m.remove(&format!("mb_per_s_{dir}"));
+        }
+    }
+    if let Some(ops) = s.get_mut("by_op").and_then(|o| o.as_object_mut()) {
+        for o in ops.values_mut() {
+            let per_s = o["mb_per_s"].as_f64().unwrap_or(0.0) * 1e6;
+            o["bytes_per_s"] = per_s.into();
+            o["mib_per_s"] = crate::units::mib(per_s).into();
+            if let Some(m) = o.as_object_mut() {
+                m.remove("mb_per_s");
+            }
+        }
+    }
+    if framed && let Some(ivs) = doc.get_mut("intervals").and_then(|v| v.as_array_mut()) {
+        for iv in ivs {
+            let (sent, ops) = (u(&iv["sent"]), u(&iv["ops"]));
+            iv["bytes_out"] = u(&iv["bytes_out"])
+                .saturating_sub(sent * MSGR_HEADER_BYTES)
+                .into();
+            iv["bytes_in"] = u(&iv["bytes_in"])
+                .saturating_sub(ops * MSGR_HEADER_BYTES)
+                .into();
+        }
+    }
     doc["schema_version"] = serde_json::Value::from(crate::result::SCHEMA_VERSION);
     Ok(())
 }
@@ -251,7 +324,42 @@ mod tests {
             w[0].to_string(),
             "debug build: figures are not representative"
         );
-        assert_eq!(doc["schema_version"], 3);
+        assert_eq!(doc["schema_version"], 4);
+    }
+
+    #[test]
+    fn issue_36_a_schema_3_msgr_run_gets_its_payload_and_wire_bytes_apart() {
+        let r = crate::result::fixture::sample();
+        let mut doc = serde_json::to_value(&r).unwrap();
+        // As schema 3 wrote it: frames' bytes, headers included, in MB/s.
+        doc["schema_version"] = 3.into();
+        let s = &mut doc["summary"];
+        s["messages_sent"] = 1000.into();
+        s["messages_received"] = 1000.into();
+        s["measured_ns"] = 2_000_000_000u64.into();
+        s["bytes_out"] = (1000 * (4096 + 16)).into();
+        s["bytes_in"] = (1000 * (4096 + 16)).into();
+        s["mb_per_s_out"] = (1000.0 * 4112.0 / 2.0 / 1e6).into();
+        s["mb_per_s_in"] = (1000.0 * 4112.0 / 2.0 / 1e6).into();
+        for k in [
+            "bytes_per_s_out",
+            "bytes_per_s_in",
+            "mib_per_s_out",
+            "mib_per_s_in",
+        ] {
+            s.as_object_mut().unwrap().remove(k);
+        }
+        assert_eq!(doc["spec"]["transport"]["kind"], "msgr");
+        upgrade_v3(&mut doc).unwrap();
+        let r: crate::result::RunResult = serde_json::from_value(doc).unwrap();
+        let s = &r.summary;
+        assert_eq!((s.bytes_out, s.bytes_in), (4_096_000, 4_096_000));
+        assert_eq!(
+            (s.wire_bytes_out, s.wire_bytes_in),
+            (Some(4_112_000), Some(4_112_000))
+        );
+        assert_eq!(s.bytes_per_s_out, 2_048_000.0);
+        assert_eq!(s.mib_per_s_out, 2_048_000.0 / 1_048_576.0);
     }
 
     #[test]

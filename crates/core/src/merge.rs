@@ -130,7 +130,8 @@ fn by_op(parts: &[RunResult]) -> Result<BTreeMap<String, OpSummary>, MergeError>
             o.ops_per_s += s.ops_per_s;
             o.bytes_out += s.bytes_out;
             o.bytes_in += s.bytes_in;
-            o.mb_per_s += s.mb_per_s;
+            o.bytes_per_s += s.bytes_per_s;
+            o.mib_per_s += s.mib_per_s;
             add_hist(lat, &s.latency_hist, &r.run_id)?;
             add_hist(ttfb, &s.ttfb_hist, &r.run_id)?;
             for (class, n) in &s.statuses {
@@ -184,8 +185,12 @@ pub fn instances(parts: &[RunResult]) -> Result<RunResult, MergeError> {
         s.ops_per_s += x.ops_per_s;
         s.bytes_out += x.bytes_out;
         s.bytes_in += x.bytes_in;
-        s.mb_per_s_out += x.mb_per_s_out;
-        s.mb_per_s_in += x.mb_per_s_in;
+        s.bytes_per_s_out += x.bytes_per_s_out;
+        s.bytes_per_s_in += x.bytes_per_s_in;
+        s.mib_per_s_out += x.mib_per_s_out;
+        s.mib_per_s_in += x.mib_per_s_in;
+        s.wire_bytes_out = s.wire_bytes_out.zip(x.wire_bytes_out).map(|(a, b)| a + b);
+        s.wire_bytes_in = s.wire_bytes_in.zip(x.wire_bytes_in).map(|(a, b)| a + b);
         s.sent_per_s += x.sent_per_s;
         s.requested_rate_per_s = match (s.requested_rate_per_s, x.requested_rate_per_s) {
             (Some(a), Some(b)) => Some(a + b),

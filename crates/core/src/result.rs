@@ -9,7 +9,7 @@ use crate::topo::CpuList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -271,10 +271,24 @@ pub struct Summary {
     /// Length of the measured phase ("messaging time").
     pub measured_ns: u64,
     pub ops_per_s: f64,
+    /// Payload bytes: the messages' payloads (no frame header), S3 and
+    /// HTTP bodies; Redis and memcached commands and replies as sent.
     pub bytes_out: u64,
     pub bytes_in: u64,
-    pub mb_per_s_out: f64,
-    pub mb_per_s_in: f64,
+    /// The payload bytes per second, exact.
+    pub bytes_per_s_out: f64,
+    pub bytes_per_s_in: f64,
+    /// The same in MiB/s (2^20 bytes: what the reference reports' "MB/s"
+    /// means).
+    pub mib_per_s_out: f64,
+    pub mib_per_s_in: f64,
+    /// Bytes on the wire where the transport frames its payload (msgr: a
+    /// 16-byte header per message): the payload and the framing. None:
+    /// what is counted is what went on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire_bytes_out: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire_bytes_in: Option<u64>,
     /// Open loop: the rate asked for, and the rate requests were sent at.
     pub requested_rate_per_s: Option<f64>,
     pub sent_per_s: f64,
@@ -381,8 +395,10 @@ pub struct OpSummary {
     pub ops_per_s: f64,
     pub bytes_out: u64,
     pub bytes_in: u64,
-    /// Bytes of this type's payloads (written or read) per second, in MB/s (10^6).
-    pub mb_per_s: f64,
+    /// This type's payload bytes (written and read) per second, exact.
+    pub bytes_per_s: f64,
+    /// The same in MiB/s (2^20).
+    pub mib_per_s: f64,
     pub latency: LatencySummary,
     /// Time to first byte (GET: the first byte of the body; PUT: the response
     /// headers, after the body was sent), from the same start as `latency`.
@@ -781,7 +797,7 @@ impl Repetitions {
         };
         let metrics = [
             metric("ops_per_s", &|s| s.ops_per_s),
-            metric("mb_per_s_in", &|s| s.mb_per_s_in),
+            metric("mib_per_s_in", &|s| s.mib_per_s_in),
             metric("latency_mean_ns", &|s| s.latency.mean_ns),
             metric("latency_p50_ns", &|s| s.latency.p50_ns as f64),
             metric("latency_p99_ns", &|s| s.latency.p99_ns as f64),
@@ -930,7 +946,7 @@ pub(crate) mod tests {
         let text = serde_json::to_string_pretty(&r).unwrap();
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
-        assert!(text.contains("\"schema_version\": 3"));
+        assert!(text.contains("\"schema_version\": 4"));
         assert_eq!(hist::decode(&back.latency_hist).unwrap().len(), 1);
     }
 

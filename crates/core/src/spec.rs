@@ -1282,7 +1282,20 @@ pub fn program_of(cmd: &str) -> Option<String> {
     None
 }
 
+/// The header of a msgr frame, in bytes (the transport's `HEADER_LEN`).
+pub const MSGR_HEADER_BYTES: u64 = 16;
+
 impl TransportSpec {
+    /// The bytes of framing each message carries on the wire besides its
+    /// payload: msgr's frame header (but rr's raw messages); 0 where what
+    /// is counted is what goes on the wire.
+    pub fn frame_header_bytes(&self) -> u64 {
+        match self {
+            TransportSpec::Msgr(m) if m.mode != MsgrMode::Rr => MSGR_HEADER_BYTES,
+            _ => 0,
+        }
+    }
+
     pub fn kind(&self) -> TransportKind {
         match self {
             TransportSpec::Msgr(_) => TransportKind::Msgr,

@@ -213,9 +213,21 @@ pub fn save(root: &Path, result: &RunResult) -> Result<PathBuf, StoreError> {
 }
 
 /// Appends the run's line to `<root>/summary.csv`, writing the header first
-/// when the file is new.
+/// when the file is new. A summary.csv with other columns (one an older
+/// wirebench began, in MB/s) is left as it is, and the line goes to
+/// `summary-4.csv` instead: never a line under a header it does not match.
 pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> {
-    let path = root.join("summary.csv");
+    let mut path = root.join("summary.csv");
+    let header = CSV_HEADER.join(",");
+    let first_line = |p: &Path| -> Option<String> {
+        let f = fs::File::open(p).ok()?;
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut line).ok()?;
+        Some(line.trim_end().to_string())
+    };
+    if first_line(&path).is_some_and(|l| !l.is_empty() && l != header) {
+        path = root.join(format!("summary-{}.csv", crate::result::SCHEMA_VERSION));
+    }
     let (file, new) = open_append(&path).map_err(io(&path))?;
     let mut w = csv::Writer::from_writer(file);
     let csv_err = |source| StoreError::Csv {
@@ -250,8 +262,8 @@ pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> 
         format!("{:.3}", s.measured_ns as f64 / 1e9),
         s.ops.to_string(),
         format!("{:.1}", s.ops_per_s),
-        format!("{:.3}", s.mb_per_s_out),
-        format!("{:.3}", s.mb_per_s_in),
+        format!("{:.3}", s.mib_per_s_out),
+        format!("{:.3}", s.mib_per_s_in),
         format!("{:.0}", s.latency.mean_ns),
         s.latency.p50_ns.to_string(),
         s.latency.p90_ns.to_string(),
@@ -285,8 +297,8 @@ pub const CSV_HEADER: [&str; 29] = [
     "measured_s",
     "ops",
     "ops_per_s",
-    "mb_per_s_out",
-    "mb_per_s_in",
+    "mib_per_s_out",
+    "mib_per_s_in",
     "latency_mean_ns",
     "latency_p50_ns",
     "latency_p90_ns",
@@ -318,11 +330,15 @@ pub fn load(path: &Path) -> Result<RunResult, StoreError> {
             path: file.clone(),
             why,
         })?,
+        Some(3) => crate::legacy::upgrade_v3(&mut doc).map_err(|why| StoreError::Schema {
+            path: file.clone(),
+            why,
+        })?,
         v => {
             return Err(StoreError::Schema {
                 path: file.clone(),
                 why: format!(
-                    "schema_version {}: this wirebench reads schemas 2 and {}; read it with the wirebench that wrote it (its version is in env.wirebench_version)",
+                    "schema_version {}: this wirebench reads schemas 2, 3 and {}; read it with the wirebench that wrote it (its version is in env.wirebench_version)",
                     v.map_or("missing".to_string(), |v| v.to_string()),
                     crate::result::SCHEMA_VERSION
                 ),

@@ -99,6 +99,15 @@ pub fn excerpt(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     format!("{}... ({} bytes in all)", &text[..end], text.len()).into()
 }
 
+/// Bytes in a MiB: throughput is shown in MiB/s, as the reference reports
+/// mean their "MB/s".
+pub const MIB: f64 = 1_048_576.0;
+
+/// Bytes per second in MiB/s.
+pub fn mib(bytes_per_s: f64) -> f64 {
+    bytes_per_s / MIB
+}
+
 /// The longest piece of its input a message echoes.
 pub const ECHO_MAX: usize = 200;
 

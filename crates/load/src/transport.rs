@@ -24,6 +24,7 @@ pub enum Pattern {
 pub struct Received {
     /// Complete messages (responses, or stream frames).
     pub ops: usize,
+    /// Their payload bytes (no frame header).
     pub bytes: usize,
 }
 
@@ -50,7 +51,8 @@ pub trait Conn: 'static {
 
 pub trait ConnTx: 'static {
     /// Sends `n` requests (numbered in order by the transport); returns the
-    /// bytes written.
+    /// payload bytes written (a frame's header is not payload: the run adds
+    /// it to the wire bytes from the transport's spec).
     fn send(&mut self, n: usize) -> impl Future<Output = io::Result<usize>>;
 }
 

@@ -78,13 +78,16 @@ pub const METRICS: [Metric; 11] = [
         optional: false,
     },
     Metric {
-        name: "MB/s in",
-        key: "mb_per_s_in",
-        unit: "MB/s",
+        // Payload both ways: a PUT run's bytes go out, a GET run's come in.
+        name: "MiB/s",
+        key: "mib_per_s",
+        unit: "MiB/s",
         better: Better::Higher,
         words: ("faster", "slower"),
-        of_run: |s| s.mb_per_s_in,
-        of_interval: Some(|i| i.bytes_in as f64 / 1e6 / secs(i)),
+        of_run: |s| s.mib_per_s_in + s.mib_per_s_out,
+        of_interval: Some(|i| {
+            wirebench_core::units::mib((i.bytes_in + i.bytes_out) as f64 / secs(i))
+        }),
         optional: false,
     },
     Metric {
@@ -563,7 +566,7 @@ fn cell_text(c: &Option<Cell>, unit: &str) -> String {
         None => "-".into(),
         Some(c) => {
             let s = &c.spread;
-            let unit_s = if unit == "MB/s" || unit == "us" || unit == "ms/s" {
+            let unit_s = if unit == "MiB/s" || unit == "us" || unit == "ms/s" {
                 format!(" {unit}")
             } else {
                 String::new()
@@ -947,7 +950,7 @@ mod tests {
         assert!(!gates[1].below && gates[1].pct == 10.0);
         for bad in ["ops<-5%", "ops_per_s<5", "p99=10%", "p99>x%"] {
             let e = Gate::parse_list(bad).unwrap_err();
-            assert!(e.contains("ops_per_s, mb_per_s_in"), "{bad}: {e}");
+            assert!(e.contains("ops_per_s, mib_per_s"), "{bad}: {e}");
         }
         let reps =
             |vals: &[f64], p99: u64| vals.iter().map(|&v| run(&[v, v], p99)).collect::<Vec<_>>();

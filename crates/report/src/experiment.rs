@@ -54,7 +54,11 @@ fn from_entry(e: &Entry) -> Row {
         }),
         received: a.map_or(0, |a| a.messages_received),
         messaging_s: a.map_or(0.0, |a| a.messaging_time_s),
-        mb_out: a.map_or(0.0, |a| a.mb_per_s_out),
+        // An index before schema 4 kept MB/s (10^6), headers and all.
+        mb_out: a.map_or(0.0, |a| match a.mb_per_s_out {
+            Some(mb) => wirebench_core::units::mib(mb * 1e6),
+            None => a.mib_per_s_out,
+        }),
         smp: a.map_or(0, |a| a.smp),
         p99_ms: a.map_or(0.0, |a| {
             if a.latency_stats.is_none() || a.has_latency("p99") {
@@ -84,7 +88,7 @@ fn from_run(r: &RunResult) -> Row {
         },
         received: s.messages_received,
         messaging_s: s.measured_ns as f64 / 1e9,
-        mb_out: s.mb_per_s_out,
+        mb_out: s.mib_per_s_out,
         smp: r.placement.server_cpus.as_ref().map_or(0, |c| c.len()),
         p99_ms: if s.tool.is_none() || s.has_latency("p99") {
             s.latency.p99_ns as f64 / 1e6
@@ -174,7 +178,7 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
             "latency mean (ms)",
             "messages received",
             "messaging time (s)",
-            "out throughput (MB/s)",
+            "out throughput (MiB/s)",
             "server CPUs (smp)",
             "p99 (ms)",
             "client CPU (us/op)",

@@ -644,8 +644,8 @@ fn summary_table(runs: &[RunResult]) -> Table {
         "conns/client",
         "placement",
         "ops/s",
-        "MB/s in",
-        "MB/s out",
+        "MiB/s in",
+        "MiB/s out",
         "latency p50",
         "latency p99",
         "latency p99.9",
@@ -713,8 +713,8 @@ fn summary_table(runs: &[RunResult]) -> Table {
         );
         row.extend([
             format!("{:.0}", s.ops_per_s),
-            format!("{:.3}", s.mb_per_s_in),
-            format!("{:.3}", s.mb_per_s_out),
+            format!("{:.3}", s.mib_per_s_in),
+            format!("{:.3}", s.mib_per_s_out),
             lat("p50", &s.latency),
             lat("p99", &s.latency),
             lat("p999", &s.latency),
@@ -737,9 +737,9 @@ fn summary_table(runs: &[RunResult]) -> Table {
                 let mut sub = vec![format!("↳ {op}"), String::new(), op.clone()];
                 sub.resize(7 + extra.len(), String::new());
                 let (mb_in, mb_out) = if o.bytes_in >= o.bytes_out {
-                    (o.mb_per_s, 0.0)
+                    (o.mib_per_s, 0.0)
                 } else {
-                    (0.0, o.mb_per_s)
+                    (0.0, o.mib_per_s)
                 };
                 sub.extend([
                     format!("{:.0}", o.ops_per_s),
@@ -1010,7 +1010,7 @@ struct Cell<'a> {
     size: (u64, String),
     conns: usize,
     ops_per_s: f64,
-    mb_per_s: f64,
+    mib_per_s: f64,
     p99_ns: Option<u64>,
     ttfb: Option<wirebench_core::hist::LatencySummary>,
     run: &'a RunResult,
@@ -1030,7 +1030,7 @@ fn cells(r: &RunResult) -> Vec<Cell<'_>> {
         ),
         conns: r.spec.connections(),
         ops_per_s: s.ops_per_s,
-        mb_per_s: s.mb_per_s_in.max(s.mb_per_s_out),
+        mib_per_s: s.mib_per_s_in.max(s.mib_per_s_out),
         p99_ns: (s.latency.count > 0 && s.has_latency("p99")).then_some(s.latency.p99_ns),
         ttfb: s.by_op.get("get").and_then(|o| o.ttfb),
         run: r,
@@ -1042,7 +1042,7 @@ fn cells(r: &RunResult) -> Vec<Cell<'_>> {
         .iter()
         .map(|(op, o)| Cell {
             ops_per_s: o.ops_per_s,
-            mb_per_s: o.mb_per_s,
+            mib_per_s: o.mib_per_s,
             p99_ns: (o.latency.count > 0).then_some(o.latency.p99_ns),
             ttfb: o.ttfb,
             ..base(op.clone())
@@ -1091,7 +1091,7 @@ fn size_by_clients(runs: &[RunResult]) -> Vec<(String, Table)> {
                         row.push("-".into());
                         continue;
                     };
-                    let mut cell = format!("{:.1} MB/s", best.mb_per_s);
+                    let mut cell = format!("{:.1} MiB/s", best.mib_per_s);
                     if let Some(p99) = best.p99_ns {
                         cell.push_str(&format!(", p99 {}", format_ns(p99 as f64)));
                     }
@@ -1711,7 +1711,7 @@ mod tests {
         );
     }
 
-    /// Issue 20's tables: clients and connections apart, MB/s both ways,
+    /// Issue 20's tables: clients and connections apart, MiB/s both ways,
     /// S3 size lists and ranges as given.
     #[test]
     fn the_summary_keeps_clients_and_connections_apart_and_s3_sizes_as_given() {
@@ -1727,7 +1727,7 @@ mod tests {
         };
         let mut a = run("list", 1, "balanced", 10.0);
         a.spec = spec(r#"{"transport": "s3", "size": "4KiB,1MiB", "conns_per_client": 4}"#);
-        a.summary.mb_per_s_out = 12.5;
+        a.summary.mib_per_s_out = 12.5;
         let mut b = run("range", 1, "balanced", 10.0);
         b.spec = spec(r#"{"transport": "s3", "size": "4KiB..1MiB"}"#);
         let md = MarkdownExporter.export(&Document::new("t").table(summary_table(&[a, b])));
@@ -1866,7 +1866,8 @@ mod tests {
             wirebench_core::result::OpSummary {
                 ops,
                 ops_per_s: ops as f64 / 2.0,
-                mb_per_s: mb,
+                mib_per_s: mb,
+                bytes_per_s: mb * 1_048_576.0,
                 bytes_in: if inbound { ops * 4096 } else { 0 },
                 bytes_out: if inbound { 0 } else { ops * 4096 },
                 latency: wirebench_core::hist::LatencySummary::of(&h),
@@ -1883,8 +1884,8 @@ mod tests {
                 r#"{{"transport": "s3", "workload": "mixed", "mix": "get=70,put=30", "size": "{size}", "conns_per_client": {conns}}}"#
             );
             let mut r = measured(&format!("s3-{k}"), &spec, 100.0 * conns as f64, 2_000_000);
-            r.summary.mb_per_s_in = 7.0 * conns as f64;
-            r.summary.mb_per_s_out = 3.0 * conns as f64;
+            r.summary.mib_per_s_in = 7.0 * conns as f64;
+            r.summary.mib_per_s_out = 3.0 * conns as f64;
             r.summary.by_op.insert(
                 "get".into(),
                 op(70 * conns, 7.0 * conns as f64, 2_000_000, true),

@@ -242,7 +242,7 @@ fn tool_lines(out: &mut impl Write, s: &wirebench_core::result::Summary) -> io::
     Ok(())
 }
 
-/// The S3 table: per operation type, ops/s, MB/s, latency and time to
+/// The S3 table: per operation type, ops/s, MiB/s, latency and time to
 /// first byte; then failures by cause, and the phases run apart.
 fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
     let s = &r.summary;
@@ -250,7 +250,7 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
     writeln!(
         out,
         "  {:<7} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10}",
-        "op", "ops", "errors", "ops/s", "MB/s", "mean", "p99", "ttfb mean", "ttfb p99"
+        "op", "ops", "errors", "ops/s", "MiB/s", "mean", "p99", "ttfb mean", "ttfb p99"
     )?;
     for (op, o) in &s.by_op {
         let (tm, t99) = match &o.ttfb {
@@ -263,7 +263,7 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
             o.ops,
             o.errors,
             o.ops_per_s,
-            o.mb_per_s,
+            o.mib_per_s,
             f(whole(o.latency.mean_ns)),
             f(o.latency.p99_ns),
         )?;
@@ -369,9 +369,21 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
     writeln!(out, "  ops/s:             {:.1}", s.ops_per_s)?;
     writeln!(
         out,
-        "  throughput:        out {:.3} MB/s, in {:.3} MB/s",
-        s.mb_per_s_out, s.mb_per_s_in
+        "  throughput:        out {:.3} MiB/s, in {:.3} MiB/s (payload)",
+        s.mib_per_s_out, s.mib_per_s_in
     )?;
+    if let (Some(o), Some(i)) = (s.wire_bytes_out, s.wire_bytes_in) {
+        let secs = s.measured_ns as f64 / 1e9;
+        if secs > 0.0 {
+            writeln!(
+                out,
+                "  on the wire:       out {:.3} MiB/s, in {:.3} MiB/s (with {} B frame headers)",
+                wirebench_core::units::mib(o as f64 / secs),
+                wirebench_core::units::mib(i as f64 / secs),
+                r.spec.transport.frame_header_bytes()
+            )?;
+        }
+    }
     if let Some(rate) = s.requested_rate_per_s {
         writeln!(
             out,

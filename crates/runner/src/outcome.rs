@@ -12,6 +12,7 @@ use wirebench_core::result::{
 };
 use wirebench_core::spec::{Channel, Endpoint, RunSpec, ShmMode, TargetSpec, TransportSpec, Wait};
 use wirebench_core::stats::Trend;
+use wirebench_core::units;
 use wirebench_load::engine::{EndState, LoadOutcome};
 use wirebench_load::hiccup::stalls;
 use wirebench_load::os;
@@ -252,6 +253,7 @@ pub fn from_outcome(
         .iter()
         .filter(|iv| iv.phase == Phase::Measure)
         .collect();
+    let header = spec.transport.frame_header_bytes();
     let summary = Summary {
         connect_time_ns: out.connect_time_ns,
         messages_sent: m.sent,
@@ -262,8 +264,13 @@ pub fn from_outcome(
         ops_per_s: per_s(m.ops),
         bytes_out: m.bytes_out,
         bytes_in: m.bytes_in,
-        mb_per_s_out: per_s(m.bytes_out) / 1e6,
-        mb_per_s_in: per_s(m.bytes_in) / 1e6,
+        bytes_per_s_out: per_s(m.bytes_out),
+        bytes_per_s_in: per_s(m.bytes_in),
+        mib_per_s_out: units::mib(per_s(m.bytes_out)),
+        mib_per_s_in: units::mib(per_s(m.bytes_in)),
+        // The payload and a header per message, each way.
+        wire_bytes_out: (header > 0).then(|| m.bytes_out + m.sent * header),
+        wire_bytes_in: (header > 0).then(|| m.bytes_in + m.received * header),
         // An agent's part asks for its connections' share of the rate.
         requested_rate_per_s: spec.rate_per_s.map(|r| match spec.share {
             Some(s) => r * spec.connections() as f64 / s.total as f64,
@@ -317,7 +324,8 @@ pub fn from_outcome(
                     ops_per_s: per_s(d.ops),
                     bytes_out: d.bytes_out,
                     bytes_in: d.bytes_in,
-                    mb_per_s: per_s(bytes) / 1e6,
+                    bytes_per_s: per_s(bytes),
+                    mib_per_s: units::mib(per_s(bytes)),
                     latency: LatencySummary::of(&d.hist),
                     ttfb: (d.ttfb_count > 0).then(|| LatencySummary::of(&d.ttfb)),
                     latency_hist: hist::encode(&d.hist),
@@ -471,7 +479,7 @@ mod tests {
     /// memory, the environment) so that the snapshot holds run.json's
     /// shape and the figures a count-mode run fixes exactly.
     fn settle(v: &mut serde_json::Value) {
-        const VOLATILE: [&str; 32] = [
+        const VOLATILE: [&str; 34] = [
             "hiccup",
             "messages_sent",
             "bytes_out",
@@ -490,8 +498,10 @@ mod tests {
             "measured_ns",
             "ops_per_s",
             "sent_per_s",
-            "mb_per_s_out",
-            "mb_per_s_in",
+            "bytes_per_s_out",
+            "bytes_per_s_in",
+            "mib_per_s_out",
+            "mib_per_s_in",
             "client_cpu_s",
             "server_cpu_s",
             "client_cpu_us_per_op",

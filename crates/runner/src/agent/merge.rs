@@ -11,6 +11,7 @@ use wirebench_core::result::{
     AgentPart, EndpointPart, Interval, Placement, RunResult, RunState, Warning,
 };
 use wirebench_core::spec::RunSpec;
+use wirebench_core::units;
 
 /// How an agent's part ended, as its coordinator saw it.
 pub(super) enum Ended {
@@ -129,8 +130,10 @@ pub(super) fn parts(
             let secs = sm.measured_ns as f64 / 1e9;
             sm.ops_per_s = sm.ops as f64 / secs;
             sm.sent_per_s = sm.messages_sent as f64 / secs;
-            sm.mb_per_s_out = sm.bytes_out as f64 / 1e6 / secs;
-            sm.mb_per_s_in = sm.bytes_in as f64 / 1e6 / secs;
+            sm.bytes_per_s_out = sm.bytes_out as f64 / secs;
+            sm.bytes_per_s_in = sm.bytes_in as f64 / secs;
+            sm.mib_per_s_out = units::mib(sm.bytes_per_s_out);
+            sm.mib_per_s_in = units::mib(sm.bytes_per_s_in);
         }
         // The throughput's trend is the loss, said by the status.
         m.warnings.retain(|w| !matches!(w, Warning::Drift { .. }));

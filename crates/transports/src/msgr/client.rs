@@ -239,7 +239,8 @@ impl ConnTx for MsgrTx {
             }
             left -= k;
         }
-        Ok(n * frame)
+        // The payload: the run adds the headers to the wire bytes.
+        Ok(n * self.size)
     }
 }
 
@@ -331,7 +332,7 @@ impl ConnRx for MsgrRx {
                 }
                 self.next_seq += 1;
                 ops += 1;
-                bytes += HEADER_LEN + self.len;
+                bytes += self.len;
             }
             if ops > 0 {
                 return Ok(Received { ops, bytes });

@@ -17,6 +17,8 @@ pub const VERSION: u16 = 1;
 pub const HELLO_LEN: usize = 24;
 pub const WELCOME_LEN: usize = 16;
 pub const HEADER_LEN: usize = 16;
+// The run adds a header per message to the payload to give the wire bytes.
+const _: () = assert!(HEADER_LEN as u64 == wirebench_core::spec::MSGR_HEADER_BYTES);
 pub const FRAME_MAGIC: u16 = 0xB7E5;
 /// Default largest payload a server accepts.
 pub const DEFAULT_MAX_FRAME: u64 = wirebench_core::limits::MSGR_DEFAULT_MAX_FRAME;

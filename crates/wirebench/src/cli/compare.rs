@@ -27,7 +27,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "md", value_parser = ["md", "json"])]
     format: String,
     /// A gate for CI: exit 4 when a variant's change against A, beyond the noise, crosses a
-    /// threshold: ops_per_s<-5%,p99>+10% (metrics: ops_per_s, mb_per_s_in, mean, p50, p99,
+    /// threshold: ops_per_s<-5%,p99>+10% (metrics: ops_per_s, mib_per_s, mean, p50, p99,
     /// p999, client_cpu_per_op, ttfb_mean, ttfb_p99). A change within the noise never fails.
     #[arg(long)]
     fail_if: Option<String>,

@@ -1,5 +1,5 @@
 //! What a person watching sees: one line per interval on stderr (elapsed
-//! time, phase, ops/s, MB/s out and in, mean and p99 latency, the busy % of
+//! time, phase, ops/s, MiB/s out and in, mean and p99 latency, the busy % of
 //! each client and server CPU, as the messenger report's `-- 89,95,95`
 //! columns), notes, and per run its summary (text), line (csv) or result
 //! (json) on stdout.
@@ -81,8 +81,8 @@ impl Events for Console {
         if self.text() {
             eprintln!("connected in {}", format_ns(connect_time_ns as f64));
             eprintln!(
-                "{:>7} {:<7} {:>9} {:>9} {:>9} {:>9} {:>9}   busy% client CPUs | server CPUs",
-                "time", "phase", "ops/s", "MB/s out", "MB/s in", "mean", "p99"
+                "{:>7} {:<7} {:>9} {:>10} {:>10} {:>9} {:>9}   busy% client CPUs | server CPUs",
+                "time", "phase", "ops/s", "MiB/s out", "MiB/s in", "mean", "p99"
             );
         }
     }
@@ -106,7 +106,7 @@ impl Events for Console {
             _ => String::new(),
         };
         eprintln!(
-            "{:>6.1}s {:<7} {:>9} {:>9.2} {:>9.2} {:>9} {:>9}   {} | {}{stall}",
+            "{:>6.1}s {:<7} {:>9} {:>10.2} {:>10.2} {:>9} {:>9}   {} | {}{stall}",
             iv.end_ns as f64 / 1e9,
             if iv.phase == Phase::Warmup {
                 "warmup"
@@ -114,8 +114,8 @@ impl Events for Console {
                 "measure"
             },
             format_rate(iv.data.ops as f64 / secs),
-            iv.data.bytes_out as f64 / secs / 1e6,
-            iv.data.bytes_in as f64 / secs / 1e6,
+            wirebench_core::units::mib(iv.data.bytes_out as f64 / secs),
+            wirebench_core::units::mib(iv.data.bytes_in as f64 / secs),
             mean,
             p99,
             cores(&iv.client_cores),

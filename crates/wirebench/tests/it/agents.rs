@@ -726,6 +726,9 @@ fn an_indexed_jobs_agents_are_reached_by_their_names_and_complete() {
                 "1",
                 "--token-file",
                 &token,
+                // Its parts in the test's directory, not the crate's.
+                "--results",
+                dir.str(),
             ],
         );
         bound(p)

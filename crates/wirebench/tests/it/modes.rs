@@ -217,3 +217,54 @@ fn run_queue_wait_counts_the_workers_to_the_end_of_a_count_run() {
         "client run-queue wait {wait} s over a {secs} s phase"
     );
 }
+
+/// Issue 36: msgr's payload figure is the bytes the client wrote less the
+/// 16-byte frame headers; the wire bytes, the payload plus a header per
+/// message, are what the embedded server read and wrote; throughput is in
+/// MiB/s of payload.
+#[test]
+fn issue_36_msgr_payload_is_the_wire_less_the_frame_headers() {
+    let _g = shared();
+    for arch in ["reactor", "pool"] {
+        let dir = TempDir::new("payload");
+        let args = [
+            "--arch",
+            arch,
+            "--size",
+            "4KiB",
+            "--response-size",
+            "100",
+            "--count",
+            "3000",
+            "--warmup",
+            "0",
+            "--depth",
+            "4",
+            "--conns-per-client",
+            "2",
+        ];
+        let (st, r, err) = run_json(&dir, &args);
+        assert!(st.success(), "{arch}: {err}");
+        let s = &r.summary;
+        assert_eq!(s.ops, 3000, "{arch}");
+        assert_eq!(s.messages_sent, 3000, "{arch}");
+        assert_eq!(s.bytes_out, 3000 * 4096, "{arch}: payload out");
+        assert_eq!(s.bytes_in, 3000 * 100, "{arch}: payload in");
+        assert_eq!(s.wire_bytes_out, Some(3000 * (4096 + 16)), "{arch}");
+        assert_eq!(s.wire_bytes_in, Some(3000 * (100 + 16)), "{arch}");
+        let stats = r
+            .server
+            .as_ref()
+            .and_then(|x| x.stats)
+            .expect("server stats");
+        // What the server read is what the client wrote: the wire bytes.
+        assert_eq!(Some(stats.bytes_in), s.wire_bytes_out, "{arch}");
+        assert_eq!(Some(stats.bytes_out), s.wire_bytes_in, "{arch}");
+        let secs = s.measured_ns as f64 / 1e9;
+        let mib = s.bytes_out as f64 / secs / 1_048_576.0;
+        assert!((s.mib_per_s_out - mib).abs() < 1e-6 * mib, "{arch}");
+        assert_eq!(s.bytes_per_s_out, s.bytes_out as f64 / secs, "{arch}");
+        let text = std::fs::read_to_string(only_run_dir(&dir).join("run.json")).unwrap();
+        assert!(text.contains("\"mib_per_s_out\"") && !text.contains("mb_per_s"));
+    }
+}

@@ -153,7 +153,7 @@ placement = ["balanced", "separated"]
         "latency mean (ms)",
         "messages received",
         "messaging time (s)",
-        "out throughput (MB/s)",
+        "out throughput (MiB/s)",
         "server CPUs (smp)",
         "p99 (ms)",
         "client CPU (us/op)",

@@ -27,7 +27,7 @@ const MIB: f64 = 1048576.0;
 const METHOD: [&str; 4] = [
     "latency: the mean of a 1-in-256 sample (messages whose id is a multiple of 256), timed on seastar's low-resolution clock (10 ms ticks): no percentile exists",
     "all(depth=N): the latency is the mean over connections of each connection's mean; the messaging time the mean of the connections' times; IOPS their sum",
-    "MB/s as printed is MiB/s (IOPS x block size / 1048576): wirebench's MB/s is 10^6 bytes/s",
+    "MB/s as printed is MiB/s (IOPS x block size / 1048576), as wirebench shows throughput",
     "per-second lines: depth is the messages in flight at the end of the second; the figures after '--' are each client reactor's utilisation in %",
 ];
 
