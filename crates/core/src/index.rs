@@ -95,6 +95,10 @@ pub struct Aggregate {
     #[serde(default, skip_serializing)]
     pub mb_per_s_out: Option<f64>,
     pub messages_received: u64,
+    /// S3: the reads' time to first byte (or the one operation type's),
+    /// from the instances' merged histograms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttfb: Option<LatencySummary>,
     pub connect_time_s: f64,
     pub messaging_time_s: f64,
     pub latency: LatencySummary,
@@ -191,6 +195,7 @@ pub fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
         mib_per_s_out: results.iter().map(|r| r.summary.mib_per_s_out).sum(),
         mb_per_s_out: None,
         messages_received: results.iter().map(|r| r.summary.messages_received).sum(),
+        ttfb: ttfb(results),
         connect_time_s: results
             .iter()
             .map(|r| r.summary.connect_time_ns as f64 / 1e9)
@@ -208,6 +213,24 @@ pub fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
             .map(|r| r.placement.server_cpus.as_ref().map_or(0, |c| c.len()))
             .sum(),
     })
+}
+
+/// The reads' time to first byte over the results (the one operation
+/// type's where there is one), None where none has one.
+fn ttfb(results: &[RunResult]) -> Option<LatencySummary> {
+    let mut h = hist::new_hist();
+    for r in results {
+        let by = &r.summary.by_op;
+        let Some(op) = by
+            .get("get")
+            .or_else(|| by.values().next().filter(|_| by.len() == 1))
+            .filter(|o| o.ttfb.is_some())
+        else {
+            continue;
+        };
+        h.add(&hist::decode(&op.ttfb_hist).ok()?).ok()?;
+    }
+    (!h.is_empty()).then(|| LatencySummary::of(&h))
 }
 
 fn without_instances(e: &Entry) -> Vec<(String, String)> {

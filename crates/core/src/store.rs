@@ -225,7 +225,9 @@ pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> 
         std::io::BufRead::read_line(&mut std::io::BufReader::new(f), &mut line).ok()?;
         Some(line.trim_end().to_string())
     };
-    if first_line(&path).is_some_and(|l| !l.is_empty() && l != header) {
+    // A link is not read (appending to it is refused below, by name).
+    let plain = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+    if plain && first_line(&path).is_some_and(|l| !l.is_empty() && l != header) {
         path = root.join(format!("summary-{}.csv", crate::result::SCHEMA_VERSION));
     }
     let (file, new) = open_append(&path).map_err(io(&path))?;
@@ -380,6 +382,15 @@ mod tests {
                 .to_string_lossy()
                 .contains("tmp"))
         );
+        // A summary.csv an older wirebench began (MB/s columns) is kept
+        // as it is; the line goes beside it, under its own header.
+        let old = "run_id,started_at,status,transport,target,mode,size_bytes,response_size_bytes,clients,conns_per_client,depth,poll,client_cpus,server_cpus,measured_s,ops,ops_per_s,mb_per_s_out,mb_per_s_in\nx,y\n";
+        fs::write(root.join("summary.csv"), old).unwrap();
+        append_summary_csv(&root, &r).unwrap();
+        assert_eq!(fs::read_to_string(root.join("summary.csv")).unwrap(), old);
+        let new = fs::read_to_string(root.join("summary-4.csv")).unwrap();
+        assert!(new.starts_with(&CSV_HEADER.join(",")), "{new}");
+        assert_eq!(new.lines().count(), 2);
         fs::remove_dir_all(&root).unwrap();
     }
 

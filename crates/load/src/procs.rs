@@ -284,22 +284,82 @@ pub fn thread_group(name: &str) -> String {
     }
 }
 
+/// CPU time by thread group, in ns, with the ids of the threads seen in
+/// each.
+pub type GroupTimes = BTreeMap<String, (std::collections::BTreeSet<u32>, u64)>;
+
+/// Adds `more` into `acc`: times added, threads joined.
+pub fn add_group_times(acc: &mut GroupTimes, more: GroupTimes) {
+    for (g, (tids, ns)) in more {
+        let e = acc.entry(g).or_default();
+        e.0.extend(tids);
+        e.1 += ns;
+    }
+}
+
+/// The group that holds CPU time no thread /proc still lists can explain:
+/// threads that began and ended between two readings.
+pub const BETWEEN_LOOKS: &str = "(threads that began and ended between two looks)";
+
 /// CPU time of each thread group between two readings, in ns, with the
-/// number of threads seen in each. A thread new in `b` counts from zero;
-/// one gone from `b` is not counted (its last slice is lost with it).
-pub fn group_cpu_ns(a: &[ThreadStat], b: &[ThreadStat]) -> BTreeMap<String, (usize, u64)> {
+/// number of threads seen in each (see [`group_cpu`]).
+pub fn group_cpu_ns(
+    a: &[ThreadStat],
+    b: &[ThreadStat],
+    process_ns: Option<u64>,
+) -> BTreeMap<String, (usize, u64)> {
+    group_cpu(a, b, process_ns)
+        .into_iter()
+        .map(|(g, (tids, ns))| (g, (tids.len(), ns)))
+        .collect()
+}
+
+/// CPU time of each thread group between two readings, in ns, with the
+/// ids of the threads seen in it. A thread new in `b` counts from zero. A
+/// thread of `a` gone from `b` (it ended in between) still counts in its
+/// group, and so does its last slice, which /proc no longer shows: the part
+/// of `process_ns` (the processes' CPU between the readings, ended threads
+/// included) that the threads of `b` do not explain, shared among the
+/// ended threads' groups; with no ended thread, a part over the readings'
+/// resolution goes to [`BETWEEN_LOOKS`]. No thread group goes missing
+/// because its threads ended before the run's last look.
+pub fn group_cpu(a: &[ThreadStat], b: &[ThreadStat], process_ns: Option<u64>) -> GroupTimes {
     let before: BTreeMap<u32, u64> = a.iter().map(|t| (t.tid, t.cpu_ns)).collect();
-    let mut out: BTreeMap<String, (usize, u64)> = BTreeMap::new();
+    let mut out = GroupTimes::new();
+    let mut explained = 0u64;
     for t in b {
         let d = t
             .cpu_ns
             .saturating_sub(before.get(&t.tid).copied().unwrap_or(0));
         let e = out.entry(thread_group(&t.name)).or_default();
-        e.0 += 1;
+        e.0.insert(t.tid);
         e.1 += d;
+        explained += d;
+    }
+    let live: std::collections::BTreeSet<u32> = b.iter().map(|t| t.tid).collect();
+    let ended: Vec<&ThreadStat> = a.iter().filter(|t| !live.contains(&t.tid)).collect();
+    for t in &ended {
+        out.entry(thread_group(&t.name))
+            .or_default()
+            .0
+            .insert(t.tid);
+    }
+    let left = process_ns.map_or(0, |p| p.saturating_sub(explained));
+    if !ended.is_empty() {
+        let each = left / ended.len() as u64;
+        for t in &ended {
+            out.entry(thread_group(&t.name)).or_default().1 += each;
+        }
+    } else if left > RESOLUTION_NS * (a.len().max(1) as u64) {
+        // Process CPU time comes in clock ticks: below a tick per thread,
+        // what is left is rounding, not a thread.
+        out.entry(BETWEEN_LOOKS.to_string()).or_default().1 += left;
     }
     out
 }
+
+/// The resolution of a process's CPU time in /proc (a clock tick).
+const RESOLUTION_NS: u64 = 10_000_000;
 
 /// Context switches between two readings, summed over threads:
 /// (voluntary, involuntary).
@@ -475,10 +535,42 @@ mod tests {
         };
         let a = vec![t(1, "w-0", 100, 5), t(2, "w-1", 50, 1), t(3, "gone", 9, 0)];
         let b = vec![t(1, "w-0", 300, 7), t(2, "w-1", 60, 1), t(4, "io", 40, 2)];
-        let g = group_cpu_ns(&a, &b);
+        let g = group_cpu_ns(&a, &b, None);
         assert_eq!(g["w"], (2, 210));
         assert_eq!(g["io"], (1, 40));
-        assert!(!g.contains_key("gone"));
+        // A thread that ended in between still counts, its last slice
+        // unknown without the processes' CPU.
+        assert_eq!(g["gone"], (1, 0));
         assert_eq!(switches(&a, &b), (4, 0));
+    }
+
+    /// Issue 36: the processes' CPU that the live threads do not explain
+    /// goes to the threads that ended in between, by their group; with none
+    /// ended, to the threads no look saw (past the ticks' rounding).
+    #[test]
+    fn issue_36_threads_that_ended_keep_their_group_and_their_last_slice() {
+        let t = |tid, name: &str, cpu_ns| ThreadStat {
+            pid: 1,
+            tid,
+            name: name.into(),
+            cpu_ns,
+            runq_wait_ns: 0,
+            last_cpu: Some(0),
+            running: false,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+        };
+        let a = vec![t(1, "main", 0), t(2, "echo-conn", 0), t(3, "echo-conn", 0)];
+        // Both echo-conn threads ended: the processes used 900 ms, main 300.
+        let b = vec![t(1, "main", 300_000_000)];
+        let g = group_cpu_ns(&a, &b, Some(900_000_000));
+        assert_eq!(g["main"], (1, 300_000_000));
+        assert_eq!(g["echo-conn"], (2, 600_000_000));
+        // Nothing ended, 500 ms unexplained: threads no look saw.
+        let g = group_cpu_ns(&b, &b, Some(500_000_000));
+        assert_eq!(g[BETWEEN_LOOKS], (0, 500_000_000));
+        // Within a tick per thread: rounding, no group.
+        let g = group_cpu_ns(&b, &b, Some(5_000_000));
+        assert!(!g.contains_key(BETWEEN_LOOKS));
     }
 }

@@ -58,14 +58,30 @@ impl Sampler {
     /// The server's CPU time by thread group between two samples, most
     /// first, each as a share of `seconds` (empty without a server).
     pub fn groups(a: &Sample, b: &Sample, seconds: f64) -> Vec<GroupCpu> {
-        let mut g: Vec<GroupCpu> = procs::group_cpu_ns(&a.server_threads, &b.server_threads)
-            .into_iter()
+        Sampler::groups_of(&Sampler::group_cpu(a, b), seconds)
+    }
+
+    /// The server's CPU time by thread group between two samples, with the
+    /// threads of each: threads that ended in between included (see
+    /// [`procs::group_cpu`]).
+    pub fn group_cpu(a: &Sample, b: &Sample) -> procs::GroupTimes {
+        let process = a
+            .server_cpu_ns
+            .zip(b.server_cpu_ns)
+            .map(|(x, y)| y.saturating_sub(x));
+        procs::group_cpu(&a.server_threads, &b.server_threads, process)
+    }
+
+    /// Group times as the result has them, most CPU first.
+    pub fn groups_of(times: &procs::GroupTimes, seconds: f64) -> Vec<GroupCpu> {
+        let mut g: Vec<GroupCpu> = times
+            .iter()
             .map(|(group, (threads, ns))| GroupCpu {
-                group,
-                threads,
-                cpu_s: ns as f64 / 1e9,
+                group: group.clone(),
+                threads: threads.len(),
+                cpu_s: *ns as f64 / 1e9,
                 cpu_pct: if seconds > 0.0 {
-                    100.0 * ns as f64 / 1e9 / seconds
+                    100.0 * *ns as f64 / 1e9 / seconds
                 } else {
                     0.0
                 },

@@ -22,6 +22,8 @@ struct Row {
     mb_out: f64,
     smp: usize,
     p99_ms: f64,
+    /// S3: the reads' time to first byte, mean and p99, in ms.
+    ttfb_ms: Option<(f64, f64)>,
     cpu_us_per_op: f64,
     scaling: Option<f64>,
 }
@@ -67,6 +69,9 @@ fn from_entry(e: &Entry) -> Row {
                 f64::NAN
             }
         }),
+        ttfb_ms: a
+            .and_then(|a| a.ttfb)
+            .map(|t| (t.mean_ns / 1e6, t.p99_ns as f64 / 1e6)),
         cpu_us_per_op: a.map_or(0.0, |a| a.client_cpu_us_per_op),
         scaling: e.scaling_vs_one_instance,
     }
@@ -94,6 +99,13 @@ fn from_run(r: &RunResult) -> Row {
             s.latency.p99_ns as f64 / 1e6
         } else {
             f64::NAN
+        },
+        ttfb_ms: {
+            let by = &s.by_op;
+            by.get("get")
+                .or_else(|| by.values().next().filter(|_| by.len() == 1))
+                .and_then(|o| o.ttfb)
+                .map(|t| (t.mean_ns / 1e6, t.p99_ns as f64 / 1e6))
         },
         cpu_us_per_op: s.client_cpu_us_per_op,
         scaling: None,
@@ -187,9 +199,21 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
         ]
         .map(String::from),
     );
+    // S3: the S3 report's TTFB columns, before the status.
+    let with_ttfb = rows.iter().any(|r| r.ttfb_ms.is_some());
+    if with_ttfb {
+        let at = head.len() - 1;
+        head.splice(
+            at..at,
+            ["ttfb mean (ms)", "ttfb p99 (ms)"].map(String::from),
+        );
+    }
     let mut t = Table::new(head);
     t.left = (0..var_names.len())
-        .chain([var_names.len() + 1, var_names.len() + 12])
+        .chain([
+            var_names.len() + 1,
+            var_names.len() + 12 + if with_ttfb { 2 } else { 0 },
+        ])
         .collect();
     let ms = |v: f64| {
         if v.is_nan() {
@@ -223,8 +247,12 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
             ms(r.p99_ms),
             format!("{:.3}", r.cpu_us_per_op),
             r.scaling.map_or("-".into(), |s| format!("{s:.2}")),
-            r.status.clone(),
         ]);
+        if with_ttfb {
+            let (mean, p99) = r.ttfb_ms.unwrap_or((f64::NAN, f64::NAN));
+            c.extend([ms(mean), ms(p99)]);
+        }
+        c.push(r.status.clone());
         t.row(c);
     }
     Ok(t)

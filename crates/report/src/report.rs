@@ -6,7 +6,7 @@ use crate::export::{Block, Document, Exporter, HtmlExporter, MarkdownExporter, T
 use crate::hints;
 use crate::plot::{self, Axis, Series};
 use std::collections::BTreeMap;
-use wirebench_core::hist;
+use wirebench_core::hist::{self, LatencyHist};
 use wirebench_core::result::RunResult;
 use wirebench_core::units::{format_ns, format_rate};
 use wirebench_core::vars;
@@ -505,6 +505,11 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
             title,
         });
     }
+    // S3: the time to first byte of every test, in one figure (s3bench's
+    // histogram of all tests together).
+    if let Some(f) = ttfb_histogram(&ok, l, &vary, &shown) {
+        out.push(f);
+    }
     // Percentile spectrum per run.
     let quantiles = [0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999];
     let spectrum: Vec<Series> = ok
@@ -655,6 +660,22 @@ fn summary_table(runs: &[RunResult]) -> Table {
     ]);
     let all: Vec<&RunResult> = runs.iter().collect();
     let shown = Shown::of(&all);
+    // S3: the time to first byte, mean and p99 (the S3 report's columns):
+    // the reads', or the one operation type's.
+    let with_ttfb = runs
+        .iter()
+        .any(|r| r.summary.by_op.values().any(|o| o.ttfb.is_some()));
+    if with_ttfb {
+        for (k, h) in ["TTFB mean", "TTFB p99"].into_iter().enumerate() {
+            t.head.insert(13 + k, h.to_string());
+        }
+    }
+    let ttfb_cells = |t: Option<&wirebench_core::hist::LatencySummary>| -> Vec<String> {
+        match t {
+            Some(t) if t.count > 0 => vec![format_ns(t.mean_ns), format_ns(t.p99_ns as f64)],
+            _ => vec!["-".into(), "-".into()],
+        }
+    };
     // A column for each parameter that varies and has none yet (a sweep
     // over arch, instances, depth or the server's command), after the
     // placement.
@@ -718,6 +739,16 @@ fn summary_table(runs: &[RunResult]) -> Table {
             lat("p50", &s.latency),
             lat("p99", &s.latency),
             lat("p999", &s.latency),
+        ]);
+        if with_ttfb {
+            let t = s
+                .by_op
+                .get("get")
+                .or_else(|| s.by_op.values().next().filter(|_| s.by_op.len() == 1))
+                .and_then(|o| o.ttfb.as_ref());
+            row.extend(ttfb_cells(t));
+        }
+        row.extend([
             format!("{:.3}", s.client_cpu_us_per_op),
             s.hiccup.map_or("-".into(), |h| {
                 format!(
@@ -749,6 +780,9 @@ fn summary_table(runs: &[RunResult]) -> Table {
                     lat("p99", &o.latency),
                     lat("p999", &o.latency),
                 ]);
+                if with_ttfb {
+                    sub.extend(ttfb_cells(o.ttfb.as_ref()));
+                }
                 sub.resize(width, String::new());
                 t.rows.push(sub);
             }
@@ -767,7 +801,7 @@ fn summary_table(runs: &[RunResult]) -> Table {
                 })
                 .map(|k| 7 + k),
         )
-        .chain([15 + extra.len()])
+        .chain([15 + extra.len() + if with_ttfb { 2 } else { 0 }])
         .collect();
     for (k, v) in extra.iter().enumerate() {
         t.head.insert(7 + k, vars::label(v).to_string());
@@ -1001,6 +1035,132 @@ fn env_table(runs: &[RunResult]) -> Table {
         })
         .collect();
     t
+}
+
+/// The most tests the TTFB histogram draws.
+const MAX_TTFB_TESTS: usize = 40;
+
+/// The share of each run's time-to-first-byte samples in log-spaced bins,
+/// one line per run: the reads' TTFB (or the one operation type's).
+fn ttfb_histogram(
+    runs: &[&RunResult],
+    l: &Layout,
+    vary: &[String],
+    shown: &Shown,
+) -> Option<Figure> {
+    let hists: Vec<(&RunResult, LatencyHist)> = runs
+        .iter()
+        .filter_map(|r| {
+            let by = &r.summary.by_op;
+            let op = by
+                .get("get")
+                .or_else(|| by.values().next().filter(|_| by.len() == 1))?;
+            op.ttfb?;
+            let h = hist::decode(&op.ttfb_hist).ok().filter(|h| !h.is_empty())?;
+            Some((*r, h))
+        })
+        .take(MAX_TTFB_TESTS)
+        .collect();
+    if hists.is_empty() {
+        return None;
+    }
+    let lo = hists.iter().map(|(_, h)| h.min().max(1)).min()? as f64;
+    let hi = hists.iter().map(|(_, h)| h.max()).max()? as f64;
+    const BINS: usize = 30;
+    let span = (hi / lo).max(1.0 + 1e-9).ln();
+    let bin_of = |v: f64| -> usize {
+        let k = ((v.max(lo) / lo).ln() / span * BINS as f64).floor();
+        wirebench_core::units::whole_usize(k.max(0.0)).min(BINS - 1)
+    };
+    let series: Vec<Series> = hists
+        .iter()
+        .map(|(r, h)| {
+            let mut counts = [0u64; BINS];
+            for v in h.iter_recorded() {
+                counts[bin_of(v.value_iterated_to() as f64)] += v.count_at_value();
+            }
+            let total = h.len().max(1) as f64;
+            Series {
+                name: run_name(r, l, vary, shown),
+                points: counts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| **c > 0)
+                    .map(|(k, c)| {
+                        // The bin's middle, on the log scale.
+                        let mid = lo * (span * (k as f64 + 0.5) / BINS as f64).exp();
+                        (mid, 100.0 * *c as f64 / total)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let title = if hists.len() > 1 {
+        format!("Time to first byte, {} tests", hists.len())
+    } else {
+        "Time to first byte".to_string()
+    };
+    Some(Figure {
+        svg: plot::lines(
+            &title,
+            Axis::log("time to first byte", format_ns),
+            Axis::linear("% of requests", |v| format!("{v:.0}%")),
+            &series,
+        ),
+        title,
+    })
+}
+
+/// Reads and writes side by side by size and connections (the S3
+/// report's throughput table): each the best run's ops/s and MiB/s, and
+/// the R/W ratio. None unless the runs have both.
+fn read_write_table(runs: &[RunResult]) -> Option<Table> {
+    let all: Vec<Cell> = runs
+        .iter()
+        .filter(|r| r.summary.ops > 0)
+        .flat_map(cells)
+        .collect();
+    let best = |op: &str, size: &(u64, String), conns: usize| {
+        all.iter()
+            .filter(|c| c.op == op && c.size == *size && c.conns == conns)
+            .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
+    };
+    if !all.iter().any(|c| c.op == "get") || !all.iter().any(|c| c.op == "put") {
+        return None;
+    }
+    let mut keys: Vec<((u64, String), usize)> = all
+        .iter()
+        .filter(|c| c.op == "get" || c.op == "put")
+        .map(|c| (c.size.clone(), c.conns))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut t = Table::new([
+        "size",
+        "connections",
+        "read ops/s",
+        "read MiB/s",
+        "write ops/s",
+        "write MiB/s",
+        "R/W ratio",
+    ]);
+    for (size, conns) in keys {
+        let (r, w) = (best("get", &size, conns), best("put", &size, conns));
+        let figs = |c: Option<&Cell>| match c {
+            Some(c) => [format!("{:.1}", c.ops_per_s), format!("{:.3}", c.mib_per_s)],
+            None => ["-".into(), "-".into()],
+        };
+        let ratio = match (r, w) {
+            (Some(r), Some(w)) if w.mib_per_s > 0.0 => format!("{:.2}", r.mib_per_s / w.mib_per_s),
+            _ => "-".into(),
+        };
+        let mut row = vec![size.1.clone(), conns.to_string()];
+        row.extend(figs(r));
+        row.extend(figs(w));
+        row.push(ratio);
+        t.row(row);
+    }
+    Some(t)
 }
 
 /// One operation type of one run, as the size x connections table shows it.
@@ -1427,6 +1587,14 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
     let mut d = d.table(summary);
     for (title, t) in size_by_clients(runs) {
         d = d.heading(title).table(t);
+    }
+    if let Some(t) = read_write_table(runs) {
+        d = d
+            .heading("Read and write")
+            .text(
+                "Reads (GET) and writes (PUT) by size and connections, each the best run's; R/W ratio: read MiB/s over write MiB/s, how much faster reads are (the S3 report's).",
+            )
+            .table(t);
     }
     if let Some(t) = server_table(runs) {
         d = d.heading("Server").table(t);

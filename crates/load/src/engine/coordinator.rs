@@ -8,6 +8,7 @@
 
 use super::spool::Spool;
 use super::types::{Abort, EndState, IntervalReport, LoadConfig, LoadOutcome, Observer, Start};
+use crate::procs;
 use crate::recorder::IntervalData;
 use crate::sampler::{Sample, Sampler};
 use std::collections::BTreeMap;
@@ -262,6 +263,7 @@ pub(crate) fn coordinate(
     let mut intervals: Vec<Interval> = Vec::new();
     let mut spool = Spool::new();
     let mut measured = IntervalData::new();
+    let mut measured_groups = procs::GroupTimes::new();
     let mut measured_end = sched.measure_start;
     let mut hiccup: Option<LatencyHist> = None;
     let mut final_sample: Option<Sample> = None;
@@ -315,6 +317,9 @@ pub(crate) fn coordinate(
             };
             observer.interval(&iv);
             if iv.phase == Phase::Measure {
+                // Thread groups over the measured phase, second by second:
+                // a thread that ended before its last look still counts.
+                procs::add_group_times(&mut measured_groups, Sampler::group_cpu(before, after));
                 measured.merge(&iv.data);
                 if let Some(h) = &iv.hiccup {
                     hiccup
@@ -422,7 +427,11 @@ pub(crate) fn coordinate(
     let measured_ns = ns_between(sched.measure_start, measured_end);
     let (server_groups, server_switches) = measure_start_sample.map_or((vec![], None), |a| {
         (
-            Sampler::groups(a, measure_end_sample, measured_ns as f64 / 1e9),
+            if measured_groups.is_empty() {
+                Sampler::groups(a, measure_end_sample, measured_ns as f64 / 1e9)
+            } else {
+                Sampler::groups_of(&measured_groups, measured_ns as f64 / 1e9)
+            },
             Sampler::switches(a, measure_end_sample),
         )
     });

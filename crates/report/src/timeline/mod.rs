@@ -270,9 +270,57 @@ pub fn table(events: &[EventStats]) -> String {
     s
 }
 
-/// Each event's delta CDF as an SVG plot (the first event has none).
+/// About the most bytes the CDFs of one page (or report section) take:
+/// past it, each CDF's points are thinned to quantiles and the count said.
+pub const PAGE_BUDGET_BYTES: usize = 2_000_000;
+/// About what one point of a CDF takes in SVG (its marker and hover).
+const POINT_BYTES: usize = 250;
+/// How many time sinks are named.
+pub const SINKS: usize = 3;
+
+/// The time sinks of a shape: the events with the largest mean delta (time
+/// since the previous event), most first, each with its share of the mean
+/// operation's length.
+pub fn time_sinks(events: &[EventStats]) -> Vec<(usize, f64)> {
+    let total = events.last().map_or(0.0, |e| e.cumulative.mean);
+    let mut by: Vec<(usize, f64)> = events
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(k, e)| (k, e.delta.mean))
+        .collect();
+    by.sort_by(|a, b| b.1.total_cmp(&a.1));
+    by.into_iter()
+        .take(SINKS)
+        .filter(|(_, d)| *d > 0.0)
+        .map(|(k, d)| (k, if total > 0.0 { d / total } else { 0.0 }))
+        .collect()
+}
+
+/// The time sinks as lines to read: `1. Reaped outstanding RPC (event 41):
+/// mean 3.6us since the previous event, 33% of the operation`.
+pub fn sinks_text(events: &[EventStats]) -> String {
+    let mut out = String::from("Time sinks (the largest mean deltas, marked on their CDFs):\n");
+    for (i, (k, share)) in time_sinks(events).iter().enumerate() {
+        out.push_str(&format!(
+            "  {}. {} (event {k}): mean {} since the previous event, {:.0}% of the operation\n",
+            i + 1,
+            events[*k].name,
+            format_ns(events[*k].delta.mean),
+            100.0 * share
+        ));
+    }
+    out
+}
+
+/// Each event's delta CDF as an SVG plot (the first event has none), the
+/// time sinks marked (their mean as a line, their rank in the title). The
+/// figures stay within about [`PAGE_BUDGET_BYTES`]: each CDF keeps at
+/// most its share of points, taken at even quantiles, and says so.
 pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
     use crate::plot::{Axis, Series, lines};
+    let sinks = time_sinks(events);
+    let per_cdf = (PAGE_BUDGET_BYTES / (events.len().max(1) * POINT_BYTES)).max(50);
     events
         .iter()
         .enumerate()
@@ -280,22 +328,46 @@ pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
         .map(|(k, e)| {
             let mut d = e.deltas.clone();
             d.sort_by(|a, b| a.total_cmp(b));
-            let n = d.len() as f64;
-            let points = d
+            let n = d.len();
+            let keep: Vec<usize> = if n <= per_cdf {
+                (0..n).collect()
+            } else {
+                // Even quantiles, the first and the last among them.
+                let mut v: Vec<usize> = (0..per_cdf).map(|i| i * (n - 1) / (per_cdf - 1)).collect();
+                v.dedup();
+                v
+            };
+            let points = keep
                 .iter()
-                .enumerate()
-                .map(|(i, &x)| (x.max(1.0), (i + 1) as f64 / n))
+                .map(|&i| (d[i].max(1.0), (i + 1) as f64 / n as f64))
                 .collect();
-            let title = format!("{k}. {}: time since the previous event", e.name);
+            let mut series = vec![Series {
+                name: String::new(),
+                points,
+            }];
+            let mut title = format!("{k}. {}: time since the previous event", e.name);
+            if let Some(rank) = sinks.iter().position(|(s, _)| *s == k) {
+                let share = sinks[rank].1;
+                title = format!(
+                    "[time sink {}: {:.0}% of the operation] {title}",
+                    rank + 1,
+                    100.0 * share
+                );
+                series[0].name = "CDF".into();
+                series.push(Series {
+                    name: format!("mean {}", format_ns(e.delta.mean)),
+                    points: vec![(e.delta.mean.max(1.0), 0.0), (e.delta.mean.max(1.0), 1.0)],
+                });
+            }
+            if keep.len() < n {
+                title.push_str(&format!(" ({} of {n} points)", keep.len()));
+            }
             Figure {
                 svg: lines(
                     &title,
                     Axis::log("delta", format_ns),
                     Axis::linear("fraction of operations", |v| format!("{v:.2}")),
-                    &[Series {
-                        name: String::new(),
-                        points,
-                    }],
+                    &series,
                 ),
                 title,
             }
@@ -339,12 +411,20 @@ pub fn ops_of_files(
 }
 
 /// The HTML page of a timeline: the table of shape `shape` (of `shapes`,
-/// over `n` operations) and each event's CDF.
-pub fn page(shape: usize, shapes: usize, n: usize, table: &str, figures: Vec<Figure>) -> String {
+/// over `n` operations), its time sinks and each event's CDF.
+pub fn page(
+    shape: usize,
+    shapes: usize,
+    n: usize,
+    table: &str,
+    sinks: &str,
+    figures: Vec<Figure>,
+) -> String {
     use crate::export::{Block, Document, Exporter, HtmlExporter};
     let doc = Document::new("wirebench timeline")
         .text(format!("Shape {shape} of {shapes}: {n} operation(s)."))
         .push(Block::Pre(table.to_string()))
+        .push(Block::Pre(sinks.to_string()))
         .push(Block::Figures(figures));
     HtmlExporter.export(&doc)
 }
@@ -390,7 +470,7 @@ pub fn sections_of_runs(paths: &[std::path::PathBuf]) -> Vec<crate::report::Sect
                         .unwrap_or_default(),
                     chosen.len()
                 ),
-                text: table(&st),
+                text: format!("{}\n{}", table(&st), sinks_text(&st)),
                 figures: cdfs(&st),
             });
         }

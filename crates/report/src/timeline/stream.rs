@@ -50,6 +50,27 @@ pub struct Detected {
     pub end: String,
     pub explained: usize,
     pub lines: usize,
+    /// Other cycles it could have cut (an inner one: each RPC of an
+    /// operation), most explaining first: begin, end, lines explained.
+    pub others: Vec<(String, String, usize)>,
+}
+
+/// A regular expression that matches the lines of an event name (its `#`
+/// any number), for `--begin` and `--end`.
+pub fn regex_of(name: &str) -> String {
+    let mut out = String::from("^");
+    for c in name.chars() {
+        match c {
+            '#' => out.push_str(r"(0x[0-9a-fA-F]+|[0-9][0-9.]*)"),
+            c if "\\.+*?()|[]{}^$".contains(c) => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('$');
+    out
 }
 
 /// `msg` with every run of digits (and a `0x` hex number) as `#`.
@@ -207,11 +228,14 @@ fn score(ids: &[u32], times: &[f64], b: u32, e: u32) -> (usize, f64) {
         .unwrap_or((0, f64::INFINITY))
 }
 
-/// The repeating cycle of a stream: among the events that come in (nearly)
-/// every operation, a (begin, end) pair named like one ("Begin backup" ..
-/// "End backup") when there is one, else the pair whose operations' most
-/// common shape explains the most lines, the shorter operations among
-/// pairs within 1% of it. None when no event repeats.
+/// The repeating cycle of a stream: among the events that repeat, a
+/// (begin, end) pair named like one ("Begin backup" .. "End backup") when
+/// there is one; else the pair whose operations' most common shape
+/// explains the most lines (the shorter operations among pairs within 1%
+/// of it), then the outermost cycle around it: a pair whose begin comes
+/// less often and whose operations last longer (an operation, not each of
+/// its RPCs) and explain at least half as many lines. The other cycles are
+/// named. None when no event repeats.
 pub fn detect(lines: &[Line]) -> Option<Detected> {
     let mut names: Vec<String> = Vec::new();
     let mut index: BTreeMap<String, u32> = BTreeMap::new();
@@ -231,13 +255,19 @@ pub fn detect(lines: &[Line]) -> Option<Detected> {
         .collect();
     let times: Vec<f64> = lines.iter().map(|l| l.t_ns).collect();
     let max = counts.iter().copied().max()?;
-    // Events of (nearly) every operation: a cycle's begin and end are.
+    // Events that repeat: a cycle's begin and end do, an outer cycle's
+    // less often than an inner one's (an operation of 3 RPCs: a third).
     let mut cands: Vec<u32> = (0..names.len())
-        .filter(|&i| counts[i] >= 2 && counts[i] * 2 >= max)
+        .filter(|&i| counts[i] >= 2 && counts[i] * 8 >= max)
         .filter_map(|i| u32::try_from(i).ok())
         .collect();
     cands.sort_by(|a, b| counts[*b as usize].cmp(&counts[*a as usize]).then(a.cmp(b)));
-    cands.truncate(16);
+    if cands.len() > 24 {
+        // The most frequent, and the least frequent (an outer cycle's).
+        let rare: Vec<u32> = cands[cands.len() - 8..].to_vec();
+        cands.truncate(16);
+        cands.extend(rare);
+    }
     // Every pair: (lines its top shape explains, named like a cycle,
     // mean duration, begin, end).
     let mut pairs: Vec<(usize, bool, f64, u32, u32)> = Vec::new();
@@ -263,6 +293,7 @@ pub fn detect(lines: &[Line]) -> Option<Detected> {
     // leaving out an event that varies.
     let named: Vec<&(usize, bool, f64, u32, u32)> =
         pairs.iter().filter(|p| p.1 && p.0 * 4 >= top).collect();
+    let outer_wanted = named.is_empty();
     let pool: Vec<&(usize, bool, f64, u32, u32)> = if named.is_empty() {
         pairs.iter().collect()
     } else {
@@ -271,17 +302,52 @@ pub fn detect(lines: &[Line]) -> Option<Detected> {
     // The most explained; within 1% of it, the shorter operations (a pair
     // that straddles the gap between operations is longer).
     let most = pool.iter().map(|p| p.0).max()?;
-    let best = pool
+    let mut best = pool
         .into_iter()
         .filter(|p| (most - p.0) * 100 <= most)
         .min_by(|a, b| a.2.total_cmp(&b.2))
-        .copied();
+        .copied()?;
+    // Then the cycle around it, while there is one: a pair whose begin
+    // comes less often (once an operation, not once an RPC), whose
+    // operations last longer (they hold the inner ones), explaining at
+    // least half as many lines.
+    if outer_wanted {
+        while let Some(p) = pairs
+            .iter()
+            .filter(|p| p.0 * 2 >= top)
+            .filter(|p| counts[p.3 as usize] < counts[best.3 as usize] && p.2 > best.2)
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.2.total_cmp(&a.2)))
+        {
+            best = *p;
+        }
+    }
+    let fewest = counts[best.3 as usize];
+    let best = Some(best);
     let (explained, _, _, b, e) = best?;
+    // The other cycles: the best of each other frequency of begin.
+    let mut others: Vec<(String, String, usize)> = Vec::new();
+    let mut seen = vec![fewest];
+    let mut rest: Vec<&(usize, bool, f64, u32, u32)> =
+        pairs.iter().filter(|p| p.0 * 4 >= top).collect();
+    rest.sort_by(|a, b| b.0.cmp(&a.0).then(a.2.total_cmp(&b.2)));
+    for p in rest {
+        let c = counts[p.3 as usize];
+        if seen.contains(&c) || others.len() == 3 {
+            continue;
+        }
+        seen.push(c);
+        others.push((
+            names[p.3 as usize].clone(),
+            names[p.4 as usize].clone(),
+            p.0,
+        ));
+    }
     Some(Detected {
         begin: names[b as usize].clone(),
         end: names[e as usize].clone(),
         explained,
         lines: lines.len(),
+        others,
     })
 }
 
@@ -483,6 +549,86 @@ mod tests {
         assert_eq!(
             (d.begin.as_str(), d.end.as_str()),
             ("rpc # alpha", "rpc # omega")
+        );
+    }
+
+    /// Issue 36: a log of operations of three RPCs each (the RAMCloud
+    /// master's backup: sync, then three write RPCs, then their replies) is
+    /// cut into operations, not into RPCs; the RPC cycle is named as
+    /// another, with the flags that select it.
+    #[test]
+    fn issue_36_the_outermost_cycle_is_cut_and_the_inner_one_named() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = |lo: u64, hi: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            lo + x % (hi - lo + 1)
+        };
+        let mut text = String::new();
+        let mut t = 0u64;
+        let mut line = |d: u64, msg: &str| {
+            t += d;
+            text.push_str(&format!(
+                "{:10.1} ns (+ {:6.1} ns): {msg}\n",
+                t as f64, d as f64
+            ));
+        };
+        let rpc = [
+            "Invoking Send 'write segment' RPC",
+            "Invoking client.send()",
+            "Acquired Dispatch::Lock",
+            "Invoking postSendZeroCopy",
+            "Completed postSendZeroCopy",
+            "Completed Send 'write segment' RPC",
+        ];
+        let ops = 800;
+        for _ in 0..ops {
+            line(rnd(2000, 9000), "Invoking sync() to backups");
+            for _ in 0..3 {
+                for m in rpc {
+                    line(rnd(20, 400), m);
+                }
+            }
+            // The replies come back in any order a tenth of the time.
+            let reaped = if rnd(0, 9) == 0 {
+                "Reaped the second RPC"
+            } else {
+                "Reaped the first RPC"
+            };
+            line(rnd(500, 4000), reaped);
+            line(rnd(200, 2000), "Reaped the last RPC");
+            line(rnd(50, 100), "Completed sync() to backups");
+            for _ in 0..rnd(0, 2) {
+                line(rnd(300, 900), "poller idle");
+            }
+        }
+        let lines: Vec<Line> = crate::timeline::timetrace_lines(&text).unwrap().0.concat();
+        let d = detect(&lines).unwrap();
+        assert_eq!(
+            (d.begin.as_str(), d.end.as_str()),
+            ("Invoking sync() to backups", "Completed sync() to backups"),
+            "{d:?}"
+        );
+        let (b, e, _) = d
+            .others
+            .iter()
+            .find(|o| o.0.starts_with("Invoking Send"))
+            .unwrap_or_else(|| panic!("the RPC cycle among {:?}", d.others));
+        assert_eq!(e, "Completed Send 'write segment' RPC");
+        // Its flags select it.
+        let split = Split {
+            begin: Some(Regex::new(&regex_of(b)).unwrap()),
+            end: Some(Regex::new(&regex_of(e)).unwrap()),
+            id: None,
+        };
+        let (inner, _) = crate::timeline::timetrace_ops(&text, &split).unwrap();
+        assert_eq!(inner.len(), 3 * ops);
+        let (outer, _) = crate::timeline::timetrace_ops(&text, &Split::default()).unwrap();
+        assert_eq!(outer.len(), ops);
+        assert_eq!(
+            regex_of("rpc # sent (x)"),
+            r"^rpc (0x[0-9a-fA-F]+|[0-9][0-9.]*) sent \(x\)$"
         );
     }
 

@@ -130,6 +130,14 @@ pub fn timeline(mut a: TimelineArgs) -> anyhow::Result<ExitCode> {
             d.explained,
             d.lines
         )?;
+        for (b, e, n) in &d.others {
+            writeln!(
+                out,
+                "  another cycle ({n} lines): --begin '{}' --end '{}'",
+                excerpt(&timeline::stream::regex_of(b), ECHO_MAX),
+                excerpt(&timeline::stream::regex_of(e), ECHO_MAX),
+            )?;
+        }
     }
     writeln!(
         out,
@@ -164,12 +172,15 @@ pub fn timeline(mut a: TimelineArgs) -> anyhow::Result<ExitCode> {
     )?;
     let table = timeline::table(&stats);
     write!(out, "{table}")?;
+    let sinks = timeline::sinks_text(&stats);
+    write!(out, "\n{sinks}")?;
     if let Some(o) = &a.output {
         let page = timeline::page(
             a.shape,
             shapes.len(),
             chosen.len(),
             &table,
+            &sinks,
             timeline::cdfs(&stats),
         );
         wirebench_core::store::write_atomic(o, page.as_bytes())?;

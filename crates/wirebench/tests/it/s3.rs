@@ -726,3 +726,110 @@ fn issue_15_mixed_with_8_connections_makes_no_errors_of_its_own() {
     extra.extend_from_slice(&minio.creds());
     mixed(&extra);
 }
+
+/// Issue 36: the S3 report's study from a sweep (GET and PUT x sizes x
+/// clients against the fake server): `table` has the TTFB columns; the
+/// report has them in its summary, a read/write table with the R/W ratio,
+/// and one histogram of every test's time to first byte.
+#[test]
+fn issue_36_a_sweep_of_gets_and_puts_gives_ttfb_columns_a_rw_ratio_and_one_histogram() {
+    let _g = shared();
+    let dir = TempDir::new("s3-sweep");
+    let spec = dir.path().join("s3.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "s3rw"
+[base]
+transport = "s3"
+objects = 20
+warmup = "0s"
+duration = "1s"
+[matrix]
+workload = ["get", "put"]
+size = ["1KiB", "16KiB"]
+clients = [1, 2]
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(180)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let exp = results.join("s3rw");
+    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
+    assert!(t.wait(Duration::from_secs(30)).success());
+    let table = t.stdout_all();
+    let head: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap()
+        .split('|')
+        .map(str::trim)
+        .collect();
+    let at = head
+        .iter()
+        .position(|h| *h == "ttfb mean (ms)")
+        .expect("{table}");
+    assert_eq!(head[at + 1], "ttfb p99 (ms)", "{table}");
+    for row in table.lines().skip(2) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let mean: f64 = cells[at].parse().unwrap_or_else(|_| panic!("{row}"));
+        let p99: f64 = cells[at + 1].parse().unwrap_or_else(|_| panic!("{row}"));
+        assert!(mean > 0.0 && p99 >= mean * 0.5, "{row}");
+    }
+    let report = dir.path().join("report.html");
+    let mut r = Proc::spawn(&[
+        "report",
+        exp.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        r.wait(Duration::from_secs(60)).success(),
+        "{}",
+        r.stderr_all()
+    );
+    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    assert!(md.contains("| TTFB mean | TTFB p99 |"), "{md}");
+    let rw = md
+        .split("## Read and write")
+        .nth(1)
+        .expect("a read and write section");
+    let rows: Vec<&str> = rw
+        .lines()
+        .filter(|l| l.starts_with("| 1KiB") || l.starts_with("| 16KiB"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{rw}");
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (read, write, ratio): (f64, f64, f64) = (
+            cells[4].parse().unwrap(),
+            cells[6].parse().unwrap(),
+            cells[7].parse().unwrap(),
+        );
+        assert!(
+            read > 0.0 && write > 0.0 && (ratio - read / write).abs() < 0.01 + ratio * 0.01,
+            "{row}"
+        );
+    }
+    assert!(md.contains("Time to first byte, 8 tests"), "{md}");
+    let svg = std::fs::read_dir(dir.path().join("report-figures"))
+        .unwrap()
+        .flatten()
+        .map(|f| std::fs::read_to_string(f.path()).unwrap())
+        .find(|s| s.contains("Time to first byte, 8 tests"))
+        .expect("the TTFB histogram");
+    assert!(
+        svg.contains("% of requests") && svg.contains("workload=put"),
+        "{svg}"
+    );
+}
