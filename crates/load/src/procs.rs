@@ -392,6 +392,9 @@ pub struct ThreadSeen {
     pub cpu_ns: u64,
     /// Its CPU time at the first look, in ns.
     pub first_cpu_ns: u64,
+    /// When it was first and last seen.
+    pub first_seen: Option<std::time::Instant>,
+    pub last_seen: Option<std::time::Instant>,
 }
 
 /// Looks at the server's threads every `period` from a thread of its own,
@@ -415,14 +418,17 @@ impl Watch {
                 let mut seen: BTreeMap<u32, ThreadSeen> = BTreeMap::new();
                 let mut looks = 0u64;
                 loop {
+                    let now = std::time::Instant::now();
                     for t in procs.threads() {
                         let e = seen.entry(t.tid).or_insert_with(|| ThreadSeen {
                             pid: t.pid,
                             tid: t.tid,
                             first_cpu_ns: t.cpu_ns,
                             cpu_ns: 0,
+                            first_seen: Some(now),
                             ..ThreadSeen::default()
                         });
+                        e.last_seen = Some(now);
                         let ran = t.running || t.cpu_ns > e.first_cpu_ns + e.cpu_ns;
                         if ran
                             && let Some(c) = t.last_cpu

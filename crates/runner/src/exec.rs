@@ -151,6 +151,7 @@ fn failed(end: EndState) -> LoadOutcome {
         client_cores: vec![],
         hiccup: None,
         tool: None,
+        measured_window: None,
     }
 }
 
@@ -285,7 +286,7 @@ impl ExecDriver {
             line,
             how,
             parsed,
-            wall,
+            (began, wall),
             client_cpu_s,
             &samples,
             last,
@@ -301,7 +302,7 @@ fn outcome(
     command: String,
     exit: String,
     p: Parsed,
-    wall: Duration,
+    (began, wall): (Instant, Duration),
     client_cpu_s: f64,
     samples: &Samples,
     last: Sample,
@@ -456,5 +457,6 @@ fn outcome(
             latency,
             ops_per_s: p.ops_per_s,
         }),
+        measured_window: Some((began + from_at, began + wall)),
     }
 }

@@ -457,6 +457,71 @@ impl Target for Observed {
     }
 }
 
+/// Adds to `groups` the thread groups the measured phase's looks (once a
+/// second) missed and the watch (ten times a second) saw during
+/// `window`: threads that began and ended between two looks. Each such
+/// thread counts in its group with its CPU time in proportion to the part
+/// of its seen life inside the window. That time was counted already, by
+/// the processes' CPU: it is taken from the group of threads no look saw,
+/// then from groups credited with more than the watch saw of them (the
+/// groups of threads that ended, credited with what no thread explained).
+pub fn add_unseen_groups(
+    groups: &mut Vec<wirebench_core::result::GroupCpu>,
+    threads: &[ThreadSeen],
+    window: (std::time::Instant, std::time::Instant),
+    measured_s: f64,
+) {
+    use wirebench_load::procs::{BETWEEN_LOOKS, thread_group};
+    let (from, to) = window;
+    // Per group: threads and CPU seconds the watch saw inside the window.
+    let mut watched: BTreeMap<String, (usize, f64)> = BTreeMap::new();
+    for t in threads {
+        let (Some(first), Some(last)) = (t.first_seen, t.last_seen) else {
+            continue;
+        };
+        if last < from || first > to {
+            continue;
+        }
+        let life = last.duration_since(first).as_secs_f64();
+        let inside = last.min(to).duration_since(first.max(from)).as_secs_f64();
+        let share = if life > 0.0 { inside / life } else { 1.0 };
+        let e = watched.entry(thread_group(&t.name)).or_default();
+        e.0 += 1;
+        e.1 += t.cpu_ns as f64 / 1e9 * share;
+    }
+    let pct = |cpu_s: f64| {
+        if measured_s > 0.0 {
+            100.0 * cpu_s / measured_s
+        } else {
+            0.0
+        }
+    };
+    let known: Vec<String> = groups.iter().map(|g| g.group.clone()).collect();
+    for (group, (n, cpu_s)) in watched.iter().filter(|(g, _)| !known.contains(g)) {
+        let mut left = *cpu_s;
+        for g in groups.iter_mut() {
+            let excess = if g.group == BETWEEN_LOOKS {
+                g.cpu_s
+            } else {
+                let seen = watched.get(&g.group).map_or(0.0, |w| w.1);
+                g.cpu_s - seen * 1.1 - 0.02
+            };
+            let moved = left.min(excess.max(0.0));
+            g.cpu_s -= moved;
+            g.cpu_pct = pct(g.cpu_s);
+            left -= moved;
+        }
+        groups.push(wirebench_core::result::GroupCpu {
+            group: group.clone(),
+            threads: *n,
+            cpu_s: *cpu_s,
+            cpu_pct: pct(*cpu_s),
+        });
+    }
+    groups.retain(|g| g.group != BETWEEN_LOOKS || g.cpu_s > 0.005);
+    groups.sort_by(|x, y| y.cpu_s.total_cmp(&x.cpu_s).then(x.group.cmp(&y.group)));
+}
+
 /// The threads that ran outside `cpuset`, or may: from what the watch saw.
 pub fn outside(
     threads: &[ThreadSeen],

@@ -106,6 +106,9 @@ pub struct Session {
     pub server_trace: Option<PathBuf>,
     /// The files of a started server's output.
     pub server_logs: Vec<PathBuf>,
+    /// The last measured phase (what the watch of the server's threads
+    /// saw is placed against it).
+    measured_window: Option<(std::time::Instant, std::time::Instant)>,
 }
 
 /// The endpoint of an observed server (a target port 0 replaced by the
@@ -209,6 +212,7 @@ impl Session {
             signed,
             server_trace: None,
             server_logs: vec![],
+            measured_window: None,
         };
         let endpoint = session.endpoint().clone();
         let cancel = session.cancel.clone();
@@ -231,6 +235,7 @@ impl Session {
             signed: None,
             server_trace: None,
             server_logs: vec![],
+            measured_window: None,
         }
     }
 
@@ -292,6 +297,7 @@ impl Session {
         {
             end = EndState::Failed(format!("{r}; {} {why}", self.target.describe()));
         }
+        self.measured_window = outcome.measured_window;
         let mut r = outcome::from_outcome(spec, placement.clone(), &outcome, end);
         r.prepare = driver.take_prepare();
         if let (Some(signed), TransportSpec::S3(s)) = (self.signed, &mut r.spec.transport) {
@@ -320,6 +326,10 @@ impl Session {
                 {
                     t.outside_cpuset = crate::observed::outside(&s.threads, &s.cpuset);
                     t.cpuset = wirebench_core::topo::CpuList::from_cpus(s.cpuset).ok();
+                }
+                if let (Some(t), Some(w)) = (&mut r.summary.server_threads, self.measured_window) {
+                    let secs = r.summary.measured_ns as f64 / 1e9;
+                    crate::observed::add_unseen_groups(&mut t.groups, &s.threads, w, secs);
                 }
                 r.server = Some(s.report);
             }

@@ -229,6 +229,7 @@ pub(crate) fn coordinate(
             client_cores: Sampler::busy(&cfg.client_cpus, &zero, &zero),
             hiccup: None,
             tool: None,
+            measured_window: None,
         };
     }
     let load_start = load_start.expect("set when the load goes on");
@@ -456,6 +457,7 @@ pub(crate) fn coordinate(
         client_cores,
         hiccup,
         tool: None,
+        measured_window: (measured_ns > 0).then_some((sched.measure_start, measured_end)),
     }
 }
 

@@ -230,6 +230,9 @@ pub struct LoadOutcome {
     /// exec: what the program reported (its latency statistics, where
     /// `measured` has no histogram of them, and its own rate).
     pub tool: Option<ToolOutcome>,
+    /// When the measured phase began and ended (None: nothing measured),
+    /// to place what a watch of the server's threads saw.
+    pub measured_window: Option<(std::time::Instant, std::time::Instant)>,
 }
 
 /// What an exec run's program reported, beside the counters of

@@ -5,7 +5,11 @@ cpuset the server was given, that thread runs outside it.
 
 usage: rogue_server.py PORT SIZE
 Prints "ready on PORT" once it listens, and which allocator library its
-process has mapped (to check an LD_PRELOAD given as --server-env)."""
+process has mapped (to check an LD_PRELOAD given as --server-env).
+
+With ROGUE_BURST=S in its environment, S seconds after its first
+connection a thread named `burst` burns CPU for 0.3 s and ends: a thread
+that begins and ends between two of the run's once-a-second looks."""
 
 import os
 import socket
@@ -32,6 +36,18 @@ def rogue():
         time.sleep(0.02)
 
 
+def burst(after):
+    time.sleep(after)
+
+    def burn():
+        name_thread("burst")
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            pass
+
+    threading.Thread(target=burn, daemon=True).start()
+
+
 def serve(conn):
     name_thread("echo-conn")
     with conn:
@@ -54,7 +70,11 @@ with open("/proc/self/maps") as f:
     libs = sorted({l.split()[-1].rsplit("/", 1)[-1] for l in f if "malloc" in l})
 print("allocators mapped:", " ".join(libs) or "none", flush=True)
 print(f"ready on {port}", flush=True)
+first = True
 while True:
     conn, _ = srv.accept()
+    if first and os.environ.get("ROGUE_BURST"):
+        threading.Thread(target=burst, args=(float(os.environ["ROGUE_BURST"]),), daemon=True).start()
+    first = False
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     threading.Thread(target=serve, args=(conn,), daemon=True).start()
