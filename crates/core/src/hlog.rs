@@ -87,6 +87,7 @@ mod tests {
             hiccup_lost_ns: None,
             stalled: false,
             partial: false,
+            program_busy_pct: vec![],
             server_groups: vec![],
         };
         r.intervals = vec![iv(Phase::Warmup, 0), iv(Phase::Measure, 1_000_000_000)];

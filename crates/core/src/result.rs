@@ -100,6 +100,22 @@ pub struct Interval {
     /// The server's CPU time in this interval by thread group.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_groups: Vec<GroupCpu>,
+    /// exec: what the program said of its own threads' utilisation in this
+    /// second, in %, one figure per thread in its order (perf-crimson-msgr's
+    /// client reactors).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub program_busy_pct: Vec<f64>,
+}
+
+/// The client's and the server's CPU per core over one second, for a run
+/// whose per-second series is not its own (an exec program that printed
+/// no per-second lines).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuSecond {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub client_cores: Vec<CoreBusy>,
+    pub server_cores: Vec<CoreBusy>,
 }
 
 /// CPU time of one group of the server's threads: threads named alike,
@@ -486,6 +502,11 @@ pub struct RunResult {
     /// matrix key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub point: Vec<(String, String)>,
+    /// exec, when its program printed no per-second lines: the client's
+    /// and the server's CPU per core, second by second, over its measured
+    /// phase (the intervals carry them otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_seconds: Vec<CpuSecond>,
 }
 
 /// A traced run's trace files: how much each side wrote and lost. Counts
@@ -851,6 +872,7 @@ pub mod fixture {
             hiccup_lost_ns: None,
             stalled: false,
             partial: false,
+            program_busy_pct: vec![],
             server_groups: vec![],
         }
     }
@@ -925,6 +947,7 @@ pub mod fixture {
             endpoints: Vec::new(),
             agents_window: None,
             point: Vec::new(),
+            cpu_seconds: Vec::new(),
         }
     }
 }

@@ -60,10 +60,17 @@ impl Spread {
 pub struct Trend {
     /// Change over the whole series, as % of its mean.
     pub drift_pct: f64,
-    /// Slope over its standard error.
+    /// Slope over its standard error; a series on a perfect line has no
+    /// error: the largest finite number with the slope's sign (JSON has no
+    /// infinity; a `null` an older wirebench wrote reads as one).
+    #[serde(deserialize_with = "infinite_if_null")]
     pub t: f64,
     /// The trend is both significant (|t| > 3) and large (> 5% of the mean).
     pub drifting: bool,
+}
+
+fn infinite_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
 }
 
 impl Trend {
@@ -93,7 +100,11 @@ impl Trend {
             .sum();
         let se = (resid / (nf - 2.0) / sxx).sqrt();
         let t = if se == 0.0 {
-            if slope == 0.0 { 0.0 } else { f64::INFINITY }
+            if slope == 0.0 {
+                0.0
+            } else {
+                f64::MAX.copysign(slope)
+            }
         } else {
             slope / se
         };
@@ -108,6 +119,19 @@ impl Trend {
 
 #[cfg(test)]
 mod tests {
+    /// A series on a perfect line (a program's made-up figures) has a
+    /// trend that reads back from JSON: run.json stays readable.
+    #[test]
+    fn issue_36_a_perfect_line_has_a_trend_that_reads_back() {
+        let t = super::Trend::of(&[1000.0, 2000.0, 3000.0, 4000.0]).unwrap();
+        assert!(t.drifting && t.t > 1e300);
+        let back: super::Trend = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+        let old: super::Trend =
+            serde_json::from_str(r#"{"drift_pct": 1.0, "t": null, "drifting": true}"#).unwrap();
+        assert_eq!(old.t, f64::INFINITY);
+    }
+
     use super::*;
 
     #[test]

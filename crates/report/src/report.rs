@@ -594,35 +594,65 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         }
     }
     // Per-core CPU over time, client and server cores apart: of up to four
-    // runs spread over the set.
+    // runs spread over the set. An exec run whose program printed no
+    // per-second lines has them apart (`cpu_seconds`).
     let step = ok.len().div_ceil(4).max(1);
     for r in ok.iter().step_by(step) {
-        let n = r.intervals.len();
+        type Cores<'a> = (
+            u64,
+            u64,
+            &'a [wirebench_core::result::CoreBusy],
+            &'a [wirebench_core::result::CoreBusy],
+        );
+        let spans: Vec<Cores> = if r
+            .intervals
+            .iter()
+            .any(|i| !i.client_cores.is_empty() || !i.server_cores.is_empty())
+        {
+            r.intervals
+                .iter()
+                .map(|i| {
+                    (
+                        i.start_ns,
+                        i.end_ns,
+                        &i.client_cores[..],
+                        &i.server_cores[..],
+                    )
+                })
+                .collect()
+        } else {
+            r.cpu_seconds
+                .iter()
+                .map(|c| {
+                    (
+                        c.start_ns,
+                        c.end_ns,
+                        &c.client_cores[..],
+                        &c.server_cores[..],
+                    )
+                })
+                .collect()
+        };
+        let n = spans.len();
         let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
-        let mut add = |who: &str,
-                       pick: fn(
-            &wirebench_core::result::Interval,
-        ) -> &Vec<wirebench_core::result::CoreBusy>| {
+        for (who, side) in [("client", 0), ("server", 1)] {
             let mut cores: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-            for (k, iv) in r.intervals.iter().enumerate() {
-                for c in pick(iv) {
+            for (k, sp) in spans.iter().enumerate() {
+                for c in if side == 0 { sp.2 } else { sp.3 } {
                     cores.entry(c.cpu).or_insert_with(|| vec![0.0; n])[k] = c.busy_pct;
                 }
             }
             for (cpu, v) in cores {
                 rows.push((format!("{who} cpu {cpu}"), v));
             }
-        };
-        add("client", |i| &i.client_cores);
-        add("server", |i| &i.server_cores);
+        }
+        let edges: Vec<f64> = spans
+            .first()
+            .map(|s| s.0 as f64 / 1e9)
+            .into_iter()
+            .chain(spans.iter().map(|s| s.1 as f64 / 1e9))
+            .collect();
         if !rows.is_empty() {
-            let edges: Vec<f64> = r
-                .intervals
-                .first()
-                .map(|i| i.start_ns as f64 / 1e9)
-                .into_iter()
-                .chain(r.intervals.iter().map(|i| i.end_ns as f64 / 1e9))
-                .collect();
             let title = format!("CPU busy per core: {}", run_name(r, l, &vary, &shown));
             out.push(Figure {
                 svg: plot::heatmap(
@@ -631,6 +661,48 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
                     &rows,
                     &edges,
                     warmup(std::slice::from_ref(r)).as_ref(),
+                ),
+                title,
+            });
+        }
+        // What the program said of its own threads (perf-crimson-msgr's
+        // client reactors), second by second.
+        let threads = r
+            .intervals
+            .iter()
+            .map(|i| i.program_busy_pct.len())
+            .max()
+            .unwrap_or(0);
+        if threads > 0 {
+            let rows: Vec<(String, Vec<f64>)> = (0..threads)
+                .map(|t| {
+                    (
+                        format!("reactor {t}"),
+                        r.intervals
+                            .iter()
+                            .map(|i| i.program_busy_pct.get(t).copied().unwrap_or(0.0))
+                            .collect(),
+                    )
+                })
+                .collect();
+            let edges: Vec<f64> = r
+                .intervals
+                .first()
+                .map(|i| i.start_ns as f64 / 1e9)
+                .into_iter()
+                .chain(r.intervals.iter().map(|i| i.end_ns as f64 / 1e9))
+                .collect();
+            let title = format!(
+                "The program's reactor utilisation (its own %): {}",
+                run_name(r, l, &vary, &shown)
+            );
+            out.push(Figure {
+                svg: plot::heatmap(
+                    &title,
+                    "time since its measured phase began (s)",
+                    &rows,
+                    &edges,
+                    None,
                 ),
                 title,
             });

@@ -152,6 +152,7 @@ fn failed(end: EndState) -> LoadOutcome {
         hiccup: None,
         tool: None,
         measured_window: None,
+        cpu_seconds: vec![],
     }
 }
 
@@ -373,14 +374,35 @@ fn outcome(
         },
     };
     let empty = hist::encode(&hist::new_hist());
+    // The CPU over a span of the program's measured phase (ns from its
+    // start): the samples nearest its ends (None when one sample is both:
+    // a span shorter than the sampling).
+    let cpu_over = |start_ns: u64, end_ns: u64| {
+        let a = samples.nearest(from_at + Duration::from_nanos(start_ns))?;
+        let b = match from_at + Duration::from_nanos(end_ns) {
+            t if t + SAMPLE_EVERY / 2 >= wall => &last,
+            t => &samples.nearest(t)?.1,
+        };
+        if std::ptr::eq(&a.1, b) {
+            return None;
+        }
+        let secs = (end_ns - start_ns) as f64 / 1e9;
+        Some((
+            Sampler::busy(&cfg.client_cpus, &a.1, b),
+            Sampler::busy(&cfg.sampler.server_cpus, &a.1, b),
+            Sampler::groups(&a.1, b, secs),
+        ))
+    };
     let mut at = 0u64;
-    let intervals = p
+    let intervals: Vec<Interval> = p
         .intervals
         .iter()
         .map(|iv| {
             let len = whole(iv.seconds * 1e9);
             let start = at;
             at += len;
+            let (client_cores, server_cores, server_groups) =
+                cpu_over(start, at).unwrap_or_default();
             Interval {
                 start_ns: start,
                 end_ns: at,
@@ -398,16 +420,39 @@ fn outcome(
                 },
                 service_latency: LatencySummary::default(),
                 latency_hist: empty.clone(),
-                client_cores: vec![],
-                server_cores: vec![],
-                server_groups: vec![],
+                client_cores,
+                server_cores,
+                server_groups,
                 hiccup_max_ns: None,
                 hiccup_lost_ns: None,
                 stalled: false,
                 partial: false,
+                program_busy_pct: iv.busy_pct.clone(),
             }
         })
         .collect();
+    // A program with no per-second lines: the CPU second by second all
+    // the same (the report's heatmaps).
+    let cpu_seconds: Vec<wirebench_core::result::CpuSecond> = if intervals.is_empty() {
+        let whole_s = whole(window.round()).max(1);
+        (0..whole_s)
+            .filter_map(|k| {
+                let (start, end) = (
+                    k * 1_000_000_000,
+                    ((k + 1) * 1_000_000_000).min(whole(window * 1e9)),
+                );
+                let (client_cores, server_cores, _) = cpu_over(start, end)?;
+                Some(wirebench_core::result::CpuSecond {
+                    start_ns: start,
+                    end_ns: end,
+                    client_cores,
+                    server_cores,
+                })
+            })
+            .collect()
+    } else {
+        vec![]
+    };
     let latency_stats: Vec<String> = if p.hist.is_some() {
         wirebench_core::spec::LATENCY_STATS
             .iter()
@@ -458,5 +503,6 @@ fn outcome(
             ops_per_s: p.ops_per_s,
         }),
         measured_window: Some((began + from_at, began + wall)),
+        cpu_seconds,
     }
 }

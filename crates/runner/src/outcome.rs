@@ -429,6 +429,7 @@ pub fn from_outcome(
         endpoints: by_endpoint(spec, m, secs),
         agents_window: None,
         point: Vec::new(),
+        cpu_seconds: out.cpu_seconds.clone(),
     }
 }
 

@@ -230,6 +230,7 @@ pub(crate) fn coordinate(
             hiccup: None,
             tool: None,
             measured_window: None,
+            cpu_seconds: vec![],
         };
     }
     let load_start = load_start.expect("set when the load goes on");
@@ -458,6 +459,7 @@ pub(crate) fn coordinate(
         hiccup,
         tool: None,
         measured_window: (measured_ns > 0).then_some((sched.measure_start, measured_end)),
+        cpu_seconds: vec![],
     }
 }
 

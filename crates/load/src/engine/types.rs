@@ -165,6 +165,7 @@ impl IntervalReport {
             hiccup_lost_ns: stalls.map(|s| s.1),
             stalled: false,
             partial: false,
+            program_busy_pct: vec![],
         }
     }
 }
@@ -233,6 +234,9 @@ pub struct LoadOutcome {
     /// When the measured phase began and ended (None: nothing measured),
     /// to place what a watch of the server's threads saw.
     pub measured_window: Option<(std::time::Instant, std::time::Instant)>,
+    /// exec without per-second lines of its program: the CPU per core,
+    /// second by second (empty otherwise).
+    pub cpu_seconds: Vec<wirebench_core::result::CpuSecond>,
 }
 
 /// What an exec run's program reported, beside the counters of

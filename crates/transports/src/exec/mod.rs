@@ -17,6 +17,9 @@ pub struct ParsedInterval {
     pub ops_per_s: f64,
     /// Mean latency, where the line gives one.
     pub mean_ns: Option<f64>,
+    /// The program's own utilisation of its threads in the interval, in %
+    /// (perf-crimson-msgr's client reactors), where the line gives it.
+    pub busy_pct: Vec<f64>,
 }
 
 /// What a program's output said.

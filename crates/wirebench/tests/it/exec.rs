@@ -844,3 +844,77 @@ client_cmd = ["echo {clients},mt,sync,128,1000,0.5,400000,0.05", "echo {clients}
     );
     assert!(!svg.contains("client="), "lines named by the command");
 }
+
+/// Issue 36: an exec run keeps the CPU over time as a native one does:
+/// the client's cores per second in each of its program's per-second lines
+/// (and the program's own per-reactor utilisation beside them), or second
+/// by second apart when the program prints no such lines; the report draws
+/// both heatmaps.
+#[test]
+fn issue_36_exec_runs_keep_the_cpu_per_core_per_second() {
+    let _g = exclusive();
+    let results = TempDir::new("exec-cpu");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/fake_crimson.py");
+    let cmd = format!("exec python3 {script} 3");
+    let (st, r, err) = run_json(
+        &results,
+        &[
+            "--transport",
+            "exec",
+            "--parser",
+            "crimson-msgr",
+            "--client-cmd",
+            &cmd,
+            "--client-cpus",
+            "0",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(r.intervals.len(), 3);
+    for (k, iv) in r.intervals.iter().enumerate() {
+        let k = k as f64;
+        assert_eq!(iv.program_busy_pct, [50.0 + k, 60.0 + k]);
+        let busy = iv
+            .client_cores
+            .iter()
+            .find(|c| c.cpu == 0)
+            .unwrap_or_else(|| panic!("second {k}: no client core: {iv:?}"));
+        // The program burns CPU 0 the whole second.
+        assert!(busy.busy_pct > 60.0, "second {k}: {busy:?}");
+    }
+    // A program without per-second lines: its CPU second by second apart.
+    let (st, r2, err) = run_json(
+        &results,
+        &[
+            "--transport",
+            "exec",
+            "--parser",
+            "regex:ops=(?P<ops>\\d+) seconds=(?P<seconds>[0-9.]+)",
+            "--client-cmd",
+            "python3 -c 'import time\nend = time.monotonic() + 2.2\nwhile time.monotonic() < end: pass\nprint(\"ops=100 seconds=2\")'",
+            "--client-cpus",
+            "0",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert!(r2.intervals.is_empty());
+    assert_eq!(r2.cpu_seconds.len(), 2, "{:?}", r2.cpu_seconds);
+    assert!(
+        r2.cpu_seconds.iter().all(|c| c
+            .client_cores
+            .iter()
+            .any(|b| b.cpu == 0 && b.busy_pct > 60.0)),
+        "{:?}",
+        r2.cpu_seconds
+    );
+    let report = results.path().join("report.html");
+    let mut p = Proc::spawn(&["report", results.str(), "-o", report.to_str().unwrap()]);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    assert_eq!(md.matches("![CPU busy per core").count(), 2, "{md}");
+    assert!(md.contains("![The program's reactor utilisation"), "{md}");
+}

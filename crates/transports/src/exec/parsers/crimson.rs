@@ -149,7 +149,7 @@ pub fn parse(out: &str) -> Result<Parsed, String> {
 
 /// `1.00516  27043 3.17101e+06  12386.7  8.41057 -- 89,95,...`
 fn second_line(t: &str) -> Option<ParsedInterval> {
-    let (figures, _) = t.split_once("--")?;
+    let (figures, busy) = t.split_once("--")?;
     let f: Vec<&str> = figures.split_whitespace().collect();
     if f.len() != 5 {
         return None;
@@ -163,6 +163,13 @@ fn second_line(t: &str) -> Option<ParsedInterval> {
         ops_per_s,
         // No sampled message in the second: "nan".
         mean_ns: number(f[4]).map(|ms| ms * 1e6),
+        // Each client reactor's utilisation, the list ending in a comma.
+        busy_pct: busy
+            .split(',')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .filter_map(number)
+            .collect(),
     })
 }
 
