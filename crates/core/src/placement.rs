@@ -197,13 +197,30 @@ fn separated(n: usize, topo: &Topology) -> Result<Planned, String> {
     let (server, client) = if nodes.len() >= 2 {
         let (a, b) = (firsts(&nodes[0]), firsts(&nodes[1]));
         if n > a.len() || n > b.len() {
-            return Err(format!(
-                "separated needs {n} physical cores on each of two NUMA nodes, they have {} and {}",
-                a.len(),
-                b.len()
+            // More clients than a node has physical cores: each side
+            // takes the hyper-thread siblings of its own node's cores
+            // too, never the other side's.
+            let all = |cores: &[Core]| -> Vec<usize> {
+                let mut v: Vec<usize> = cores.iter().map(|c| c.threads[0]).collect();
+                v.extend(cores.iter().flat_map(|c| c.threads.iter().skip(1).copied()));
+                v
+            };
+            let (a, b) = (all(&nodes[0]), all(&nodes[1]));
+            if n > a.len() || n > b.len() {
+                return Err(format!(
+                    "separated needs {n} CPUs on each of two NUMA nodes, they have {} and {}",
+                    a.len(),
+                    b.len()
+                ));
+            }
+            notes.push(format!(
+                "{n} clients: more than the {} physical cores of a NUMA node; server and client each also take the hyper-thread siblings of their own node's cores",
+                firsts(&nodes[0]).len().min(firsts(&nodes[1]).len())
             ));
+            (a[..n].to_vec(), b[..n].to_vec())
+        } else {
+            (a[..n].to_vec(), b[..n].to_vec())
         }
-        (a[..n].to_vec(), b[..n].to_vec())
     } else {
         let all = firsts(nodes.first().map_or(&[][..], |v| &v[..]));
         if 2 * n > all.len() {
@@ -371,6 +388,39 @@ mod tests {
         let t = ExplicitTable::parse(REPORT, Some("balanced")).unwrap();
         let p = place(&Policy::Explicit(t), 8, &topo).unwrap();
         assert_eq!(p.client.to_string(), "2-3,30-31,58-59,86-87");
+    }
+
+    /// Issue 36: separated past a node's physical cores (32..56 clients on
+    /// the report's machine) keeps each side on its own node, with its own
+    /// cores' siblings, never the other side's.
+    #[test]
+    fn issue_36_separated_past_the_physical_cores_stays_on_its_own_node() {
+        let dir = fixture::TempSys::new("sep56");
+        fixture::write(dir.path(), 2, 28, 2, fixture::Numbering::ThreadMajor);
+        let topo = Topology::read_from(dir.path(), None);
+        let node = |cpu: usize| topo.cpus.iter().find(|c| c.id == cpu).unwrap().node;
+        for n in [32, 40, 56] {
+            let p = place(&Policy::Separated, n, &topo).unwrap();
+            assert_eq!((p.server.len(), p.client.len()), (n, n), "{n}");
+            assert!(
+                p.server.cpus().iter().all(|&c| node(c) == 0),
+                "{n}: {}",
+                p.server
+            );
+            assert!(
+                p.client.cpus().iter().all(|&c| node(c) == 1),
+                "{n}: {}",
+                p.client
+            );
+            assert!(
+                p.notes[0].contains("hyper-thread siblings of their own node"),
+                "{:?}",
+                p.notes
+            );
+        }
+        let p = place(&Policy::Separated, 32, &topo).unwrap();
+        assert_eq!(p.server.to_string(), "0-27,56-59");
+        assert_eq!(p.client.to_string(), "28-55,84-87");
     }
 
     #[test]

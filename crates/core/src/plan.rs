@@ -340,6 +340,35 @@ pub fn point_text(point: &[(String, String)]) -> String {
         .join(" ")
 }
 
+/// Instance `i`'s share of `list` split among `k` instances by whole
+/// physical cores: a core and its hyper-thread siblings go to one
+/// instance, so that two instances never share a core (the messenger
+/// report's 2 x 14 on 28 balanced CPUs: each instance one socket's cores
+/// and their siblings). With fewer cores in `list` than instances, by CPU.
+pub fn split_cores(list: &CpuList, k: usize, i: usize, topo: &Topology) -> CpuList {
+    let mut cores: Vec<((usize, usize), Vec<usize>)> = Vec::new();
+    for &cpu in list.cpus() {
+        let Some(c) = topo.cpus.iter().find(|c| c.id == cpu) else {
+            return split(list, k, i);
+        };
+        match cores.iter_mut().find(|(key, _)| *key == (c.socket, c.core)) {
+            Some((_, v)) => v.push(cpu),
+            None => cores.push(((c.socket, c.core), vec![cpu])),
+        }
+    }
+    if cores.len() < k || cores.len() == list.len() {
+        return split(list, k, i);
+    }
+    let per = cores.len() / k;
+    let mine: Vec<usize> = cores
+        .iter()
+        .skip(i * per)
+        .take(per)
+        .flat_map(|(_, v)| v.iter().copied())
+        .collect();
+    CpuList::from_cpus(mine).unwrap_or_else(|_| split(list, k, i))
+}
+
 /// Instance `i`'s share of `list` split among `k` instances.
 pub fn split(list: &CpuList, k: usize, i: usize) -> CpuList {
     let cpus = list.cpus();
@@ -456,9 +485,9 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
                 }
                 if let Some(pl) = &placed {
                     if !external {
-                        req.server_cpus = Some(split(&pl.server, instances, i));
+                        req.server_cpus = Some(split_cores(&pl.server, instances, i, topo));
                     }
-                    req.client_cpus = Some(split(&pl.client, instances, i));
+                    req.client_cpus = Some(split_cores(&pl.client, instances, i, topo));
                     req.placement_policy = Some(pl.policy.clone());
                     req.placement_note.extend(pl.notes.iter().cloned());
                 } else if instances > 1 && external {
@@ -471,8 +500,8 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
                         .map_err(|e| PlanError(e.to_string()))?;
                     let s = CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())
                         .map_err(|e| PlanError(e.to_string()))?;
-                    req.server_cpus = Some(split(&s, instances, i));
-                    req.client_cpus = Some(split(&c, instances, i));
+                    req.server_cpus = Some(split_cores(&s, instances, i, topo));
+                    req.client_cpus = Some(split_cores(&c, instances, i, topo));
                 }
                 if shared_note {
                     req.placement_note.push(format!(
@@ -614,6 +643,93 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(twice.contains("two names for one value"), "{twice}");
+    }
+
+    /// Issue 36: the messenger report's contention study, 1 x 28 against
+    /// 2 x 14, on its machine: each instance gets whole cores (a core and
+    /// its sibling), one socket each when balanced, never the other's
+    /// siblings.
+    #[test]
+    fn issue_36_instances_never_share_a_core_on_the_reports_machine() {
+        let dir = crate::topo::fixture::TempSys::new("inst");
+        crate::topo::fixture::write(
+            dir.path(),
+            2,
+            28,
+            2,
+            crate::topo::fixture::Numbering::ThreadMajor,
+        );
+        let topo = Topology::read_from(dir.path(), None);
+        let e = exp(
+            "name = \"x\"\n[base]\nsize = 64\nclients = 28\n[matrix]\ninstances = [1, 2]\nplacement = [\"balanced\", \"separated\"]\n",
+        )
+        .unwrap();
+        let runs = plan(&e, &topo, false).unwrap();
+        let cpus = |r: &PlannedRun| -> Vec<(String, String)> {
+            r.requests
+                .iter()
+                .map(|q| {
+                    (
+                        q.server_cpus.as_ref().unwrap().to_string(),
+                        q.client_cpus.as_ref().unwrap().to_string(),
+                    )
+                })
+                .collect()
+        };
+        let at = |key: &str| runs.iter().find(|r| r.key == key).unwrap();
+        // 1 x 28: the report's own cpusets.
+        assert_eq!(
+            cpus(at("instances=1 placement=balanced")),
+            [(
+                "0-6,28-34,56-62,84-90".to_string(),
+                "7-13,35-41,63-69,91-97".to_string()
+            )]
+        );
+        assert_eq!(
+            cpus(at("instances=1 placement=separated")),
+            [("0-27".to_string(), "28-55".to_string())]
+        );
+        // 2 x 14: a socket each, with its own siblings.
+        assert_eq!(
+            cpus(at("instances=2 placement=balanced")),
+            [
+                ("0-6,56-62".to_string(), "7-13,63-69".to_string()),
+                ("28-34,84-90".to_string(), "35-41,91-97".to_string())
+            ]
+        );
+        assert_eq!(
+            cpus(at("instances=2 placement=separated")),
+            [
+                ("0-13".to_string(), "28-41".to_string()),
+                ("14-27".to_string(), "42-55".to_string())
+            ]
+        );
+        let core = |cpu: usize| {
+            let c = topo.cpus.iter().find(|c| c.id == cpu).unwrap();
+            (c.socket, c.core)
+        };
+        for r in &runs {
+            let sets = cpus(r);
+            for (i, a) in sets.iter().enumerate() {
+                for b in &sets[i + 1..] {
+                    let cores = |l: &str| -> Vec<(usize, usize)> {
+                        CpuList::parse(l)
+                            .unwrap()
+                            .cpus()
+                            .iter()
+                            .map(|&c| core(c))
+                            .collect()
+                    };
+                    for x in cores(&a.0).iter().chain(&cores(&a.1)) {
+                        assert!(
+                            !cores(&b.0).contains(x) && !cores(&b.1).contains(x),
+                            "{}: instances share core {x:?}",
+                            r.key
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
