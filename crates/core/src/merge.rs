@@ -161,6 +161,27 @@ pub fn instances(parts: &[RunResult]) -> Result<RunResult, MergeError> {
         return Ok(first.clone());
     }
     let mut m = first.clone();
+    m.instances = parts
+        .iter()
+        .map(|r| {
+            let s = &r.summary;
+            let stat =
+                |name: &str, v: u64| (s.latency.count > 0 && s.has_latency(name)).then_some(v);
+            crate::result::InstancePart {
+                run_id: r.run_id.clone(),
+                state: r.status.state,
+                clients: r.spec.clients,
+                ops_per_s: s.ops_per_s,
+                p50_ns: stat("p50", s.latency.p50_ns),
+                p99_ns: stat("p99", s.latency.p99_ns),
+                client_cpu_us_per_op: s.client_cpu_us_per_op,
+                server_cpu_us_per_op: s.server_cpu_us_per_op,
+                client_cpus: r.placement.client_cpus.clone(),
+                server_cpus: r.placement.server_cpus.clone(),
+                alone_ops_per_s: None,
+            }
+        })
+        .collect();
     let (mut lat, mut svc) = (hist::new_hist(), hist::new_hist());
     for r in parts {
         add_hist(&mut lat, &r.latency_hist, &r.run_id)?;

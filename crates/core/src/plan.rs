@@ -33,7 +33,7 @@ pub const TOP_KEYS: [&str; 6] = [
     "matrix",
 ];
 /// Keys of the sweep itself (not flags of `run`).
-pub const SWEEP_KEYS: [&str; 2] = ["placement", "instances"];
+pub const SWEEP_KEYS: [&str; 3] = ["placement", "instances", "alone"];
 /// Flags of `run` a sweep sets itself.
 pub const RESERVED: [&str; 9] = [
     "results",
@@ -416,6 +416,12 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
             };
             let clients = num("clients")?;
             let instances = num("instances")?;
+            // Each of K instances also runs alone (the contention check).
+            let alone = match get("alone") {
+                None | Some(toml::Value::Boolean(false)) => false,
+                Some(toml::Value::Boolean(true)) => true,
+                Some(v) => refuse!("alone = {v}: true or false"),
+            };
             if clients % instances != 0 {
                 refuse!(
                     "instances = {instances} with clients = {clients}: the clients must divide evenly among the instances"
@@ -517,6 +523,28 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
             if exp.repetitions > 1 {
                 key = format!("{key} rep={rep}").trim().to_string();
             }
+            // The contention check: each instance alone, its cpusets and
+            // clients, the others idle, right after them.
+            let alones: Vec<PlannedRun> = if alone && instances > 1 {
+                requests
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| {
+                        let mut point = point_strs.clone();
+                        point.push(("alone".into(), (i + 1).to_string()));
+                        PlannedRun {
+                            key: format!("{key} alone={}", i + 1),
+                            point,
+                            rep,
+                            instances: 1,
+                            placement: placed.clone(),
+                            requests: vec![q.clone()],
+                        }
+                    })
+                    .collect()
+            } else {
+                vec![]
+            };
             runs.push(PlannedRun {
                 key,
                 point: point_strs,
@@ -525,6 +553,7 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
                 placement: placed,
                 requests,
             });
+            runs.extend(alones);
         }
     }
     Ok(runs)

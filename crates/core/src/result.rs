@@ -507,6 +507,42 @@ pub struct RunResult {
     /// phase (the intervals carry them otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_seconds: Vec<CpuSecond>,
+    /// A merge of a sweep point's instances: each instance's own figures
+    /// and cpusets (see `merge::instances`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<InstancePart>,
+}
+
+/// One of the instances a sweep point ran side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstancePart {
+    pub run_id: String,
+    pub state: RunState,
+    pub clients: usize,
+    pub ops_per_s: f64,
+    /// None where its program gave no such statistic (exec).
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub client_cpu_us_per_op: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_op: Option<f64>,
+    pub client_cpus: CpuList,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<CpuList>,
+    /// The same instance run alone in the same sweep (its cpusets and
+    /// clients, the others idle: `alone = true`): its ops/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone_ops_per_s: Option<f64>,
+}
+
+impl InstancePart {
+    /// What an instance kept side by side of its throughput alone (1: all
+    /// of it), where it was measured alone.
+    pub fn kept(&self) -> Option<f64> {
+        self.alone_ops_per_s
+            .filter(|a| *a > 0.0)
+            .map(|a| self.ops_per_s / a)
+    }
 }
 
 /// A traced run's trace files: how much each side wrote and lost. Counts
@@ -948,6 +984,7 @@ pub mod fixture {
             agents_window: None,
             point: Vec::new(),
             cpu_seconds: Vec::new(),
+            instances: Vec::new(),
         }
     }
 }

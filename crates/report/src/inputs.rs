@@ -53,10 +53,32 @@ pub fn runs_at(path: &Path) -> Result<Vec<RunResult>, InputError> {
         if parts.is_empty() {
             continue;
         }
-        let merged = wirebench_core::merge::instances(&parts).map_err(|err| InputError::Bad {
-            path: path.to_path_buf(),
-            why: format!("{}: {err}", e.key),
-        })?;
+        let mut merged =
+            wirebench_core::merge::instances(&parts).map_err(|err| InputError::Bad {
+                path: path.to_path_buf(),
+                why: format!("{}: {err}", e.key),
+            })?;
+        // Each instance alone (`alone = true`): its throughput beside the
+        // others', and its run no separate point of the report.
+        for (k, part) in merged.instances.iter_mut().enumerate() {
+            let Some(alone) = index.runs.iter().find(|a| {
+                a.rep == e.rep
+                    && a.point.len() == e.point.len() + 1
+                    && a.point.starts_with(&e.point)
+                    && a.point.last() == Some(&("alone".to_string(), (k + 1).to_string()))
+            }) else {
+                continue;
+            };
+            for id in &alone.run_ids {
+                if let Some(slot) = runs
+                    .iter_mut()
+                    .find(|r| r.as_ref().is_some_and(|r| &r.run_id == id))
+                    && let Some(r) = slot.take()
+                {
+                    part.alone_ops_per_s = Some(r.summary.ops_per_s);
+                }
+            }
+        }
         out.push(merged);
     }
     out.extend(runs.into_iter().flatten());

@@ -430,6 +430,7 @@ pub fn from_outcome(
         agents_window: None,
         point: Vec::new(),
         cpu_seconds: out.cpu_seconds.clone(),
+        instances: vec![],
     }
 }
 
