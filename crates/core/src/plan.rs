@@ -24,13 +24,14 @@ macro_rules! refuse {
 pub const MAX_RUNS: usize = 100_000;
 
 /// The spec's own keys.
-pub const TOP_KEYS: [&str; 6] = [
+pub const TOP_KEYS: [&str; 7] = [
     "name",
     "repetitions",
     "cpusets",
     "cpusets_entry",
     "base",
     "matrix",
+    "scale",
 ];
 /// Keys of the sweep itself (not flags of `run`).
 pub const SWEEP_KEYS: [&str; 3] = ["placement", "instances", "alone"];
@@ -120,6 +121,15 @@ fn check_value(file: &str, section: &str, key: &str, v: &toml::Value) -> Result<
 impl Experiment {
     /// Reads and checks a spec file.
     pub fn read(file: &Path) -> Result<Experiment, PlanError> {
+        Experiment::read_scaled(file, None)
+    }
+
+    /// Reads and checks a spec file at a scale: `[scale.NAME]`'s
+    /// `repetitions`, `[scale.NAME.base]` and `[scale.NAME.matrix]` (each
+    /// given) replace the spec's own (`--scale small`: the same study, on
+    /// this machine, in minutes). The experiment keeps its name, with the
+    /// scale after it (`messenger-small`), so that its results stay apart.
+    pub fn read_scaled(file: &Path, scale: Option<&str>) -> Result<Experiment, PlanError> {
         let f = file.display().to_string();
         let text = match std::fs::read_to_string(file) {
             Ok(t) => t,
@@ -130,6 +140,10 @@ impl Experiment {
             Err(e) => refuse!("{f}: not TOML: {e}"),
         };
         let dir = file.parent().unwrap_or(Path::new("."));
+        let doc = match scale {
+            None => doc,
+            Some(s) => scaled(&f, doc, s)?,
+        };
         Experiment::from_table(&f, &doc, dir)
     }
 
@@ -297,6 +311,48 @@ impl Experiment {
             });
         named.cloned().unwrap_or_else(|| value_text(v))
     }
+}
+
+/// A spec's document at scale `name` (see [`Experiment::read_scaled`]).
+fn scaled(f: &str, mut doc: toml::Table, name: &str) -> Result<toml::Table, PlanError> {
+    let scales = doc.remove("scale");
+    let known: Vec<String> = scales
+        .as_ref()
+        .and_then(|s| s.as_table())
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
+    let Some(toml::Value::Table(at)) = scales
+        .as_ref()
+        .and_then(|s| s.as_table())
+        .and_then(|t| t.get(name))
+        .cloned()
+    else {
+        refuse!(
+            "{f}: --scale {name}: the spec has {}",
+            if known.is_empty() {
+                "no [scale.*] section".to_string()
+            } else {
+                format!("scales {}", known.join(", "))
+            }
+        );
+    };
+    for (k, v) in at {
+        match (k.as_str(), v) {
+            ("repetitions", v) => {
+                doc.insert(k, v);
+            }
+            ("base" | "matrix", v @ toml::Value::Table(_)) => {
+                doc.insert(k, v);
+            }
+            (other, _) => refuse!(
+                "{f}: [scale.{name}] {other}: only repetitions, [scale.{name}.base] and [scale.{name}.matrix] (each replaces the spec's own)"
+            ),
+        }
+    }
+    if let Some(toml::Value::String(n)) = doc.get("name").cloned() {
+        doc.insert("name".into(), toml::Value::String(format!("{n}-{name}")));
+    }
+    Ok(doc)
 }
 
 /// One planned run: the values of the matrix variables, and what each of
@@ -762,6 +818,43 @@ mod tests {
     }
 
     #[test]
+    fn issue_36_a_scale_replaces_the_sections_it_gives_and_names_the_results() {
+        let dir = std::env::temp_dir().join(format!("wb-scale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("s.toml");
+        std::fs::write(
+            &f,
+            "name = \"study\"\nrepetitions = 3\n[base]\nsize = 64\nduration = \"60s\"\n[matrix]\nclients = [2, 4, 8, 16]\n[scale.small]\nrepetitions = 1\n[scale.small.base]\nsize = 64\nduration = \"2s\"\n[scale.small.matrix]\nclients = [1, 2]\n",
+        )
+        .unwrap();
+        let full = Experiment::read(&f).unwrap();
+        assert_eq!(
+            (full.name.as_str(), full.repetitions, full.matrix[0].1.len()),
+            ("study", 3, 4)
+        );
+        let small = Experiment::read_scaled(&f, Some("small")).unwrap();
+        assert_eq!(
+            (
+                small.name.as_str(),
+                small.repetitions,
+                small.matrix[0].1.len()
+            ),
+            ("study-small", 1, 2)
+        );
+        assert!(
+            small
+                .base
+                .iter()
+                .any(|(k, v)| k == "duration" && v.as_str() == Some("2s"))
+        );
+        let e = Experiment::read_scaled(&f, Some("huge"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--scale huge: the spec has scales small"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn the_matrix_expands_into_every_combination() {
         let e = exp(
             "name = \"x\"\n[base]\nsize = 64\n[matrix]\nclients = [1, 2]\narch = [\"reactor\", \"pool\"]\nplacement = [\"balanced\", \"separated\"]\n",
@@ -817,7 +910,9 @@ mod tests {
                 continue;
             }
             assert!(
-                text.contains(&format!("{k} =")) || text.contains(&format!("[{k}]")),
+                text.contains(&format!("{k} ="))
+                    || text.contains(&format!("[{k}]"))
+                    || text.contains(&format!("[{k}.")),
                 "specs/example.toml does not document '{k}'"
             );
         }

@@ -402,7 +402,7 @@ impl<'de> Deserialize<'de> for EnvVars {
 }
 
 /// The placeholders a server command may hold.
-pub const PLACEHOLDERS: [&str; 11] = [
+pub const PLACEHOLDERS: [&str; 12] = [
     "clients",
     "conns",
     "depth",
@@ -414,6 +414,8 @@ pub const PLACEHOLDERS: [&str; 11] = [
     "port",
     "instance",
     "run_dir",
+    // This wirebench's own binary (a spec starting wirebench's servers).
+    "wirebench",
 ];
 
 /// Checks that every `{name}` in `text` is a placeholder.

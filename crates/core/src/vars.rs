@@ -100,6 +100,13 @@ pub fn spec_value(spec: &RunSpec, key: &str) -> Option<String> {
             _ => None,
         };
     }
+    if key == "clients_as" {
+        // The IPC report's words: mt (threads), mp (processes).
+        return spec.shm().map(|s| match s.clients_as {
+            crate::spec::ClientsAs::Threads => "mt".to_string(),
+            crate::spec::ClientsAs::Processes => "mp".to_string(),
+        });
+    }
     let json = serde_json::to_value(spec).ok()?;
     let f = field(key);
     // A top-level setting, or one of the transport's or the target's.

@@ -124,6 +124,13 @@ pub fn check_layout(runs: &[RunResult], l: &Layout) -> Result<(), String> {
 /// of its spec.
 pub fn variable(r: &RunResult, name: &str) -> Option<String> {
     if !VARIABLES.contains(&name) {
+        // The report's words for the shm clients (mt, mp), whatever the
+        // spec wrote.
+        if name == "clients_as"
+            && let Some(v) = vars::spec_value(&r.spec, name)
+        {
+            return Some(v);
+        }
         if let Some((_, v)) = r.point.iter().find(|(k, _)| k == name) {
             return Some(v.clone());
         }
@@ -204,9 +211,13 @@ impl Shown {
         Shown { short }
     }
 
-    /// A run's value of `v` as shown.
+    /// A run's value of `v` as shown (sizes with their unit).
     fn value(&self, r: &RunResult, v: &str) -> Option<String> {
-        Some(self.name(v, variable(r, v)?))
+        let raw = variable(r, v)?;
+        if v == "size" {
+            return Some(size_text(&raw));
+        }
+        Some(self.name(v, raw))
     }
 
     /// A value of `v` as shown.
@@ -317,9 +328,22 @@ fn resolve(l: &Layout, runs: &[&RunResult], vary: &[String]) -> Resolved {
     }
     // Lines split by placement and something else read better as a panel
     // per placement (the messenger report's Figure 1.1).
+    // So do lines split by three variables or more: a panel per value of
+    // the one with the fewest values.
     let panel = l.panel.clone().or_else(|| {
-        (l.series.is_none() && series.len() >= 2 && series.iter().any(|s| s == "placement"))
-            .then(|| "placement".to_string())
+        if l.series.is_some() || series.len() < 2 {
+            return None;
+        }
+        if series.iter().any(|s| s == "placement") {
+            return Some("placement".to_string());
+        }
+        (series.len() >= 3).then(|| {
+            series
+                .iter()
+                .min_by_key(|v| values_of(runs, v).len())
+                .cloned()
+                .unwrap_or_default()
+        })
     });
     if let Some(p) = &panel {
         series.retain(|s| s != p);

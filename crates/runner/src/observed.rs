@@ -55,6 +55,10 @@ pub fn placeholders(
         ("client_cpus", spec.client_cpus.to_string()),
         ("instance", instance.to_string()),
     ]);
+    // This wirebench, to start its own servers as a server of the user's.
+    if let Ok(exe) = std::env::current_exe() {
+        v.insert("wirebench", exe.display().to_string());
+    }
     if let Some(c) = cpus(spec.observe.as_ref().and_then(|o| o.cpus.as_ref())) {
         v.insert("server_cpus", c);
     }

@@ -39,6 +39,10 @@ pub struct SweepArgs {
     /// Root of the results: the experiment goes to DIR/NAME/.
     #[arg(long, default_value = "results")]
     results: PathBuf,
+    /// Run the spec at one of its scales (`[scale.NAME]`, e.g. small: the same study on this
+    /// machine in minutes); its results go to NAME-SCALE.
+    #[arg(long, value_name = "NAME")]
+    scale: Option<String>,
     /// With --dry-run: plan for the topology of this /sys tree instead of this machine's.
     #[arg(long, requires = "dry_run")]
     sys: Option<PathBuf>,
@@ -81,7 +85,7 @@ impl SweepEvents for Progress {
 }
 
 pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
-    let exp = match Experiment::read(&a.file) {
+    let exp = match Experiment::read_scaled(&a.file, a.scale.as_deref()) {
         Ok(e) => e,
         Err(e) => usage!("{e}"),
     };

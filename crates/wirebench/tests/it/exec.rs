@@ -437,7 +437,7 @@ fn the_report_studies_plan_for_the_reports_machine() {
     ]);
     assert!(w.wait(Duration::from_secs(30)).success());
     let spec = |name: &str| format!("{}/../../specs/{name}", env!("CARGO_MANIFEST_DIR"));
-    let crimson = spec("crimson-vs-async.toml");
+    let crimson = spec("reports/messenger.toml");
     let mut p = Proc::spawn(&[
         "sweep",
         &crimson,
@@ -456,7 +456,7 @@ fn the_report_studies_plan_for_the_reports_machine() {
     assert!(plan.contains("server 0-6,28-34,56-62,84-90, client 7-13,35-41,63-69,91-97"));
     assert!(plan.contains("server 0-27, client 28-55"));
     assert!(plan.contains("perf-async-msgr") && plan.contains("--parser crimson-msgr"));
-    let mut p = Proc::spawn(&["sweep", &spec("tateyama-reqres.toml"), "--dry-run"]);
+    let mut p = Proc::spawn(&["sweep", &spec("reports/ipc.toml"), "--dry-run"]);
     assert!(
         p.wait(Duration::from_secs(30)).success(),
         "{}",

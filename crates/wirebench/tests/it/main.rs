@@ -19,6 +19,7 @@ mod never_lost;
 mod observe;
 mod openloop;
 mod report;
+mod reports;
 mod results;
 mod s3;
 mod s3_fake;

@@ -1,0 +1,313 @@
+//! Issue 36: every reference report, reproduced end to end. Each spec of
+//! `specs/reports/` runs at its small scale (`sweep --scale small`), then
+//! `wirebench report` draws it; each test checks the figures and tables
+//! `docs/reproducing.md` lists for its report: their series, axes and
+//! units (not pixels).
+
+use crate::helpers::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A spec of specs/reports/ run at its small scale, and its report.
+struct Reproduced {
+    _dir: TempDir,
+    /// The experiment's directory.
+    exp: PathBuf,
+    /// The report's Markdown.
+    md: String,
+    /// Each figure: its title and the texts of its SVG.
+    figures: Vec<(String, Vec<String>)>,
+}
+
+fn reproduce(name: &str) -> Reproduced {
+    let dir = TempDir::new(&format!("reports-{name}"));
+    let spec = format!(
+        "{}/../../specs/reports/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        &spec,
+        "--scale",
+        "small",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(300));
+    let err = p.stderr_all();
+    assert!(st.success(), "{name}: {err}");
+    let exp = results.join(format!("{name}-small"));
+    assert!(err.contains("run(s) complete"), "{err}");
+    let report = dir.path().join("report.html");
+    let mut r = Proc::spawn(&[
+        "report",
+        exp.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        r.wait(Duration::from_secs(120)).success(),
+        "{}",
+        r.stderr_all()
+    );
+    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.path().join("report-figures"))
+        .map(|d| d.flatten().map(|f| f.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    let figures = files
+        .iter()
+        .map(|f| {
+            let svg = std::fs::read_to_string(f).unwrap();
+            let texts = texts(&svg);
+            (texts.first().cloned().unwrap_or_default(), texts)
+        })
+        .collect();
+    Reproduced {
+        _dir: dir,
+        exp,
+        md,
+        figures,
+    }
+}
+
+/// The texts of an SVG, in order (the title first).
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let (_, rest) = t.split_once('>')?;
+            Some(rest.split_once("</text>")?.0.trim().to_string())
+        })
+        .collect()
+}
+
+impl Reproduced {
+    /// The figure whose title starts with `title`, its texts.
+    fn figure(&self, title: &str) -> &[String] {
+        &self
+            .figures
+            .iter()
+            .find(|(t, _)| t.starts_with(title))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no figure '{title}' among {:?}",
+                    self.figures.iter().map(|f| &f.0).collect::<Vec<_>>()
+                )
+            })
+            .1
+    }
+
+    /// The rows of the Markdown table under heading `heading`, as cells.
+    fn table(&self, heading: &str) -> Vec<Vec<String>> {
+        let section = self
+            .md
+            .split(&format!("## {heading}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no section {heading}: {}", self.md));
+        section
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| {
+                l.split('|')
+                    .map(|c| c.trim().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .map(|mut v| {
+                v.remove(0);
+                v.pop();
+                v
+            })
+            .collect()
+    }
+}
+
+fn has(texts: &[String], t: &str) -> bool {
+    texts.iter().any(|x| x == t)
+}
+
+/// The messenger report: Figure 1.1 (IOPS against clients, a line per
+/// server, a panel per placement), the table of runs in its columns, CPU
+/// per core over time.
+#[test]
+fn messenger_report() {
+    let _solo = exclusive();
+    let r = reproduce("messenger");
+    for placement in ["balanced", "separated"] {
+        let f = r.figure(&format!("Throughput vs clients: placement={placement}"));
+        assert!(has(f, "server=crimson") && has(f, "server=async"), "{f:?}");
+        assert!(has(f, "clients") && has(f, "ops/s"), "axes: {f:?}");
+    }
+    let f = r.figure("CPU busy per core");
+    assert!(f.iter().any(|t| t.starts_with("client cpu")), "{f:?}");
+    assert!(f.iter().any(|t| t.starts_with("server cpu")), "{f:?}");
+    let mut t = Proc::spawn(&["table", r.exp.to_str().unwrap()]);
+    assert!(t.wait(Duration::from_secs(30)).success());
+    let table = t.stdout_all();
+    let head = table.lines().next().unwrap();
+    for col in [
+        "| server |",
+        "IOPS (k)",
+        "placement",
+        "connect time (s)",
+        "latency mean (ms)",
+        "messages received",
+        "messaging time (s)",
+        "out throughput (MiB/s)",
+        "server CPUs (smp)",
+    ] {
+        assert!(head.contains(col), "{col}: {head}");
+    }
+    assert_eq!(table.matches("| complete |").count(), 8, "{table}");
+}
+
+/// The IPC report: its CSV lines (sessions, mt|mp, mode, size, nloop,
+/// elapsed, messages/s, GB/s) and mt against mp.
+#[test]
+fn ipc_report() {
+    let _solo = exclusive();
+    let r = reproduce("ipc");
+    // A panel per message size, a line per mode and mt/mp.
+    for size in ["128B", "4KiB"] {
+        let f = r.figure(&format!("Throughput vs clients: size={size}"));
+        for line in [
+            "mode=sync clients_as=mt",
+            "mode=sync clients_as=mp",
+            "mode=nores clients_as=mt",
+            "mode=nores clients_as=mp",
+        ] {
+            assert!(has(f, line), "{line}: {f:?}");
+        }
+        assert!(has(f, "clients") && has(f, "ops/s"), "{f:?}");
+    }
+    let mut t = Proc::spawn(&["table", r.exp.to_str().unwrap(), "--format", "ipc"]);
+    assert!(
+        t.wait(Duration::from_secs(30)).success(),
+        "{}",
+        t.stderr_all()
+    );
+    let csv = t.stdout_all();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "sessions,clients_as,mode,size_bytes,nloop,elapsed_s,messages_per_s,gib_per_s,operations,p50_us,p99_us"
+    );
+    assert_eq!(lines.len(), 17, "{csv}");
+    for l in &lines[1..] {
+        let f: Vec<&str> = l.split(',').collect();
+        let sessions: f64 = f[0].parse().unwrap();
+        assert!(
+            ["mt", "mp"].contains(&f[1]) && ["sync", "nores"].contains(&f[2]),
+            "{l}"
+        );
+        // nloop per session: 20000 operations in all.
+        let nloop: f64 = f[4].parse().unwrap();
+        assert_eq!(nloop * sessions, 20000.0, "{l}");
+        let (elapsed, msgs, gib): (f64, f64, f64) = (
+            f[5].parse().unwrap(),
+            f[6].parse().unwrap(),
+            f[7].parse().unwrap(),
+        );
+        let per_op = if f[2] == "sync" { 2.0 } else { 1.0 };
+        assert!((msgs * elapsed / per_op - 20000.0).abs() < 200.0, "{l}");
+        let size: f64 = f[3].parse().unwrap();
+        assert!(
+            (gib - msgs * size / 1073741824.0).abs() < 0.001 + gib * 0.01,
+            "{l}"
+        );
+    }
+}
+
+/// The S3 report: the TTFB table (mean, p99), the throughput table with the
+/// R/W ratio, and the histogram of every test's TTFB.
+#[test]
+fn s3_report() {
+    let _g = shared();
+    let r = reproduce("s3");
+    let summary = r.table("Summary");
+    let head = &summary[0];
+    let mean = head
+        .iter()
+        .position(|h| h == "TTFB mean")
+        .expect("TTFB mean");
+    assert_eq!(head[mean + 1], "TTFB p99");
+    let rw = r.table("Read and write");
+    assert_eq!(
+        rw[0],
+        [
+            "size",
+            "connections",
+            "read ops/s",
+            "read MiB/s",
+            "write ops/s",
+            "write MiB/s",
+            "R/W ratio"
+        ]
+    );
+    assert_eq!(rw.len(), 2 + 6, "3 sizes x 2 client counts: {rw:?}");
+    for row in &rw[2..] {
+        let ratio: f64 = row[6].parse().unwrap_or_else(|_| panic!("{row:?}"));
+        assert!(ratio > 0.0, "{row:?}");
+    }
+    let f = r.figure("Time to first byte, 12 tests");
+    assert!(
+        has(f, "time to first byte") && has(f, "% of requests"),
+        "{f:?}"
+    );
+    assert!(f.iter().any(|t| t.contains("workload=get")), "{f:?}");
+}
+
+/// The RAMCloud timeline report's method: the table per event (cumulative
+/// and delta, min/mean/max, standard deviation), the time sinks, and each
+/// event's CDF.
+#[test]
+fn timeline_report() {
+    let _g = shared();
+    let r = reproduce("timeline");
+    assert!(r.md.contains("Timeline of the client"), "{}", r.md);
+    assert!(
+        r.md.contains("(         Cumulative           )  |               Delta"),
+        "{}",
+        r.md
+    );
+    assert!(
+        r.md.contains("Time sinks (the largest mean deltas"),
+        "{}",
+        r.md
+    );
+    let f = r.figure("[time sink 1:");
+    assert!(has(f, "delta") && has(f, "fraction of operations"), "{f:?}");
+    assert!(
+        f.iter().any(|t| t.starts_with("mean ")),
+        "its mean marked: {f:?}"
+    );
+}
+
+/// The Crimson update's client figures: fio's IOPS and latency (mean and
+/// p99) per test, read and write, 4 KiB and 64 KiB.
+#[test]
+fn osd_report() {
+    let _g = shared();
+    if !Path::new("/usr/bin/fio").exists() {
+        assert!(
+            std::env::var_os("WIREBENCH_REQUIRE_EXEC").is_none(),
+            "fio is not installed"
+        );
+        eprintln!("skipped: fio is not installed");
+        return;
+    }
+    let r = reproduce("osd");
+    let f = r.figure("Throughput vs size");
+    assert!(
+        has(f, "client=randread") && has(f, "client=randwrite"),
+        "{f:?}"
+    );
+    assert!(
+        has(f, "4KiB") && has(f, "64KiB") && has(f, "ops/s"),
+        "{f:?}"
+    );
+    let f = r.figure("Latency-response");
+    assert!(f.iter().any(|t| t.ends_with(" p99")), "{f:?}");
+}
