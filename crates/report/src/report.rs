@@ -281,12 +281,23 @@ fn varying(runs: &[&RunResult]) -> Vec<String> {
     let mut per_client: Vec<usize> = runs.iter().map(|r| r.spec.conns_per_client).collect();
     per_client.sort_unstable();
     per_client.dedup();
-    names_of(runs)
+    let vary: Vec<String> = names_of(runs)
         .into_iter()
         .filter(|v| differ(v))
         .filter(|v| !(v == "connections" && per_client.len() == 1 && differ("clients")))
         // The connections per client say nothing the connections do not.
         .filter(|v| !(v == "conns_per_client" && differ("connections")))
+        .collect();
+    // A spec key that is one of the report's own variables by another
+    // name (an S3 run's workload is its mode) is said once.
+    let twin = |k: &str| {
+        vary.iter()
+            .filter(|v| VARIABLES.contains(&v.as_str()))
+            .any(|v| decided_by(runs, v, k) && decided_by(runs, k, v))
+    };
+    vary.iter()
+        .filter(|k| VARIABLES.contains(&k.as_str()) || !twin(k))
+        .cloned()
         .collect()
 }
 

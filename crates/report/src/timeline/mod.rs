@@ -292,8 +292,9 @@ pub fn time_sinks(events: &[EventStats]) -> Vec<(usize, f64)> {
     by.sort_by(|a, b| b.1.total_cmp(&a.1));
     by.into_iter()
         .take(SINKS)
-        .filter(|(_, d)| *d > 0.0)
         .map(|(k, d)| (k, if total > 0.0 { d / total } else { 0.0 }))
+        // A sink is at least half a percent of the operation.
+        .filter(|(_, share)| *share >= 0.005)
         .collect()
 }
 
@@ -345,14 +346,14 @@ pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
                 name: String::new(),
                 points,
             }];
-            let mut title = format!("{k}. {}: time since the previous event", e.name);
+            let mut title = format!("{k}. {}", e.name);
             if let Some(rank) = sinks.iter().position(|(s, _)| *s == k) {
                 let share = sinks[rank].1;
-                title = format!(
-                    "[time sink {}: {:.0}% of the operation] {title}",
+                title.push_str(&format!(
+                    " [time sink {}: {:.0}% of the operation]",
                     rank + 1,
                     100.0 * share
-                );
+                ));
                 series[0].name = "CDF".into();
                 series.push(Series {
                     name: format!("mean {}", format_ns(e.delta.mean)),
@@ -365,7 +366,7 @@ pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
             Figure {
                 svg: lines(
                     &title,
-                    Axis::log("delta", format_ns),
+                    Axis::log("time since the previous event", format_ns),
                     Axis::linear("fraction of operations", |v| format!("{v:.2}")),
                     &series,
                 ),

@@ -89,7 +89,7 @@ impl Reproduced {
         &self
             .figures
             .iter()
-            .find(|(t, _)| t.starts_with(title))
+            .find(|(t, _)| t.starts_with(title) || t.contains(title))
             .unwrap_or_else(|| {
                 panic!(
                     "no figure '{title}' among {:?}",
@@ -278,7 +278,10 @@ fn timeline_report() {
         r.md
     );
     let f = r.figure("[time sink 1:");
-    assert!(has(f, "delta") && has(f, "fraction of operations"), "{f:?}");
+    assert!(
+        has(f, "time since the previous event") && has(f, "fraction of operations"),
+        "{f:?}"
+    );
     assert!(
         f.iter().any(|t| t.starts_with("mean ")),
         "its mean marked: {f:?}"
