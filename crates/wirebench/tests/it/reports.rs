@@ -256,7 +256,8 @@ fn s3_report() {
         has(f, "time to first byte") && has(f, "% of requests"),
         "{f:?}"
     );
-    assert!(f.iter().any(|t| t.contains("workload=get")), "{f:?}");
+    assert!(f.iter().any(|t| t.contains("mode=get")), "{f:?}");
+    assert!(f.iter().any(|t| t.contains("mode=put")), "{f:?}");
 }
 
 /// The RAMCloud timeline report's method: the table per event (cumulative
