@@ -829,7 +829,7 @@ clients = [1, 2]
         .find(|s| s.contains("Time to first byte, 8 tests"))
         .expect("the TTFB histogram");
     assert!(
-        svg.contains("% of requests") && svg.contains("workload=put"),
+        svg.contains("% of requests") && svg.contains("mode=put"),
         "{svg}"
     );
 }
