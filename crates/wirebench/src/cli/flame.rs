@@ -47,6 +47,92 @@ pub struct FlameArgs {
     /// With --diff: where to write the SVG.
     #[arg(short, long, default_value = "flame-diff.svg")]
     output: PathBuf,
+    /// Run N instances side by side, as a sweep point of N instances does (each its share of
+    /// the cpusets, whole cores, and of the clients), and profile only the --instance one,
+    /// while the others run.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    instances: usize,
+    /// With --instances: the instance to profile, 1 to N.
+    #[arg(long, value_name = "K")]
+    instance: Option<usize>,
+}
+
+/// The instances of `flame --instances N`: the requests of all N (each
+/// its share of the cpusets and of the clients), as a sweep plans them.
+fn instance_requests(
+    req: &wirebench_core::request::RunRequest,
+    n: usize,
+    topo: &Topology,
+) -> Result<Vec<wirebench_core::request::RunRequest>, String> {
+    use wirebench_core::plan::split_cores;
+    use wirebench_core::topo::CpuList;
+    let clients = req.clients.unwrap_or(1);
+    if clients % n != 0 {
+        return Err(format!(
+            "--instances {n} with --clients {clients}: the clients must divide evenly among the instances"
+        ));
+    }
+    let usable = topo.usable();
+    let mid = usable.len() / 2;
+    let halves = || -> Result<(CpuList, CpuList), String> {
+        let c =
+            CpuList::from_cpus(usable.cpus()[..mid.max(1)].to_vec()).map_err(|e| e.to_string())?;
+        let s = CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())
+            .map_err(|e| e.to_string())?;
+        Ok((c, s))
+    };
+    let (client, server) = match (&req.client_cpus, &req.server_cpus) {
+        (Some(c), Some(s)) => (c.clone(), s.clone()),
+        (c, s) => {
+            let (dc, ds) = halves()?;
+            (c.clone().unwrap_or(dc), s.clone().unwrap_or(ds))
+        }
+    };
+    Ok((0..n)
+        .map(|i| {
+            let mut q = req.clone();
+            q.clients = Some(clients / n);
+            q.instance = Some(i);
+            q.client_cpus = Some(split_cores(&client, n, i, topo));
+            q.server_cpus = Some(split_cores(&server, n, i, topo));
+            q
+        })
+        .collect())
+}
+
+/// The other instances, started as `wirebench run` processes with their
+/// requests on stdin (as a sweep starts a point's instances); each child
+/// is stopped with this process.
+fn start_others(
+    reqs: &[wirebench_core::request::RunRequest],
+) -> anyhow::Result<Vec<std::process::Child>> {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe()?;
+    let mut out = Vec::new();
+    for q in reqs {
+        let q = wirebench_core::request::RunRequest {
+            format: Some(wirebench_core::request::Format::Json),
+            ..q.clone()
+        };
+        let mut child = Command::new(&exe)
+            .args(["run", "--request-stdin"])
+            .args(["--exit-with-parent", &std::process::id().to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting an instance")?;
+        let mut line = serde_json::to_vec(&q)?;
+        line.push(b'\n');
+        child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(&line)
+            .context("giving an instance its request")?;
+        out.push(child);
+    }
+    Ok(out)
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -82,7 +168,45 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let req = a.run.request();
+    let mut req = a.run.request();
+    let mut others = Vec::new();
+    match (a.instances, a.instance) {
+        (0, _) => return Err(UsageError("--instances 0: at least 1".to_string()).into()),
+        (1, None) => {}
+        (1, Some(_)) => {
+            return Err(UsageError("--instance K needs --instances N (N > 1)".to_string()).into());
+        }
+        (n, None) => {
+            return Err(UsageError(format!(
+                "--instances {n}: say which one to profile with --instance K (1..{n})"
+            ))
+            .into());
+        }
+        (n, Some(k)) if k == 0 || k > n => {
+            return Err(UsageError(format!("--instance {k}: 1 to {n}")).into());
+        }
+        (n, Some(k)) => {
+            let reqs = instance_requests(&req, n, &Topology::read()).map_err(UsageError)?;
+            req = reqs[k - 1].clone();
+            let rest: Vec<_> = reqs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != k - 1)
+                .map(|(_, q)| q.clone())
+                .collect();
+            others = start_others(&rest)?;
+            eprintln!(
+                "instance {k} of {n} profiled (server CPUs {}, client CPUs {}), {} other(s) running beside it",
+                req.server_cpus
+                    .as_ref()
+                    .map_or("-".into(), |c| c.to_string()),
+                req.client_cpus
+                    .as_ref()
+                    .map_or("-".into(), |c| c.to_string()),
+                rest.len()
+            );
+        }
+    }
     let opts = a.run.session().map_err(UsageError::from)?;
     super::run::warn_if_debug();
     let cancel = process::watch_signals()?;
@@ -106,6 +230,10 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         &mut console,
     )
     .map_err(runner_error)?;
+    // The other instances end with their duration, as this one did.
+    for mut c in others {
+        let _ = c.wait();
+    }
     if f.off_cpu.is_some() {
         return off_cpu(f, a.merge_threads);
     }

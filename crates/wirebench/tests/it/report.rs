@@ -825,3 +825,80 @@ fn a_continuous_timetrace_log_is_cut_into_operations() {
     assert_eq!(st.code(), Some(2), "{err}");
     assert!(err.contains("--begin ("), "{err}");
 }
+
+/// Issue 36: `flame --instances 2 --instance 2` profiles one instance while
+/// the other runs beside it (the messenger report's left and right): two
+/// runs, each its share of the clients, the flamegraph of the second's
+/// server only.
+#[test]
+fn issue_36_flame_profiles_one_instance_while_the_other_runs() {
+    let _g = exclusive();
+    if let Some(why) = perf_cannot_sample() {
+        eprintln!(
+            "SKIPPED: perf cannot sample on this machine ({why}); .ci/run installs linux-perf"
+        );
+        return;
+    }
+    let dir = TempDir::new("flame-instance");
+    let mut p = Proc::spawn(&[
+        "flame",
+        "--instances",
+        "2",
+        "--instance",
+        "2",
+        "--clients",
+        "2",
+        "--duration",
+        "2s",
+        "--warmup",
+        "300ms",
+        "--results",
+        dir.str(),
+        "--format",
+        "json",
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(120)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    assert!(
+        p.stderr_all()
+            .contains("instance 2 of 2 profiled (server CPUs"),
+        "{}",
+        p.stderr_all()
+    );
+    let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|d| d.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    let profiled: Vec<&std::path::PathBuf> = dirs
+        .iter()
+        .filter(|d| d.join("flame-server.svg").is_file())
+        .collect();
+    assert_eq!(profiled.len(), 1, "one instance profiled: {dirs:?}");
+    for d in &dirs {
+        let r = wirebench_core::store::load(d).unwrap();
+        assert_eq!(r.spec.clients, 1, "its share of the clients");
+        assert_eq!(r.status.state, wirebench_core::result::RunState::Complete);
+        assert!(r.summary.ops > 0);
+    }
+    // Both ran at once: their measured phases overlap.
+    let starts: Vec<String> = dirs
+        .iter()
+        .map(|d| wirebench_core::store::load(d).unwrap().started_at)
+        .collect();
+    let t = |s: &str| -> i64 {
+        let hms = &s[11..19];
+        let p: Vec<i64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
+        p[0] * 3600 + p[1] * 60 + p[2]
+    };
+    assert!((t(&starts[0]) - t(&starts[1])).abs() <= 2, "{starts:?}");
+    let bad =
+        Proc::spawn(&["flame", "--instances", "2", "--clients", "2"]).wait(Duration::from_secs(30));
+    assert_eq!(bad.code(), Some(2));
+}
