@@ -67,7 +67,7 @@ fn instance_requests(
     use wirebench_core::plan::split_cores;
     use wirebench_core::topo::CpuList;
     let clients = req.clients.unwrap_or(1);
-    if clients % n != 0 {
+    if !clients.is_multiple_of(n) {
         return Err(format!(
             "--instances {n} with --clients {clients}: the clients must divide evenly among the instances"
         ));
