@@ -142,7 +142,43 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
         path: e.path.clone(),
         why: e.why,
     })? {
-        Some(ix) => ix.runs.iter().map(from_entry).collect(),
+        Some(ix) => {
+            let mut rows = Vec::new();
+            for e in &ix.runs {
+                rows.push(from_entry(e));
+                // A point of several instances: a row per instance under
+                // the aggregate's, its own figures and cpusets.
+                if e.run_ids.len() > 1 {
+                    for (k, id) in e.run_ids.iter().enumerate() {
+                        if let Ok(r) = wirebench_core::store::load(&dir.join(id)) {
+                            let mut row = from_run(&r);
+                            let n = e.run_ids.len();
+                            row.vars = e
+                                .point
+                                .iter()
+                                .filter(|(k, _)| k != "clients" && k != "placement")
+                                .map(|(key, v)| match key.as_str() {
+                                    "instances" => (key.clone(), format!("↳ {} of {n}", k + 1)),
+                                    _ => (key.clone(), v.clone()),
+                                })
+                                .collect();
+                            // Its own cpusets, where its placement is.
+                            row.placement = format!(
+                                "{} (server {}, client {})",
+                                row.placement,
+                                r.placement
+                                    .server_cpus
+                                    .as_ref()
+                                    .map_or("-".into(), |c| c.to_string()),
+                                r.placement.client_cpus
+                            );
+                            rows.push(row);
+                        }
+                    }
+                }
+            }
+            rows
+        }
         None => runs_under(dir)?.iter().map(from_run).collect(),
     };
     if rows.is_empty() {

@@ -516,6 +516,20 @@ fn issue_36_instances_get_a_row_each_and_a_contention_verdict() {
             "{section}"
         );
     }
+    // table: a row per instance under the point's, with its cpusets.
+    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
+    assert!(t.wait(Duration::from_secs(30)).success());
+    let table = t.stdout_all();
+    for k in 1..=2 {
+        let row = table
+            .lines()
+            .find(|l| l.contains(&format!("| ↳ {k} of 2 |")))
+            .unwrap_or_else(|| panic!("no row of instance {k}: {table}"));
+        assert!(
+            row.contains("(server ") && row.contains(", client "),
+            "{row}"
+        );
+    }
     // Two instances on this 2-CPU machine share its CPUs, and say so
     // (the fixture test of the plan holds them apart on a bigger one).
     let plan = std::fs::read_to_string(exp.join("sweep.json")).unwrap();
