@@ -639,77 +639,37 @@ placement = ["balanced", "separated"]
     )
     .unwrap();
     let results = dir.path().join("results");
-    let mut p = Proc::spawn(&[
-        "sweep",
-        spec.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    let st = p.wait(Duration::from_secs(240));
-    assert!(st.success(), "{}", p.stderr_all());
+    sweep_ok(&spec, &results, &[]);
     let exp = results.join("named");
-    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
-    assert!(t.wait(Duration::from_secs(30)).success());
-    let table = t.stdout_all();
+    let table = table_ok(&exp, &[]);
     assert!(table.starts_with("| server |"), "{table}");
     assert_eq!(table.matches("| crimson |").count(), 4, "{table}");
     assert_eq!(table.matches("| async |").count(), 4, "{table}");
-    let report = dir.path().join("report.html");
-    let mut r = Proc::spawn(&[
-        "report",
-        exp.to_str().unwrap(),
-        "-o",
-        report.to_str().unwrap(),
-    ]);
-    assert!(
-        r.wait(Duration::from_secs(60)).success(),
-        "{}",
-        r.stderr_all()
-    );
-    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    let (md, figures) = report_ok(&exp, &dir.path().join("report.html"), &[]);
     assert!(
         md.contains(
             "Varied: clients (1, 2); placement (balanced, separated); server (async, crimson)."
         ),
         "{md}"
     );
-    let figures = dir.path().join("report-figures");
     for placement in ["balanced", "separated"] {
-        let title = format!("Throughput vs clients: placement={placement}");
-        assert!(md.contains(&title), "{md}");
-        let svg = std::fs::read_dir(&figures)
-            .unwrap()
-            .flatten()
-            .map(|f| std::fs::read_to_string(f.path()).unwrap())
-            .find(|s| s.contains(&title))
-            .unwrap_or_else(|| panic!("no figure {title}"));
+        let f = figure(
+            &figures,
+            &format!("Throughput vs clients: placement={placement}"),
+        );
         for line in ["server=crimson", "server=async"] {
-            assert!(
-                svg.contains(&format!(">{line}<")) || svg.contains(line),
-                "{title}: no {line}"
-            );
+            assert!(f.iter().any(|t| t == line), "{placement}: no {line}: {f:?}");
         }
-        assert!(!svg.contains("placement=balanced server"), "{title}");
+        // The placement is the panel's, not in a line's name.
+        assert!(!f[1..].iter().any(|t| t.contains("placement=")), "{f:?}");
     }
     // Any variable may make the lines or the panels; a name that is none
     // is refused with the ones there are.
-    let other = dir.path().join("by-server.html");
-    let mut r = Proc::spawn(&[
-        "report",
-        exp.to_str().unwrap(),
-        "-o",
-        other.to_str().unwrap(),
-        "--series",
-        "placement",
-        "--panel",
-        "server_cmd",
-    ]);
-    assert!(
-        r.wait(Duration::from_secs(60)).success(),
-        "{}",
-        r.stderr_all()
+    let (md, _) = report_ok(
+        &exp,
+        &dir.path().join("by-server.html"),
+        &["--series", "placement", "--panel", "server_cmd"],
     );
-    let md = std::fs::read_to_string(other.with_extension("md")).unwrap();
     assert!(md.contains("Throughput vs clients: server=crimson"), "{md}");
     let mut r = Proc::spawn(&[
         "report",
@@ -807,42 +767,18 @@ client_cmd = ["echo {clients},mt,sync,128,1000,0.5,400000,0.05", "echo {clients}
     )
     .unwrap();
     let results = dir.path().join("results");
-    let mut p = Proc::spawn(&[
-        "sweep",
-        spec.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    assert!(
-        p.wait(Duration::from_secs(120)).success(),
-        "{}",
-        p.stderr_all()
-    );
-    let report = dir.path().join("report.html");
-    let mut r = Proc::spawn(&[
-        "report",
-        results.join("ipc").to_str().unwrap(),
-        "-o",
-        report.to_str().unwrap(),
-    ]);
-    assert!(
-        r.wait(Duration::from_secs(60)).success(),
-        "{}",
-        r.stderr_all()
-    );
-    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    sweep_ok(&spec, &results, &[]);
+    let (md, figures) = report_ok(&results.join("ipc"), &dir.path().join("report.html"), &[]);
     assert!(md.contains("clients_as (mp, mt)"), "{md}");
-    let svg = std::fs::read_dir(dir.path().join("report-figures"))
-        .unwrap()
-        .flatten()
-        .map(|f| std::fs::read_to_string(f.path()).unwrap())
-        .find(|s| s.contains("Throughput vs clients"))
-        .expect("the throughput plot");
+    let f = figure(&figures, "Throughput vs clients");
     assert!(
-        svg.lines().any(|l| l == "clients_as=mt") && svg.lines().any(|l| l == "clients_as=mp"),
-        "{svg}"
+        f.iter().any(|t| t == "clients_as=mt") && f.iter().any(|t| t == "clients_as=mp"),
+        "{f:?}"
     );
-    assert!(!svg.contains("client="), "lines named by the command");
+    assert!(
+        !f.iter().any(|t| t.contains("client=")),
+        "lines named by the command: {f:?}"
+    );
 }
 
 /// Issue 36: an exec run keeps the CPU over time as a native one does:
@@ -907,14 +843,18 @@ fn issue_36_exec_runs_keep_the_cpu_per_core_per_second() {
         "{:?}",
         r2.cpu_seconds
     );
-    let report = results.path().join("report.html");
-    let mut p = Proc::spawn(&["report", results.str(), "-o", report.to_str().unwrap()]);
+    let (_, figures) = report_ok(results.path(), &results.path().join("report.html"), &[]);
+    let heatmaps = figures
+        .iter()
+        .filter(|f| {
+            f.first()
+                .is_some_and(|t| t.starts_with("CPU busy per core"))
+        })
+        .count();
+    assert_eq!(heatmaps, 2, "{figures:?}");
+    let f = figure(&figures, "reactor utilisation");
     assert!(
-        p.wait(Duration::from_secs(60)).success(),
-        "{}",
-        p.stderr_all()
+        f.iter().any(|t| t == "reactor 0") && f.iter().any(|t| t == "reactor 1"),
+        "{f:?}"
     );
-    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
-    assert_eq!(md.matches("![CPU busy per core").count(), 2, "{md}");
-    assert!(md.contains("![The program's reactor utilisation"), "{md}");
 }

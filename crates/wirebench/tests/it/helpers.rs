@@ -253,6 +253,90 @@ fn run_json_text(results: &TempDir, args: &[&str]) -> (ExitStatus, String, Strin
     (st, out, err)
 }
 
+/// `wirebench sweep SPEC --results RESULTS [extra]`, which must succeed;
+/// its stderr (the plan's progress lines).
+pub fn sweep_ok(spec: &Path, results: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut p = Proc::spawn(&args);
+    let st = p.wait(Duration::from_secs(300));
+    let err = p.stderr_all();
+    assert!(st.success(), "sweep {}: {err}", spec.display());
+    err
+}
+
+/// `wirebench table DIR [extra]`, which must succeed: its stdout.
+pub fn table_ok(dir: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["table", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let mut p = Proc::spawn(&args);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    p.stdout_all()
+}
+
+/// `wirebench report PATH -o HTML [extra]`, which must succeed: the
+/// Markdown beside the page, and the texts of each figure's SVG (its
+/// title first), in the order of their files.
+pub fn report_ok(path: &Path, html: &Path, extra: &[&str]) -> (String, Vec<Vec<String>>) {
+    let mut args = vec![
+        "report",
+        path.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let mut p = Proc::spawn(&args);
+    assert!(
+        p.wait(Duration::from_secs(120)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let md = std::fs::read_to_string(html.with_extension("md")).unwrap();
+    let stem = html.file_stem().unwrap().to_string_lossy().into_owned();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(html.with_file_name(format!("{stem}-figures")))
+        .map(|d| d.flatten().map(|f| f.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    let figures = files
+        .iter()
+        .map(|f| svg_texts(&std::fs::read_to_string(f).unwrap()))
+        .collect();
+    (md, figures)
+}
+
+/// The texts of an SVG, in order (a plot's title first).
+pub fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let (_, rest) = t.split_once('>')?;
+            Some(rest.split_once("</text>")?.0.trim().to_string())
+        })
+        .collect()
+}
+
+/// The figure (its texts) whose title holds `title`.
+pub fn figure<'a>(figures: &'a [Vec<String>], title: &str) -> &'a [String] {
+    figures
+        .iter()
+        .find(|f| f.first().is_some_and(|t| t.contains(title)))
+        .unwrap_or_else(|| {
+            panic!(
+                "no figure '{title}' among {:?}",
+                figures.iter().filter_map(|f| f.first()).collect::<Vec<_>>()
+            )
+        })
+}
+
 /// The only run directory under a results root.
 pub fn only_run_dir(root: &TempDir) -> PathBuf {
     let dirs: Vec<PathBuf> = std::fs::read_dir(root.path())

@@ -471,7 +471,8 @@ fn issue_36_a_thread_that_lives_between_two_looks_is_named() {
         .find(|g| g.group == "burst")
         .unwrap_or_else(|| panic!("burst missing: {:?}", t.groups));
     assert_eq!(b.threads, 1, "{:?}", t.groups);
-    assert!(b.cpu_s > 0.1 && b.cpu_s < 0.5, "{:?}", t.groups);
+    // 0.3 s of a busy loop: less when the machine is busy too.
+    assert!(b.cpu_s > 0.02 && b.cpu_s < 0.5, "{:?}", t.groups);
     // Its time is not counted twice: the groups hold the server's CPU.
     let sum: f64 = t.groups.iter().map(|g| g.cpu_s).sum();
     let server = r.summary.server_cpu_s.unwrap();

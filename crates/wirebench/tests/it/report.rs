@@ -331,7 +331,10 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
     );
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Timeline of the client") && html.contains("Timeline of the server"));
-    assert!(html.contains("response received: time since the previous event"));
+    // Each event's CDF, titled by its number and name, its x the time
+    // since the previous event.
+    assert!(html.contains("2. response received"));
+    assert!(html.contains("time since the previous event"));
 }
 
 /// `wirebench timeline ARGS`' standard output.

@@ -6,7 +6,6 @@
 
 use crate::helpers::*;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// A spec of specs/reports/ run at its small scale, and its report.
 struct Reproduced {
@@ -15,8 +14,8 @@ struct Reproduced {
     exp: PathBuf,
     /// The report's Markdown.
     md: String,
-    /// Each figure: its title and the texts of its SVG.
-    figures: Vec<(String, Vec<String>)>,
+    /// Each figure's texts, its title first.
+    figures: Vec<Vec<String>>,
 }
 
 fn reproduce(name: &str) -> Reproduced {
@@ -26,44 +25,10 @@ fn reproduce(name: &str) -> Reproduced {
         env!("CARGO_MANIFEST_DIR")
     );
     let results = dir.path().join("results");
-    let mut p = Proc::spawn(&[
-        "sweep",
-        &spec,
-        "--scale",
-        "small",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    let st = p.wait(Duration::from_secs(300));
-    let err = p.stderr_all();
-    assert!(st.success(), "{name}: {err}");
-    let exp = results.join(format!("{name}-small"));
+    let err = sweep_ok(Path::new(&spec), &results, &["--scale", "small"]);
     assert!(err.contains("run(s) complete"), "{err}");
-    let report = dir.path().join("report.html");
-    let mut r = Proc::spawn(&[
-        "report",
-        exp.to_str().unwrap(),
-        "-o",
-        report.to_str().unwrap(),
-    ]);
-    assert!(
-        r.wait(Duration::from_secs(120)).success(),
-        "{}",
-        r.stderr_all()
-    );
-    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.path().join("report-figures"))
-        .map(|d| d.flatten().map(|f| f.path()).collect())
-        .unwrap_or_default();
-    files.sort();
-    let figures = files
-        .iter()
-        .map(|f| {
-            let svg = std::fs::read_to_string(f).unwrap();
-            let texts = texts(&svg);
-            (texts.first().cloned().unwrap_or_default(), texts)
-        })
-        .collect();
+    let exp = results.join(format!("{name}-small"));
+    let (md, figures) = report_ok(&exp, &dir.path().join("report.html"), &[]);
     Reproduced {
         _dir: dir,
         exp,
@@ -72,31 +37,10 @@ fn reproduce(name: &str) -> Reproduced {
     }
 }
 
-/// The texts of an SVG, in order (the title first).
-fn texts(svg: &str) -> Vec<String> {
-    svg.split("<text")
-        .skip(1)
-        .filter_map(|t| {
-            let (_, rest) = t.split_once('>')?;
-            Some(rest.split_once("</text>")?.0.trim().to_string())
-        })
-        .collect()
-}
-
 impl Reproduced {
-    /// The figure whose title starts with `title`, its texts.
+    /// The figure whose title holds `title`, its texts.
     fn figure(&self, title: &str) -> &[String] {
-        &self
-            .figures
-            .iter()
-            .find(|(t, _)| t.starts_with(title) || t.contains(title))
-            .unwrap_or_else(|| {
-                panic!(
-                    "no figure '{title}' among {:?}",
-                    self.figures.iter().map(|f| &f.0).collect::<Vec<_>>()
-                )
-            })
-            .1
+        figure(&self.figures, title)
     }
 
     /// The rows of the Markdown table under heading `heading`, as cells.
@@ -143,9 +87,7 @@ fn messenger_report() {
     let f = r.figure("CPU busy per core");
     assert!(f.iter().any(|t| t.starts_with("client cpu")), "{f:?}");
     assert!(f.iter().any(|t| t.starts_with("server cpu")), "{f:?}");
-    let mut t = Proc::spawn(&["table", r.exp.to_str().unwrap()]);
-    assert!(t.wait(Duration::from_secs(30)).success());
-    let table = t.stdout_all();
+    let table = table_ok(&r.exp, &[]);
     let head = table.lines().next().unwrap();
     for col in [
         "| server |",
@@ -182,13 +124,7 @@ fn ipc_report() {
         }
         assert!(has(f, "clients") && has(f, "ops/s"), "{f:?}");
     }
-    let mut t = Proc::spawn(&["table", r.exp.to_str().unwrap(), "--format", "ipc"]);
-    assert!(
-        t.wait(Duration::from_secs(30)).success(),
-        "{}",
-        t.stderr_all()
-    );
-    let csv = t.stdout_all();
+    let csv = table_ok(&r.exp, &["--format", "ipc"]);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],

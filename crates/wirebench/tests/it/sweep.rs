@@ -368,12 +368,13 @@ fn a_dry_run_plans_for_another_machine() {
         out.contains("placement balanced: server 0,28,56,84, client 1,29,57,85"),
         "{out}"
     );
-    // Two instances share the cpusets: each gets half.
+    // Two instances share the cpusets: each gets half, by whole cores (a
+    // core and its hyper-thread sibling together, issue 36).
     assert!(
-        out.contains("instance 1: wirebench run") && out.contains("--server-cpus 0,28 "),
+        out.contains("instance 1: wirebench run") && out.contains("--server-cpus 0,56 "),
         "{out}"
     );
-    assert!(out.contains("--server-cpus 56,84 "), "{out}");
+    assert!(out.contains("--server-cpus 28,84 "), "{out}");
     assert!(!results.exists(), "a dry run wrote results");
 }
 
@@ -462,36 +463,13 @@ fn issue_36_instances_get_a_row_each_and_a_contention_verdict() {
     )
     .unwrap();
     let results = dir.path().join("results");
-    let mut p = Proc::spawn(&[
-        "sweep",
-        spec.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    assert!(
-        p.wait(Duration::from_secs(120)).success(),
-        "{}",
-        p.stderr_all()
-    );
-    let out = p.stderr_all();
+    let out = sweep_ok(&spec, &results, &[]);
     assert!(
         out.contains("instances=2 alone=1") && out.contains("instances=2 alone=2"),
         "{out}"
     );
     let exp = results.join("alone");
-    let report = dir.path().join("report.html");
-    let mut r = Proc::spawn(&[
-        "report",
-        exp.to_str().unwrap(),
-        "-o",
-        report.to_str().unwrap(),
-    ]);
-    assert!(
-        r.wait(Duration::from_secs(60)).success(),
-        "{}",
-        r.stderr_all()
-    );
-    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    let (md, _) = report_ok(&exp, &dir.path().join("report.html"), &[]);
     // Two points in the report: the alone runs are the instances' own.
     assert!(md.contains("# wirebench report: 2 run(s)"), "{md}");
     let section = md
@@ -517,9 +495,7 @@ fn issue_36_instances_get_a_row_each_and_a_contention_verdict() {
         );
     }
     // table: a row per instance under the point's, with its cpusets.
-    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
-    assert!(t.wait(Duration::from_secs(30)).success());
-    let table = t.stdout_all();
+    let table = table_ok(&exp, &[]);
     for k in 1..=2 {
         let row = table
             .lines()
