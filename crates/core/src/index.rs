@@ -220,12 +220,7 @@ pub fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
 fn ttfb(results: &[RunResult]) -> Option<LatencySummary> {
     let mut h = hist::new_hist();
     for r in results {
-        let by = &r.summary.by_op;
-        let Some(op) = by
-            .get("get")
-            .or_else(|| by.values().next().filter(|_| by.len() == 1))
-            .filter(|o| o.ttfb.is_some())
-        else {
+        let Some(op) = r.summary.ttfb_op().filter(|o| o.ttfb.is_some()) else {
             continue;
         };
         h.add(&hist::decode(&op.ttfb_hist).ok()?).ok()?;

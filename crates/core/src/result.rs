@@ -391,6 +391,14 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The operation type whose time to first byte a report shows: the
+    /// reads (S3 GET), or the one type of a run that has one.
+    pub fn ttfb_op(&self) -> Option<&OpSummary> {
+        let by = &self.by_op;
+        by.get("get")
+            .or_else(|| by.values().next().filter(|_| by.len() == 1))
+    }
+
     /// Whether the latency statistic `stat` (`mean`, `p50`, `p99`, `p999`,
     /// `p9999`, `min`, `max`) was measured: always by wirebench's own
     /// histograms, only where given by an exec run's program.

@@ -101,9 +101,7 @@ fn from_run(r: &RunResult) -> Row {
             f64::NAN
         },
         ttfb_ms: {
-            let by = &s.by_op;
-            by.get("get")
-                .or_else(|| by.values().next().filter(|_| by.len() == 1))
+            s.ttfb_op()
                 .and_then(|o| o.ttfb)
                 .map(|t| (t.mean_ns / 1e6, t.p99_ns as f64 / 1e6))
         },

@@ -358,10 +358,7 @@ pub(super) fn ttfb_histogram(
     let hists: Vec<(&RunResult, LatencyHist)> = runs
         .iter()
         .filter_map(|r| {
-            let by = &r.summary.by_op;
-            let op = by
-                .get("get")
-                .or_else(|| by.values().next().filter(|_| by.len() == 1))?;
+            let op = r.summary.ttfb_op()?;
             op.ttfb?;
             let h = hist::decode(&op.ttfb_hist).ok().filter(|h| !h.is_empty())?;
             Some((*r, h))

@@ -105,11 +105,7 @@ pub(super) fn summary_table(runs: &[RunResult]) -> Table {
             lat("p999", &s.latency),
         ]);
         if with_ttfb {
-            let t = s
-                .by_op
-                .get("get")
-                .or_else(|| s.by_op.values().next().filter(|_| s.by_op.len() == 1))
-                .and_then(|o| o.ttfb.as_ref());
+            let t = s.ttfb_op().and_then(|o| o.ttfb.as_ref());
             row.extend(ttfb_cells(t));
         }
         row.extend([
