@@ -12,6 +12,24 @@
 // units::whole for figures).
 #![deny(clippy::cast_possible_truncation)]
 
+/// Display and FromStr of an enum by its names on the command line.
+macro_rules! text_enum {
+    ($t:ty, $($name:literal => $v:expr),+) => {
+        impl ::std::fmt::Display for $t {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                let s = match self { $(x if *x == $v => $name,)+ _ => unreachable!() };
+                f.write_str(s)
+            }
+        }
+        impl ::std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s { $($name => Ok($v),)+ _ => Err(format!("'{s}' is not one of: {}", [$($name),+].join(", "))) }
+            }
+        }
+    };
+}
+
 pub mod env;
 pub mod hash;
 pub mod hist;
@@ -31,5 +49,6 @@ pub mod stats;
 pub mod store;
 pub mod summaries;
 pub mod topo;
+pub mod transport;
 pub mod units;
 pub mod vars;

@@ -18,14 +18,13 @@
 //! assert!(bad.check(&topo).unwrap_err().to_string().starts_with("--depth 0"));
 //! ```
 
-use crate::limits;
 use crate::result::Placement;
 use crate::slo::Slo;
 use crate::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, GrpcSpec, HttpMethod, HttpSpec, HttpVersion,
-    KeyDist, KvMode, KvProtocol, KvSpec, Mix, MsgrMode, MsgrSpec, ObservedSpec, Ratio, Ready,
-    RunSpec, S3Sign, S3Spec, S3Workload, ServerSource, ShmMode, ShmSpec, SizeSpec, StopSpec,
-    TargetSpec, TransportKind, TransportSpec, UrlStyle, Wait,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion,
+    KeyDist, KvProtocol, Mix, ObservedSpec, Ratio, Ready,
+    RunSpec, S3Sign, S3Workload, ServerSource, SizeSpec, StopSpec,
+    TargetSpec, TransportKind, UrlStyle, Wait,
 };
 use crate::topo::{CpuList, Topology};
 use crate::units::{Bytes, Dur, Rate};
@@ -352,7 +351,7 @@ impl EnvVars {
     }
 
     /// Checks each name: not empty, no `=` and no NUL.
-    fn check(&self, flag: &'static str) -> Result<(), SpecError> {
+    pub(crate) fn check(&self, flag: &'static str) -> Result<(), SpecError> {
         for (k, v) in &self.0 {
             if k.is_empty() || k.contains(['=', '\0']) || v.contains('\0') {
                 return Err(value(flag, format!("{k}={v}"), "give NAME=VALUE"));
@@ -419,7 +418,7 @@ pub const PLACEHOLDERS: [&str; 12] = [
 ];
 
 /// Checks that every `{name}` in `text` is a placeholder.
-fn check_placeholders(flag: &'static str, text: &str) -> Result<(), SpecError> {
+pub(crate) fn check_placeholders(flag: &'static str, text: &str) -> Result<(), SpecError> {
     let mut rest = text;
     while let Some(open) = rest.find('{') {
         let after = &rest[open + 1..];
@@ -487,7 +486,7 @@ impl SpecError {
     }
 }
 
-fn range(
+pub(crate) fn range(
     flag: &'static str,
     value: impl ToString,
     min: impl ToString,
@@ -501,7 +500,7 @@ fn range(
     }
 }
 
-fn value(flag: &'static str, v: impl ToString, fix: impl Into<String>) -> SpecError {
+pub(crate) fn value(flag: &'static str, v: impl ToString, fix: impl Into<String>) -> SpecError {
     SpecError::Value {
         flag,
         value: v.to_string(),
@@ -509,14 +508,14 @@ fn value(flag: &'static str, v: impl ToString, fix: impl Into<String>) -> SpecEr
     }
 }
 
-fn flag(flag: &'static str, why: impl Into<String>) -> SpecError {
+pub(crate) fn flag(flag: &'static str, why: impl Into<String>) -> SpecError {
     SpecError::Flag {
         flag,
         why: why.into(),
     }
 }
 
-fn invalid(flag: &'static str, why: impl Into<String>) -> SpecError {
+pub(crate) fn invalid(flag: &'static str, why: impl Into<String>) -> SpecError {
     SpecError::Invalid {
         flag,
         why: why.into(),
@@ -547,31 +546,6 @@ pub const DEFAULT_BUCKET: &str = "wirebench";
 /// The most keys a key-value run works on (a prepare phase writes them all
 /// for reads).
 pub const MAX_KV_KEYS: u64 = 100_000_000;
-/// What an HTTP target's path says where the key number goes.
-pub const KEY_PLACEHOLDER: &str = "{key}";
-/// The most HTTP/2 streams a connection keeps outstanding (`--depth`).
-pub const MAX_HTTP2_STREAMS: usize = 1024;
-
-/// Checks an extra HTTP header, `Name: value`: a token for the name, no
-/// control character in the value, and none of the headers the transport
-/// writes itself.
-fn check_header(h: &str) -> Result<(), String> {
-    let Some((name, v)) = h.split_once(':') else {
-        return Err("a header is 'Name: value'".into());
-    };
-    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if name.is_empty() || !name.chars().all(token) {
-        return Err(format!("'{name}' is not a header name"));
-    }
-    if v.chars().any(|c| c.is_control() && c != '\t') {
-        return Err("the value has a control character".into());
-    }
-    let own = ["host", "content-length", "transfer-encoding", "connection"];
-    if own.contains(&name.to_ascii_lowercase().as_str()) {
-        return Err(format!("{name} is written by the transport itself"));
-    }
-    Ok(())
-}
 
 impl RunRequest {
     /// The keys a request takes (its fields), as a spec file writes them.
@@ -798,16 +772,9 @@ impl RunRequest {
                 ),
             ));
         }
-        let transport = match kind {
-            TransportKind::Msgr => self.msgr()?,
-            TransportKind::Shm => self.shm()?,
-            TransportKind::S3 => self.s3()?,
-            TransportKind::Redis | TransportKind::Memcached => self.kv(kind)?,
-            TransportKind::Http => self.http()?,
-            TransportKind::Grpc => self.grpc()?,
-            TransportKind::Exec => self.exec()?,
-        };
-        if kind != TransportKind::Exec {
+        let transport = crate::transport::check(self, kind)?;
+        let about = kind.about();
+        if !about.own_program {
             for (f, set) in [
                 ("--client-cmd", self.client_cmd.is_some()),
                 ("--parser", self.parser.is_some()),
@@ -821,43 +788,11 @@ impl RunRequest {
                 }
             }
         }
-        let stream = matches!(
-            &transport,
-            TransportSpec::Msgr(MsgrSpec {
-                mode: MsgrMode::Stream,
-                ..
-            }) | TransportSpec::Shm(ShmSpec {
-                mode: ShmMode::Stream,
-                ..
-            })
-        );
-        if self.traced() {
-            match &transport {
-                TransportSpec::Msgr(MsgrSpec {
-                    mode: MsgrMode::Rr, ..
-                }) => {
-                    return Err(invalid(
-                        "--trace",
-                        "--mode rr sends raw bytes: no sequence number to trace an operation by",
-                    ));
-                }
-                TransportSpec::Shm(ShmSpec {
-                    clients_as: ClientsAs::Processes,
-                    ..
-                }) => {
-                    return Err(invalid(
-                        "--trace",
-                        "clients as processes record into their own processes: trace with --clients-as threads",
-                    ));
-                }
-                TransportSpec::Exec(_) => {
-                    return Err(invalid(
-                        "--trace",
-                        "an exec run's program measures itself: wirebench has no events of its operations",
-                    ));
-                }
-                _ => {}
-            }
+        let stream = transport.describe().is_stream();
+        if self.traced()
+            && let Some(why) = transport.describe().untraceable()
+        {
+            return Err(invalid("--trace", why));
         }
         if self.trace_sample == Some(0) {
             return Err(value(
@@ -910,13 +845,9 @@ impl RunRequest {
         }
         // Open loop: depth caps the requests outstanding, which keeps memory
         // bounded when the server falls behind the timetable.
-        let depth = self.depth.unwrap_or(match &transport {
-            TransportSpec::Shm(s) if s.mode == ShmMode::Async => 64,
-            // HTTP/2 streams are connections of the engine's: one unless asked.
-            TransportSpec::Http(_) | TransportSpec::Grpc(_) => 1,
-            _ if self.rate.is_some() => 1024,
-            _ => 1,
-        });
+        let depth = self
+            .depth
+            .unwrap_or(transport.describe().default_depth(self.rate.is_some()));
         if !(1..=MAX_DEPTH).contains(&depth) {
             return Err(range("--depth", depth, 1, MAX_DEPTH));
         }
@@ -934,15 +865,15 @@ impl RunRequest {
                 d.map_or(Duration::from_secs(5), |d| d.0),
             )?),
         };
-        if kind == TransportKind::Exec && self.warmup.is_some() {
+        if about.own_program && self.warmup.is_some() {
             return Err(flag(
                 "--warmup",
                 "does not apply to --transport exec: the program warms up as it is told (in --client-cmd)",
             ));
         }
-        let warmup_ns = match kind {
-            TransportKind::Exec => 0,
-            _ => phase_ns(
+        let warmup_ns = match about.own_program {
+            true => 0,
+            false => phase_ns(
                 "--warmup",
                 self.warmup.map_or(Duration::from_secs(1), |d| d.0),
             )?,
@@ -972,7 +903,7 @@ impl RunRequest {
         }
         let arch = self.arch.unwrap_or(Arch::Reactor);
         let poll = self.poll.unwrap_or(false);
-        if poll && self.target.is_none() && kind == TransportKind::Msgr && arch == Arch::Pool {
+        if poll && self.target.is_none() && about.arch && arch == Arch::Pool {
             return Err(invalid(
                 "--poll",
                 "the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)",
@@ -1011,12 +942,9 @@ impl RunRequest {
             return Err(flag("--hlog", "writes one run's log: drop it, or --repeat"));
         }
         if repeat > 1
-            && matches!(&transport, TransportSpec::S3(s) if s.workload == S3Workload::Delete)
+            && let Some(why) = transport.describe().unrepeatable()
         {
-            return Err(invalid(
-                "--repeat",
-                "--workload delete deletes each object once; repeat the whole run instead",
-            ));
+            return Err(invalid("--repeat", why));
         }
         self.slos()?;
         if let Some(h) = &self.hlog {
@@ -1032,35 +960,25 @@ impl RunRequest {
             },
             // A server command without a target: the target is the port
             // `{port}` stands for.
-            None if kind == TransportKind::Exec && self.server_cmd.is_some() => {
-                TargetSpec::External {
-                    endpoint: Endpoint::Tcp("127.0.0.1:0".into()),
-                }
-            }
-            None if kind == TransportKind::Exec => TargetSpec::None,
+            None if about.own_program && self.server_cmd.is_some() => TargetSpec::External {
+                endpoint: Endpoint::Tcp("127.0.0.1:0".into()),
+            },
+            None if about.own_program => TargetSpec::None,
             None => TargetSpec::Embedded {
-                arch: (kind == TransportKind::Msgr).then_some(arch),
+                arch: about.arch.then_some(arch),
                 cpus: placement
                     .server_cpus
                     .clone()
                     .expect("embedded server has CPUs"),
                 poll,
-                listen: self.listen.clone().unwrap_or_else(|| match kind {
-                    TransportKind::Shm => Endpoint::Unix(
-                        limits::shm_default_socket_path(0)
-                            .with_file_name("wirebench-shm-<server-pid>.sock"),
-                    ),
-                    TransportKind::Msgr
-                    | TransportKind::S3
-                    | TransportKind::Redis
-                    | TransportKind::Memcached
-                    | TransportKind::Http
-                    | TransportKind::Grpc
-                    | TransportKind::Exec => Endpoint::Tcp("127.0.0.1:0".into()),
-                }),
+                listen: self
+                    .listen
+                    .clone()
+                    .or_else(|| about.embedded.map(|listen| listen()))
+                    .unwrap_or_else(crate::transport::loopback),
             },
         };
-        let spin = matches!(&transport, TransportSpec::Shm(s) if s.wait == Wait::Spin && s.channel == Channel::Shm);
+        let spin = transport.describe().spins();
         let spec = RunSpec {
             target,
             clients,
@@ -1144,20 +1062,8 @@ impl RunRequest {
                 "every agent's weight is at least 1; leave an agent out instead",
             ));
         }
-        match kind {
-            TransportKind::Shm => {
-                return Err(invalid(
-                    "--agents",
-                    "shared memory is reached from its own host only: drop --agents",
-                ));
-            }
-            TransportKind::Exec => {
-                return Err(invalid(
-                    "--agents",
-                    "an exec run's program makes its own load: drop --agents",
-                ));
-            }
-            _ => {}
+        if let Some(why) = kind.about().no_agents {
+            return Err(invalid("--agents", why));
         }
         if self.target.is_none() {
             return Err(flag(
@@ -1240,20 +1146,8 @@ impl RunRequest {
             ));
         };
         let all: Vec<&Endpoint> = std::iter::once(first).chain(&self.also_target).collect();
-        match kind {
-            TransportKind::Shm => {
-                return Err(invalid(
-                    "--target",
-                    "a shared-memory run reaches one server: give one endpoint",
-                ));
-            }
-            TransportKind::Exec => {
-                return Err(invalid(
-                    "--target",
-                    "an exec run's program makes its own load: give one endpoint",
-                ));
-            }
-            _ => {}
+        if let Some(why) = kind.about().one_endpoint {
+            return Err(invalid("--target", why));
         }
         if all.len() > MAX_ENDPOINTS {
             return Err(value(
@@ -1326,7 +1220,7 @@ impl RunRequest {
     }
 
     /// Whether a server is observed (its cpuset may then be given).
-    fn observing(&self) -> bool {
+    pub(crate) fn observing(&self) -> bool {
         !self.server_pid.is_empty() || self.server_cgroup.is_some() || self.server_cmd.is_some()
     }
 
@@ -1355,7 +1249,7 @@ impl RunRequest {
         }
         self.server_env.check("--server-env")?;
         if !self.server_env.is_empty()
-            && (self.target.is_some() || self.transport_kind() == TransportKind::Exec)
+            && (self.target.is_some() || self.transport_kind().about().own_program)
             && self.server_cmd.is_none()
         {
             return Err(flag(
@@ -1376,7 +1270,7 @@ impl RunRequest {
         let Some(&first) = given.first() else {
             return Ok(None);
         };
-        let exec = self.transport_kind() == TransportKind::Exec;
+        let exec = self.transport_kind().about().own_program;
         if self.target.is_none() && !exec {
             return Err(flag(
                 first,
@@ -1446,7 +1340,7 @@ impl RunRequest {
     }
 
     /// The mode a transport reads from `--mode`, or its first mode.
-    fn mode_of<M: std::str::FromStr + Copy + std::fmt::Display>(
+    pub(crate) fn mode_of<M: std::str::FromStr + Copy + std::fmt::Display>(
         &self,
         all: &[M],
         kind: TransportKind,
@@ -1467,621 +1361,8 @@ impl RunRequest {
         })
     }
 
-    /// Refuses the flags of S3 and of `others` for a transport that is not theirs.
-    fn refuse_s3_flags(&self) -> Result<(), SpecError> {
-        let s3_flags = [
-            ("--workload", self.workload.is_some()),
-            ("--mix", self.mix.is_some()),
-            ("--objects", self.objects.is_some()),
-            ("--url-style", self.url_style.is_some()),
-            ("--sign", self.sign.is_some()),
-            ("--region", self.region.is_some()),
-            ("--multipart-threshold", self.multipart_threshold.is_some()),
-            ("--part-size", self.part_size.is_some()),
-            ("--put-parts", self.put_parts.is_some()),
-            ("--get-parts", self.get_parts.is_some()),
-            ("--keep", self.keep == Some(true)),
-            ("--create-bucket", self.create_bucket == Some(true)),
-            ("--ca-file", self.ca_file.is_some()),
-        ];
-        if let Some((f, _)) = s3_flags.iter().find(|(_, set)| *set) {
-            return Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::S3,
-            });
-        }
-        if let Some(t @ Endpoint::S3 { .. }) = &self.target {
-            return Err(value("--target", t, "an S3 endpoint; add --transport s3"));
-        }
-        if let Some(SizeSpec::List(_) | SizeSpec::Range { .. }) = &self.size {
-            let s = self.size.as_ref().expect("matched");
-            return Err(value(
-                "--size",
-                s,
-                "a list or a range of sizes applies to --transport s3 only",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Refuses the flags of the HTTP and gRPC transports.
-    fn refuse_http_flags(&self) -> Result<(), SpecError> {
-        self.refuse_grpc_flags()?;
-        let http_flags = [
-            ("--http", self.http.is_some()),
-            ("--header", !self.header.is_empty()),
-            ("--churn", self.churn == Some(true)),
-        ];
-        match http_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::Http,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// Refuses the flags of the gRPC transport.
-    fn refuse_grpc_flags(&self) -> Result<(), SpecError> {
-        let grpc_flags = [
-            ("--call", self.call.is_some()),
-            ("--data", self.data.is_some()),
-            ("--proto-set", self.proto_set.is_some()),
-        ];
-        match grpc_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::Grpc,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// The flags that neither HTTP nor gRPC take.
-    fn refuse_not_http(&self, kind: TransportKind) -> Result<(), SpecError> {
-        self.refuse_kv_only_flags()?;
-        if kind == TransportKind::Grpc {
-            self.refuse_kv_flags()?;
-        }
-        let not_http = [
-            ("--arch", self.arch.is_some()),
-            ("--listen", self.listen.is_some()),
-            (
-                "--server-cpus",
-                self.server_cpus.is_some() && !self.observing(),
-            ),
-            ("--max-frame", self.max_frame.is_some()),
-            ("--response-size", self.response_size.is_some()),
-            ("--wait", self.wait.is_some()),
-            ("--clients-as", self.clients_as.is_some()),
-            ("--channel", self.channel.is_some()),
-            ("--ring-size", self.ring_size.is_some()),
-            ("--workload", self.workload.is_some()),
-            ("--mix", self.mix.is_some()),
-            ("--objects", self.objects.is_some()),
-            ("--url-style", self.url_style.is_some()),
-            ("--sign", self.sign.is_some()),
-            ("--region", self.region.is_some()),
-            ("--multipart-threshold", self.multipart_threshold.is_some()),
-            ("--part-size", self.part_size.is_some()),
-            ("--put-parts", self.put_parts.is_some()),
-            ("--get-parts", self.get_parts.is_some()),
-            ("--keep", self.keep == Some(true)),
-            ("--create-bucket", self.create_bucket == Some(true)),
-            ("--verify", self.verify == Some(true)),
-        ];
-        match not_http.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(flag(f, format!("does not apply to --transport {kind}"))),
-            None => Ok(()),
-        }
-    }
-
-    /// `--depth` as HTTP/2 streams per connection: within bounds, and,
-    /// with the connections, within the run's connection limit.
-    fn check_streams(&self) -> Result<(), SpecError> {
-        if let Some(d) = self.depth.filter(|d| *d > MAX_HTTP2_STREAMS) {
-            return Err(range("--depth", d, 1, MAX_HTTP2_STREAMS));
-        }
-        let streams = self.depth.unwrap_or(1);
-        let conns = self.clients.unwrap_or(1) * self.conns_per_client.unwrap_or(1);
-        if conns.saturating_mul(streams) > MAX_CONNECTIONS {
-            return Err(value(
-                "--depth",
-                streams,
-                format!(
-                    "--clients x --conns-per-client x --depth (HTTP/2 streams) at most {MAX_CONNECTIONS}"
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// The settings of the gRPC transport.
-    fn grpc(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_not_http(TransportKind::Grpc)?;
-        let http_only = [
-            ("--http", self.http.is_some()),
-            ("--churn", self.churn == Some(true)),
-            ("--mode", self.mode.is_some()),
-            ("--size", self.size.is_some()),
-        ];
-        if let Some((f, _)) = http_only.iter().find(|(_, set)| *set) {
-            return Err(flag(
-                f,
-                "does not apply to --transport grpc (the request is --data, the method --call)",
-            ));
-        }
-        let tls = match &self.target {
-            Some(Endpoint::Grpc { tls, .. }) => *tls,
-            None => {
-                return Err(flag(
-                    "--target",
-                    "--transport grpc has no embedded server: give the server's address, e.g. --target grpc://127.0.0.1:50051",
-                ));
-            }
-            Some(t) => {
-                return Err(value(
-                    "--target",
-                    t,
-                    "a gRPC target is written grpc://HOST:PORT or grpcs://HOST:PORT",
-                ));
-            }
-        };
-        if self.ca_file.is_some() && !tls {
-            return Err(flag("--ca-file", "applies to a grpcs:// target"));
-        }
-        let Some(call) = &self.call else {
-            return Err(flag(
-                "--call",
-                "--transport grpc needs the method, e.g. --call helloworld.Greeter/SayHello",
-            ));
-        };
-        let ident =
-            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        let ok = call
-            .split_once('/')
-            .is_some_and(|(svc, m)| svc.split('.').all(ident) && ident(m));
-        if !ok {
-            return Err(value("--call", call, "a method is package.Service/Method"));
-        }
-        let data = self.data.clone().unwrap_or_else(|| "{}".into());
-        if data.len() > 4 << 20 {
-            return Err(value(
-                "--data",
-                format!("{} bytes", data.len()),
-                "at most 4MiB of JSON",
-            ));
-        }
-        if serde_json::from_str::<serde_json::Value>(&data).map_or(true, |v| !v.is_object()) {
-            return Err(value(
-                "--data",
-                &data,
-                "a request message is a JSON object, e.g. '{\"name\": \"x\"}'",
-            ));
-        }
-        self.check_streams()?;
-        for h in &self.header {
-            check_header(h).map_err(|why| value("--header", h, why))?;
-        }
-        Ok(TransportSpec::Grpc(GrpcSpec {
-            call: call.clone(),
-            data,
-            proto_set: self.proto_set.clone(),
-            headers: self.header.clone(),
-            ca_file: self.ca_file.clone(),
-        }))
-    }
-
-    /// The settings of the HTTP transport.
-    fn http(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_grpc_flags()?;
-        self.refuse_not_http(TransportKind::Http)?;
-        let tls = match &self.target {
-            Some(Endpoint::Http { tls, .. }) => *tls,
-            None => {
-                return Err(flag(
-                    "--target",
-                    "--transport http has no embedded server: give the server's URL, e.g. --target http://127.0.0.1:8080/index.html",
-                ));
-            }
-            Some(t) => {
-                return Err(value(
-                    "--target",
-                    t,
-                    "an HTTP target is written http://HOST[:PORT]/PATH or https://…",
-                ));
-            }
-        };
-        if self.ca_file.is_some() && !tls {
-            return Err(flag("--ca-file", "applies to an https:// target"));
-        }
-        let method = self.mode_of(&HttpMethod::ALL, TransportKind::Http)?;
-        let body_bytes = match (&self.size, method.has_body()) {
-            (None, false) => 0,
-            (Some(s), false) => {
-                return Err(value(
-                    "--size",
-                    s,
-                    "a GET has no body; --size is the body of --mode post or put",
-                ));
-            }
-            (_, true) => self.fixed_size(1024)?,
-        };
-        let version = self.http.unwrap_or(HttpVersion::H1);
-        let churn = self.churn == Some(true);
-        match self.depth {
-            Some(d) if d > 1 && churn => {
-                return Err(invalid(
-                    "--depth",
-                    "--churn opens a connection for each request, one at a time: add connections with --conns-per-client",
-                ));
-            }
-            Some(d) if d > 1 && version == HttpVersion::H1 => {
-                return Err(invalid(
-                    "--depth",
-                    "an HTTP/1.1 connection has one request outstanding (no pipelining): add connections with --conns-per-client, or use --http 2 for streams",
-                ));
-            }
-            _ => {}
-        }
-        self.check_streams()?;
-        for h in &self.header {
-            check_header(h).map_err(|why| value("--header", h, why))?;
-        }
-        let templated = matches!(&self.target, Some(Endpoint::Http { path, .. }) if path.contains(KEY_PLACEHOLDER));
-        let keys = match (templated, self.keys) {
-            (false, None) if self.key_dist.is_none() => None,
-            (false, _) => {
-                return Err(flag(
-                    if self.keys.is_some() {
-                        "--keys"
-                    } else {
-                        "--key-dist"
-                    },
-                    "needs {key} in the target's path, e.g. http://HOST:PORT/objects/{key}",
-                ));
-            }
-            (true, k) => {
-                let k = k.unwrap_or(10_000);
-                if !(1..=MAX_KV_KEYS).contains(&k) {
-                    return Err(range("--keys", k, 1, MAX_KV_KEYS));
-                }
-                Some(k)
-            }
-        };
-        Ok(TransportSpec::Http(HttpSpec {
-            keys,
-            key_dist: self.key_dist.unwrap_or(KeyDist::Uniform),
-            method,
-            version,
-            body_bytes,
-            headers: self.header.clone(),
-            churn,
-            ca_file: self.ca_file.clone(),
-        }))
-    }
-
-    /// Refuses the flags of the key-value transports (redis, memcached).
-    fn refuse_kv_flags(&self) -> Result<(), SpecError> {
-        self.refuse_kv_only_flags()?;
-        let key_flags = [
-            ("--keys", self.keys.is_some()),
-            ("--key-dist", self.key_dist.is_some()),
-        ];
-        match key_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(flag(
-                f,
-                "applies to redis, memcached, s3 (--key-dist) and http with {key} in the target's path",
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// Refuses the flags only the key-value transports take.
-    fn refuse_kv_only_flags(&self) -> Result<(), SpecError> {
-        let kv_flags = [
-            ("--protocol", self.protocol.is_some()),
-            ("--ratio", self.ratio.is_some()),
-        ];
-        match kv_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::Redis,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// The settings of a key-value transport (redis, memcached).
-    fn kv(&self, kind: TransportKind) -> Result<TransportSpec, SpecError> {
-        self.refuse_http_flags()?;
-        let redis = kind == TransportKind::Redis;
-        let not_kv = [
-            ("--arch", self.arch.is_some()),
-            ("--listen", self.listen.is_some()),
-            (
-                "--server-cpus",
-                self.server_cpus.is_some() && !self.observing(),
-            ),
-            ("--max-frame", self.max_frame.is_some()),
-            ("--response-size", self.response_size.is_some()),
-            ("--wait", self.wait.is_some()),
-            ("--clients-as", self.clients_as.is_some()),
-            ("--channel", self.channel.is_some()),
-            ("--ring-size", self.ring_size.is_some()),
-            ("--workload", self.workload.is_some()),
-            ("--mix", self.mix.is_some()),
-            ("--objects", self.objects.is_some()),
-            ("--url-style", self.url_style.is_some()),
-            ("--sign", self.sign.is_some()),
-            ("--region", self.region.is_some()),
-            ("--multipart-threshold", self.multipart_threshold.is_some()),
-            ("--part-size", self.part_size.is_some()),
-            ("--put-parts", self.put_parts.is_some()),
-            ("--get-parts", self.get_parts.is_some()),
-            ("--keep", self.keep == Some(true)),
-            ("--create-bucket", self.create_bucket == Some(true)),
-            ("--ca-file", self.ca_file.is_some()),
-        ];
-        if let Some((f, _)) = not_kv.iter().find(|(_, set)| *set) {
-            return Err(flag(f, format!("does not apply to --transport {kind}")));
-        }
-        let example = if redis {
-            "redis://127.0.0.1:6379"
-        } else {
-            "memcached://127.0.0.1:11211"
-        };
-        match &self.target {
-            Some(Endpoint::Redis { .. }) if redis => {}
-            Some(Endpoint::Memcached { .. }) if !redis => {}
-            None => {
-                return Err(flag(
-                    "--target",
-                    format!(
-                        "--transport {kind} has no embedded server: give the server's address, e.g. --target {example}"
-                    ),
-                ));
-            }
-            Some(t) => {
-                return Err(value(
-                    "--target",
-                    t,
-                    format!("a {kind} target is written {example}"),
-                ));
-            }
-        }
-        let mode = self.mode_of(&KvMode::ALL, kind)?;
-        let protocol = match (redis, self.protocol) {
-            (true, None) => KvProtocol::Resp2,
-            (false, None) => KvProtocol::Text,
-            (true, Some(p @ (KvProtocol::Resp2 | KvProtocol::Resp3)))
-            | (false, Some(p @ (KvProtocol::Text | KvProtocol::Meta))) => p,
-            (_, Some(p)) => {
-                return Err(value(
-                    "--protocol",
-                    p,
-                    if redis {
-                        "redis speaks resp2 or resp3"
-                    } else {
-                        "memcached speaks text or meta"
-                    },
-                ));
-            }
-        };
-        if self.ratio.is_some() && mode != KvMode::Mixed {
-            return Err(flag("--ratio", "applies to --mode mixed"));
-        }
-        let keys = self.keys.unwrap_or(10_000);
-        if !(1..=MAX_KV_KEYS).contains(&keys) {
-            return Err(range("--keys", keys, 1, MAX_KV_KEYS));
-        }
-        let sizes = self.size.clone().unwrap_or(SizeSpec::Fixed(64));
-        let max = if redis { 512 << 20 } else { 1 << 20 };
-        let smallest = match &sizes {
-            SizeSpec::Fixed(n) => *n,
-            SizeSpec::List(v) => v.iter().copied().min().unwrap_or(0),
-            SizeSpec::Range { min, .. } => *min,
-        };
-        if smallest == 0 || sizes.max() > max {
-            return Err(value(
-                "--size",
-                &sizes,
-                if redis {
-                    "values of 1 byte to 512MiB (Redis's limit)"
-                } else {
-                    "values of 1 byte to 1MiB (memcached's default item size)"
-                },
-            ));
-        }
-        let spec = KvSpec {
-            mode,
-            protocol,
-            ratio: self.ratio.unwrap_or(Ratio(1, 10)),
-            keys,
-            key_dist: self.key_dist.unwrap_or(KeyDist::Uniform),
-            sizes,
-            prefix: "wirebench:".into(),
-        };
-        Ok(if redis {
-            TransportSpec::Redis(spec)
-        } else {
-            TransportSpec::Memcached(spec)
-        })
-    }
-
-    fn refuse_shm_flags(&self) -> Result<(), SpecError> {
-        let shm_flags = [
-            ("--wait", self.wait.is_some()),
-            ("--clients-as", self.clients_as.is_some()),
-            ("--channel", self.channel.is_some()),
-            ("--ring-size", self.ring_size.is_some()),
-        ];
-        match shm_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::Shm,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// The msgr transport's settings.
-    /// The exec transport's settings: the program, its parser and its
-    /// environment; the other transports' flags are refused.
-    fn exec(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_shm_flags()?;
-        self.refuse_kv_flags()?;
-        self.refuse_http_flags()?;
-        self.refuse_s3_flags()?;
-        for (f, set, why) in [
-            (
-                "--mode",
-                self.mode.is_some(),
-                "the program has its own modes: put them in --client-cmd",
-            ),
-            (
-                "--arch",
-                self.arch.is_some(),
-                "applies to the embedded msgr server; exec starts --server-cmd",
-            ),
-            (
-                "--count",
-                self.count.is_some(),
-                "exec runs the program for --duration ({duration_s} in --client-cmd); it counts what it does itself",
-            ),
-            (
-                "--verify",
-                self.verify == Some(true),
-                "the program checks its own payloads, if it does",
-            ),
-            (
-                "--response-size",
-                self.response_size.is_some(),
-                "applies to msgr",
-            ),
-            (
-                "--listen",
-                self.listen.is_some(),
-                "applies to the embedded server",
-            ),
-            (
-                "--max-frame",
-                self.max_frame.is_some(),
-                "applies to the embedded msgr server",
-            ),
-            (
-                "--poll",
-                self.poll == Some(true),
-                "applies to wirebench's own client",
-            ),
-        ] {
-            if set {
-                return Err(flag(
-                    f,
-                    format!("does not apply to --transport exec: {why}"),
-                ));
-            }
-        }
-        let cmd = match &self.client_cmd {
-            Some(c) if !c.trim().is_empty() => c.clone(),
-            Some(_) => {
-                return Err(value(
-                    "--client-cmd",
-                    "''",
-                    "give the command that runs your benchmark",
-                ));
-            }
-            None => {
-                return Err(flag(
-                    "--client-cmd",
-                    "is needed with --transport exec: the command that runs your benchmark, e.g. 'sockperf ping-pong -i 127.0.0.1 -p {port} -t {duration_s}'",
-                ));
-            }
-        };
-        check_placeholders("--client-cmd", &cmd)?;
-        let parser = self.parser.clone().ok_or_else(|| {
-            flag(
-                "--parser",
-                format!(
-                    "is needed with --transport exec: what reads the program's output ({})",
-                    crate::spec::Parser::NAMES.join(", ")
-                ),
-            )
-        })?;
-        self.client_env.check("--client-env")?;
-        let size_bytes = match &self.size {
-            None => None,
-            Some(_) => Some(self.fixed_size(0)?),
-        };
-        let uses =
-            |p: &str| cmd.contains(p) || self.server_cmd.as_ref().is_some_and(|c| c.contains(p));
-        if uses("{size}") && size_bytes.is_none() {
-            return Err(flag("--size", "is needed: {size} is in a command"));
-        }
-        if uses("{rate}") && self.rate.is_none() {
-            return Err(flag("--rate", "is needed: {rate} is in a command"));
-        }
-        Ok(TransportSpec::Exec(crate::spec::ExecSpec {
-            client_cmd: cmd,
-            parser,
-            client_env: self.client_env.0.clone(),
-            size_bytes,
-        }))
-    }
-
-    fn msgr(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_shm_flags()?;
-        self.refuse_kv_flags()?;
-        self.refuse_http_flags()?;
-        self.refuse_s3_flags()?;
-        let mode = self.mode_of(&MsgrMode::ALL, TransportKind::Msgr)?;
-        let size = self.fixed_size(64)?;
-        if self.response_size.is_some() && !mode.has_response() {
-            return Err(flag(
-                "--response-size",
-                format!("applies to --mode echo and rr only, not {mode}"),
-            ));
-        }
-        let response = self.response_size.map_or(size, |b| b.0);
-        if response == 0 || response > u64::from(u32::MAX) {
-            return Err(range("--response-size", response, "1 byte", "4GiB-1"));
-        }
-        let max_frame = self
-            .max_frame
-            .map_or(limits::MSGR_DEFAULT_MAX_FRAME, |b| b.0);
-        if max_frame == 0 || max_frame > u64::from(u32::MAX) {
-            return Err(range("--max-frame", max_frame, "1 byte", "4GiB-1"));
-        }
-        if self.target.is_none()
-            && mode != MsgrMode::Rr
-            && (size > max_frame || response > max_frame)
-        {
-            return Err(value(
-                "--size",
-                format!("{size} / --response-size {response}"),
-                format!("above --max-frame {max_frame}; raise --max-frame or lower the size"),
-            ));
-        }
-        match &self.target {
-            None | Some(Endpoint::Tcp(_) | Endpoint::Unix(_)) => {}
-            Some(t) => {
-                return Err(value(
-                    "--target",
-                    t,
-                    "a msgr target is tcp://HOST:PORT or unix:PATH",
-                ));
-            }
-        }
-        Ok(TransportSpec::Msgr(MsgrSpec {
-            mode,
-            size_bytes: size,
-            response_size_bytes: if mode.has_response() { response } else { 0 },
-            max_frame_bytes: max_frame,
-        }))
-    }
-
     /// `--size` as one size (msgr, shm), between 1 byte and 4GiB-1.
-    fn fixed_size(&self, default: u64) -> Result<u64, SpecError> {
+    pub(crate) fn fixed_size(&self, default: u64) -> Result<u64, SpecError> {
         let size = match &self.size {
             None => default,
             Some(SizeSpec::Fixed(n)) => *n,
@@ -2097,251 +1378,6 @@ impl RunRequest {
             return Err(range("--size", size, "1 byte", "4GiB-1"));
         }
         Ok(size)
-    }
-
-    /// The shm transport's settings.
-    fn shm(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_s3_flags()?;
-        self.refuse_kv_flags()?;
-        self.refuse_http_flags()?;
-        let msgr_flags = [
-            ("--arch", self.arch.is_some()),
-            ("--poll", self.poll == Some(true)),
-            ("--max-frame", self.max_frame.is_some()),
-            ("--response-size", self.response_size.is_some()),
-        ];
-        if let Some((f, _)) = msgr_flags.iter().find(|(_, set)| *set) {
-            return Err(flag(
-                f,
-                "applies to --transport msgr only (shm echoes the request's size; --wait spin is its poll mode)",
-            ));
-        }
-        let mode = self.mode_of(&ShmMode::ALL, TransportKind::Shm)?;
-        let size = self.fixed_size(64)?;
-        if let Some(t @ (Endpoint::Tcp(_) | Endpoint::S3 { .. })) = &self.target {
-            return Err(value(
-                "--target",
-                t,
-                "a shm server listens on a Unix socket: --target unix:PATH",
-            ));
-        }
-        if let Some(l @ (Endpoint::Tcp(_) | Endpoint::S3 { .. })) = &self.listen {
-            return Err(value(
-                "--listen",
-                l,
-                "a shm server listens on a Unix socket: --listen unix:PATH",
-            ));
-        }
-        if mode == ShmMode::Sync && self.depth.is_some_and(|d| d != 1) {
-            return Err(invalid(
-                "--depth",
-                "--mode sync has one request outstanding: use --mode async for --depth above 1",
-            ));
-        }
-        if mode == ShmMode::Sync && self.rate.is_some() {
-            return Err(invalid(
-                "--rate",
-                "--mode sync sends when the response is back; use --mode async (or nores) for an open loop",
-            ));
-        }
-        let channel = self.channel.unwrap_or(Channel::Shm);
-        let ring = match self.ring_size {
-            Some(r) => r.0,
-            None => limits::shm_default_ring(size).map_err(|e| value("--size", size, e))?,
-        };
-        if channel == Channel::Shm {
-            limits::shm_check_ring(ring, size)
-                .map_err(|e| invalid("--ring-size", format!("{e} (--size {size})")))?;
-        } else if self.ring_size.is_some() {
-            return Err(flag("--ring-size", "applies to --channel shm only"));
-        } else if size > limits::SHM_MAX_FD_MESSAGE {
-            return Err(value(
-                "--size",
-                size,
-                format!(
-                    "above {} bytes, the largest message over --channel {channel}",
-                    limits::SHM_MAX_FD_MESSAGE
-                ),
-            ));
-        }
-        if channel != Channel::Shm && self.wait.is_some() {
-            return Err(flag(
-                "--wait",
-                format!("applies to --channel shm only: the kernel does the waiting on {channel}"),
-            ));
-        }
-        Ok(TransportSpec::Shm(ShmSpec {
-            mode,
-            size_bytes: size,
-            wait: self.wait.unwrap_or(Wait::Adaptive),
-            channel,
-            clients_as: self.clients_as.unwrap_or(ClientsAs::Threads),
-            ring_bytes: ring,
-        }))
-    }
-
-    /// The S3 transport's settings. `signed` says whether requests will be
-    /// signed as far as the request knows (embedded server: always; an
-    /// external one: the runner sets it once it has the credentials).
-    fn s3(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_kv_only_flags()?;
-        self.refuse_http_flags()?;
-        if self.keys.is_some() {
-            return Err(flag(
-                "--keys",
-                "for --transport s3, the objects are --objects",
-            ));
-        }
-        let key_dist = self.key_dist.unwrap_or(KeyDist::Uniform);
-        if key_dist != KeyDist::Uniform
-            && !matches!(
-                self.workload,
-                None | Some(S3Workload::Get | S3Workload::Head | S3Workload::Put)
-            )
-        {
-            return Err(flag(
-                "--key-dist",
-                "applies to --workload get, head and put (mixed spreads each connection's own objects; delete takes each once)",
-            ));
-        }
-        if let Some(m) = &self.mode {
-            return Err(value(
-                "--mode",
-                m,
-                "an S3 run takes --workload get|put|head|delete|list|mixed",
-            ));
-        }
-        let not_s3 = [
-            ("--arch", self.arch.is_some()),
-            ("--poll", self.poll == Some(true)),
-            ("--max-frame", self.max_frame.is_some()),
-            ("--response-size", self.response_size.is_some()),
-            ("--wait", self.wait.is_some()),
-            ("--clients-as", self.clients_as.is_some()),
-            ("--channel", self.channel.is_some()),
-            ("--ring-size", self.ring_size.is_some()),
-        ];
-        if let Some((f, _)) = not_s3.iter().find(|(_, set)| *set) {
-            return Err(flag(f, "does not apply to --transport s3"));
-        }
-        if self.depth.is_some_and(|d| d != 1) {
-            return Err(invalid(
-                "--depth",
-                "an S3 connection has one request outstanding (HTTP/1.1); add connections with --clients or --conns-per-client",
-            ));
-        }
-        match &self.target {
-            None | Some(Endpoint::S3 { .. }) => {}
-            Some(t) => {
-                return Err(value(
-                    "--target",
-                    t,
-                    "an S3 target is s3://HOST:PORT/BUCKET",
-                ));
-            }
-        }
-        if self.url_style == Some(UrlStyle::Virtual) && self.target.is_none() {
-            return Err(flag(
-                "--url-style",
-                "virtual needs a host name: the embedded server listens on an IP address; use --target s3://localhost:PORT/BUCKET with `serve --transport s3 --domain localhost`",
-            ));
-        }
-        if let Some(l @ (Endpoint::Unix(_) | Endpoint::S3 { .. })) = &self.listen {
-            return Err(value(
-                "--listen",
-                l,
-                "the fake S3 server listens on tcp://HOST:PORT",
-            ));
-        }
-        let workload = self.workload.unwrap_or(S3Workload::Get);
-        let mix = match (workload, &self.mix) {
-            (S3Workload::Mixed, None) => Mix::default_mix().0,
-            (S3Workload::Mixed, Some(m)) => m.0.clone(),
-            (_, Some(_)) => return Err(flag("--mix", "applies to --workload mixed only")),
-            (_, None) => Vec::new(),
-        };
-        let objects = self.objects.unwrap_or(100);
-        if !(1..=limits::S3_MAX_OBJECTS).contains(&objects) {
-            return Err(range("--objects", objects, 1, limits::S3_MAX_OBJECTS));
-        }
-        let connections = (self.clients.unwrap_or(1) * self.conns_per_client.unwrap_or(1)) as u64;
-        if workload == S3Workload::Mixed && objects < connections {
-            return Err(value(
-                "--objects",
-                objects,
-                format!(
-                    "the mixed workload gives each connection objects of its own (so that no connection reads what another deletes): at least one per connection, {connections}"
-                ),
-            ));
-        }
-        let sizes = self.size.clone().unwrap_or(SizeSpec::Fixed(4096));
-        let threshold = self.multipart_threshold.map_or(64 << 20, |b| b.0);
-        let part = self.part_size.map_or(16 << 20, |b| b.0);
-        if part < limits::S3_MIN_PART {
-            return Err(value(
-                "--part-size",
-                part,
-                "S3 parts are at least 5MiB (all but the last)",
-            ));
-        }
-        let parts = sizes.max().div_ceil(part);
-        if sizes.max() > threshold && parts > limits::S3_MAX_PARTS {
-            return Err(value(
-                "--size",
-                &sizes,
-                format!(
-                    "{parts} parts of --part-size {part}, above S3's limit of {}; raise --part-size",
-                    limits::S3_MAX_PARTS
-                ),
-            ));
-        }
-        if threshold > 5 << 30 {
-            return Err(value(
-                "--multipart-threshold",
-                threshold,
-                "S3 takes single PUTs of at most 5GiB",
-            ));
-        }
-        for (name, n) in [
-            ("--put-parts", self.put_parts),
-            ("--get-parts", self.get_parts),
-        ] {
-            if let Some(n) = n.filter(|n| !(1..=64).contains(n)) {
-                return Err(range(name, n, 1, 64));
-            }
-        }
-        if let Some(ca) = &self.ca_file {
-            if !matches!(self.target, Some(Endpoint::S3 { tls: true, .. })) {
-                return Err(flag("--ca-file", "applies to s3s:// (TLS) targets"));
-            }
-            if !ca.is_file() {
-                return Err(value("--ca-file", ca.display(), "no such file"));
-            }
-        }
-        Ok(TransportSpec::S3(S3Spec {
-            workload,
-            mix,
-            objects,
-            sizes,
-            style: self.url_style.unwrap_or(UrlStyle::Path),
-            sign: self.sign.unwrap_or(S3Sign::Header),
-            region: self.region.clone().unwrap_or_else(|| "us-east-1".into()),
-            multipart_threshold: threshold,
-            part_size: part,
-            put_parts: self.put_parts.unwrap_or(1),
-            get_parts: self.get_parts.unwrap_or(1),
-            keep: self.keep.unwrap_or(false),
-            signed: self.target.is_none(),
-            key_dist,
-            prefix: format!(
-                "wirebench/{:x}-{}/",
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_millis(),
-                std::process::id()
-            ),
-        }))
     }
 
     /// Where client and server run: the cpusets given, or the usable CPUs
@@ -2375,7 +1411,7 @@ impl RunRequest {
             .ok()
         };
         // exec's server, if any, is the user's: placed like an external one.
-        let external = self.target.is_some() || self.transport_kind() == TransportKind::Exec;
+        let external = self.target.is_some() || self.transport_kind().about().own_program;
         let (client_cpus, server_cpus) = match external {
             // An observed server with the cpuset it was given: the client
             // keeps off it unless told otherwise.
@@ -2441,7 +1477,7 @@ impl RunRequest {
 }
 
 /// The length of a phase in ns, at most [`MAX_PHASE`].
-fn phase_ns(name: &'static str, d: Duration) -> Result<u64, SpecError> {
+pub(crate) fn phase_ns(name: &'static str, d: Duration) -> Result<u64, SpecError> {
     if d > MAX_PHASE {
         return Err(value(
             name,
@@ -2453,7 +1489,7 @@ fn phase_ns(name: &'static str, d: Duration) -> Result<u64, SpecError> {
 }
 
 /// A file's directory must exist (checked before any load).
-fn parent_exists(name: &'static str, f: &Path) -> Result<(), SpecError> {
+pub(crate) fn parent_exists(name: &'static str, f: &Path) -> Result<(), SpecError> {
     let parent = f
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -2490,6 +1526,7 @@ pub fn check_cpus(name: &'static str, list: &CpuList, topo: &Topology) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::{MsgrMode, ShmMode};
 
     fn two_cpus() -> Topology {
         Topology::with_cpus(CpuList::parse("0-1").unwrap())

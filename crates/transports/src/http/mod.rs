@@ -29,7 +29,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use wirebench_core::request::KEY_PLACEHOLDER;
+use wirebench_core::transport::http::KEY_PLACEHOLDER;
 use wirebench_core::spec::{Endpoint, HttpMethod, HttpSpec, HttpVersion, KeyDist};
 use wirebench_core::units::Dur;
 use wirebench_load::calls::{CallConn, CallOutcome, CallTransport};

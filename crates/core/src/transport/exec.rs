@@ -1,0 +1,369 @@
+//! exec: the user's own benchmark program, run from a command template,
+//! its output read by a parser.
+
+use crate::request::*;
+use crate::spec::*;
+use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+/// The parser of an exec run's output (`--parser`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Parser {
+    /// perf-crimson-msgr and perf-async-msgr: per-second lines and the
+    /// `all(depth=N):` block.
+    CrimsonMsgr,
+    /// Tsurugi's reqres_loop: one CSV line.
+    TateyamaReqres,
+    /// Tsurugi's data_channel_write: one CSV line.
+    TateyamaDatachannel,
+    /// fio `--output-format=json+` (its latency bins become a histogram).
+    FioJson,
+    /// sockperf ping-pong, under-load or throughput.
+    Sockperf,
+    /// redis-benchmark `--csv`.
+    RedisBenchmark,
+    /// A JSON document: metric name -> JSON pointer
+    /// (`json:ops_per_s=/a/b,p99_us=/c`).
+    Json(Vec<(String, String)>),
+    /// A regular expression whose named groups are metric names
+    /// (`regex:(?P<ops_per_s>[0-9.]+) ops/s`).
+    Regex(String),
+}
+
+/// The metrics a `json` or `regex` parser may fill: counters, rates, and
+/// latency statistics with their unit.
+pub const EXEC_METRICS: [&str; 7] = [
+    "ops",
+    "ops_per_s",
+    "seconds",
+    "errors",
+    "bytes_out",
+    "bytes_in",
+    "connect_s",
+];
+
+/// Latency statistics (`p99_us`, `mean_ms`: a statistic, `_`, a unit).
+pub const LATENCY_STATS: [&str; 8] = ["mean", "min", "p50", "p90", "p99", "p999", "p9999", "max"];
+
+/// The units of a latency metric, in ns.
+pub const LATENCY_UNITS: [(&str, f64); 4] = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
+
+/// Whether `name` is a metric a `json` or `regex` parser may fill.
+pub fn is_exec_metric(name: &str) -> bool {
+    EXEC_METRICS.contains(&name)
+        || name.rsplit_once('_').is_some_and(|(stat, unit)| {
+            LATENCY_STATS.contains(&stat) && LATENCY_UNITS.iter().any(|(u, _)| *u == unit)
+        })
+}
+
+impl Parser {
+    /// The parsers, as `--parser` names them.
+    pub const NAMES: [&'static str; 8] = [
+        "crimson-msgr",
+        "tateyama-reqres",
+        "tateyama-datachannel",
+        "fio-json",
+        "sockperf",
+        "redis-benchmark",
+        "json:NAME=POINTER,...",
+        "regex:PATTERN",
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Parser::CrimsonMsgr => "crimson-msgr",
+            Parser::TateyamaReqres => "tateyama-reqres",
+            Parser::TateyamaDatachannel => "tateyama-datachannel",
+            Parser::FioJson => "fio-json",
+            Parser::Sockperf => "sockperf",
+            Parser::RedisBenchmark => "redis-benchmark",
+            Parser::Json(_) => "json",
+            Parser::Regex(_) => "regex",
+        }
+    }
+}
+
+impl fmt::Display for Parser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Parser::Json(map) => {
+                let m: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                write!(f, "json:{}", m.join(","))
+            }
+            Parser::Regex(r) => write!(f, "regex:{r}"),
+            p => f.write_str(p.name()),
+        }
+    }
+}
+
+impl FromStr for Parser {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Parser, String> {
+        let (name, arg) = match s.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (s, None),
+        };
+        let plain = |p: Parser| match arg {
+            None => Ok(p),
+            Some(_) => Err(format!("{name} takes no argument")),
+        };
+        match name {
+            "crimson-msgr" => plain(Parser::CrimsonMsgr),
+            "tateyama-reqres" => plain(Parser::TateyamaReqres),
+            "tateyama-datachannel" => plain(Parser::TateyamaDatachannel),
+            "fio-json" => plain(Parser::FioJson),
+            "sockperf" => plain(Parser::Sockperf),
+            "redis-benchmark" => plain(Parser::RedisBenchmark),
+            "json" => {
+                let arg = arg.filter(|a| !a.is_empty()).ok_or(
+                    "json needs its metrics: json:ops_per_s=/jobs/0/iops,p99_us=/p99 (NAME=JSON pointer, comma-separated)",
+                )?;
+                let mut map = Vec::new();
+                for pair in arg.split(',') {
+                    let (k, v) = pair
+                        .split_once('=')
+                        .ok_or_else(|| format!("'{pair}' is not NAME=POINTER"))?;
+                    if !is_exec_metric(k) {
+                        return Err(format!("'{k}' is not a metric; use {}", metrics_help()));
+                    }
+                    if !(v.is_empty() || v.starts_with('/')) {
+                        return Err(format!("'{v}' is not a JSON pointer (they start with /)"));
+                    }
+                    map.push((k.to_string(), v.to_string()));
+                }
+                Ok(Parser::Json(map))
+            }
+            "regex" => {
+                let arg = arg.filter(|a| !a.is_empty()).ok_or(
+                    "regex needs a pattern whose named groups are metrics: regex:(?P<ops_per_s>[0-9.]+) ops/s",
+                )?;
+                let re = regex_lite::Regex::new(arg).map_err(|e| format!("not a regex: {e}"))?;
+                let names: Vec<&str> = re.capture_names().flatten().collect();
+                if names.is_empty() {
+                    return Err(format!(
+                        "the pattern has no named group; name each by its metric: {}",
+                        metrics_help()
+                    ));
+                }
+                if let Some(bad) = names.iter().find(|n| !is_exec_metric(n)) {
+                    return Err(format!(
+                        "group '{bad}' is not a metric; use {}",
+                        metrics_help()
+                    ));
+                }
+                Ok(Parser::Regex(arg.to_string()))
+            }
+            _ => Err(format!(
+                "'{s}' is not a parser: use one of {}",
+                Parser::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl From<Parser> for String {
+    fn from(p: Parser) -> String {
+        p.to_string()
+    }
+}
+
+impl TryFrom<String> for Parser {
+    type Error = String;
+    fn try_from(s: String) -> Result<Parser, String> {
+        s.parse()
+    }
+}
+
+/// An exec run: the user's program, run from a template, its output parsed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecSpec {
+    /// The command template (`--client-cmd`), run by `sh -c` with its
+    /// placeholders filled.
+    pub client_cmd: String,
+    pub parser: Parser,
+    /// Its environment besides wirebench's (`--client-env`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub client_env: BTreeMap<String, String>,
+    /// What `{size}` is (`--size`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+}
+
+impl ExecSpec {
+    /// The program's name (see [`program_of`]).
+    pub fn program(&self) -> String {
+        program_of(&self.client_cmd).unwrap_or_else(|| "exec".to_string())
+    }
+}
+
+/// The program a command line runs: its first word that is not an
+/// environment assignment, a wrapper (taskset, numactl, env, nice, timeout,
+/// chrt) or a wrapper's option or placeholder (`{server_cpus}`), without its
+/// directory. None: only wrappers.
+pub fn program_of(cmd: &str) -> Option<String> {
+    let mut words = cmd.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        if w.contains('=') && !w.starts_with('-') {
+            continue;
+        }
+        let base = w.rsplit('/').next().unwrap_or(w);
+        match base {
+            "taskset" | "numactl" | "chrt" => {
+                // Their options and cpu list come before the program.
+                while let Some(n) = words.peek() {
+                    if n.starts_with('-')
+                        || n.starts_with('{')
+                        || n.chars().all(|c| c.is_ascii_digit() || ",-:".contains(c))
+                    {
+                        words.next();
+                    } else {
+                        break;
+                    }
+                }
+            }
+            "env" | "nice" | "exec" | "stdbuf" => {}
+            "timeout" => {
+                words.next();
+            }
+            _ => return Some(base.to_string()),
+        }
+    }
+    None
+}
+
+impl RunRequest {
+    /// The exec transport's settings: the program, its parser and its
+    /// environment; the other transports' flags are refused.
+    pub(crate) fn exec(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_shm_flags()?;
+        self.refuse_kv_flags()?;
+        self.refuse_http_flags()?;
+        self.refuse_s3_flags()?;
+        for (f, set, why) in [
+            (
+                "--mode",
+                self.mode.is_some(),
+                "the program has its own modes: put them in --client-cmd",
+            ),
+            (
+                "--arch",
+                self.arch.is_some(),
+                "applies to the embedded msgr server; exec starts --server-cmd",
+            ),
+            (
+                "--count",
+                self.count.is_some(),
+                "exec runs the program for --duration ({duration_s} in --client-cmd); it counts what it does itself",
+            ),
+            (
+                "--verify",
+                self.verify == Some(true),
+                "the program checks its own payloads, if it does",
+            ),
+            (
+                "--response-size",
+                self.response_size.is_some(),
+                "applies to msgr",
+            ),
+            (
+                "--listen",
+                self.listen.is_some(),
+                "applies to the embedded server",
+            ),
+            (
+                "--max-frame",
+                self.max_frame.is_some(),
+                "applies to the embedded msgr server",
+            ),
+            (
+                "--poll",
+                self.poll == Some(true),
+                "applies to wirebench's own client",
+            ),
+        ] {
+            if set {
+                return Err(flag(
+                    f,
+                    format!("does not apply to --transport exec: {why}"),
+                ));
+            }
+        }
+        let cmd = match &self.client_cmd {
+            Some(c) if !c.trim().is_empty() => c.clone(),
+            Some(_) => {
+                return Err(value(
+                    "--client-cmd",
+                    "''",
+                    "give the command that runs your benchmark",
+                ));
+            }
+            None => {
+                return Err(flag(
+                    "--client-cmd",
+                    "is needed with --transport exec: the command that runs your benchmark, e.g. 'sockperf ping-pong -i 127.0.0.1 -p {port} -t {duration_s}'",
+                ));
+            }
+        };
+        check_placeholders("--client-cmd", &cmd)?;
+        let parser = self.parser.clone().ok_or_else(|| {
+            flag(
+                "--parser",
+                format!(
+                    "is needed with --transport exec: what reads the program's output ({})",
+                    crate::spec::Parser::NAMES.join(", ")
+                ),
+            )
+        })?;
+        self.client_env.check("--client-env")?;
+        let size_bytes = match &self.size {
+            None => None,
+            Some(_) => Some(self.fixed_size(0)?),
+        };
+        let uses =
+            |p: &str| cmd.contains(p) || self.server_cmd.as_ref().is_some_and(|c| c.contains(p));
+        if uses("{size}") && size_bytes.is_none() {
+            return Err(flag("--size", "is needed: {size} is in a command"));
+        }
+        if uses("{rate}") && self.rate.is_none() {
+            return Err(flag("--rate", "is needed: {rate} is in a command"));
+        }
+        Ok(TransportSpec::Exec(crate::spec::ExecSpec {
+            client_cmd: cmd,
+            parser,
+            client_env: self.client_env.0.clone(),
+            size_bytes,
+        }))
+    }
+}
+
+pub const ABOUT: About = About {
+    summary: "your own benchmark program (--client-cmd), its output read by --parser",
+    embedded: None,
+    arch: false,
+    no_agents: Some("an exec run's program makes its own load: drop --agents"),
+    one_endpoint: Some("an exec run's program makes its own load: give one endpoint"),
+    own_program: true,
+};
+
+pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+    req.exec()
+}
+
+impl Describe for ExecSpec {
+    fn mode_name(&self) -> String {
+        self.parser.name().to_string()
+    }
+    fn size_bytes(&self) -> u64 {
+        self.size_bytes.unwrap_or(0)
+    }
+    fn untraceable(&self) -> Option<&'static str> {
+        Some("an exec run's program measures itself: wirebench has no events of its operations")
+    }
+    fn label(&self, _: &TargetSpec) -> String {
+        format!("exec-{}", self.program())
+    }
+}

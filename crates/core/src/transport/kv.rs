@@ -1,0 +1,270 @@
+//! redis and memcached: key-value operations (get, set, incr, mixed) on
+//! keys picked by a distribution, with value sizes of one, a list or a range.
+
+use crate::request::*;
+use crate::spec::*;
+use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// What one operation of a key-value run is (`--mode` of redis and
+/// memcached).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KvMode {
+    Get,
+    Set,
+    /// Increments a counter (a key of its own per key number).
+    Incr,
+    /// SETs and GETs in the `--ratio` SET:GET.
+    Mixed,
+}
+
+impl KvMode {
+    pub const ALL: [KvMode; 4] = [KvMode::Get, KvMode::Set, KvMode::Incr, KvMode::Mixed];
+
+    /// Whether the mode reads keys (which a prepare phase then writes first).
+    pub fn reads(self) -> bool {
+        matches!(self, KvMode::Get | KvMode::Mixed)
+    }
+}
+
+text_enum!(KvMode, "get" => KvMode::Get, "set" => KvMode::Set, "incr" => KvMode::Incr, "mixed" => KvMode::Mixed);
+
+/// The wire protocol of a key-value run (`--protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KvProtocol {
+    /// Redis's RESP2, the default of every Redis server.
+    Resp2,
+    /// RESP3, asked with `HELLO 3` (Redis 6 and later).
+    Resp3,
+    /// memcached's text protocol (get, set, incr).
+    Text,
+    /// memcached's meta protocol (mg, ms, ma).
+    Meta,
+}
+
+text_enum!(KvProtocol, "resp2" => KvProtocol::Resp2, "resp3" => KvProtocol::Resp3, "text" => KvProtocol::Text, "meta" => KvProtocol::Meta);
+
+/// SETs to GETs of a mixed key-value run (`--ratio SET:GET`, as memtier
+/// writes it): `1:10` is one SET for every ten GETs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ratio(pub u32, pub u32);
+
+impl FromStr for Ratio {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Ratio, String> {
+        let bad = || format!("'{s}': a ratio is SET:GET, two whole numbers not both 0, e.g. 1:10");
+        let (a, b) = s.split_once(':').ok_or_else(bad)?;
+        let (a, b) = (
+            a.trim().parse::<u32>().map_err(|_| bad())?,
+            b.trim().parse::<u32>().map_err(|_| bad())?,
+        );
+        if a == 0 && b == 0 || a.checked_add(b).is_none() {
+            return Err(bad());
+        }
+        Ok(Ratio(a, b))
+    }
+}
+
+impl fmt::Display for Ratio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.0, self.1)
+    }
+}
+
+/// A key-value run (redis, memcached): which operations, on which keys,
+/// with which values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KvSpec {
+    pub mode: KvMode,
+    pub protocol: KvProtocol,
+    /// mixed: SETs and GETs in this proportion (memtier's `--ratio`).
+    pub ratio: Ratio,
+    /// Keys are `<prefix><number>`, numbers below `keys`.
+    pub keys: u64,
+    pub key_dist: KeyDist,
+    /// Value sizes: one, a list or a range; a key's size follows from its number.
+    pub sizes: SizeSpec,
+    pub prefix: String,
+}
+
+impl RunRequest {
+    /// Refuses the flags of the key-value transports (redis, memcached).
+    pub(crate) fn refuse_kv_flags(&self) -> Result<(), SpecError> {
+        self.refuse_kv_only_flags()?;
+        let key_flags = [
+            ("--keys", self.keys.is_some()),
+            ("--key-dist", self.key_dist.is_some()),
+        ];
+        match key_flags.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(flag(
+                f,
+                "applies to redis, memcached, s3 (--key-dist) and http with {key} in the target's path",
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses the flags only the key-value transports take.
+    pub(crate) fn refuse_kv_only_flags(&self) -> Result<(), SpecError> {
+        let kv_flags = [
+            ("--protocol", self.protocol.is_some()),
+            ("--ratio", self.ratio.is_some()),
+        ];
+        match kv_flags.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(SpecError::OtherTransport {
+                flag: f,
+                transport: TransportKind::Redis,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The settings of a key-value transport (redis, memcached).
+    pub(crate) fn kv(&self, kind: TransportKind) -> Result<TransportSpec, SpecError> {
+        self.refuse_http_flags()?;
+        let redis = kind == TransportKind::Redis;
+        let not_kv = [
+            ("--arch", self.arch.is_some()),
+            ("--listen", self.listen.is_some()),
+            (
+                "--server-cpus",
+                self.server_cpus.is_some() && !self.observing(),
+            ),
+            ("--max-frame", self.max_frame.is_some()),
+            ("--response-size", self.response_size.is_some()),
+            ("--wait", self.wait.is_some()),
+            ("--clients-as", self.clients_as.is_some()),
+            ("--channel", self.channel.is_some()),
+            ("--ring-size", self.ring_size.is_some()),
+            ("--workload", self.workload.is_some()),
+            ("--mix", self.mix.is_some()),
+            ("--objects", self.objects.is_some()),
+            ("--url-style", self.url_style.is_some()),
+            ("--sign", self.sign.is_some()),
+            ("--region", self.region.is_some()),
+            ("--multipart-threshold", self.multipart_threshold.is_some()),
+            ("--part-size", self.part_size.is_some()),
+            ("--put-parts", self.put_parts.is_some()),
+            ("--get-parts", self.get_parts.is_some()),
+            ("--keep", self.keep == Some(true)),
+            ("--create-bucket", self.create_bucket == Some(true)),
+            ("--ca-file", self.ca_file.is_some()),
+        ];
+        if let Some((f, _)) = not_kv.iter().find(|(_, set)| *set) {
+            return Err(flag(f, format!("does not apply to --transport {kind}")));
+        }
+        let example = if redis {
+            "redis://127.0.0.1:6379"
+        } else {
+            "memcached://127.0.0.1:11211"
+        };
+        match &self.target {
+            Some(Endpoint::Redis { .. }) if redis => {}
+            Some(Endpoint::Memcached { .. }) if !redis => {}
+            None => {
+                return Err(flag(
+                    "--target",
+                    format!(
+                        "--transport {kind} has no embedded server: give the server's address, e.g. --target {example}"
+                    ),
+                ));
+            }
+            Some(t) => {
+                return Err(value(
+                    "--target",
+                    t,
+                    format!("a {kind} target is written {example}"),
+                ));
+            }
+        }
+        let mode = self.mode_of(&KvMode::ALL, kind)?;
+        let protocol = match (redis, self.protocol) {
+            (true, None) => KvProtocol::Resp2,
+            (false, None) => KvProtocol::Text,
+            (true, Some(p @ (KvProtocol::Resp2 | KvProtocol::Resp3)))
+            | (false, Some(p @ (KvProtocol::Text | KvProtocol::Meta))) => p,
+            (_, Some(p)) => {
+                return Err(value(
+                    "--protocol",
+                    p,
+                    if redis {
+                        "redis speaks resp2 or resp3"
+                    } else {
+                        "memcached speaks text or meta"
+                    },
+                ));
+            }
+        };
+        if self.ratio.is_some() && mode != KvMode::Mixed {
+            return Err(flag("--ratio", "applies to --mode mixed"));
+        }
+        let keys = self.keys.unwrap_or(10_000);
+        if !(1..=MAX_KV_KEYS).contains(&keys) {
+            return Err(range("--keys", keys, 1, MAX_KV_KEYS));
+        }
+        let sizes = self.size.clone().unwrap_or(SizeSpec::Fixed(64));
+        let max = if redis { 512 << 20 } else { 1 << 20 };
+        let smallest = match &sizes {
+            SizeSpec::Fixed(n) => *n,
+            SizeSpec::List(v) => v.iter().copied().min().unwrap_or(0),
+            SizeSpec::Range { min, .. } => *min,
+        };
+        if smallest == 0 || sizes.max() > max {
+            return Err(value(
+                "--size",
+                &sizes,
+                if redis {
+                    "values of 1 byte to 512MiB (Redis's limit)"
+                } else {
+                    "values of 1 byte to 1MiB (memcached's default item size)"
+                },
+            ));
+        }
+        let spec = KvSpec {
+            mode,
+            protocol,
+            ratio: self.ratio.unwrap_or(Ratio(1, 10)),
+            keys,
+            key_dist: self.key_dist.unwrap_or(KeyDist::Uniform),
+            sizes,
+            prefix: "wirebench:".into(),
+        };
+        Ok(if redis {
+            TransportSpec::Redis(spec)
+        } else {
+            TransportSpec::Memcached(spec)
+        })
+    }
+}
+
+pub const ABOUT: About = About {
+    summary: "a Redis or memcached server",
+    ..About::EXTERNAL
+};
+
+pub(crate) fn check(req: &RunRequest, kind: TransportKind) -> Result<TransportSpec, SpecError> {
+    req.kv(kind)
+}
+
+impl Describe for KvSpec {
+    fn mode_name(&self) -> String {
+        self.mode.to_string()
+    }
+    fn size_bytes(&self) -> u64 {
+        self.sizes.max()
+    }
+    fn has_response(&self) -> bool {
+        true
+    }
+    fn label(&self, _: &TargetSpec) -> String {
+        let kind = match self.protocol {
+            KvProtocol::Resp2 | KvProtocol::Resp3 => "redis",
+            KvProtocol::Text | KvProtocol::Meta => "memcached",
+        };
+        format!("{kind}-{}", self.mode)
+    }
+}

@@ -1,0 +1,314 @@
+//! The transports, one module each, and their registry.
+//!
+//! A transport's module holds all that is its own: its spec (the checked
+//! settings every later stage reads), its modes and their names, the check
+//! that turns a request's flags into that spec, what it says about itself
+//! ([`About`]: an embedded server, agents, several endpoints) and how it
+//! describes a run ([`Describe`]: mode name, sizes, label). The runner's
+//! half of a transport, its driver, is `wirebench_runner::driver::<module>`.
+//!
+//! [`for_each_transport!`] is the registry: one line per module, read by
+//! this module (the [`TransportKind`] and [`TransportSpec`] enums, the
+//! check's dispatch) and by the runner (the drivers' dispatch). Adding a
+//! transport is its module here, its driver there, and one line in it.
+//!
+//! ```
+//! use wirebench_core::transport::TransportKind;
+//! assert_eq!("redis".parse::<TransportKind>().unwrap(), TransportKind::Redis);
+//! assert!(TransportKind::ALL.iter().all(|k| k.to_string().parse() == Ok(*k)));
+//! ```
+
+use crate::request::{RunRequest, SpecError};
+use crate::spec::{Endpoint, TargetSpec};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The registry of transports: `module: Kind "name" Spec` (several kinds
+/// may share a module). Calls `$m!` with the list, so that each crate
+/// generates what it needs from one list.
+#[macro_export]
+macro_rules! for_each_transport {
+    ($($m:ident)::+) => {
+        $($m)::+! {
+            msgr: Msgr "msgr" MsgrSpec;
+            shm: Shm "shm" ShmSpec;
+            s3: S3 "s3" S3Spec;
+            kv: Redis "redis" KvSpec, Memcached "memcached" KvSpec;
+            http: Http "http" HttpSpec;
+            grpc: Grpc "grpc" GrpcSpec;
+            exec: Exec "exec" ExecSpec;
+        }
+    };
+}
+
+/// What a transport says about itself, besides its spec.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    /// One line for `--transport`'s list: what it drives.
+    pub summary: &'static str,
+    /// Its embedded server's default listening place (None: no embedded
+    /// server; `--target` is needed).
+    pub embedded: Option<fn() -> Endpoint>,
+    /// Whether `--arch` picks its embedded server's design.
+    pub arch: bool,
+    /// Why its load cannot be made by agents on other hosts (None: it can).
+    pub no_agents: Option<&'static str>,
+    /// Why it reaches one endpoint only (None: `--target A,B` deals the
+    /// connections to several).
+    pub one_endpoint: Option<&'static str>,
+    /// The user's program makes the load (exec): no warm-up of wirebench's,
+    /// and a server, if any, is the user's.
+    pub own_program: bool,
+}
+
+impl About {
+    /// A transport of a server given by `--target`, with no embedded
+    /// server, that agents can drive and that takes several endpoints.
+    pub const EXTERNAL: About = About {
+        summary: "",
+        embedded: None,
+        arch: false,
+        no_agents: None,
+        one_endpoint: None,
+        own_program: false,
+    };
+}
+
+/// The default listening place of an embedded TCP server: a free loopback
+/// port.
+pub fn loopback() -> Endpoint {
+    Endpoint::Tcp("127.0.0.1:0".into())
+}
+
+/// How a transport's spec describes a run (the results, the report and
+/// the engine read these, never the transport's own fields).
+pub trait Describe {
+    /// The mode (msgr, shm), workload (s3), method (http), call (grpc) or
+    /// parser (exec), as written on the command line.
+    fn mode_name(&self) -> String;
+    /// Request (or stream frame) payload; for several sizes the largest.
+    fn size_bytes(&self) -> u64;
+    /// Response payload: 0 where an operation has none (or no fixed one).
+    fn response_size_bytes(&self) -> u64 {
+        0
+    }
+    /// Whether each operation has a response whose latency is measured
+    /// (typed calls carry their own per-type figures instead).
+    fn has_response(&self) -> bool {
+        false
+    }
+    /// Whether operations are typed calls timed to their answers (S3, HTTP,
+    /// gRPC), whose connections keep one call outstanding.
+    fn is_calls(&self) -> bool {
+        false
+    }
+    /// The bytes of framing each message carries besides its payload.
+    fn frame_header_bytes(&self) -> u64 {
+        0
+    }
+    /// Whether the server sends without waiting for requests (a stream).
+    fn is_stream(&self) -> bool {
+        false
+    }
+    /// `--depth` when not given (`open`: an open loop).
+    fn default_depth(&self, open: bool) -> usize {
+        if open { 1024 } else { 1 }
+    }
+    /// Why `--trace` cannot record this run (None: it can).
+    fn untraceable(&self) -> Option<&'static str> {
+        None
+    }
+    /// Why `--repeat` cannot run it again on the same server (None: it can).
+    fn unrepeatable(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether the client spins instead of sleeping (shm's spin wait).
+    fn spins(&self) -> bool {
+        false
+    }
+    /// What names a run's results: `echo-reactor`, `shm-sync-adaptive`,
+    /// `s3-get-external`. By default the mode, then the embedded server's
+    /// design or `external`.
+    fn label(&self, target: &TargetSpec) -> String {
+        match target {
+            TargetSpec::Embedded { arch, .. } => format!(
+                "{}-{}",
+                self.mode_name(),
+                arch.map_or(String::new(), |a| a.to_string())
+            ),
+            TargetSpec::External { .. } | TargetSpec::None => {
+                format!("{}-external", self.mode_name())
+            }
+        }
+    }
+}
+
+macro_rules! registry {
+    ($($module:ident : $($kind:ident $name:literal $spec:ident),+ ;)*) => {
+        $(pub mod $module;)*
+
+        /// Which transport drives the load (`--transport`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum TransportKind {
+            $($(#[serde(rename = $name)] $kind,)+)*
+        }
+
+        impl TransportKind {
+            /// Every transport, in the registry's order.
+            pub const ALL: &[TransportKind] = &[$($(TransportKind::$kind,)+)*];
+
+            /// Its name on the command line.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($(TransportKind::$kind => $name,)+)*
+                }
+            }
+
+            /// What the transport says about itself.
+            pub fn about(self) -> &'static About {
+                match self {
+                    $($(TransportKind::$kind => &$module::ABOUT,)+)*
+                }
+            }
+
+            /// The module it lives in (`kv` for redis and memcached).
+            pub fn module(self) -> &'static str {
+                match self {
+                    $($(TransportKind::$kind => stringify!($module),)+)*
+                }
+            }
+        }
+
+        /// What drives the load: one variant per transport, each with its
+        /// own modes and settings.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum TransportSpec {
+            $($(#[serde(rename = $name)] $kind($module::$spec),)+)*
+        }
+
+        impl TransportSpec {
+            pub fn kind(&self) -> TransportKind {
+                match self {
+                    $($(TransportSpec::$kind(_) => TransportKind::$kind,)+)*
+                }
+            }
+
+            /// Its settings, as they describe a run.
+            pub fn describe(&self) -> &dyn Describe {
+                match self {
+                    $($(TransportSpec::$kind(s) => s,)+)*
+                }
+            }
+        }
+
+        /// The transport's settings of a request, checked by its module.
+        pub(crate) fn check(req: &RunRequest, kind: TransportKind) -> Result<TransportSpec, SpecError> {
+            match kind {
+                $($(TransportKind::$kind => $module::check(req, kind),)+)*
+            }
+        }
+    };
+}
+
+for_each_transport!(registry);
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TransportKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TransportKind, String> {
+        TransportKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = TransportKind::ALL.iter().map(|k| k.name()).collect();
+                format!("'{s}' is not one of: {}", names.join(", "))
+            })
+    }
+}
+
+impl TransportKind {
+    /// Whether the transport has an embedded server (else `--target` is needed).
+    pub fn has_embedded_server(self) -> bool {
+        self.about().embedded.is_some()
+    }
+}
+
+impl TransportSpec {
+    /// See [`Describe::frame_header_bytes`].
+    pub fn frame_header_bytes(&self) -> u64 {
+        self.describe().frame_header_bytes()
+    }
+
+    /// See [`Describe::mode_name`].
+    pub fn mode_name(&self) -> String {
+        self.describe().mode_name()
+    }
+
+    /// See [`Describe::has_response`].
+    pub fn has_response(&self) -> bool {
+        self.describe().has_response()
+    }
+
+    /// See [`Describe::is_calls`].
+    pub fn is_calls(&self) -> bool {
+        self.describe().is_calls()
+    }
+
+    /// See [`Describe::size_bytes`].
+    pub fn size_bytes(&self) -> u64 {
+        self.describe().size_bytes()
+    }
+
+    /// See [`Describe::response_size_bytes`].
+    pub fn response_size_bytes(&self) -> u64 {
+        self.describe().response_size_bytes()
+    }
+
+    /// The key-value settings (redis, memcached).
+    pub fn kv(&self) -> Option<&kv::KvSpec> {
+        match self {
+            TransportSpec::Redis(k) | TransportSpec::Memcached(k) => Some(k),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry's modules are the files of this folder, and the
+    /// folder has no transport the registry lacks.
+    #[test]
+    fn the_registry_lists_every_module_of_the_folder() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/transport");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "mod.rs")
+            .map(|n| n.trim_end_matches(".rs").to_string())
+            .collect();
+        files.sort();
+        let mut modules: Vec<&str> = TransportKind::ALL.iter().map(|k| k.module()).collect();
+        modules.sort();
+        modules.dedup();
+        assert_eq!(files, modules);
+    }
+
+    #[test]
+    fn names_read_back_and_serde_agrees() {
+        for k in TransportKind::ALL {
+            assert_eq!(k.name().parse::<TransportKind>(), Ok(*k));
+            assert_eq!(serde_json::to_string(k).unwrap(), format!("\"{}\"", k.name()));
+        }
+        assert!("nope".parse::<TransportKind>().unwrap_err().contains("msgr, shm"));
+    }
+}

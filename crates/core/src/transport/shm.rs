@@ -1,0 +1,250 @@
+//! shm: shared-memory rings between client and server sessions (the IPC
+//! report's transport), or for comparison the kernel's channels (`--channel`).
+
+use crate::request::*;
+use crate::spec::*;
+use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use crate::limits;
+use serde::{Deserialize, Serialize};
+
+/// What one shm operation is (the IPC report's modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShmMode {
+    /// One request outstanding, send then wait.
+    Sync,
+    /// A sender and a receiver thread, up to `depth` outstanding.
+    Async,
+    /// Requests only; the server reads and drops them.
+    Nores,
+    /// The data channel: the server writes, the client reads every byte.
+    Stream,
+}
+
+impl ShmMode {
+    pub const ALL: [ShmMode; 4] = [
+        ShmMode::Sync,
+        ShmMode::Async,
+        ShmMode::Nores,
+        ShmMode::Stream,
+    ];
+    /// Whether each operation has a response whose latency is measured.
+    pub fn has_response(self) -> bool {
+        matches!(self, ShmMode::Sync | ShmMode::Async)
+    }
+}
+
+text_enum!(ShmMode, "sync" => ShmMode::Sync, "async" => ShmMode::Async, "nores" => ShmMode::Nores, "stream" => ShmMode::Stream);
+
+/// How a waiting side of a shared-memory ring waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Wait {
+    /// Spin on the shared index: ~0.1 us hand-off, a core busy.
+    Spin,
+    /// Sleep in the kernel on a futex: a wake-up costs a context switch.
+    Futex,
+    /// Spin a little (about two wake-ups' worth), then sleep.
+    Adaptive,
+}
+
+/// What carries a shm-transport session: shared memory, or (for
+/// comparison) the kernel's channels with the same records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    Shm,
+    Unix,
+    Tcp,
+    Pipe,
+}
+
+/// Whether shm clients are threads of one process (`mt`) or one process
+/// per session (`mp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientsAs {
+    Threads,
+    Processes,
+}
+
+text_enum!(Wait, "spin" => Wait::Spin, "futex" => Wait::Futex, "adaptive" => Wait::Adaptive);
+
+text_enum!(Channel, "shm" => Channel::Shm, "unix" => Channel::Unix, "tcp" => Channel::Tcp, "pipe" => Channel::Pipe);
+
+text_enum!(ClientsAs, "threads" => ClientsAs::Threads, "processes" => ClientsAs::Processes);
+
+/// The shm transport's settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShmSpec {
+    pub mode: ShmMode,
+    /// Message payload (a response has the request's size).
+    pub size_bytes: u64,
+    pub wait: Wait,
+    pub channel: Channel,
+    pub clients_as: ClientsAs,
+    /// Bytes of each ring (request and response), a power of two.
+    pub ring_bytes: u64,
+}
+
+impl RunRequest {
+    pub(crate) fn refuse_shm_flags(&self) -> Result<(), SpecError> {
+        let shm_flags = [
+            ("--wait", self.wait.is_some()),
+            ("--clients-as", self.clients_as.is_some()),
+            ("--channel", self.channel.is_some()),
+            ("--ring-size", self.ring_size.is_some()),
+        ];
+        match shm_flags.iter().find(|(_, set)| *set) {
+            Some((f, _)) => Err(SpecError::OtherTransport {
+                flag: f,
+                transport: TransportKind::Shm,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The shm transport's settings.
+    pub(crate) fn shm(&self) -> Result<TransportSpec, SpecError> {
+        self.refuse_s3_flags()?;
+        self.refuse_kv_flags()?;
+        self.refuse_http_flags()?;
+        let msgr_flags = [
+            ("--arch", self.arch.is_some()),
+            ("--poll", self.poll == Some(true)),
+            ("--max-frame", self.max_frame.is_some()),
+            ("--response-size", self.response_size.is_some()),
+        ];
+        if let Some((f, _)) = msgr_flags.iter().find(|(_, set)| *set) {
+            return Err(flag(
+                f,
+                "applies to --transport msgr only (shm echoes the request's size; --wait spin is its poll mode)",
+            ));
+        }
+        let mode = self.mode_of(&ShmMode::ALL, TransportKind::Shm)?;
+        let size = self.fixed_size(64)?;
+        if let Some(t @ (Endpoint::Tcp(_) | Endpoint::S3 { .. })) = &self.target {
+            return Err(value(
+                "--target",
+                t,
+                "a shm server listens on a Unix socket: --target unix:PATH",
+            ));
+        }
+        if let Some(l @ (Endpoint::Tcp(_) | Endpoint::S3 { .. })) = &self.listen {
+            return Err(value(
+                "--listen",
+                l,
+                "a shm server listens on a Unix socket: --listen unix:PATH",
+            ));
+        }
+        if mode == ShmMode::Sync && self.depth.is_some_and(|d| d != 1) {
+            return Err(invalid(
+                "--depth",
+                "--mode sync has one request outstanding: use --mode async for --depth above 1",
+            ));
+        }
+        if mode == ShmMode::Sync && self.rate.is_some() {
+            return Err(invalid(
+                "--rate",
+                "--mode sync sends when the response is back; use --mode async (or nores) for an open loop",
+            ));
+        }
+        let channel = self.channel.unwrap_or(Channel::Shm);
+        let ring = match self.ring_size {
+            Some(r) => r.0,
+            None => limits::shm_default_ring(size).map_err(|e| value("--size", size, e))?,
+        };
+        if channel == Channel::Shm {
+            limits::shm_check_ring(ring, size)
+                .map_err(|e| invalid("--ring-size", format!("{e} (--size {size})")))?;
+        } else if self.ring_size.is_some() {
+            return Err(flag("--ring-size", "applies to --channel shm only"));
+        } else if size > limits::SHM_MAX_FD_MESSAGE {
+            return Err(value(
+                "--size",
+                size,
+                format!(
+                    "above {} bytes, the largest message over --channel {channel}",
+                    limits::SHM_MAX_FD_MESSAGE
+                ),
+            ));
+        }
+        if channel != Channel::Shm && self.wait.is_some() {
+            return Err(flag(
+                "--wait",
+                format!("applies to --channel shm only: the kernel does the waiting on {channel}"),
+            ));
+        }
+        Ok(TransportSpec::Shm(ShmSpec {
+            mode,
+            size_bytes: size,
+            wait: self.wait.unwrap_or(Wait::Adaptive),
+            channel,
+            clients_as: self.clients_as.unwrap_or(ClientsAs::Threads),
+            ring_bytes: ring,
+        }))
+    }
+}
+
+pub const ABOUT: About = About {
+    summary: "shared-memory rings (see --wait, --clients-as, --channel)",
+    embedded: Some(|| {
+        Endpoint::Unix(
+            limits::shm_default_socket_path(0).with_file_name("wirebench-shm-<server-pid>.sock"),
+        )
+    }),
+    arch: false,
+    no_agents: Some("shared memory is reached from its own host only: drop --agents"),
+    one_endpoint: Some("a shared-memory run reaches one server: give one endpoint"),
+    own_program: false,
+};
+
+pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+    req.shm()
+}
+
+impl Describe for ShmSpec {
+    fn mode_name(&self) -> String {
+        self.mode.to_string()
+    }
+    fn size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+    fn response_size_bytes(&self) -> u64 {
+        if self.mode.has_response() {
+            self.size_bytes
+        } else {
+            0
+        }
+    }
+    fn has_response(&self) -> bool {
+        self.mode.has_response()
+    }
+    fn is_stream(&self) -> bool {
+        self.mode == ShmMode::Stream
+    }
+    fn default_depth(&self, open: bool) -> usize {
+        match self.mode {
+            ShmMode::Async => 64,
+            _ if open => 1024,
+            _ => 1,
+        }
+    }
+    fn untraceable(&self) -> Option<&'static str> {
+        (self.clients_as == ClientsAs::Processes).then_some(
+            "clients as processes record into their own processes: trace with --clients-as threads",
+        )
+    }
+    fn spins(&self) -> bool {
+        self.wait == Wait::Spin && self.channel == Channel::Shm
+    }
+    fn label(&self, target: &TargetSpec) -> String {
+        match (target, self.channel) {
+            (TargetSpec::Embedded { .. }, Channel::Shm) => {
+                format!("shm-{}-{}", self.mode, self.wait)
+            }
+            (TargetSpec::Embedded { .. }, c) => format!("shm-{}-{c}", self.mode),
+            _ => format!("{}-external", self.mode),
+        }
+    }
+}
