@@ -21,9 +21,8 @@
 use crate::result::Placement;
 use crate::slo::Slo;
 use crate::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion,
-    KeyDist, KvProtocol, Mix, ObservedSpec, Ratio, Ready,
-    RunSpec, S3Sign, S3Workload, ServerSource, SizeSpec, StopSpec,
+    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion, KeyDist, KvProtocol, Mix,
+    ObservedSpec, Ratio, Ready, RunSpec, S3Sign, S3Workload, ServerSource, SizeSpec, StopSpec,
     TargetSpec, TransportKind, UrlStyle, Wait,
 };
 use crate::topo::{CpuList, Topology};

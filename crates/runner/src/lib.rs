@@ -1,7 +1,7 @@
 //! wirebench-runner: executes runs. A [`RunRequest`] is checked into a
 //! spec; a [`session::Session`] starts the target ([`target`]: the
 //! embedded server as a pinned child process, or an external endpoint) and
-//! opens the transport's driver ([`dispatch`], the one `match` on the
+//! opens the transport's driver ([`driver`], generated from the registry of
 //! transport); each measured load becomes a result ([`outcome`]: the
 //! summary, the warnings and their rules) that [`record`] stamps, checks
 //! against the objectives and saves. [`run`], [`search`], [`sweep`],
@@ -29,7 +29,7 @@
 
 pub mod agent;
 pub mod capture;
-pub mod dispatch;
+pub mod driver;
 pub mod events;
 pub mod exec;
 pub mod flame;

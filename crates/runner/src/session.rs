@@ -4,8 +4,8 @@
 //! It takes a [`Cancel`] and credentials as values and prints nothing: what
 //! people should see goes to its [`Events`].
 
-pub use crate::dispatch::SessionOptions;
-use crate::dispatch::{self, Driver};
+pub use crate::driver::SessionOptions;
+use crate::driver::{self, Driver};
 pub use crate::events::{Events, Quiet};
 use crate::observed::Observed;
 use crate::outcome;
@@ -216,7 +216,7 @@ impl Session {
         };
         let endpoint = session.endpoint().clone();
         let cancel = session.cancel.clone();
-        match dispatch::open(&spec, &endpoint, opts, credentials, &cancel, events) {
+        match driver::open(&spec, &endpoint, opts, credentials, &cancel, events) {
             Ok(d) => session.driver = Some(d),
             Err(e) => {
                 session.close(None, events);

@@ -307,8 +307,16 @@ mod tests {
     fn names_read_back_and_serde_agrees() {
         for k in TransportKind::ALL {
             assert_eq!(k.name().parse::<TransportKind>(), Ok(*k));
-            assert_eq!(serde_json::to_string(k).unwrap(), format!("\"{}\"", k.name()));
+            assert_eq!(
+                serde_json::to_string(k).unwrap(),
+                format!("\"{}\"", k.name())
+            );
         }
-        assert!("nope".parse::<TransportKind>().unwrap_err().contains("msgr, shm"));
+        assert!(
+            "nope"
+                .parse::<TransportKind>()
+                .unwrap_err()
+                .contains("msgr, shm")
+        );
     }
 }
