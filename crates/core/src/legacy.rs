@@ -131,13 +131,6 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 ring_bytes: s.ring_bytes,
             })
         }
-        k @ (TransportKind::Redis
-        | TransportKind::Memcached
-        | TransportKind::Http
-        | TransportKind::Grpc
-        | TransportKind::Exec) => {
-            return Err(format!("schema 2 had no {k} runs"));
-        }
         TransportKind::S3 => {
             let s =
                 v.s3.as_ref()
@@ -173,6 +166,7 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 key_dist: crate::spec::KeyDist::Uniform,
             })
         }
+        k => return Err(format!("schema 2 had no {k} runs")),
     })
 }
 

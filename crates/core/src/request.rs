@@ -631,7 +631,7 @@ impl RunRequest {
     pub fn transport_kind(&self) -> TransportKind {
         self.transport
             .or_else(|| self.target.as_ref().and_then(Endpoint::scheme_transport))
-            .unwrap_or(TransportKind::Msgr)
+            .unwrap_or(TransportKind::DEFAULT)
     }
 
     /// How the run prints (text by default).
@@ -1095,7 +1095,7 @@ impl RunRequest {
                 ),
             ));
         }
-        let kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::Msgr);
+        let kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::DEFAULT);
         if let Some(t) = &self.target
             && let Some(other) = self.also_target.iter().find(|e| kind(e) != kind(t))
         {
@@ -1157,7 +1157,7 @@ impl RunRequest {
                 ),
             ));
         }
-        let same_kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::Msgr);
+        let same_kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::DEFAULT);
         if let Some(other) = all.iter().find(|e| same_kind(e) != same_kind(first)) {
             return Err(invalid(
                 "--target",

@@ -87,13 +87,41 @@ impl Endpoint {
     /// The transport this endpoint's scheme names (None: tcp:// and unix:
     /// carry msgr or shm).
     pub fn scheme_transport(&self) -> Option<TransportKind> {
+        let scheme = self.scheme();
+        TransportKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.about().schemes.contains(&scheme))
+    }
+
+    /// The endpoint's scheme as written: `tcp`, `unix`, `s3s`, `https`...
+    pub fn scheme(&self) -> &'static str {
         match self {
-            Endpoint::S3 { .. } => Some(TransportKind::S3),
-            Endpoint::Redis { .. } => Some(TransportKind::Redis),
-            Endpoint::Memcached { .. } => Some(TransportKind::Memcached),
-            Endpoint::Http { .. } => Some(TransportKind::Http),
-            Endpoint::Grpc { .. } => Some(TransportKind::Grpc),
-            Endpoint::Tcp(_) | Endpoint::Unix(_) => None,
+            Endpoint::Tcp(_) => "tcp",
+            Endpoint::Unix(_) => "unix",
+            Endpoint::S3 { tls, .. } => {
+                if *tls {
+                    "s3s"
+                } else {
+                    "s3"
+                }
+            }
+            Endpoint::Redis { .. } => "redis",
+            Endpoint::Memcached { .. } => "memcached",
+            Endpoint::Http { tls, .. } => {
+                if *tls {
+                    "https"
+                } else {
+                    "http"
+                }
+            }
+            Endpoint::Grpc { tls, .. } => {
+                if *tls {
+                    "grpcs"
+                } else {
+                    "grpc"
+                }
+            }
         }
     }
 
@@ -703,8 +731,11 @@ mod tests {
             assert_eq!(r(e).unwrap().to_string(), e);
         }
         assert_eq!(
-            r("https://h/").unwrap().scheme_transport(),
-            Some(TransportKind::Http)
+            r("https://h/")
+                .unwrap()
+                .scheme_transport()
+                .map(|k| k.name()),
+            Some("http")
         );
     }
 
@@ -748,8 +779,11 @@ mod tests {
             assert_eq!(r(e).unwrap().to_string(), e);
         }
         assert_eq!(
-            r("redis://h:1").unwrap().scheme_transport(),
-            Some(TransportKind::Redis)
+            r("redis://h:1")
+                .unwrap()
+                .scheme_transport()
+                .map(|k| k.name()),
+            Some("redis")
         );
         assert_eq!("zipf".parse(), Ok(KeyDist::Zipf(0.99)));
         assert_eq!("zipf:1.2".parse(), Ok(KeyDist::Zipf(1.2)));

@@ -139,7 +139,7 @@ pub fn run(
     // that run's id is chosen now.
     let first_id = store::new_run_id(&name_of(0));
     let mut opts = opts.clone();
-    if spec.observe.is_some() || spec.kind() == wirebench_core::spec::TransportKind::Exec {
+    if spec.observe.is_some() || spec.kind().about().own_program {
         opts.server_dir = Some(recorder.root.join(&first_id));
     }
     let mut session = Session::open(&spec, &opts, cancel, events)?;

@@ -205,7 +205,7 @@ impl ServeRequest {
         cpus: &CpuList,
         creds: Option<crate::Credentials>,
     ) -> Result<Checked, SpecError> {
-        let kind = self.transport.unwrap_or(TransportKind::Msgr);
+        let kind = self.transport.unwrap_or(TransportKind::DEFAULT);
         if kind != TransportKind::S3 {
             let s3_only = [
                 ("--bucket", !self.bucket.is_empty()),
@@ -270,18 +270,17 @@ impl ServeRequest {
                 ))
             }
             TransportKind::S3 => self.check_s3(cpus, creds),
-            k @ (TransportKind::Redis
-            | TransportKind::Memcached
-            | TransportKind::Http
-            | TransportKind::Grpc) => Err(SpecError::Invalid {
+            k if k.about().own_program => Err(SpecError::Invalid {
+                flag: "--transport",
+                why: format!(
+                    "{k} runs your own programs: run --transport {k} --client-cmd '…' [--server-cmd '…']"
+                ),
+            }),
+            k => Err(SpecError::Invalid {
                 flag: "--transport",
                 why: format!(
                     "wirebench has no {k} server: run the real one and measure it with run --target"
                 ),
-            }),
-            TransportKind::Exec => Err(SpecError::Invalid {
-                flag: "--transport",
-                why: "exec runs your own programs: run --transport exec --client-cmd '…' [--server-cmd '…']".into(),
             }),
         }
     }

@@ -342,6 +342,7 @@ impl RunRequest {
 
 pub const ABOUT: About = About {
     summary: "your own benchmark program (--client-cmd), its output read by --parser",
+    schemes: &[],
     embedded: None,
     arch: false,
     no_agents: Some("an exec run's program makes its own load: drop --agents"),

@@ -123,6 +123,7 @@ impl RunRequest {
 
 pub const ABOUT: About = About {
     summary: "a gRPC server's method",
+    schemes: &["grpc", "grpcs"],
     ..About::EXTERNAL
 };
 

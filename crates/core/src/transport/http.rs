@@ -262,6 +262,7 @@ impl RunRequest {
 
 pub const ABOUT: About = About {
     summary: "any HTTP/1.1 or HTTP/2 server",
+    schemes: &["http", "https"],
     ..About::EXTERNAL
 };
 

@@ -241,8 +241,17 @@ impl RunRequest {
     }
 }
 
-pub const ABOUT: About = About {
-    summary: "a Redis or memcached server",
+/// redis's.
+pub const REDIS: About = About {
+    summary: "a Redis server",
+    schemes: &["redis"],
+    ..About::EXTERNAL
+};
+
+/// memcached's.
+pub const MEMCACHED: About = About {
+    summary: "a memcached server",
+    schemes: &["memcached"],
     ..About::EXTERNAL
 };
 

@@ -24,20 +24,21 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// The registry of transports: `module: Kind "name" Spec` (several kinds
-/// may share a module). Calls `$m!` with the list, so that each crate
+/// The registry of transports: `module: Kind "name" Spec About` (several
+/// kinds may share a module; `About` is the module's const that describes
+/// the kind). Calls `$m!` with the list, so that each crate
 /// generates what it needs from one list.
 #[macro_export]
 macro_rules! for_each_transport {
     ($($m:ident)::+) => {
         $($m)::+! {
-            msgr: Msgr "msgr" MsgrSpec;
-            shm: Shm "shm" ShmSpec;
-            s3: S3 "s3" S3Spec;
-            kv: Redis "redis" KvSpec, Memcached "memcached" KvSpec;
-            http: Http "http" HttpSpec;
-            grpc: Grpc "grpc" GrpcSpec;
-            exec: Exec "exec" ExecSpec;
+            msgr: Msgr "msgr" MsgrSpec ABOUT;
+            shm: Shm "shm" ShmSpec ABOUT;
+            s3: S3 "s3" S3Spec ABOUT;
+            kv: Redis "redis" KvSpec REDIS, Memcached "memcached" KvSpec MEMCACHED;
+            http: Http "http" HttpSpec ABOUT;
+            grpc: Grpc "grpc" GrpcSpec ABOUT;
+            exec: Exec "exec" ExecSpec ABOUT;
         }
     };
 }
@@ -47,6 +48,8 @@ macro_rules! for_each_transport {
 pub struct About {
     /// One line for `--transport`'s list: what it drives.
     pub summary: &'static str,
+    /// The schemes of `--target` that name it (`s3://`, `s3s://`).
+    pub schemes: &'static [&'static str],
     /// Its embedded server's default listening place (None: no embedded
     /// server; `--target` is needed).
     pub embedded: Option<fn() -> Endpoint>,
@@ -67,12 +70,19 @@ impl About {
     /// server, that agents can drive and that takes several endpoints.
     pub const EXTERNAL: About = About {
         summary: "",
+        schemes: &[],
         embedded: None,
         arch: false,
         no_agents: None,
         one_endpoint: None,
         own_program: false,
     };
+}
+
+impl TransportKind {
+    /// The transport of a run that names none, nor a target whose scheme
+    /// names one.
+    pub const DEFAULT: TransportKind = TransportKind::Msgr;
 }
 
 /// The default listening place of an embedded TCP server: a free loopback
@@ -145,7 +155,7 @@ pub trait Describe {
 }
 
 macro_rules! registry {
-    ($($module:ident : $($kind:ident $name:literal $spec:ident),+ ;)*) => {
+    ($($module:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
         $(pub mod $module;)*
 
         /// Which transport drives the load (`--transport`).
@@ -168,7 +178,7 @@ macro_rules! registry {
             /// What the transport says about itself.
             pub fn about(self) -> &'static About {
                 match self {
-                    $($(TransportKind::$kind => &$module::ABOUT,)+)*
+                    $($(TransportKind::$kind => &$module::$about,)+)*
                 }
             }
 

@@ -379,6 +379,7 @@ impl RunRequest {
 
 pub const ABOUT: About = About {
     summary: "S3 over HTTP/1.1 (see --workload; the embedded fake S3 server unless --target s3://HOST:PORT/BUCKET)",
+    schemes: &["s3", "s3s"],
     embedded: Some(loopback),
     ..About::EXTERNAL
 };

@@ -188,6 +188,7 @@ impl RunRequest {
 
 pub const ABOUT: About = About {
     summary: "shared-memory rings (see --wait, --clients-as, --channel)",
+    schemes: &[],
     embedded: Some(|| {
         Endpoint::Unix(
             limits::shm_default_socket_path(0).with_file_name("wirebench-shm-<server-pid>.sock"),

@@ -14,7 +14,6 @@
 
 use std::path::{Component, Path, PathBuf};
 use wirebench_core::request::{RunRequest, Trace};
-use wirebench_core::spec::TransportKind;
 
 /// The agent's side of the bargain.
 #[derive(Debug, Clone)]
@@ -42,7 +41,7 @@ impl Policy {
                 return refused(what, "is not part of an agent's share of a run");
             }
         }
-        let exec_run = req.transport == Some(TransportKind::Exec);
+        let exec_run = req.transport.is_some_and(|k| k.about().own_program);
         if req.target.is_none() && !exec_run {
             return refused(
                 "a part without --target",

@@ -97,7 +97,7 @@ pub struct Opening<'a> {
 }
 
 macro_rules! drivers {
-    ($($module:ident : $($kind:ident $name:literal $spec:ident),+ ;)*) => {
+    ($($module:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
         $(mod $module;)*
 
         /// The driver of `spec`'s transport against `endpoint` (and the
