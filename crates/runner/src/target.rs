@@ -127,17 +127,12 @@ pub fn serve_request(spec: &RunSpec, trace_file: Option<PathBuf>) -> ServeReques
                 req.max_frame = Some(Bytes(m.max_frame_bytes));
             }
         }
-        // Sessions state their mode and sizes when they open.
-        TransportSpec::Shm(_) => {}
         TransportSpec::S3(_) => {
             req.bucket = vec![wirebench_core::request::DEFAULT_BUCKET.into()];
         }
-        // No embedded server: the request checks that a target is given.
-        TransportSpec::Redis(_)
-        | TransportSpec::Memcached(_)
-        | TransportSpec::Http(_)
-        | TransportSpec::Grpc(_)
-        | TransportSpec::Exec(_) => {}
+        // shm's sessions state their mode and sizes when they open; the
+        // other transports have no embedded server.
+        _ => {}
     }
     req
 }
