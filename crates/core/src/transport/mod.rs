@@ -39,6 +39,7 @@ macro_rules! for_each_transport {
             http: Http "http" HttpSpec ABOUT;
             grpc: Grpc "grpc" GrpcSpec ABOUT;
             exec: Exec "exec" ExecSpec ABOUT;
+            tcp_echo: TcpEcho "tcp-echo" TcpEchoSpec ABOUT;
         }
     };
 }

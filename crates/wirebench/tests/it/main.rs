@@ -25,4 +25,5 @@ mod s3;
 mod s3_fake;
 mod shm;
 mod sweep;
+mod tcp_echo;
 mod trust;
