@@ -1,0 +1,528 @@
+use super::*;
+use crate::spec::{MsgrMode, ShmMode};
+
+fn two_cpus() -> Topology {
+    Topology::with_cpus(CpuList::parse("0-1").unwrap())
+}
+
+fn req(json: &str) -> RunRequest {
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
+}
+
+#[test]
+fn more_endpoints_need_a_first_one() {
+    let r = req(r#"{"also_target": ["tcp://127.0.0.1:7001"]}"#);
+    let e = r.check(&two_cpus()).unwrap_err();
+    assert_eq!(e.flag(), "--target", "{e}");
+    let r = req(
+        r#"{"target": "tcp://127.0.0.1:7000", "also_target": ["tcp://127.0.0.1:7001"], "clients": 2}"#,
+    );
+    let (spec, _) = r.check(&two_cpus()).unwrap();
+    assert_eq!(spec.also_target.len(), 1);
+    // At most MAX_ENDPOINTS.
+    let mut r = r;
+    r.clients = Some(1000);
+    r.also_target = (0..MAX_ENDPOINTS)
+        .map(|k| format!("tcp://127.0.0.1:{}", 8000 + k).parse().unwrap())
+        .collect();
+    let e = r.check(&two_cpus()).unwrap_err();
+    assert_eq!(e.flag(), "--target", "{e}");
+    assert!(e.to_string().contains("at most 256"), "{e}");
+}
+
+#[test]
+fn the_defaults_are_the_readmes_run() {
+    let (spec, placement) = RunRequest::default().check(&two_cpus()).unwrap();
+    let m = spec.msgr().expect("msgr");
+    assert_eq!(
+        (m.mode, m.size_bytes, m.response_size_bytes),
+        (MsgrMode::Echo, 64, 64)
+    );
+    assert_eq!((spec.clients, spec.conns_per_client, spec.depth), (1, 1, 1));
+    assert_eq!(spec.stop, StopSpec::DurationNs(5_000_000_000));
+    assert_eq!(spec.warmup_ns, 1_000_000_000);
+    assert_eq!(placement.client_cpus.to_string(), "0");
+    assert_eq!(placement.server_cpus.unwrap().to_string(), "1");
+    assert!(placement.notes[0].contains("split in two halves"));
+    assert!(matches!(
+        spec.target,
+        TargetSpec::Embedded {
+            arch: Some(Arch::Reactor),
+            ..
+        }
+    ));
+}
+
+/// Each bad request: the SpecError's variant, its flag and its message.
+#[test]
+fn bad_requests_name_the_flag_the_value_and_the_fix() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            r#"{"agents": ["10.0.0.2:7460"]}"#,
+            "--agents",
+            "--agents make load on other hosts: give them a server they reach with --target",
+        ),
+        (
+            r#"{"agents": ["10.0.0.2"], "target": "tcp://10.0.0.1:7470"}"#,
+            "--agents",
+            "--agents: '10.0.0.2' is not HOST:PORT",
+        ),
+        (
+            r#"{"agents": ["a:1", "b:1"], "clients": 1, "target": "tcp://10.0.0.1:7470"}"#,
+            "--clients",
+            "--clients 1: gives agent b:1 no client: give at least one client per agent (2 agents)",
+        ),
+        (
+            r#"{"agents": ["a:1", "b:1"], "agent_weights": [1], "target": "tcp://h:1"}"#,
+            "--agent-weights",
+            "--agent-weights 1: give one weight per agent (2 agents)",
+        ),
+        (
+            r#"{"agents": ["a:1", "a:1"], "clients": 2, "target": "tcp://h:1"}"#,
+            "--agents",
+            "--agents: a:1 is named twice",
+        ),
+        (
+            r#"{"agents": ["a:1"], "transport": "shm"}"#,
+            "--agents",
+            "--agents: shared memory is reached from its own host only",
+        ),
+        (
+            r#"{"agents": ["a:1"], "target": "tcp://h:1", "trace": true}"#,
+            "--trace",
+            "--trace does not go with --agents yet",
+        ),
+        (
+            r#"{"agent_weights": [1]}"#,
+            "--agent-weights",
+            "--agent-weights weighs --agents: add them",
+        ),
+        (
+            r#"{"size": 0}"#,
+            "--size",
+            "--size 0: must be between 1 byte and 4GiB-1",
+        ),
+        (
+            r#"{"depth": 0}"#,
+            "--depth",
+            "--depth 0: must be between 1 and 1048576",
+        ),
+        (
+            r#"{"clients": 0}"#,
+            "--clients",
+            "--clients 0: must be between 1 and 4096",
+        ),
+        (
+            r#"{"sessions": 5000}"#,
+            "--clients",
+            "--clients 5000: must be between 1 and 4096",
+        ),
+        (
+            r#"{"count": 0}"#,
+            "--count",
+            "--count 0: must be at least 1",
+        ),
+        (
+            r#"{"count": 5, "duration": "1s"}"#,
+            "--count",
+            "--count and --duration: give one of them",
+        ),
+        (
+            r#"{"duration": "0s"}"#,
+            "--duration",
+            "--duration must be longer than 0s",
+        ),
+        (
+            r#"{"duration": "18446744074s"}"#,
+            "--duration",
+            "longer than 30 days",
+        ),
+        // Found by the property tests: the product overflowed (and
+        // wrapped to 0 in a release build, passing the check).
+        (
+            r#"{"clients": 8, "conns_per_client": 2305843009213693952}"#,
+            "--conns-per-client",
+            "at most 65536",
+        ),
+        (
+            r#"{"server_cpus": "7"}"#,
+            "--server-cpus",
+            "--server-cpus 7: CPU 7 is not usable on this machine (usable CPUs: 0-1)",
+        ),
+        (
+            r#"{"arch": "pool", "poll": true}"#,
+            "--poll",
+            "--poll: the pool server has no poll mode",
+        ),
+        (
+            r#"{"mode": "nores"}"#,
+            "--mode",
+            "--mode nores: not a mode of --transport msgr; use one of echo, oneway, stream, rr",
+        ),
+        (
+            r#"{"mode": "stream", "depth": 4}"#,
+            "--depth",
+            "--depth does not apply to --mode stream",
+        ),
+        (
+            r#"{"mode": "stream", "rate": 100}"#,
+            "--rate",
+            "--rate does not apply to --mode stream",
+        ),
+        (
+            r#"{"mode": "oneway", "response_size": 10}"#,
+            "--response-size",
+            "--response-size applies to --mode echo and rr only, not oneway",
+        ),
+        (
+            r#"{"size": "2MiB", "max_frame": "1MiB"}"#,
+            "--size",
+            "above --max-frame 1048576",
+        ),
+        (
+            r#"{"target": "tcp://127.0.0.1:1", "arch": "pool"}"#,
+            "--arch",
+            "--arch applies to the embedded server",
+        ),
+        (
+            r#"{"rate": "50M/s"}"#,
+            "--rate",
+            "more than one connection can send",
+        ),
+        (
+            r#"{"rate": 0.01, "clients": 2}"#,
+            "--rate",
+            "below 0.1/s per connection",
+        ),
+        (r#"{"arrival": "poisson"}"#, "--arrival", "add --rate"),
+        (
+            r#"{"slo": ["p99"]}"#,
+            "--slo",
+            "--slo: 'p99' is not an objective",
+        ),
+        (
+            r#"{"hlog": "/nonexistent/dir/x.hlog"}"#,
+            "--hlog",
+            "the directory /nonexistent/dir does not exist",
+        ),
+        (
+            r#"{"repeat": 0}"#,
+            "--repeat",
+            "--repeat 0: must be between 1 and 1000",
+        ),
+        (
+            r#"{"repeat": 2, "trace": true}"#,
+            "--trace",
+            "records one run's timeline",
+        ),
+        (
+            r#"{"trace_sample": 0, "trace": true}"#,
+            "--trace-sample",
+            "N at least 1",
+        ),
+        (
+            r#"{"wait": "spin"}"#,
+            "--wait",
+            "--wait applies to --transport shm only",
+        ),
+        (
+            r#"{"keep": true}"#,
+            "--keep",
+            "--keep applies to --transport s3 only",
+        ),
+        (
+            r#"{"size": "1KiB..4KiB"}"#,
+            "--size",
+            "applies to --transport s3 only",
+        ),
+        (
+            r#"{"transport": "msgr", "target": "s3://127.0.0.1:9/bucket"}"#,
+            "--target",
+            "add --transport s3",
+        ),
+        (
+            r#"{"transport": "shm", "mode": "echo"}"#,
+            "--mode",
+            "use one of sync, async, nores, stream",
+        ),
+        (
+            r#"{"transport": "shm", "mode": "sync", "depth": 4}"#,
+            "--depth",
+            "use --mode async",
+        ),
+        (
+            r#"{"transport": "shm", "mode": "sync", "rate": 1000}"#,
+            "--rate",
+            "--mode sync sends when the response is back",
+        ),
+        (
+            r#"{"transport": "shm", "size": "512MiB"}"#,
+            "--size",
+            "do not fit the largest ring",
+        ),
+        (
+            r#"{"transport": "shm", "ring_size": 1000}"#,
+            "--ring-size",
+            "must be a power of two",
+        ),
+        (
+            r#"{"transport": "shm", "channel": "pipe", "ring_size": "1MiB"}"#,
+            "--ring-size",
+            "applies to --channel shm only",
+        ),
+        (
+            r#"{"transport": "shm", "channel": "pipe", "wait": "spin"}"#,
+            "--wait",
+            "the kernel does the waiting on pipe",
+        ),
+        (
+            r#"{"transport": "shm", "channel": "pipe", "size": "100MiB"}"#,
+            "--size",
+            "the largest message over --channel pipe",
+        ),
+        (
+            r#"{"transport": "shm", "arch": "pool"}"#,
+            "--arch",
+            "applies to --transport msgr only",
+        ),
+        (
+            r#"{"transport": "shm", "target": "tcp://127.0.0.1:1"}"#,
+            "--target",
+            "--target unix:PATH",
+        ),
+        (
+            r#"{"transport": "s3", "mode": "echo"}"#,
+            "--mode",
+            "an S3 run takes --workload",
+        ),
+        (
+            r#"{"transport": "s3", "depth": 4}"#,
+            "--depth",
+            "one request outstanding",
+        ),
+        (
+            r#"{"transport": "s3", "part_size": "1MiB"}"#,
+            "--part-size",
+            "at least 5MiB",
+        ),
+        (
+            r#"{"transport": "s3", "mix": "get=1"}"#,
+            "--mix",
+            "--mix applies to --workload mixed only",
+        ),
+        (
+            r#"{"transport": "s3", "objects": 0}"#,
+            "--objects",
+            "--objects 0: must be between 1 and 100000000",
+        ),
+        (
+            r#"{"transport": "s3", "url_style": "virtual"}"#,
+            "--url-style",
+            "needs a host name",
+        ),
+        (
+            r#"{"transport": "s3", "put_parts": 65}"#,
+            "--put-parts",
+            "--put-parts 65: must be between 1 and 64",
+        ),
+        (
+            r#"{"mode": "rr", "trace": true}"#,
+            "--trace",
+            "no sequence number to trace",
+        ),
+        (
+            r#"{"transport": "shm", "clients_as": "processes", "trace": true}"#,
+            "--trace",
+            "trace with --clients-as threads",
+        ),
+        (
+            r#"{"transport": "exec", "client_cmd": "true", "parser": "fio-json", "trace": true}"#,
+            "--trace",
+            "measures itself",
+        ),
+        (
+            r#"{"transport": "s3", "workload": "delete", "repeat": 2}"#,
+            "--repeat",
+            "deletes each object once",
+        ),
+        (
+            r#"{"transport": "s3", "target": "tcp://127.0.0.1:1"}"#,
+            "--target",
+            "s3://HOST:PORT/BUCKET",
+        ),
+    ];
+    for (json, flag, message) in cases {
+        let e = req(json).check(&two_cpus()).expect_err(json);
+        assert_eq!(e.flag(), *flag, "{json}: {e}");
+        assert!(
+            e.to_string().contains(message),
+            "{json}: '{e}' does not say '{message}'"
+        );
+    }
+}
+
+#[test]
+fn every_key_is_a_field_and_a_request_reads_back() {
+    let full = RunRequest {
+        transport: Some(TransportKind::S3),
+        arch: Some(Arch::Pool),
+        target: Some("tcp://127.0.0.1:9".parse().unwrap()),
+        listen: Some("unix:/tmp/x".parse().unwrap()),
+        mode: Some("echo".into()),
+        wait: Some(Wait::Spin),
+        clients_as: Some(ClientsAs::Processes),
+        channel: Some(Channel::Pipe),
+        ring_size: Some(Bytes(1 << 20)),
+        size: Some(SizeSpec::Range {
+            min: 1024,
+            max: 1 << 20,
+        }),
+        response_size: Some(Bytes(64)),
+        clients: Some(2),
+        conns_per_client: Some(3),
+        depth: Some(4),
+        rate: Some(Rate(50_000.0)),
+        arrival: Some(Arrival::Poisson),
+        duration: Some(Dur(Duration::from_millis(1500))),
+        count: Some(7),
+        warmup: Some(Dur(Duration::from_secs(2))),
+        op_timeout: Some(Dur(Duration::from_secs(3))),
+        no_hiccup: Some(true),
+        hiccup_threshold: Some(Dur(Duration::from_millis(20))),
+        poll: Some(true),
+        verify: Some(true),
+        server_cpus: Some(CpuList::parse("1").unwrap()),
+        client_cpus: Some(CpuList::parse("0").unwrap()),
+        max_frame: Some(Bytes(1 << 20)),
+        repeat: Some(3),
+        slo: vec!["p99<1ms".into()],
+        hlog: Some("x.hlog".into()),
+        results: Some("r".into()),
+        force: Some(true),
+        format: Some(Format::Json),
+        trace: Some(Trace::File("t.txt".into())),
+        trace_sample: Some(10),
+        placement_policy: Some("balanced".into()),
+        instance: Some(1),
+        placement_note: vec!["n".into()],
+        workload: Some(S3Workload::Mixed),
+        mix: Some(Mix::default_mix()),
+        objects: Some(10),
+        url_style: Some(UrlStyle::Virtual),
+        sign: Some(S3Sign::Query),
+        region: Some("eu-west-1".into()),
+        multipart_threshold: Some(Bytes(64 << 20)),
+        part_size: Some(Bytes(16 << 20)),
+        put_parts: Some(2),
+        get_parts: Some(2),
+        keep: Some(true),
+        create_bucket: Some(true),
+        ca_file: Some("ca.pem".into()),
+        protocol: Some(KvProtocol::Resp3),
+        keys: Some(1000),
+        key_dist: Some(KeyDist::Zipf(0.9)),
+        ratio: Some(Ratio(1, 4)),
+        http: Some(HttpVersion::H2),
+        header: vec!["X-A: 1".into()],
+        churn: Some(true),
+        call: Some("p.S/M".into()),
+        data: Some("{}".into()),
+        proto_set: Some("set.pb".into()),
+        server_pid: vec![1, 2],
+        server_cgroup: Some("/sys/fs/cgroup/x".into()),
+        server_cmd: Some("srv --port {port}".into()),
+        server_ready: Some(Ready::Line("listening on \\d+".into())),
+        port: Some(7000),
+        server_env: "LD_PRELOAD=/x.so".parse().unwrap(),
+        client_cmd: Some("sockperf pp -p {port}".into()),
+        parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
+        client_env: "A=b".parse().unwrap(),
+        also_target: vec!["tcp://10.0.0.9:7470".parse().unwrap()],
+        agents: vec!["10.0.0.2:7460".into()],
+        launch: vec!["ssh:bench@10.0.0.3".into()],
+        agent_weights: vec![2, 1],
+        share: Some(crate::share::ConnShare { first: 2, total: 5 }),
+    };
+    let json = serde_json::to_value(&full).unwrap();
+    let mut keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    keys.push("sessions");
+    keys.sort_unstable();
+    let mut want = RunRequest::KEYS.to_vec();
+    want.sort_unstable();
+    assert_eq!(keys, want);
+    let back: RunRequest = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(back, full);
+    assert_eq!(json["duration"], "1s 500ms");
+    assert_eq!(json["size"], "1KiB..1MiB");
+    assert_eq!(json["mix"], "get=70,put=20,delete=10");
+    assert_eq!(json["key_dist"], "zipf:0.9");
+    assert_eq!(json["ratio"], "1:4");
+    // TOML writes numbers and booleans bare.
+    let t: RunRequest =
+        toml::from_str("size = 4096\nrate = 500\npoll = true\ntrace = true\nduration = \"2s\"")
+            .unwrap();
+    assert_eq!(t.size, Some(SizeSpec::Fixed(4096)));
+    assert_eq!(t.rate, Some(Rate(500.0)));
+    assert_eq!(t.trace, Some(Trace::On(true)));
+    let e = toml::from_str::<RunRequest>("clinets = 2")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("clinets"), "{e}");
+    let e = toml::from_str::<RunRequest>("size = \"4kb!\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is not a size"), "{e}");
+}
+
+#[test]
+fn a_request_shows_as_its_command_line() {
+    let r = req(
+        r#"{"size": "4KiB", "poll": true, "verify": false, "slo": ["p99<1ms", "ops>1k/s"], "trace": true, "server_cpus": "1"}"#,
+    );
+    assert_eq!(
+        r.to_args().join(" "),
+        "--size 4KiB --poll --server-cpus 1 --slo p99<1ms --slo ops>1k/s --trace"
+    );
+}
+
+#[test]
+fn a_merge_takes_what_the_point_sets() {
+    let mut base = req(r#"{"size": 64, "clients": 1, "poll": true}"#);
+    base.merge(req(r#"{"clients": 4, "arch": "pool"}"#));
+    assert_eq!(
+        base,
+        req(r#"{"size": 64, "clients": 4, "poll": true, "arch": "pool"}"#)
+    );
+}
+
+#[test]
+fn transports_get_their_own_settings() {
+    let (s, _) = req(r#"{"transport": "shm", "mode": "async"}"#)
+        .check(&two_cpus())
+        .unwrap();
+    assert_eq!(s.depth, 64);
+    let shm = s.shm().unwrap();
+    assert_eq!(
+        (shm.mode, shm.wait, shm.ring_bytes),
+        (ShmMode::Async, Wait::Adaptive, 1 << 20)
+    );
+    let (s, p) =
+        req(r#"{"transport": "s3", "workload": "mixed", "target": "s3://127.0.0.1:9000/bench"}"#)
+            .check(&two_cpus())
+            .unwrap();
+    let s3 = s.s3().unwrap();
+    assert_eq!(s3.mix, Mix::default_mix().0);
+    assert!(
+        !s3.signed,
+        "an external target is signed only with credentials"
+    );
+    assert_eq!(p.server_cpus, None);
+    assert_eq!(s.label(), "s3-mixed-external");
+    let (s, _) = req(r#"{"rate": 1000}"#).check(&two_cpus()).unwrap();
+    assert_eq!((s.depth, s.rate_per_s), (1024, Some(1000.0)));
+}
