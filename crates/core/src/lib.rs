@@ -30,11 +30,13 @@ macro_rules! text_enum {
     };
 }
 
+pub mod check;
 pub mod env;
 pub mod hash;
 pub mod hist;
 pub mod hlog;
 pub mod index;
+pub mod kind;
 pub mod legacy;
 pub mod limits;
 pub mod merge;
@@ -51,4 +53,5 @@ pub mod summaries;
 pub mod topo;
 pub mod transport;
 pub mod units;
+pub mod values;
 pub mod vars;

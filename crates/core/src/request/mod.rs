@@ -2,7 +2,7 @@
 //! flags of `wirebench run` (underscores for dashes), every one optional,
 //! so that the command line, a sweep's TOML and an agent's JSON all make
 //! the same value. [`RunRequest::check`] applies the defaults, checks the
-//! values against each other and the machine, and gives the [`RunSpec`]
+//! values against each other and the machine, and gives the [`RunSpec`](crate::spec::RunSpec)
 //! everything downstream takes, or a [`SpecError`] that names the flag,
 //! the bad value and the fix.
 //!
@@ -18,23 +18,17 @@
 //! assert!(bad.check(&topo).unwrap_err().to_string().starts_with("--depth 0"));
 //! ```
 
-use crate::result::Placement;
-use crate::slo::Slo;
-use crate::spec::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion, KeyDist, KvProtocol, Mix,
-    ObservedSpec, Ratio, Ready, RunSpec, S3Sign, S3Workload, ServerSource, SizeSpec, StopSpec,
-    TargetSpec, TransportKind, UrlStyle, Wait,
-};
+use crate::kind::TransportKind;
 use crate::topo::{CpuList, Topology};
 use crate::units::{Bytes, Dur, Rate};
+use crate::values::{
+    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion, KeyDist, KvProtocol, Mix, Ratio,
+    Ready, S3Sign, S3Workload, SizeSpec, UrlStyle, Wait,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-mod sides;
-pub use sides::check_cpus;
-pub(crate) use sides::{parent_exists, phase_ns};
 
 /// `--trace [FILE]`: on, or on with a copy of the client's trace in FILE.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -314,7 +308,7 @@ pub struct RunRequest {
     pub client_cmd: Option<String>,
     /// exec: what reads the program's output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parser: Option<crate::spec::Parser>,
+    pub parser: Option<crate::values::Parser>,
     /// exec: environment of the program.
     #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
     pub client_env: EnvVars,
@@ -631,13 +625,6 @@ impl RunRequest {
         "sessions",
     ];
 
-    /// The transport asked for (msgr by default).
-    pub fn transport_kind(&self) -> TransportKind {
-        self.transport
-            .or_else(|| self.target.as_ref().and_then(Endpoint::scheme_transport))
-            .unwrap_or(TransportKind::DEFAULT)
-    }
-
     /// How the run prints (text by default).
     pub fn format(&self) -> Format {
         self.format.unwrap_or(Format::Text)
@@ -664,38 +651,6 @@ impl RunRequest {
             Some(Trace::File(f)) => Some(f),
             _ => None,
         }
-    }
-
-    /// Checks where the run writes, before anything runs: the results
-    /// directory is made (or refused), and the files of `hlog` and `trace`
-    /// can be written and do not exist already (unless `force`).
-    pub fn prepare_outputs(&self) -> Result<(), SpecError> {
-        let dir = self.results_dir();
-        crate::store::prepare_dir(&dir)
-            .map_err(|why| invalid("--results", format!("{}: {why}", dir.display())))?;
-        let force = self.force.unwrap_or(false);
-        for (flag, file) in [
-            ("--hlog", self.hlog.as_deref()),
-            ("--trace", self.trace_file()),
-        ] {
-            if let Some(f) = file {
-                crate::store::check_new_file(f, force)
-                    .map_err(|why| invalid(flag, format!("{}: {why}", f.display())))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The objectives, parsed.
-    pub fn slos(&self) -> Result<Vec<Slo>, SpecError> {
-        let mut all = Vec::new();
-        for s in &self.slo {
-            match Slo::parse_list(s) {
-                Ok(v) => all.extend(v),
-                Err(e) => return Err(invalid("--slo", e.to_string())),
-            }
-        }
-        Ok(all)
     }
 
     /// The command line of `wirebench run` that makes this request (a
@@ -752,260 +707,72 @@ impl RunRequest {
         }
         *self = serde_json::from_value(mine).expect("merged fields keep their types");
     }
+}
 
-    /// Applies the defaults and checks every value against the others and
-    /// the machine: the spec of the run and where each side runs.
-    pub fn check(&self, topo: &Topology) -> Result<(RunSpec, Placement), SpecError> {
-        let kind = self.transport_kind();
-        let clients = self.clients.unwrap_or(1);
-        let conns = self.conns_per_client.unwrap_or(1);
-        if !(1..=MAX_CLIENTS).contains(&clients) {
-            return Err(range("--clients", clients, 1, MAX_CLIENTS));
-        }
-        if conns == 0
-            || clients
-                .checked_mul(conns)
-                .is_none_or(|n| n > MAX_CONNECTIONS)
-        {
-            return Err(value(
-                "--conns-per-client",
-                conns,
+impl RunRequest {
+    /// The mode a transport reads from `--mode`, or its first mode.
+    pub(crate) fn mode_of<M: std::str::FromStr + Copy + std::fmt::Display>(
+        &self,
+        all: &[M],
+        kind: TransportKind,
+    ) -> Result<M, SpecError> {
+        let Some(text) = &self.mode else {
+            return Ok(all[0]);
+        };
+        text.parse().map_err(|_| {
+            let names: Vec<String> = all.iter().map(|m| m.to_string()).collect();
+            value(
+                "--mode",
+                text,
                 format!(
-                    "must be at least 1, and --clients x --conns-per-client at most {MAX_CONNECTIONS}"
+                    "not a mode of --transport {kind}; use one of {}",
+                    names.join(", ")
                 ),
-            ));
-        }
-        let transport = crate::transport::check(self, kind)?;
-        let about = kind.about();
-        if !about.own_program {
-            for (f, set) in [
-                ("--client-cmd", self.client_cmd.is_some()),
-                ("--parser", self.parser.is_some()),
-                ("--client-env", !self.client_env.is_empty()),
-            ] {
-                if set {
-                    return Err(SpecError::OtherTransport {
-                        flag: f,
-                        transport: TransportKind::Exec,
-                    });
-                }
-            }
-        }
-        let stream = transport.describe().is_stream();
-        if self.traced()
-            && let Some(why) = transport.describe().untraceable()
-        {
-            return Err(invalid("--trace", why));
-        }
-        if self.trace_sample == Some(0) {
-            return Err(value(
-                "--trace-sample",
-                0,
-                "trace one request in N, N at least 1",
-            ));
-        }
-        if self.trace_sample.is_some() && !self.traced() {
-            return Err(flag("--trace-sample", "needs --trace"));
-        }
-        if stream && self.depth.is_some() {
-            return Err(flag(
-                "--depth",
-                "does not apply to --mode stream: the server sends without waiting for requests",
-            ));
-        }
-        if stream && self.rate.is_some() {
-            return Err(flag(
-                "--rate",
-                "does not apply to --mode stream: the server sends as fast as it can",
-            ));
-        }
-        if self.arrival.is_some() && self.rate.is_none() {
-            return Err(flag("--arrival", "applies to an open loop: add --rate"));
-        }
-        let agents = self.agents_checked(kind, clients)?;
-        let share = self.share_checked(clients * conns)?;
-        if let Some(Rate(rate)) = self.rate {
-            // An agent's share keeps the run's total rate over all its
-            // connections.
-            let all_conns = share.map_or((clients * conns) as f64, |s| s.total as f64);
-            let per_conn = rate / all_conns;
-            if per_conn > MAX_RATE_PER_CONN {
-                return Err(value(
-                    "--rate",
-                    rate,
-                    format!(
-                        "{per_conn:.0}/s per connection is more than one connection can send ({MAX_RATE_PER_CONN:.0}/s); add connections (--clients, --conns-per-client) or lower the rate"
-                    ),
-                ));
-            }
-            if per_conn < 0.1 {
-                return Err(value(
-                    "--rate",
-                    rate,
-                    "below 0.1/s per connection the run would send nothing; raise the rate or use fewer connections",
-                ));
-            }
-        }
-        // Open loop: depth caps the requests outstanding, which keeps memory
-        // bounded when the server falls behind the timetable.
-        let depth = self
-            .depth
-            .unwrap_or(transport.describe().default_depth(self.rate.is_some()));
-        if !(1..=MAX_DEPTH).contains(&depth) {
-            return Err(range("--depth", depth, 1, MAX_DEPTH));
-        }
-        let stop = match (self.count, self.duration) {
-            (Some(_), Some(_)) => {
-                return Err(flag("--count", "and --duration: give one of them"));
-            }
-            (Some(0), _) => return Err(value("--count", 0, "must be at least 1")),
-            (Some(c), _) => StopSpec::Count(c),
-            (None, Some(Dur(d))) if d.is_zero() => {
-                return Err(flag("--duration", "must be longer than 0s"));
-            }
-            (None, d) => StopSpec::DurationNs(phase_ns(
-                "--duration",
-                d.map_or(Duration::from_secs(5), |d| d.0),
-            )?),
-        };
-        if about.own_program && self.warmup.is_some() {
-            return Err(flag(
-                "--warmup",
-                "does not apply to --transport exec: the program warms up as it is told (in --client-cmd)",
-            ));
-        }
-        let warmup_ns = match about.own_program {
-            true => 0,
-            false => phase_ns(
-                "--warmup",
-                self.warmup.map_or(Duration::from_secs(1), |d| d.0),
-            )?,
-        };
-        let op_timeout = self.op_timeout.map_or(DEFAULT_OP_TIMEOUT, |d| d.0);
-        let hiccup = match (self.no_hiccup, self.hiccup_threshold) {
-            (Some(true), Some(_)) => {
-                return Err(flag(
-                    "--hiccup-threshold",
-                    "and --no-hiccup: give one of them",
-                ));
-            }
-            (Some(true), None) => None,
-            (_, Some(Dur(d))) if d < Duration::from_millis(1) || d > Duration::from_secs(60) => {
-                return Err(range("--hiccup-threshold", Dur(d), "1ms", "1m"));
-            }
-            (_, t) => Some(crate::units::nanos(
-                t.map_or(DEFAULT_HICCUP_THRESHOLD, |d| d.0),
-            )),
-        };
-        if op_timeout > MAX_PHASE {
-            return Err(value(
-                "--op-timeout",
-                Dur(op_timeout),
-                "at most 720h; 0s turns the limit off",
-            ));
-        }
-        let arch = self.arch.unwrap_or(Arch::Reactor);
-        let poll = self.poll.unwrap_or(false);
-        if poll && self.target.is_none() && about.arch && arch == Arch::Pool {
-            return Err(invalid(
-                "--poll",
-                "the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)",
-            ));
-        }
-        let observe = self.observed()?;
-        if self.target.is_some() {
-            for (name, set) in [
-                ("--arch", self.arch.is_some()),
-                (
-                    "--server-cpus",
-                    self.server_cpus.is_some() && observe.is_none(),
-                ),
-                ("--listen", self.listen.is_some()),
-                ("--max-frame", self.max_frame.is_some()),
-            ] {
-                if set {
-                    return Err(flag(
-                        name,
-                        "applies to the embedded server: drop it, or --target",
-                    ));
-                }
-            }
-        }
-        let repeat = self.repeat();
-        if !(1..=MAX_REPEAT).contains(&repeat) {
-            return Err(range("--repeat", repeat, 1, MAX_REPEAT));
-        }
-        if repeat > 1 && self.traced() {
-            return Err(flag(
-                "--trace",
-                "records one run's timeline: drop it, or --repeat",
-            ));
-        }
-        if repeat > 1 && self.hlog.is_some() {
-            return Err(flag("--hlog", "writes one run's log: drop it, or --repeat"));
-        }
-        if repeat > 1
-            && let Some(why) = transport.describe().unrepeatable()
-        {
-            return Err(invalid("--repeat", why));
-        }
-        self.slos()?;
-        if let Some(h) = &self.hlog {
-            parent_exists("--hlog", h)?;
-        }
-        if let Some(f) = self.trace_file() {
-            parent_exists("--trace", f)?;
-        }
-        let placement = self.placement(topo, clients)?;
-        let target = match &self.target {
-            Some(endpoint) => TargetSpec::External {
-                endpoint: endpoint.clone(),
-            },
-            // A server command without a target: the target is the port
-            // `{port}` stands for.
-            None if about.own_program && self.server_cmd.is_some() => TargetSpec::External {
-                endpoint: Endpoint::Tcp("127.0.0.1:0".into()),
-            },
-            None if about.own_program => TargetSpec::None,
-            None => TargetSpec::Embedded {
-                arch: about.arch.then_some(arch),
-                cpus: placement
-                    .server_cpus
-                    .clone()
-                    .expect("embedded server has CPUs"),
-                poll,
-                listen: self
-                    .listen
-                    .clone()
-                    .or_else(|| about.embedded.map(|listen| listen()))
-                    .unwrap_or_else(crate::transport::loopback),
-            },
-        };
-        let spin = transport.describe().spins();
-        let spec = RunSpec {
-            target,
-            clients,
-            conns_per_client: conns,
-            depth: if stream { 1 } else { depth },
-            rate_per_s: self.rate.map(|r| r.0),
-            arrival: self.arrival.unwrap_or(Arrival::Uniform),
-            stop,
-            warmup_ns,
-            op_timeout_ns: crate::units::nanos(op_timeout),
-            hiccup_threshold_ns: hiccup,
-            poll: poll || spin,
-            verify: self.verify.unwrap_or(false),
-            client_cpus: placement.client_cpus.clone(),
-            trace_sample: self.traced().then(|| self.trace_sample.unwrap_or(1)),
-            transport,
-            observe,
-            server_env: self.server_env.0.clone(),
-            also_target: self.also_target.clone(),
-            agents,
-            share,
-        };
-        Ok((spec, placement))
+            )
+        })
     }
+
+    /// `--size` as one size (msgr, shm), between 1 byte and 4GiB-1.
+    pub(crate) fn fixed_size(&self, default: u64) -> Result<u64, SpecError> {
+        let size = match &self.size {
+            None => default,
+            Some(SizeSpec::Fixed(n)) => *n,
+            Some(s) => {
+                return Err(value(
+                    "--size",
+                    s,
+                    "a list or a range of sizes applies to --transport s3 only",
+                ));
+            }
+        };
+        if size == 0 || size > u64::from(u32::MAX) {
+            return Err(range("--size", size, "1 byte", "4GiB-1"));
+        }
+        Ok(size)
+    }
+
+    /// Whether a server is observed (its cpuset may then be given).
+    pub(crate) fn observing(&self) -> bool {
+        !self.server_pid.is_empty() || self.server_cgroup.is_some() || self.server_cmd.is_some()
+    }
+}
+
+/// Checks that every CPU of `list` exists and may be used by this process.
+pub fn check_cpus(name: &'static str, list: &CpuList, topo: &Topology) -> Result<(), SpecError> {
+    let usable = topo.usable();
+    let missing = list.missing_from(&usable);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let missing: Vec<String> = missing.iter().map(|c| c.to_string()).collect();
+    Err(value(
+        name,
+        list,
+        format!(
+            "CPU {} is not usable on this machine (usable CPUs: {usable}); pick CPUs from that list",
+            missing.join(",")
+        ),
+    ))
 }
 
 #[cfg(test)]

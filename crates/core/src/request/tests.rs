@@ -1,4 +1,5 @@
 use super::*;
+use crate::spec::*;
 use crate::spec::{MsgrMode, ShmMode};
 
 fn two_cpus() -> Topology {

@@ -2,7 +2,7 @@
 //! one JSON request message.
 
 use crate::request::*;
-use crate::spec::*;
+use crate::values::*;
 use crate::transport::{About, Describe, TransportKind, TransportSpec};
 use crate::transport::http::check_header;
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! http: any HTTP/1.1 or HTTP/2 server, by URL, GET or a body of `--size`.
 
 use crate::request::*;
-use crate::spec::*;
+use crate::values::*;
 use crate::transport::{About, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 
@@ -26,20 +26,6 @@ impl HttpMethod {
 }
 
 text_enum!(HttpMethod, "get" => HttpMethod::Get, "post" => HttpMethod::Post, "put" => HttpMethod::Put);
-
-/// The HTTP version of a run (`--http`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum HttpVersion {
-    /// HTTP/1.1: one request outstanding per connection (no pipelining).
-    #[serde(rename = "1.1")]
-    H1,
-    /// HTTP/2: `--depth` streams per connection; h2c (prior knowledge) on
-    /// `http://`, ALPN on `https://`.
-    #[serde(rename = "2")]
-    H2,
-}
-
-text_enum!(HttpVersion, "1.1" => HttpVersion::H1, "2" => HttpVersion::H2);
 
 /// An HTTP run: which requests, on which connections.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@
 //! describes a run ([`Describe`]: mode name, sizes, label). The runner's
 //! half of a transport, its driver, is `wirebench_runner::driver::<module>`.
 //!
-//! [`for_each_transport!`] is the registry: one line per module, read by
+//! [`for_each_transport!`](crate::for_each_transport) is the registry: one line per module, read by
 //! this module (the [`TransportKind`] and [`TransportSpec`] enums, the
 //! check's dispatch) and by the runner (the drivers' dispatch). Adding a
 //! transport is its module here, its driver there, and one line in it.
@@ -18,11 +18,10 @@
 //! assert!(TransportKind::ALL.iter().all(|k| k.to_string().parse() == Ok(*k)));
 //! ```
 
+pub use crate::kind::TransportKind;
 use crate::request::{RunRequest, SpecError};
-use crate::spec::{Endpoint, TargetSpec};
+use crate::values::{Endpoint, TargetSpec};
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 
 /// The registry of transports: `module: Kind "name" Spec About` (several
 /// kinds may share a module; `About` is the module's const that describes
@@ -78,12 +77,6 @@ impl About {
         one_endpoint: None,
         own_program: false,
     };
-}
-
-impl TransportKind {
-    /// The transport of a run that names none, nor a target whose scheme
-    /// names one.
-    pub const DEFAULT: TransportKind = TransportKind::Msgr;
 }
 
 /// The default listening place of an embedded TCP server: a free loopback
@@ -159,34 +152,11 @@ macro_rules! registry {
     ($($module:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
         $(pub mod $module;)*
 
-        /// Which transport drives the load (`--transport`).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum TransportKind {
-            $($(#[serde(rename = $name)] $kind,)+)*
-        }
-
         impl TransportKind {
-            /// Every transport, in the registry's order.
-            pub const ALL: &[TransportKind] = &[$($(TransportKind::$kind,)+)*];
-
-            /// Its name on the command line.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $($(TransportKind::$kind => $name,)+)*
-                }
-            }
-
             /// What the transport says about itself.
             pub fn about(self) -> &'static About {
                 match self {
                     $($(TransportKind::$kind => &$module::$about,)+)*
-                }
-            }
-
-            /// The module it lives in (`kv` for redis and memcached).
-            pub fn module(self) -> &'static str {
-                match self {
-                    $($(TransportKind::$kind => stringify!($module),)+)*
                 }
             }
         }
@@ -225,23 +195,15 @@ macro_rules! registry {
 
 for_each_transport!(registry);
 
-impl fmt::Display for TransportKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for TransportKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<TransportKind, String> {
+impl Endpoint {
+    /// The transport this endpoint's scheme names (None: tcp:// and unix:
+    /// carry msgr or shm).
+    pub fn scheme_transport(&self) -> Option<TransportKind> {
+        let scheme = self.scheme();
         TransportKind::ALL
             .iter()
             .copied()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = TransportKind::ALL.iter().map(|k| k.name()).collect();
-                format!("'{s}' is not one of: {}", names.join(", "))
-            })
+            .find(|k| k.about().schemes.contains(&scheme))
     }
 }
 
@@ -281,14 +243,6 @@ impl TransportSpec {
     /// See [`Describe::response_size_bytes`].
     pub fn response_size_bytes(&self) -> u64 {
         self.describe().response_size_bytes()
-    }
-
-    /// The key-value settings (redis, memcached).
-    pub fn kv(&self) -> Option<&kv::KvSpec> {
-        match self {
-            TransportSpec::Redis(k) | TransportSpec::Memcached(k) => Some(k),
-            _ => None,
-        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! its raw `rr` mode (fixed-size request and response, no framing).
 
 use crate::request::*;
-use crate::spec::*;
+use crate::values::*;
 use crate::transport::{About, Describe, TransportKind, TransportSpec, loopback};
 use crate::limits;
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 //! back (`--depth` of them outstanding per connection).
 
 use crate::request::{RunRequest, SpecError, flag, value};
-use crate::spec::{Endpoint, TargetSpec};
+use crate::values::{Endpoint, TargetSpec};
 use crate::transport::{About, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 

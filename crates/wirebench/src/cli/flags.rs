@@ -19,7 +19,8 @@ pub struct RunFlags {
     /// Transport: msgr (framed messenger over TCP or Unix sockets), shm (shared-memory rings;
     /// see --wait, --clients-as, --channel), s3 (S3 over HTTP/1.1; see --workload; the
     /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET), redis, memcached,
-    /// http or grpc. Default: the --target's scheme (s3://, redis://, memcached://, http(s)://,
+    /// http, grpc, exec (your own program: see --client-cmd) or tcp-echo (any TCP echo server,
+    /// raw bytes). Default: the --target's scheme (s3://, redis://, memcached://, http(s)://,
     /// grpc(s)://), else msgr.
     #[arg(long)]
     pub transport: Option<TransportKind>,

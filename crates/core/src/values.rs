@@ -1,0 +1,1123 @@
+//! The value types of settings that the request, the transports and the
+//! checked spec share: endpoints, targets, sizes, key distributions, the
+//! observed server. (`spec` re-exports them with the run's spec.)
+
+use crate::topo::CpuList;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The design of a reference messenger server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    /// Shared-nothing: one event loop pinned per core, each accepting and
+    /// serving its own connections.
+    Reactor,
+    /// One shared work-stealing pool of threads serving all connections.
+    Pool,
+}
+
+text_enum!(Arch, "reactor" => Arch::Reactor, "pool" => Arch::Pool);
+text_enum!(Arrival, "uniform" => Arrival::Uniform, "poisson" => Arrival::Poisson);
+
+/// How open-loop requests are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    Uniform,
+    Poisson,
+}
+
+/// A messenger endpoint: `tcp://HOST:PORT` or `unix:PATH`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Endpoint {
+    /// `host:port`, as written (resolved when connecting).
+    Tcp(String),
+    Unix(std::path::PathBuf),
+    /// `s3://HOST:PORT/BUCKET` (`s3s://` with TLS).
+    S3 {
+        tls: bool,
+        /// `host:port`, as written.
+        addr: String,
+        bucket: String,
+    },
+    /// `redis://[USER@]HOST[:PORT][/DB]` (the password, if any, comes from
+    /// $REDISCLI_AUTH, never from the URL).
+    Redis {
+        /// `host:port`, as written (port 6379 when none is).
+        addr: String,
+        db: u32,
+        user: Option<String>,
+    },
+    /// `memcached://HOST[:PORT]` (port 11211 when none is).
+    Memcached {
+        addr: String,
+    },
+    /// `http://HOST[:PORT][/PATH]`, or `https://` for TLS (ports 80 and 443
+    /// when none is).
+    Http {
+        tls: bool,
+        /// `host:port`, as written (with the default port when none is).
+        addr: String,
+        /// The request target: a path starting with `/`, with its query.
+        path: String,
+    },
+    /// `grpc://HOST:PORT`, or `grpcs://` for TLS.
+    Grpc {
+        tls: bool,
+        /// `host:port`, as written.
+        addr: String,
+    },
+}
+
+impl Endpoint {
+    /// The endpoint's scheme as written: `tcp`, `unix`, `s3s`, `https`...
+    pub fn scheme(&self) -> &'static str {
+        match self {
+            Endpoint::Tcp(_) => "tcp",
+            Endpoint::Unix(_) => "unix",
+            Endpoint::S3 { tls, .. } => {
+                if *tls {
+                    "s3s"
+                } else {
+                    "s3"
+                }
+            }
+            Endpoint::Redis { .. } => "redis",
+            Endpoint::Memcached { .. } => "memcached",
+            Endpoint::Http { tls, .. } => {
+                if *tls {
+                    "https"
+                } else {
+                    "http"
+                }
+            }
+            Endpoint::Grpc { tls, .. } => {
+                if *tls {
+                    "grpcs"
+                } else {
+                    "grpc"
+                }
+            }
+        }
+    }
+
+    /// `host:port` of an endpoint reached over TCP (None: a Unix socket).
+    pub fn tcp_addr(&self) -> Option<&str> {
+        match self {
+            Endpoint::Tcp(a)
+            | Endpoint::S3 { addr: a, .. }
+            | Endpoint::Redis { addr: a, .. }
+            | Endpoint::Memcached { addr: a }
+            | Endpoint::Http { addr: a, .. }
+            | Endpoint::Grpc { addr: a, .. } => Some(a),
+            Endpoint::Unix(_) => None,
+        }
+    }
+
+    /// Whether the endpoint is on this host: a Unix socket, or a loopback
+    /// address (`127.0.0.0/8`, `::1`, `localhost`).
+    pub fn on_this_host(&self) -> bool {
+        let Some(addr) = self.tcp_addr() else {
+            return true;
+        };
+        let host = match addr.rsplit_once(':') {
+            Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h,
+            _ => addr,
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+/// `HOST[:PORT]` with the default port added when none is given; None when
+/// the host is empty or the port is not a number.
+fn host_port(text: &str, default_port: u16) -> Option<String> {
+    if text.is_empty() || text.contains('/') || text.contains('@') {
+        return None;
+    }
+    // An IPv6 address is bracketed: [::1]:6379 or [::1].
+    let (host, port) = match text.strip_prefix('[') {
+        Some(rest) => {
+            let (h, after) = rest.split_once(']')?;
+            (format!("[{h}]"), after.strip_prefix(':'))
+        }
+        None => match text.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), Some(p)),
+            None => (text.to_string(), None),
+        },
+    };
+    let port = match port {
+        Some(p) => p.parse::<u16>().ok()?,
+        None => default_port,
+    };
+    // Port 0 is refused by the request's check unless a --server-cmd gets
+    // a free port for it.
+    (!host.is_empty() && host != "[]").then(|| format!("{host}:{port}"))
+}
+
+impl FromStr for Endpoint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(rest) = s.strip_prefix("tcp://") {
+            let ok = rest
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+            if !ok {
+                return Err(format!(
+                    "'{s}': a TCP endpoint is tcp://HOST:PORT, e.g. tcp://127.0.0.1:9000"
+                ));
+            }
+            Ok(Endpoint::Tcp(rest.to_string()))
+        } else if let Some(rest) = s.strip_prefix("unix:") {
+            let rest = rest.strip_prefix("//").unwrap_or(rest);
+            if rest.is_empty() {
+                return Err(format!(
+                    "'{s}': a Unix endpoint is unix:PATH, e.g. unix:/tmp/wb.sock"
+                ));
+            }
+            Ok(Endpoint::Unix(rest.into()))
+        } else if let Some((tls, rest)) = s
+            .strip_prefix("s3://")
+            .map(|r| (false, r))
+            .or_else(|| s.strip_prefix("s3s://").map(|r| (true, r)))
+        {
+            let bad = || {
+                format!(
+                    "'{s}': an S3 endpoint is s3://HOST:PORT/BUCKET (s3s:// for TLS), e.g. s3://127.0.0.1:9000/bench"
+                )
+            };
+            let (addr, bucket) = rest.split_once('/').ok_or_else(bad)?;
+            let bucket = bucket.trim_end_matches('/');
+            let addr_ok = addr
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+            if !addr_ok || !valid_bucket(bucket) {
+                return Err(bad());
+            }
+            Ok(Endpoint::S3 {
+                tls,
+                addr: addr.to_string(),
+                bucket: bucket.to_string(),
+            })
+        } else if let Some(rest) = s.strip_prefix("redis://") {
+            let bad = |why: &str| {
+                format!(
+                    "'{s}': {why}; a Redis endpoint is redis://[USER@]HOST[:PORT][/DB], e.g. redis://127.0.0.1:6379/0"
+                )
+            };
+            let (user, rest) = match rest.split_once('@') {
+                Some((u, _)) if u.contains(':') => {
+                    return Err(bad(
+                        "a password is never written in the URL (it would be stored with the results): set $REDISCLI_AUTH",
+                    ));
+                }
+                Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
+                Some(_) => return Err(bad("an empty user name")),
+                None => (None, rest),
+            };
+            let (addr, db) = match rest.split_once('/') {
+                Some((a, "")) => (a, 0),
+                Some((a, d)) => (
+                    a,
+                    d.parse::<u32>()
+                        .map_err(|_| bad("the database is a number"))?,
+                ),
+                None => (rest, 0),
+            };
+            let addr = host_port(addr, 6379).ok_or_else(|| bad("no valid HOST[:PORT]"))?;
+            Ok(Endpoint::Redis { addr, db, user })
+        } else if let Some(rest) = s.strip_prefix("memcached://") {
+            let addr = host_port(rest.trim_end_matches('/'), 11211).ok_or_else(|| {
+                format!("'{s}': a memcached endpoint is memcached://HOST[:PORT], e.g. memcached://127.0.0.1:11211")
+            })?;
+            Ok(Endpoint::Memcached { addr })
+        } else if let Some((tls, rest)) = s
+            .strip_prefix("http://")
+            .map(|r| (false, r))
+            .or_else(|| s.strip_prefix("https://").map(|r| (true, r)))
+        {
+            let bad = |why: &str| {
+                format!(
+                    "'{s}': {why}; an HTTP endpoint is http://HOST[:PORT][/PATH] (https:// for TLS), e.g. http://127.0.0.1:8080/index.html"
+                )
+            };
+            let (authority, path) = match rest.find(['/', '?']) {
+                Some(i) => (&rest[..i], rest[i..].to_string()),
+                None => (rest, "/".to_string()),
+            };
+            let path = if path.starts_with('?') {
+                format!("/{path}")
+            } else {
+                path
+            };
+            if authority.contains('@') {
+                return Err(bad(
+                    "credentials are never written in the URL (they would be stored with the results): use --header",
+                ));
+            }
+            if path.contains('#') || path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+                return Err(bad(
+                    "the path has a fragment, a space or a control character",
+                ));
+            }
+            let addr = host_port(authority, if tls { 443 } else { 80 })
+                .ok_or_else(|| bad("no valid HOST[:PORT]"))?;
+            Ok(Endpoint::Http { tls, addr, path })
+        } else if let Some((tls, rest)) = s
+            .strip_prefix("grpc://")
+            .map(|r| (false, r))
+            .or_else(|| s.strip_prefix("grpcs://").map(|r| (true, r)))
+        {
+            let rest = rest.strip_suffix('/').unwrap_or(rest);
+            let addr = rest
+                .rsplit_once(':')
+                .is_some_and(|(_, p)| p.parse::<u16>().is_ok_and(|p| p != 0))
+                .then(|| host_port(rest, 0))
+                .flatten()
+                .ok_or_else(|| {
+                    format!("'{s}': a gRPC endpoint is grpc://HOST:PORT (grpcs:// for TLS), e.g. grpc://127.0.0.1:50051; the method is --call")
+                })?;
+            Ok(Endpoint::Grpc { tls, addr })
+        } else {
+            Err(format!(
+                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET, http://HOST:PORT/PATH, grpc://HOST:PORT, redis://HOST:PORT or memcached://HOST:PORT"
+            ))
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Tcp(a) => write!(f, "tcp://{a}"),
+            Endpoint::Unix(p) => write!(f, "unix:{}", p.display()),
+            Endpoint::S3 { tls, addr, bucket } => {
+                write!(f, "{}://{addr}/{bucket}", if *tls { "s3s" } else { "s3" })
+            }
+            Endpoint::Redis { addr, db, user } => {
+                let user = user.as_ref().map_or(String::new(), |u| format!("{u}@"));
+                write!(f, "redis://{user}{addr}/{db}")
+            }
+            Endpoint::Memcached { addr } => write!(f, "memcached://{addr}"),
+            Endpoint::Http { tls, addr, path } => {
+                write!(f, "{}://{addr}{path}", if *tls { "https" } else { "http" })
+            }
+            Endpoint::Grpc { tls, addr } => {
+                write!(f, "{}://{addr}", if *tls { "grpcs" } else { "grpc" })
+            }
+        }
+    }
+}
+
+impl From<Endpoint> for String {
+    fn from(e: Endpoint) -> String {
+        e.to_string()
+    }
+}
+
+impl TryFrom<String> for Endpoint {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+/// Whether `b` is a valid S3 bucket name (3-63 of a-z, 0-9, '.', '-';
+/// starting and ending with a letter or digit).
+pub fn valid_bucket(b: &str) -> bool {
+    let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-';
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (3..=63).contains(&b.len())
+        && b.chars().all(ok_char)
+        && edge(b.chars().next())
+        && edge(b.chars().last())
+}
+
+/// Object sizes: one, a list (objects take them in turn), or a range
+/// (log-uniform, so small and large sizes are equally represented by
+/// order of magnitude). An object's size follows from its number alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SizeSpec {
+    Fixed(u64),
+    List(Vec<u64>),
+    Range { min: u64, max: u64 },
+}
+
+impl SizeSpec {
+    /// Parses `4KiB`, `4KiB,1MiB`, or `1KiB..1MiB`.
+    pub fn parse(text: &str) -> Result<SizeSpec, String> {
+        let one = |t: &str| crate::units::parse_size(t.trim()).map_err(|e| e.to_string());
+        if let Some((a, b)) = text.split_once("..") {
+            let (min, max) = (one(a)?, one(b)?);
+            if min == 0 || min >= max {
+                return Err(format!(
+                    "'{text}': a size range is MIN..MAX with 0 < MIN < MAX"
+                ));
+            }
+            Ok(SizeSpec::Range { min, max })
+        } else if text.contains(',') {
+            let v = text.split(',').map(one).collect::<Result<Vec<_>, _>>()?;
+            Ok(SizeSpec::List(v))
+        } else {
+            Ok(SizeSpec::Fixed(one(text)?))
+        }
+    }
+
+    /// The size of object number `i`.
+    pub fn size_of(&self, i: u64) -> u64 {
+        match self {
+            SizeSpec::Fixed(n) => *n,
+            SizeSpec::List(v) => {
+                v[usize::try_from(i % v.len() as u64).expect("less than the length")]
+            }
+            SizeSpec::Range { min, max } => {
+                let u = (mix64(i) >> 11) as f64 / (1u64 << 53) as f64;
+                let (lo, hi) = ((*min as f64).ln(), (*max as f64).ln());
+                crate::units::whole((lo + u * (hi - lo)).exp().round()).clamp(*min, *max)
+            }
+        }
+    }
+
+    /// The largest size.
+    pub fn max(&self) -> u64 {
+        match self {
+            SizeSpec::Fixed(n) => *n,
+            SizeSpec::List(v) => v.iter().copied().max().unwrap_or(0),
+            SizeSpec::Range { max, .. } => *max,
+        }
+    }
+}
+
+impl fmt::Display for SizeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::units::format_size as fs;
+        match self {
+            SizeSpec::Fixed(n) => write!(f, "{}", fs(*n)),
+            SizeSpec::List(v) => {
+                let v: Vec<String> = v.iter().map(|n| fs(*n)).collect();
+                write!(f, "{}", v.join(","))
+            }
+            SizeSpec::Range { min, max } => write!(f, "{}..{}", fs(*min), fs(*max)),
+        }
+    }
+}
+
+impl FromStr for SizeSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SizeSpec, String> {
+        SizeSpec::parse(s)
+    }
+}
+
+/// splitmix64's finalizer: a well-mixed 64-bit hash of `x`.
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The server a run measures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum TargetSpec {
+    /// A reference server that `run` starts itself, as a separate pinned process.
+    Embedded {
+        /// The msgr server's design (None for shm, which has one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arch: Option<Arch>,
+        cpus: CpuList,
+        poll: bool,
+        listen: Endpoint,
+    },
+    /// Something already listening.
+    External { endpoint: Endpoint },
+    /// No server: the user's program (exec) runs alone, or against
+    /// whatever it reaches itself.
+    None,
+}
+
+/// A server the run observes without embedding it: found by its PIDs or
+/// its cgroup, or started by the run from a command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedSpec {
+    pub source: ServerSource,
+    /// The cpuset it was given: a command is pinned to it; a server found
+    /// by PID or cgroup is judged against it (None: its affinity when the
+    /// run begins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<CpuList>,
+}
+
+/// Where an observed server's processes come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerSource {
+    /// `--server-pid` (repeatable).
+    Pids(Vec<u32>),
+    /// `--server-cgroup`: every process of a cgroup v2 directory.
+    Cgroup(std::path::PathBuf),
+    /// `--server-cmd`, run by `sh -c` in a process group of its own, with
+    /// its placeholders as given (filled in when it starts).
+    Command {
+        cmd: String,
+        /// When it is ready (None: when the target accepts a connection).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ready: Option<Ready>,
+    },
+}
+
+/// `--server-ready`: when a started server is ready for the load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ready {
+    /// `tcp:PORT`: 127.0.0.1:PORT accepts a connection (PORT may be `{port}`).
+    Tcp(String),
+    /// `line:REGEX`: a line of its stdout or stderr matches.
+    Line(String),
+}
+
+impl std::fmt::Display for Ready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ready::Tcp(p) => write!(f, "tcp:{p}"),
+            Ready::Line(r) => write!(f, "line:{r}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Ready {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Ready, String> {
+        match s.split_once(':') {
+            Some(("tcp", p)) if p == "{port}" || p.parse::<u16>().is_ok_and(|p| p > 0) => {
+                Ok(Ready::Tcp(p.into()))
+            }
+            Some(("tcp", p)) => Err(format!("'{p}' is not a port (1-65535, or {{port}})")),
+            Some(("line", r)) => regex_lite::Regex::new(r)
+                .map(|_| Ready::Line(r.into()))
+                .map_err(|e| format!("'{r}' is not a regular expression: {e}")),
+            _ => Err("give tcp:PORT or line:REGEX".into()),
+        }
+    }
+}
+
+/// When the measured phase ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StopSpec {
+    DurationNs(u64),
+    /// Total operations completed in the measured phase, over all connections.
+    Count(u64),
+}
+
+pub(crate) fn uniform() -> KeyDist {
+    KeyDist::Uniform
+}
+
+/// How a run picks the key of each operation (`--key-dist`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyDist {
+    /// Every key as likely.
+    Uniform,
+    /// Zipf with this exponent (0.99 is YCSB's): key 0 the most popular.
+    Zipf(f64),
+    /// Each connection walks the keys in order from its own start.
+    Sequential,
+}
+
+impl FromStr for KeyDist {
+    type Err = String;
+    /// `uniform`, `sequential`, `zipf` (exponent 0.99) or `zipf:S`.
+    fn from_str(s: &str) -> Result<KeyDist, String> {
+        match s {
+            "uniform" => Ok(KeyDist::Uniform),
+            "sequential" => Ok(KeyDist::Sequential),
+            "zipf" => Ok(KeyDist::Zipf(0.99)),
+            _ => {
+                let exp = s.strip_prefix("zipf:").and_then(|e| e.parse::<f64>().ok());
+                match exp {
+                    Some(e) if e > 0.0 && e <= 10.0 => Ok(KeyDist::Zipf(e)),
+                    _ => Err(format!(
+                        "'{s}': a key distribution is uniform, sequential, zipf or zipf:S with 0 < S <= 10"
+                    )),
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for KeyDist {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyDist::Uniform => f.write_str("uniform"),
+            KeyDist::Sequential => f.write_str("sequential"),
+            KeyDist::Zipf(e) => write!(f, "zipf:{e}"),
+        }
+    }
+}
+
+// The values of the transports' own flags (a request holds them raw).
+
+/// How a waiting side of a shared-memory ring waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Wait {
+    /// Spin on the shared index: ~0.1 us hand-off, a core busy.
+    Spin,
+    /// Sleep in the kernel on a futex: a wake-up costs a context switch.
+    Futex,
+    /// Spin a little (about two wake-ups' worth), then sleep.
+    Adaptive,
+}
+
+/// What carries a shm-transport session: shared memory, or (for
+/// comparison) the kernel's channels with the same records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    Shm,
+    Unix,
+    Tcp,
+    Pipe,
+}
+
+/// Whether shm clients are threads of one process (`mt`) or one process
+/// per session (`mp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientsAs {
+    Threads,
+    Processes,
+}
+
+text_enum!(Wait, "spin" => Wait::Spin, "futex" => Wait::Futex, "adaptive" => Wait::Adaptive);
+
+text_enum!(Channel, "shm" => Channel::Shm, "unix" => Channel::Unix, "tcp" => Channel::Tcp, "pipe" => Channel::Pipe);
+
+text_enum!(ClientsAs, "threads" => ClientsAs::Threads, "processes" => ClientsAs::Processes);
+
+/// The HTTP version of a run (`--http`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HttpVersion {
+    /// HTTP/1.1: one request outstanding per connection (no pipelining).
+    #[serde(rename = "1.1")]
+    H1,
+    /// HTTP/2: `--depth` streams per connection; h2c (prior knowledge) on
+    /// `http://`, ALPN on `https://`.
+    #[serde(rename = "2")]
+    H2,
+}
+
+text_enum!(HttpVersion, "1.1" => HttpVersion::H1, "2" => HttpVersion::H2);
+
+/// The wire protocol of a key-value run (`--protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KvProtocol {
+    /// Redis's RESP2, the default of every Redis server.
+    Resp2,
+    /// RESP3, asked with `HELLO 3` (Redis 6 and later).
+    Resp3,
+    /// memcached's text protocol (get, set, incr).
+    Text,
+    /// memcached's meta protocol (mg, ms, ma).
+    Meta,
+}
+
+text_enum!(KvProtocol, "resp2" => KvProtocol::Resp2, "resp3" => KvProtocol::Resp3, "text" => KvProtocol::Text, "meta" => KvProtocol::Meta);
+
+/// SETs to GETs of a mixed key-value run (`--ratio SET:GET`, as memtier
+/// writes it): `1:10` is one SET for every ten GETs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ratio(pub u32, pub u32);
+
+impl FromStr for Ratio {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Ratio, String> {
+        let bad = || format!("'{s}': a ratio is SET:GET, two whole numbers not both 0, e.g. 1:10");
+        let (a, b) = s.split_once(':').ok_or_else(bad)?;
+        let (a, b) = (
+            a.trim().parse::<u32>().map_err(|_| bad())?,
+            b.trim().parse::<u32>().map_err(|_| bad())?,
+        );
+        if a == 0 && b == 0 || a.checked_add(b).is_none() {
+            return Err(bad());
+        }
+        Ok(Ratio(a, b))
+    }
+}
+
+impl fmt::Display for Ratio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.0, self.1)
+    }
+}
+
+/// One S3 operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Op {
+    Get,
+    Put,
+    Head,
+    Delete,
+    List,
+}
+
+text_enum!(S3Op, "get" => S3Op::Get, "put" => S3Op::Put, "head" => S3Op::Head, "delete" => S3Op::Delete, "list" => S3Op::List);
+
+/// An S3 workload (`--workload`): one operation type, or a weighted mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Workload {
+    Get,
+    Put,
+    Head,
+    Delete,
+    List,
+    Mixed,
+}
+
+impl S3Workload {
+    /// The one operation of the workload (None: mixed).
+    pub fn op(self) -> Option<S3Op> {
+        match self {
+            S3Workload::Get => Some(S3Op::Get),
+            S3Workload::Put => Some(S3Op::Put),
+            S3Workload::Head => Some(S3Op::Head),
+            S3Workload::Delete => Some(S3Op::Delete),
+            S3Workload::List => Some(S3Op::List),
+            S3Workload::Mixed => None,
+        }
+    }
+}
+
+impl S3Workload {
+    pub const ALL: [S3Workload; 6] = [
+        S3Workload::Get,
+        S3Workload::Put,
+        S3Workload::Head,
+        S3Workload::Delete,
+        S3Workload::List,
+        S3Workload::Mixed,
+    ];
+}
+
+text_enum!(S3Workload, "get" => S3Workload::Get, "put" => S3Workload::Put, "head" => S3Workload::Head,
+    "delete" => S3Workload::Delete, "list" => S3Workload::List, "mixed" => S3Workload::Mixed);
+
+/// How S3 requests name the bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UrlStyle {
+    /// `http://host/bucket/key`.
+    Path,
+    /// `http://bucket.host/key` (the connection still goes to the endpoint's address).
+    Virtual,
+}
+
+/// Where S3 requests carry their SigV4 signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Sign {
+    /// The `Authorization` header, as the AWS SDKs and S3 benchmark tools
+    /// sign (the default).
+    Header,
+    /// The query string (presigned URLs).
+    Query,
+}
+
+text_enum!(UrlStyle, "path" => UrlStyle::Path, "virtual" => UrlStyle::Virtual);
+
+text_enum!(S3Sign, "header" => S3Sign::Header, "query" => S3Sign::Query);
+
+/// The weights of a mixed S3 workload: `get=70,put=20,delete=10`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mix(pub Vec<(S3Op, u32)>);
+
+impl Mix {
+    /// 70% GET, 20% PUT, 10% DELETE.
+    pub fn default_mix() -> Mix {
+        Mix(vec![(S3Op::Get, 70), (S3Op::Put, 20), (S3Op::Delete, 10)])
+    }
+}
+
+impl FromStr for Mix {
+    type Err = String;
+    /// Parses `get=70,put=20,delete=10`; zero weights are dropped.
+    fn from_str(s: &str) -> Result<Mix, String> {
+        let mut v = Vec::new();
+        for part in s.split(',') {
+            let (op, w) = part.split_once('=').ok_or_else(|| {
+                format!("'{part}': write OP=WEIGHT, e.g. get=70,put=20,delete=10")
+            })?;
+            let op: S3Op = op.trim().parse().map_err(|_| {
+                format!(
+                    "'{}': the operations are get, put, head, delete, list",
+                    op.trim()
+                )
+            })?;
+            let w: u32 = w
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{w}': a weight is a whole number"))?;
+            if v.iter().any(|(o, _)| *o == op) {
+                return Err(format!("'{op}' appears twice"));
+            }
+            if w > 0 {
+                v.push((op, w));
+            }
+        }
+        if v.is_empty() {
+            return Err(format!("'{s}': every weight is 0"));
+        }
+        Ok(Mix(v))
+    }
+}
+
+impl fmt::Display for Mix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(o, w)| format!("{o}={w}")).collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// The parser of an exec run's output (`--parser`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Parser {
+    /// perf-crimson-msgr and perf-async-msgr: per-second lines and the
+    /// `all(depth=N):` block.
+    CrimsonMsgr,
+    /// Tsurugi's reqres_loop: one CSV line.
+    TateyamaReqres,
+    /// Tsurugi's data_channel_write: one CSV line.
+    TateyamaDatachannel,
+    /// fio `--output-format=json+` (its latency bins become a histogram).
+    FioJson,
+    /// sockperf ping-pong, under-load or throughput.
+    Sockperf,
+    /// redis-benchmark `--csv`.
+    RedisBenchmark,
+    /// A JSON document: metric name -> JSON pointer
+    /// (`json:ops_per_s=/a/b,p99_us=/c`).
+    Json(Vec<(String, String)>),
+    /// A regular expression whose named groups are metric names
+    /// (`regex:(?P<ops_per_s>[0-9.]+) ops/s`).
+    Regex(String),
+}
+
+/// The metrics a `json` or `regex` parser may fill: counters, rates, and
+/// latency statistics with their unit.
+pub const EXEC_METRICS: [&str; 7] = [
+    "ops",
+    "ops_per_s",
+    "seconds",
+    "errors",
+    "bytes_out",
+    "bytes_in",
+    "connect_s",
+];
+
+/// Latency statistics (`p99_us`, `mean_ms`: a statistic, `_`, a unit).
+pub const LATENCY_STATS: [&str; 8] = ["mean", "min", "p50", "p90", "p99", "p999", "p9999", "max"];
+
+/// The units of a latency metric, in ns.
+pub const LATENCY_UNITS: [(&str, f64); 4] = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
+
+/// Whether `name` is a metric a `json` or `regex` parser may fill.
+pub fn is_exec_metric(name: &str) -> bool {
+    EXEC_METRICS.contains(&name)
+        || name.rsplit_once('_').is_some_and(|(stat, unit)| {
+            LATENCY_STATS.contains(&stat) && LATENCY_UNITS.iter().any(|(u, _)| *u == unit)
+        })
+}
+
+impl Parser {
+    /// The parsers, as `--parser` names them.
+    pub const NAMES: [&'static str; 8] = [
+        "crimson-msgr",
+        "tateyama-reqres",
+        "tateyama-datachannel",
+        "fio-json",
+        "sockperf",
+        "redis-benchmark",
+        "json:NAME=POINTER,...",
+        "regex:PATTERN",
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Parser::CrimsonMsgr => "crimson-msgr",
+            Parser::TateyamaReqres => "tateyama-reqres",
+            Parser::TateyamaDatachannel => "tateyama-datachannel",
+            Parser::FioJson => "fio-json",
+            Parser::Sockperf => "sockperf",
+            Parser::RedisBenchmark => "redis-benchmark",
+            Parser::Json(_) => "json",
+            Parser::Regex(_) => "regex",
+        }
+    }
+}
+
+impl fmt::Display for Parser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Parser::Json(map) => {
+                let m: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                write!(f, "json:{}", m.join(","))
+            }
+            Parser::Regex(r) => write!(f, "regex:{r}"),
+            p => f.write_str(p.name()),
+        }
+    }
+}
+
+impl FromStr for Parser {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Parser, String> {
+        let (name, arg) = match s.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (s, None),
+        };
+        let plain = |p: Parser| match arg {
+            None => Ok(p),
+            Some(_) => Err(format!("{name} takes no argument")),
+        };
+        match name {
+            "crimson-msgr" => plain(Parser::CrimsonMsgr),
+            "tateyama-reqres" => plain(Parser::TateyamaReqres),
+            "tateyama-datachannel" => plain(Parser::TateyamaDatachannel),
+            "fio-json" => plain(Parser::FioJson),
+            "sockperf" => plain(Parser::Sockperf),
+            "redis-benchmark" => plain(Parser::RedisBenchmark),
+            "json" => {
+                let arg = arg.filter(|a| !a.is_empty()).ok_or(
+                    "json needs its metrics: json:ops_per_s=/jobs/0/iops,p99_us=/p99 (NAME=JSON pointer, comma-separated)",
+                )?;
+                let mut map = Vec::new();
+                for pair in arg.split(',') {
+                    let (k, v) = pair
+                        .split_once('=')
+                        .ok_or_else(|| format!("'{pair}' is not NAME=POINTER"))?;
+                    if !is_exec_metric(k) {
+                        return Err(format!("'{k}' is not a metric; use {}", metrics_help()));
+                    }
+                    if !(v.is_empty() || v.starts_with('/')) {
+                        return Err(format!("'{v}' is not a JSON pointer (they start with /)"));
+                    }
+                    map.push((k.to_string(), v.to_string()));
+                }
+                Ok(Parser::Json(map))
+            }
+            "regex" => {
+                let arg = arg.filter(|a| !a.is_empty()).ok_or(
+                    "regex needs a pattern whose named groups are metrics: regex:(?P<ops_per_s>[0-9.]+) ops/s",
+                )?;
+                let re = regex_lite::Regex::new(arg).map_err(|e| format!("not a regex: {e}"))?;
+                let names: Vec<&str> = re.capture_names().flatten().collect();
+                if names.is_empty() {
+                    return Err(format!(
+                        "the pattern has no named group; name each by its metric: {}",
+                        metrics_help()
+                    ));
+                }
+                if let Some(bad) = names.iter().find(|n| !is_exec_metric(n)) {
+                    return Err(format!(
+                        "group '{bad}' is not a metric; use {}",
+                        metrics_help()
+                    ));
+                }
+                Ok(Parser::Regex(arg.to_string()))
+            }
+            _ => Err(format!(
+                "'{s}' is not a parser: use one of {}",
+                Parser::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl From<Parser> for String {
+    fn from(p: Parser) -> String {
+        p.to_string()
+    }
+}
+
+impl TryFrom<String> for Parser {
+    type Error = String;
+    fn try_from(s: String) -> Result<Parser, String> {
+        s.parse()
+    }
+}
+
+pub(crate) fn metrics_help() -> String {
+    format!(
+        "{}, or a latency statistic ({}) with a unit (ns, us, ms, s), e.g. p99_us",
+        EXEC_METRICS.join(", "),
+        LATENCY_STATS.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::*;
+
+    #[test]
+    fn http_endpoints() {
+        let r = |s: &str| s.parse::<Endpoint>();
+        let http = |tls, addr: &str, path: &str| {
+            Ok(Endpoint::Http {
+                tls,
+                addr: addr.into(),
+                path: path.into(),
+            })
+        };
+        assert_eq!(r("http://127.0.0.1"), http(false, "127.0.0.1:80", "/"));
+        assert_eq!(
+            r("http://h:8080/a/b?c=1&d"),
+            http(false, "h:8080", "/a/b?c=1&d")
+        );
+        assert_eq!(r("https://[::1]/x"), http(true, "[::1]:443", "/x"));
+        assert_eq!(r("http://h:1?q"), http(false, "h:1", "/?q"));
+        for bad in [
+            "http://",
+            "http:///path",
+            "http://h:99999/",
+            "http://u:p@h/",
+            "http://h/a b",
+            "http://h/a#frag",
+        ] {
+            assert!(r(bad).is_err(), "{bad}");
+        }
+        for e in ["http://h:80/", "https://h:8443/a?b=c"] {
+            assert_eq!(r(e).unwrap().to_string(), e);
+        }
+        assert_eq!(
+            r("https://h/")
+                .unwrap()
+                .scheme_transport()
+                .map(|k| k.name()),
+            Some("http")
+        );
+    }
+
+    #[test]
+    fn key_value_endpoints_and_settings() {
+        let r = |s: &str| s.parse::<Endpoint>();
+        assert_eq!(
+            r("redis://127.0.0.1"),
+            Ok(Endpoint::Redis {
+                addr: "127.0.0.1:6379".into(),
+                db: 0,
+                user: None
+            })
+        );
+        assert_eq!(
+            r("redis://bench@[::1]:7000/3"),
+            Ok(Endpoint::Redis {
+                addr: "[::1]:7000".into(),
+                db: 3,
+                user: Some("bench".into())
+            })
+        );
+        assert_eq!(
+            r("memcached://localhost"),
+            Ok(Endpoint::Memcached {
+                addr: "localhost:11211".into()
+            })
+        );
+        for bad in [
+            "redis://",
+            "redis://h:notaport",
+            "redis://h:1/x",
+            "redis://u:pw@h:1",
+            "memcached://",
+            "memcached://h:65536",
+        ] {
+            assert!(r(bad).is_err(), "{bad}");
+        }
+        assert!(r("redis://u:pw@h:1").unwrap_err().contains("REDISCLI_AUTH"));
+        for e in ["redis://u@h:1/2", "memcached://h:5"] {
+            assert_eq!(r(e).unwrap().to_string(), e);
+        }
+        assert_eq!(
+            r("redis://h:1")
+                .unwrap()
+                .scheme_transport()
+                .map(|k| k.name()),
+            Some("redis")
+        );
+        assert_eq!("zipf".parse(), Ok(KeyDist::Zipf(0.99)));
+        assert_eq!("zipf:1.2".parse(), Ok(KeyDist::Zipf(1.2)));
+        assert!("zipf:0".parse::<KeyDist>().is_err());
+        assert!("zipf:x".parse::<KeyDist>().is_err());
+        assert_eq!("1:10".parse(), Ok(Ratio(1, 10)));
+        assert_eq!("0:1".parse(), Ok(Ratio(0, 1)));
+        for bad in ["0:0", "1", "a:b", "4294967295:1"] {
+            assert!(bad.parse::<Ratio>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn endpoints() {
+        assert_eq!(
+            "tcp://127.0.0.1:9000".parse(),
+            Ok(Endpoint::Tcp("127.0.0.1:9000".into()))
+        );
+        assert_eq!(
+            "tcp://[::1]:9000".parse(),
+            Ok(Endpoint::Tcp("[::1]:9000".into()))
+        );
+        assert_eq!("unix:/tmp/x".parse(), Ok(Endpoint::Unix("/tmp/x".into())));
+        for bad in [
+            "127.0.0.1:9000",
+            "tcp://127.0.0.1",
+            "tcp://:80",
+            "unix:",
+            "ftp://x:1",
+        ] {
+            assert!(bad.parse::<Endpoint>().is_err(), "{bad}");
+        }
+        assert_eq!(Endpoint::Unix("/a".into()).to_string(), "unix:/a");
+    }
+
+    #[test]
+    fn enums_round_trip_as_text() {
+        for m in MsgrMode::ALL {
+            assert_eq!(m.to_string().parse::<MsgrMode>(), Ok(m));
+        }
+        for m in ShmMode::ALL {
+            assert_eq!(m.to_string().parse::<ShmMode>(), Ok(m));
+        }
+        for m in S3Workload::ALL {
+            assert_eq!(m.to_string().parse::<S3Workload>(), Ok(m));
+        }
+        for w in [Wait::Spin, Wait::Futex, Wait::Adaptive] {
+            assert_eq!(w.to_string().parse::<Wait>(), Ok(w));
+        }
+        for c in [Channel::Shm, Channel::Unix, Channel::Tcp, Channel::Pipe] {
+            assert_eq!(c.to_string().parse::<Channel>(), Ok(c));
+        }
+        assert!(
+            "mt".parse::<ClientsAs>()
+                .unwrap_err()
+                .contains("threads, processes")
+        );
+        assert!(
+            "sink"
+                .parse::<ShmMode>()
+                .unwrap_err()
+                .contains("sync, async, nores, stream")
+        );
+    }
+}
