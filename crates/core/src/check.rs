@@ -14,6 +14,44 @@ use std::path::Path;
 use std::time::Duration;
 
 impl RunRequest {
+    /// Refuses the flags the transport does not take: those some other
+    /// transport takes (`TAKES` of its module). The message names that
+    /// transport when it is the only one.
+    fn refuse_others_flags(&self, kind: TransportKind) -> Result<(), SpecError> {
+        let set = serde_json::to_value(self).expect("a request serializes");
+        for &key in RunRequest::keys() {
+            let on = match set.get(key) {
+                None | Some(serde_json::Value::Null | serde_json::Value::Bool(false)) => false,
+                Some(_) => true,
+            };
+            if !on || kind.takes().contains(&key) {
+                continue;
+            }
+            let takers: Vec<TransportKind> = TransportKind::ALL
+                .iter()
+                .copied()
+                .filter(|k| k.takes().contains(&key))
+                .collect();
+            let flag = RunRequest::flag_of(key);
+            match takers[..] {
+                [] => {}
+                [only] => {
+                    return Err(SpecError::OtherTransport {
+                        flag,
+                        transport: only,
+                    });
+                }
+                _ => {
+                    return Err(self::flag(
+                        flag,
+                        format!("does not apply to --transport {kind}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The transport asked for (msgr by default).
     pub fn transport_kind(&self) -> TransportKind {
         self.transport
@@ -75,22 +113,20 @@ impl RunRequest {
                 ),
             ));
         }
-        let transport = crate::transport::check(self, kind)?;
-        let about = kind.about();
-        if !about.own_program {
-            for (f, set) in [
-                ("--client-cmd", self.client_cmd.is_some()),
-                ("--parser", self.parser.is_some()),
-                ("--client-env", !self.client_env.is_empty()),
-            ] {
-                if set {
-                    return Err(SpecError::OtherTransport {
-                        flag: f,
-                        transport: TransportKind::Exec,
-                    });
-                }
-            }
+        if let Some(t) = &self.target
+            && let Some(named) = t.scheme_transport()
+            && named != kind
+            && kind.about().schemes.is_empty()
+        {
+            return Err(value(
+                "--target",
+                t,
+                format!("a {named} endpoint; add --transport {named}"),
+            ));
         }
+        let transport = crate::transport::check(self, kind)?;
+        self.refuse_others_flags(kind)?;
+        let about = kind.about();
         let stream = transport.describe().is_stream();
         if self.traced()
             && let Some(why) = transport.describe().untraceable()
@@ -299,7 +335,7 @@ impl RunRequest {
             trace_sample: self.traced().then(|| self.trace_sample.unwrap_or(1)),
             transport,
             observe,
-            server_env: self.server_env.0.clone(),
+            server_env: env_map(&self.server_env),
             also_target: self.also_target.clone(),
             agents,
             share,
@@ -554,7 +590,9 @@ impl RunRequest {
         if self.port.is_some() && self.server_cmd.is_none() {
             return Err(flag("--port", "fills {port} of --server-cmd: add one"));
         }
-        self.server_env.check("--server-env")?;
+        for e in &self.server_env {
+            e.check("--server-env")?;
+        }
         if !self.server_env.is_empty()
             && (self.target.is_some() || self.transport_kind().about().own_program)
             && self.server_cmd.is_none()

@@ -69,7 +69,7 @@ pub fn changes(old: &[RunRequest], new: &[RunRequest]) -> Vec<String> {
             serde_json::to_value(a).expect("a request serializes"),
             serde_json::to_value(b).expect("a request serializes"),
         );
-        for key in RunRequest::KEYS {
+        for &key in RunRequest::keys() {
             let (x, y) = (a.get(key), b.get(key));
             if x != y {
                 let line = format!("{key}: {} -> {}", show(x), show(y));

@@ -75,7 +75,7 @@ pub fn closest<'a>(key: &str, valid: impl IntoIterator<Item = &'a str>) -> Strin
 /// The keys a run of a sweep may take: `run`'s (but those the sweep sets)
 /// and the sweep's own.
 pub fn run_keys() -> Vec<&'static str> {
-    RunRequest::KEYS
+    RunRequest::keys()
         .iter()
         .copied()
         .filter(|k| !RESERVED.contains(k))
@@ -673,6 +673,72 @@ pub fn describe(exp: &Experiment, runs: &[PlannedRun], results: &Path) -> Vec<St
         }
     }
     out
+}
+
+/// `flame --instances N --instance K`: the request of instance K and
+/// those of the others (None: one instance, nothing to split).
+pub fn instance_of(
+    req: &crate::request::RunRequest,
+    n: usize,
+    k: Option<usize>,
+    topo: &Topology,
+) -> Result<Option<(crate::request::RunRequest, Vec<crate::request::RunRequest>)>, String> {
+    match (n, k) {
+        (0, _) => Err("--instances 0: at least 1".to_string()),
+        (1, None) => Ok(None),
+        (1, Some(_)) => Err("--instance K needs --instances N (N > 1)".to_string()),
+        (n, None) => Err(format!(
+            "--instances {n}: say which one to profile with --instance K (1..{n})"
+        )),
+        (n, Some(k)) if k == 0 || k > n => Err(format!("--instance {k}: 1 to {n}")),
+        (n, Some(k)) => {
+            let mut all = instance_requests(req, n, topo)?;
+            let mine = all.remove(k - 1);
+            Ok(Some((mine, all)))
+        }
+    }
+}
+
+/// The instances of `flame --instances N`: the requests of all N (each
+/// its share of the cpusets and of the clients), as a sweep plans them.
+pub fn instance_requests(
+    req: &crate::request::RunRequest,
+    n: usize,
+    topo: &Topology,
+) -> Result<Vec<crate::request::RunRequest>, String> {
+    use crate::topo::CpuList;
+    let clients = req.clients.unwrap_or(1);
+    if !clients.is_multiple_of(n) {
+        return Err(format!(
+            "--instances {n} with --clients {clients}: the clients must divide evenly among the instances"
+        ));
+    }
+    let usable = topo.usable();
+    let mid = usable.len() / 2;
+    let halves = || -> Result<(CpuList, CpuList), String> {
+        let c =
+            CpuList::from_cpus(usable.cpus()[..mid.max(1)].to_vec()).map_err(|e| e.to_string())?;
+        let s = CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())
+            .map_err(|e| e.to_string())?;
+        Ok((c, s))
+    };
+    let (client, server) = match (&req.client_cpus, &req.server_cpus) {
+        (Some(c), Some(s)) => (c.clone(), s.clone()),
+        (c, s) => {
+            let (dc, ds) = halves()?;
+            (c.clone().unwrap_or(dc), s.clone().unwrap_or(ds))
+        }
+    };
+    Ok((0..n)
+        .map(|i| {
+            let mut q = req.clone();
+            q.clients = Some(clients / n);
+            q.instance = Some(i);
+            q.client_cpus = Some(split_cores(&client, n, i, topo));
+            q.server_cpus = Some(split_cores(&server, n, i, topo));
+            q
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -90,7 +90,7 @@ fn toml_value() -> impl Strategy<Value = toml::Value> {
 }
 
 fn key() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(RunRequest::KEYS.to_vec())
+    prop::sample::select(RunRequest::keys().to_vec())
 }
 
 /// A key and a value of the type it takes (mostly), so that requests get

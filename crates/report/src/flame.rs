@@ -243,6 +243,129 @@ pub fn cost_per_op(stat: &str, ops: u64) -> String {
     parts.join(", ")
 }
 
+/// What `flame` made of a run's on-CPU profile: its files in the run's
+/// directory (folded stacks, SVG, the cost per operation), the allocator's
+/// share written into the result (saved again), and the lines it says.
+/// None: perf recorded no samples of the server.
+pub fn write_on_cpu(
+    dir: &std::path::Path,
+    script: &str,
+    counters: &str,
+    result: &mut wirebench_core::result::RunResult,
+    merge_threads: bool,
+) -> io::Result<Option<Vec<String>>> {
+    let folded = fold(script, merge_threads)?;
+    if folded.trim().is_empty() {
+        return Ok(None);
+    }
+    std::fs::write(dir.join("flame-server.folded"), &folded)?;
+    let title = format!(
+        "server of {} ({})",
+        result.run_id,
+        result.spec.endpoint_label()
+    );
+    std::fs::write(dir.join("flame-server.svg"), flamegraph(&folded, &title)?)?;
+    let alloc = allocator_share(script);
+    result.summary.server_allocator = Some(alloc.clone());
+    if let Some(root) = dir.parent() {
+        wirebench_core::store::save(root, result).map_err(io::Error::other)?;
+    }
+    let top: Vec<String> = alloc
+        .top
+        .iter()
+        .take(3)
+        .map(|e| format!("{} in {} {:.1}%", e.function, e.library, e.share_pct))
+        .collect();
+    let cost = cost_per_op(counters, result.summary.ops);
+    std::fs::write(dir.join("perf-stat.txt"), format!("{cost}\n"))?;
+    Ok(Some(vec![
+        format!(
+            "allocator: {:.1}% of the server's samples{}",
+            alloc.share_pct,
+            if top.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", top.join(", "))
+            }
+        ),
+        format!("server cost per operation: {cost}"),
+        format!(
+            "flamegraph of the server: {} ({:.1} ms on CPU sampled); run result: {}",
+            dir.join("flame-server.svg").display(),
+            samples(&folded) as f64 / 1e6,
+            dir.join("run.json").display()
+        ),
+    ]))
+}
+
+/// What `flame --off-cpu` made of a recording: the folded stacks, their
+/// flamegraph and `offcpu.json` in the run's directory, the lines it says
+/// and a warning when off + on CPU is not the whole window. None: no
+/// switch of the server's threads was recorded.
+pub fn write_off_cpu(
+    dir: &std::path::Path,
+    script: impl io::BufRead,
+    threads: &[crate::offcpu::Thread],
+    window: crate::offcpu::Window,
+    result: &wirebench_core::result::RunResult,
+    merge_threads: bool,
+) -> io::Result<Option<(Vec<String>, Option<String>)>> {
+    let o = crate::offcpu::fold(script, threads, window, merge_threads)?;
+    if o.switches_out == 0 && o.folded.trim().is_empty() {
+        return Ok(None);
+    }
+    std::fs::write(dir.join("flame-offcpu.folded"), &o.folded)?;
+    let title = format!(
+        "server of {} ({}) off CPU",
+        result.run_id,
+        result.spec.endpoint_label()
+    );
+    std::fs::write(
+        dir.join("flame-offcpu.svg"),
+        flamegraph_of(&o.folded, &title, "ns off CPU")?,
+    )?;
+    let figures = serde_json::json!({
+        "window_ns": o.window_ns,
+        "threads": o.threads,
+        "off_cpu_ns": o.off_cpu_ns,
+        "on_cpu_ns": o.on_cpu_ns,
+        "accounted": o.accounted(),
+        "switches_out": o.switches_out,
+        "preempted": o.preempted,
+        "woken_seen": o.woken_seen,
+        "woken_unseen": o.woken_unseen,
+    });
+    std::fs::write(
+        dir.join("offcpu.json"),
+        serde_json::to_string_pretty(&figures)? + "\n",
+    )?;
+    let s = |ns: u64| ns as f64 / 1e9;
+    let lines = vec![
+        format!(
+            "off CPU: {:.3} s over {} thread(s) in {:.3} s (on CPU {:.3} s by schedstat; off + on = {:.0}% of threads x wall), {} switches off a CPU ({} preempted), the waker seen for {} of {} wake-ups",
+            s(o.off_cpu_ns),
+            o.threads,
+            s(o.window_ns),
+            s(o.on_cpu_ns),
+            100.0 * o.accounted(),
+            o.switches_out,
+            o.preempted,
+            o.woken_seen,
+            o.woken_seen + o.woken_unseen
+        ),
+        format!(
+            "flamegraph of where the server waits: {}; run result: {}",
+            dir.join("flame-offcpu.svg").display(),
+            dir.join("run.json").display()
+        ),
+    ];
+    let warning = ((o.accounted() - 1.0).abs() > 0.1).then(|| format!(
+        "off CPU + on CPU is {:.0}% of threads x wall, not 100%: threads that started during the window are not recorded, and perf may have lost events (see its messages above)",
+        100.0 * o.accounted()
+    ));
+    Ok(Some((lines, warning)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

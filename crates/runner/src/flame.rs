@@ -606,3 +606,33 @@ fn record_off_cpu(
         },
     ))
 }
+
+/// The other instances, started as `wirebench run` processes with their
+/// requests on stdin (as a sweep starts a point's instances); each child
+/// is stopped with this process.
+pub fn start_others(
+    reqs: &[wirebench_core::request::RunRequest],
+) -> std::io::Result<Vec<std::process::Child>> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe()?;
+    let mut out = Vec::new();
+    for q in reqs {
+        let q = wirebench_core::request::RunRequest {
+            format: Some(wirebench_core::request::Format::Json),
+            ..q.clone()
+        };
+        let mut child = Command::new(&exe)
+            .args(["run", "--request-stdin"])
+            .args(["--exit-with-parent", &std::process::id().to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let mut line = serde_json::to_vec(&q).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        child.stdin.take().expect("piped").write_all(&line)?;
+        out.push(child);
+    }
+    Ok(out)
+}

@@ -122,6 +122,35 @@ impl std::fmt::Debug for Credentials {
 }
 
 impl Credentials {
+    /// The credentials of a request's run: for a transport that signs its
+    /// requests, the pair given or the environment's; for the others none,
+    /// and a key given is refused.
+    pub fn for_request(
+        req: &RunRequest,
+        access_key: Option<String>,
+        secret_key: Option<String>,
+    ) -> Result<Option<Credentials>, SpecError> {
+        if req.transport_kind().about().signs {
+            return Credentials::given_or_env(access_key, secret_key);
+        }
+        let flag = match (&access_key, &secret_key) {
+            (Some(_), _) => "--access-key",
+            (None, Some(_)) => "--secret-key",
+            (None, None) => return Ok(None),
+        };
+        let signing = wirebench_core::spec::TransportKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.about().signs);
+        Err(match signing {
+            Some(transport) => SpecError::OtherTransport { flag, transport },
+            None => SpecError::Flag {
+                flag,
+                why: "applies to no transport".into(),
+            },
+        })
+    }
+
     /// The pair given (both or neither), else `AWS_ACCESS_KEY_ID` and
     /// `AWS_SECRET_ACCESS_KEY`.
     pub fn given_or_env(
@@ -174,7 +203,7 @@ impl Credentials {
 
 /// The region of a request: the flag, else `AWS_REGION`.
 pub fn with_env_region(mut req: RunRequest) -> RunRequest {
-    if req.transport_kind() == wirebench_core::spec::TransportKind::S3 && req.region.is_none() {
+    if req.transport_kind().about().signs && req.region.is_none() {
         req.region = std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty());
     }
     req

@@ -40,6 +40,18 @@ pub enum Trace {
     File(PathBuf),
 }
 
+impl std::str::FromStr for Trace {
+    type Err = String;
+    /// The bare flag (clap's value for it: empty) is on; anything else is
+    /// the file of the client's copy.
+    fn from_str(s: &str) -> Result<Trace, String> {
+        Ok(match s {
+            "" => Trace::On(true),
+            f => Trace::File(f.into()),
+        })
+    }
+}
+
 /// How `run` prints: progress lines and a summary, the whole result as
 /// JSON, or the IPC report's CSV line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,265 +86,537 @@ impl std::str::FromStr for Format {
 
 /// One run, as asked: each field is a flag of `wirebench run` (None: its
 /// default). Credentials are never part of a request.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct RunRequest {
+    /// Transport: msgr (framed messenger over TCP or Unix sockets), shm (shared-memory rings;
+    /// see --wait, --clients-as, --channel), s3 (S3 over HTTP/1.1; see --workload; the
+    /// embedded fake S3 server unless --target s3://HOST:PORT/BUCKET), redis, memcached,
+    /// http, grpc, exec (your own program: see --client-cmd) or tcp-echo (any TCP echo server,
+    /// raw bytes). Default: the --target's scheme (s3://, redis://, memcached://, http(s)://,
+    /// grpc(s)://), else msgr.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportKind>,
+    /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arch: Option<Arch>,
+    /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
+    /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH),
+    /// memcached://HOST:PORT, http(s)://HOST:PORT/PATH or grpc(s)://HOST:PORT. Several of one
+    /// kind, comma-separated: the connections are dealt to them in turn (with load agents, each
+    /// agent's part goes to one of them in turn), and the result has each one's part.
+    #[arg(long = "target", value_name = "URL", value_delimiter = ',', conflicts_with_all = ["arch", "listen", "max_frame"])]
+    #[serde(skip)]
+    pub targets: Vec<Endpoint>,
+    /// The first of `--target`'s endpoints (see `also_target`).
+    #[arg(skip)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub target: Option<Endpoint>,
+    /// Where the embedded server listens: tcp://127.0.0.1:0 (a free port) unless told otherwise, or unix:PATH.
+    #[arg(long)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub listen: Option<Endpoint>,
-    /// msgr or shm mode, read for the transport (`echo`, `sync`...).
+    /// msgr: echo (request/response), oneway (requests only), stream (server sends, client
+    /// drops), rr (raw fixed-size request/response, no framing); default echo. shm: sync (one
+    /// request outstanding), async (a sender and a receiver thread, --depth outstanding,
+    /// default 64), nores (requests only), stream (the data channel: the server writes, the
+    /// client reads every byte); default sync. redis, memcached: get, set, incr, mixed (see
+    /// --ratio); default get. http: get, post, put (a body of --size); default get.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
+    /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
+    /// kernel), adaptive (spin ~50 us, then sleep). Default: adaptive.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<Wait>,
+    /// shm: clients as threads of this process (the IPC report's mt) or one process per
+    /// session (mp). Default: threads.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients_as: Option<ClientsAs>,
+    /// shm: what carries the sessions: shm (shared memory), or for comparison pipe, unix
+    /// (socket pair) or tcp (loopback), with the same records and server. Default: shm.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<Channel>,
+    /// shm: bytes of each ring (requests, responses), a power of two. Default: 1MiB, or room
+    /// for four messages.
+    #[arg(long)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub ring_size: Option<Bytes>,
+    /// Request payload (echo, oneway, rr) or stream frame payload: 64, 4KiB, 1MiB... Default 64.
+    /// s3: object size, fixed (4KiB), a list objects take in turn (4KiB,1MiB) or a log-uniform
+    /// range (1KiB..1MiB); default 4KiB.
+    #[arg(long)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub size: Option<SizeSpec>,
+    /// Response payload (echo, rr). Default: --size.
+    #[arg(long)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub response_size: Option<Bytes>,
-    /// `sessions` is its name for shm.
+    /// Client workers: one thread each, pinned round-robin to the client CPUs (shm: sessions,
+    /// each with its own rings and server thread). Default: 1.
+    #[arg(long, visible_alias = "sessions")]
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "sessions")]
     pub clients: Option<usize>,
+    /// Connections per client. Default: 1.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conns_per_client: Option<usize>,
+    /// Requests outstanding per connection (echo, rr); frames per send call (oneway). Default: 1.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
+    /// Open loop: total requests per second (500, 50k/s), sent on a fixed timetable whatever the
+    /// server does; latency then runs from each request's intended send time (no coordinated
+    /// omission). Default: closed loop. --depth becomes the most requests outstanding per
+    /// connection (default 1024).
+    #[arg(long)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub rate: Option<Rate>,
+    /// Open loop: uniform (evenly spaced) or poisson (exponential gaps) arrivals.
+    #[arg(long, requires = "rate")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival: Option<Arrival>,
+    /// Length of the measured phase (after the warm-up): 500ms, 10s, 1m. Default: 5s.
+    #[arg(long, conflicts_with = "count")]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub duration: Option<Dur>,
+    /// Stop after this many operations in the measured phase, over all connections.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
+    /// Warm-up: measured and shown, excluded from the summary. Default: 1s.
+    #[arg(long)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub warmup: Option<Dur>,
-    /// A connection waiting this long for an operation fails the run (0s: no limit).
+    /// A connection that waits this long for an operation (a response, a send the server does
+    /// not take, a stream's next message; S3: any byte of a request) fails the run, which then
+    /// says so. 0s: no limit. Default: 10s.
+    #[arg(long)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub op_timeout: Option<Dur>,
-    /// Turns the hiccup meter off (`--no-hiccup`).
+    /// Turn the hiccup meter off: a probe thread on a client CPU sleeps 10 ms in a loop and
+    /// records how late it wakes, so that platform stalls (a throttled VM, a stopped process)
+    /// are measured and flagged, never blamed on the server. It costs under 1% of a CPU.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_hiccup: Option<bool>,
-    /// A measured second with a platform stall longer than this is flagged.
+    /// A measured second in which the hiccup meter woke later than this is flagged. Default: 10ms.
+    #[arg(long, conflicts_with = "no_hiccup")]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub hiccup_threshold: Option<Dur>,
+    /// Busy-poll on the client and on the embedded (reactor) server instead of sleeping in the kernel.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll: Option<bool>,
+    /// Fill payloads with a per-message pattern and check every payload on both sides.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<bool>,
+    /// CPUs of the embedded server (e.g. 1 or 2-3), or of the --server-cmd it starts (pinned),
+    /// or the cpuset an observed --server-pid/--server-cgroup was given. Default: the upper
+    /// half of the usable CPUs (an observed server: its own affinity).
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpus: Option<CpuList>,
+    /// CPUs of the client workers. Default: the lower half of the usable CPUs (all of them with --target).
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpus: Option<CpuList>,
+    /// Largest frame payload the embedded server accepts. Default: 16MiB.
+    #[arg(long)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub max_frame: Option<Bytes>,
+    /// Run the same spec N times (against one server); each metric is then reported as mean with
+    /// a 95% confidence interval, min and max.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<usize>,
-    /// Objectives as written (`p99<1ms`, or several comma-separated).
+    /// Service-level objectives to check (repeatable, or comma-separated): p99<1ms, mean<200us,
+    /// max<50ms, ops>=10k/s, errors<1%, ttfb-p99<150ms. A complete run that misses one exits
+    /// with status 3.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slo: Vec<String>,
+    /// Also write the per-second latency histograms to FILE, in the HdrHistogram interval-log
+    /// format (warm-up intervals tagged 'warmup').
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hlog: Option<PathBuf>,
+    /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv. Default: results.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<PathBuf>,
-    /// Replace the files `hlog` and `trace` name when they exist already.
+    /// Replace the files --hlog and --trace (flame --diff: -o) name if they exist (never done
+    /// without it).
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
+    /// text: progress lines on stderr and a summary on stdout; json: the whole result on
+    /// stdout; csv: one line per run, the IPC report's columns then latency: sessions, mt|mp,
+    /// mode, size, operations, elapsed s, messages/s, GB/s (GiB, of messages/s x size),
+    /// p50 us, p99 us. A round trip counts as two messages, as in the report.
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
+    /// Record an event timeline of the requests (client: begin, request sent, response
+    /// received; embedded server: begin, request parsed, reply queued, reply sent) into
+    /// trace-client.txt and trace-server.txt in the run's directory, and the client's also into
+    /// FILE if given; read them with `wirebench timeline`. msgr (not --mode rr), shm (threads)
+    /// and s3; docs/measurement.md lists each one's events.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Trace>,
+    /// With --trace: trace one request in N (by sequence number).
+    #[arg(long, requires = "trace")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_sample: Option<u64>,
     /// The placement policy that chose the cpusets (set by a sweep).
+    #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement_policy: Option<String>,
     /// Notes on the placement (set by a sweep).
+    #[arg(skip)]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement_note: Vec<String>,
     /// Which of a sweep point's instances this run is: what `{instance}`
     /// stands for (set by a sweep; 0 otherwise).
+    #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<usize>,
+    /// get, put, head, delete (each object once; the run ends when all are deleted), list (a
+    /// page of up to 1000 keys) or mixed (see --mix). Default: get. Time to first byte (TTFB):
+    /// GET, from the request's start to the first byte of the body; PUT (and HEAD, DELETE),
+    /// to the response headers, which come after the whole body was sent; LIST, to the first
+    /// byte of the body. Open loop (--rate): from the intended start.
+    #[arg(long, value_parser = s3_workload, help_heading = "S3 (--transport s3)")]
     // S3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<S3Workload>,
+    /// Weights of the operations of --workload mixed: get=70,put=20,delete=10 (of get, put,
+    /// head, delete, list).
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub mix: Option<Mix>,
+    /// Objects the workload works on: created by a prepare phase for reads (timed and
+    /// reported apart), overwritten by puts. Default: 100.
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objects: Option<u64>,
+    /// path (`http://host/bucket/key`) or virtual (`http://bucket.host/key`; the connection still
+    /// goes to the target's HOST:PORT). Default: path.
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url_style: Option<UrlStyle>,
-    /// `--sign header|query` (s3): where the SigV4 signature goes.
+    /// Where the SigV4 signature goes: header (the Authorization header, as the AWS SDKs and
+    /// S3 benchmark tools sign) or query (presigned URLs). Default: header.
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sign: Option<S3Sign>,
+    /// SigV4 region. Default: $AWS_REGION, else us-east-1.
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
+    /// Objects larger than this are uploaded in parts. Default: 64MiB.
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub multipart_threshold: Option<Bytes>,
+    /// Part size of multipart uploads and of --get-parts ranged reads. Default: 16MiB.
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub part_size: Option<Bytes>,
+    /// Parts of one multipart upload sent at once (each on a connection of its own). Default: 1.
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub put_parts: Option<usize>,
+    /// Read objects larger than --part-size as ranged GETs of a part, this many at once (each
+    /// on a connection of its own). Default: 1 (one streamed GET).
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub get_parts: Option<usize>,
+    /// Keep the objects the run created (default: deleted at the end).
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        help_heading = "S3 (--transport s3)"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<bool>,
+    /// Create the target bucket if it does not exist.
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        help_heading = "S3 (--transport s3)"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_bucket: Option<bool>,
+    /// s3s://, https:// and grpcs:// targets: also trust the certificates of this PEM file (a private CA, a
+    /// self-signed endpoint); the Mozilla roots are always trusted.
+    #[arg(long, help_heading = "S3 (--transport s3)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<PathBuf>,
+    /// resp2 or resp3 (redis; default resp2), text or meta (memcached; default text).
+    #[arg(
+        long,
+        help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+    )]
     // Key-value stores (redis, memcached).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<KvProtocol>,
+    /// Keys the run works on, written by a prepare phase for reads. Default: 10000.
+    #[arg(
+        long,
+        help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<u64>,
+    /// uniform, sequential, zipf (exponent 0.99) or zipf:S. Default: uniform.
+    #[arg(
+        long,
+        help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+    )]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub key_dist: Option<KeyDist>,
+    /// --mode mixed: SETs to GETs, SET:GET. Default: 1:10.
+    #[arg(
+        long,
+        help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+    )]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub ratio: Option<Ratio>,
+    /// 1.1 (one request outstanding per connection) or 2 (--depth streams per connection; h2c
+    /// with prior knowledge on http://, ALPN on https://). Default: 1.1.
+    #[arg(
+        long,
+        help_heading = "HTTP (--target http://HOST:PORT/PATH, https://...)"
+    )]
     // HTTP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpVersion>,
-    /// Extra request headers, `Name: value` each.
+    /// An extra request header (HTTP) or metadata entry (gRPC), 'Name: value' (repeatable).
+    #[arg(
+        long,
+        help_heading = "HTTP (--target http://HOST:PORT/PATH, https://...)"
+    )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub header: Vec<String>,
+    /// A new connection for each request (Connection: close): its time includes connecting
+    /// and the TLS handshake.
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        help_heading = "HTTP (--target http://HOST:PORT/PATH, https://...)"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<bool>,
+    /// The method, package.Service/Method (unary or server-streaming).
+    #[arg(long, help_heading = "gRPC (--target grpc://HOST:PORT, grpcs://...)")]
     // gRPC (also `header` for metadata, `ca_file`, `depth` for streams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<String>,
+    /// The request message in protobuf's JSON mapping. Default: {}.
+    #[arg(long, help_heading = "gRPC (--target grpc://HOST:PORT, grpcs://...)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
+    /// The message types: a descriptor set (protoc --descriptor_set_out=FILE --include_imports).
+    /// Default: the server's reflection service.
+    #[arg(long, help_heading = "gRPC (--target grpc://HOST:PORT, grpcs://...)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto_set: Option<PathBuf>,
-    /// An external server's processes, observed (repeatable).
+    /// Observe this process of the --target's server (repeatable): CPU per core and per
+    /// thread group, CPU per op, cores used, threads outside its cpuset, RSS.
+    #[arg(
+        long = "server-pid",
+        value_name = "PID",
+        help_heading = "The server under test (observed)"
+    )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_pid: Vec<u32>,
-    /// An external server as every process of a cgroup v2 directory.
+    /// Observe every process of this cgroup v2 directory (/sys/fs/cgroup/...).
+    #[arg(
+        long,
+        value_name = "PATH",
+        help_heading = "The server under test (observed)"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cgroup: Option<PathBuf>,
-    /// A server the run starts (`sh -c`), observes and stops.
+    /// Start this server command (sh -c, pinned to --server-cpus), observe it, and stop it at
+    /// the end (TERM, then KILL). Placeholders: {port} {server_cpus} {client_cpus} {clients}
+    /// {conns} {depth} {size} {duration_s} {rate} {instance} {run_dir}. Its output is kept in
+    /// the run's directory.
+    #[arg(
+        long,
+        value_name = "CMD",
+        help_heading = "The server under test (observed)"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cmd: Option<String>,
-    /// When `server_cmd` is ready: `tcp:PORT` or `line:REGEX`.
+    /// When --server-cmd is ready: tcp:PORT (127.0.0.1:PORT accepts) or line:REGEX (a line of
+    /// its output matches). Default: when the --target accepts a connection.
+    #[arg(
+        long,
+        value_name = "tcp:PORT|line:REGEX",
+        help_heading = "The server under test (observed)"
+    )]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         with = "crate::units::text"
     )]
     pub server_ready: Option<Ready>,
-    /// The port `{port}` stands for (default: a free loopback port).
+    /// The port {port} stands for. Default: a free loopback port.
+    #[arg(long, help_heading = "The server under test (observed)")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
-    /// Environment of the server the run starts: `KEY=VALUE` (repeatable),
-    /// or a table in a spec file.
-    #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
-    pub server_env: EnvVars,
-    /// exec: the user's benchmark program, a command template.
+    /// An environment variable of the server the run starts (embedded or --server-cmd),
+    /// repeatable: e.g. LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2.
+    #[arg(
+        long,
+        value_name = "NAME=VALUE",
+        help_heading = "The server under test (observed)"
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
+    pub server_env: Vec<EnvVars>,
+    /// The program to run (sh -c, pinned to --client-cpus), with the placeholders of
+    /// --server-cmd, e.g. 'sockperf ping-pong -i 127.0.0.1 -p {port} -t {duration_s}'.
+    /// Its output is kept in the run's directory; a non-zero exit fails the run.
+    #[arg(
+        long,
+        value_name = "CMD",
+        help_heading = "exec (--transport exec: your own benchmark program)"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cmd: Option<String>,
-    /// exec: what reads the program's output.
+    /// What reads its output: crimson-msgr, tateyama-reqres, tateyama-datachannel, fio-json,
+    /// sockperf, redis-benchmark, json:NAME=POINTER,... or regex:PATTERN (named groups:
+    /// ops, ops_per_s, seconds, errors, bytes_out, bytes_in, connect_s, or a latency statistic
+    /// mean|min|p50|p90|p99|p999|p9999|max with a unit _ns|_us|_ms|_s, e.g. p99_us).
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = "exec (--transport exec: your own benchmark program)"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parser: Option<crate::values::Parser>,
-    /// exec: environment of the program.
-    #[serde(default, skip_serializing_if = "EnvVars::is_empty")]
-    pub client_env: EnvVars,
+    /// An environment variable of the program (repeatable).
+    #[arg(
+        long,
+        value_name = "NAME=VALUE",
+        help_heading = "exec (--transport exec: your own benchmark program)"
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
+    pub client_env: Vec<EnvVars>,
     /// More servers of the same kind as `target` (`--target A,B`). The
     /// run's connections are dealt to all of them in turn; with load
     /// agents, agent `i`'s part goes to endpoint `i` mod their number; in a
     /// sweep, instance `i` of `k` takes endpoints `i`, `i + k`... (or
     /// endpoint `i` mod their number, when there are fewer).
+    #[arg(skip)]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_target: Vec<Endpoint>,
-    /// Load agents that make the load, `HOST:PORT` each; this run
-    /// coordinates them and merges what they measured.
+    /// Make the load with these agents, HOST:PORT each (comma-separated): the clients are split
+    /// among them, they start at one instant, and their results merge exactly, each agent's
+    /// part kept beside the merge. Needs --target.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+    )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<String>,
-    /// Agents this run starts itself: `ssh:[USER@]HOST` each (after
-    /// `agents` in the order of `agent_weights`).
+    /// Start agents on these hosts, `ssh:[USER@]HOST` each (comma-separated), with the system's
+    /// ssh: this binary is copied there (checked by sha256), the agent started on the host's
+    /// loopback with a one-run token, reached through an ssh tunnel, stopped at the end.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+    )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub launch: Vec<String>,
-    /// Each agent's share of the clients, in the order of `agents` then
-    /// `launch`.
+    /// Each agent's share of the clients (and of the rate), in the order of --agents: 2,1,1.
+    /// Default: equal.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+    )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_weights: Vec<u32>,
     /// The connections this run makes among a run's (set by a coordinator
     /// for its agents: never a flag).
+    #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<crate::share::ConnShare>,
 }
@@ -395,6 +679,46 @@ impl<'de> Deserialize<'de> for EnvVars {
             }
         }
     }
+}
+
+/// All of a repeated `--server-env`/`--client-env`, as one map (a later
+/// value of a name wins).
+pub fn env_map(all: &[EnvVars]) -> BTreeMap<String, String> {
+    all.iter().flat_map(|e| e.0.clone()).collect()
+}
+
+/// The serde of a repeated environment flag: one list of `NAME=VALUE`
+/// (or a table in a spec file), as one [`EnvVars`] was written.
+mod env_list {
+    use super::EnvVars;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(all: &[EnvVars], s: S) -> Result<S::Ok, S::Error> {
+        EnvVars(super::env_map(all)).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<EnvVars>, D::Error> {
+        let one = EnvVars::deserialize(d)?;
+        Ok(if one.is_empty() { vec![] } else { vec![one] })
+    }
+}
+
+/// The keys of a request that are not flags: a sweep sets them (the other
+/// targets, the placement, the instance) or a coordinator (an agent's share).
+const SET_KEYS: [&str; 5] = [
+    "also_target",
+    "placement_policy",
+    "placement_note",
+    "instance",
+    "share",
+];
+
+/// `--workload`, whose values are S3's operations: the message says so, a
+/// user of another transport being after `--mode`.
+fn s3_workload(s: &str) -> Result<S3Workload, String> {
+    s.parse().map_err(|e| {
+        format!("{e}: these are S3's operations (--transport s3); the other transports take --mode")
+    })
 }
 
 /// The placeholders a server command may hold.
@@ -545,85 +869,49 @@ pub const DEFAULT_BUCKET: &str = "wirebench";
 pub const MAX_KV_KEYS: u64 = 100_000_000;
 
 impl RunRequest {
-    /// The keys a request takes (its fields), as a spec file writes them.
-    pub const KEYS: [&'static str; 76] = [
-        "transport",
-        "arch",
-        "target",
-        "listen",
-        "mode",
-        "wait",
-        "clients_as",
-        "channel",
-        "ring_size",
-        "size",
-        "response_size",
-        "clients",
-        "conns_per_client",
-        "depth",
-        "rate",
-        "arrival",
-        "duration",
-        "count",
-        "warmup",
-        "op_timeout",
-        "no_hiccup",
-        "hiccup_threshold",
-        "poll",
-        "verify",
-        "server_cpus",
-        "client_cpus",
-        "max_frame",
-        "repeat",
-        "slo",
-        "hlog",
-        "results",
-        "force",
-        "format",
-        "trace",
-        "trace_sample",
-        "placement_policy",
-        "placement_note",
-        "instance",
-        "workload",
-        "mix",
-        "objects",
-        "url_style",
-        "sign",
-        "region",
-        "multipart_threshold",
-        "part_size",
-        "put_parts",
-        "get_parts",
-        "keep",
-        "create_bucket",
-        "ca_file",
-        "protocol",
-        "keys",
-        "key_dist",
-        "ratio",
-        "http",
-        "header",
-        "churn",
-        "call",
-        "data",
-        "proto_set",
-        "server_pid",
-        "server_cgroup",
-        "server_cmd",
-        "server_ready",
-        "port",
-        "server_env",
-        "client_cmd",
-        "parser",
-        "client_env",
-        "also_target",
-        "agents",
-        "launch",
-        "agent_weights",
-        "share",
-        "sessions",
-    ];
+    /// The request as parsed from the command line, made whole: `--target
+    /// A,B` becomes the target and the others of its kind.
+    pub fn from_flags(mut self) -> RunRequest {
+        let mut all = std::mem::take(&mut self.targets).into_iter();
+        if let Some(first) = all.next() {
+            self.target = Some(first);
+            self.also_target = all.collect();
+        }
+        self
+    }
+
+    /// The flag of a spec key: `--conns-per-client` for `conns_per_client`.
+    pub fn flag_of(key: &str) -> &'static str {
+        static FLAGS: std::sync::OnceLock<BTreeMap<&'static str, &'static str>> =
+            std::sync::OnceLock::new();
+        let all = FLAGS.get_or_init(|| {
+            RunRequest::keys()
+                .iter()
+                .map(|k| {
+                    let f = format!("--{}", k.replace('_', "-"));
+                    (*k, &*Box::leak(f.into_boxed_str()))
+                })
+                .collect()
+        });
+        all.get(key).copied().unwrap_or("--?")
+    }
+
+    /// The keys a request takes, as a spec file writes them: its flags
+    /// (read from the clap definition, so that a flag is declared once:
+    /// its field), then the keys a sweep or a coordinator sets, and the
+    /// alias `sessions`.
+    pub fn keys() -> &'static [&'static str] {
+        static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+        KEYS.get_or_init(|| {
+            let cmd = <RunRequest as clap::Args>::augment_args(clap::Command::new("run"));
+            let flags = cmd.get_arguments().map(|a| match a.get_id().as_str() {
+                // `--target A,B` is the spec's `target` and `also_target`.
+                "targets" => "target",
+                id => &*Box::leak(id.to_string().into_boxed_str()),
+            });
+            flags.chain(SET_KEYS).chain(["sessions"]).collect()
+        })
+    }
 
     /// How the run prints (text by default).
     pub fn format(&self) -> Format {
@@ -659,7 +947,7 @@ impl RunRequest {
     pub fn to_args(&self) -> Vec<String> {
         let v = serde_json::to_value(self).expect("a request serializes");
         let mut out = Vec::new();
-        for key in RunRequest::KEYS {
+        for &key in RunRequest::keys() {
             if key.starts_with("placement_")
                 || key == "instance"
                 || key == "share"
@@ -749,11 +1037,6 @@ impl RunRequest {
             return Err(range("--size", size, "1 byte", "4GiB-1"));
         }
         Ok(size)
-    }
-
-    /// Whether a server is observed (its cpuset may then be given).
-    pub(crate) fn observing(&self) -> bool {
-        !self.server_pid.is_empty() || self.server_cgroup.is_some() || self.server_cmd.is_some()
     }
 }
 

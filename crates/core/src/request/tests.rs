@@ -365,6 +365,7 @@ fn bad_requests_name_the_flag_the_value_and_the_fix() {
 #[test]
 fn every_key_is_a_field_and_a_request_reads_back() {
     let full = RunRequest {
+        targets: vec![],
         transport: Some(TransportKind::S3),
         arch: Some(Arch::Pool),
         target: Some("tcp://127.0.0.1:9".parse().unwrap()),
@@ -434,10 +435,10 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         server_cmd: Some("srv --port {port}".into()),
         server_ready: Some(Ready::Line("listening on \\d+".into())),
         port: Some(7000),
-        server_env: "LD_PRELOAD=/x.so".parse().unwrap(),
+        server_env: vec!["LD_PRELOAD=/x.so".parse().unwrap()],
         client_cmd: Some("sockperf pp -p {port}".into()),
         parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
-        client_env: "A=b".parse().unwrap(),
+        client_env: vec!["A=b".parse().unwrap()],
         also_target: vec!["tcp://10.0.0.9:7470".parse().unwrap()],
         agents: vec!["10.0.0.2:7460".into()],
         launch: vec!["ssh:bench@10.0.0.3".into()],
@@ -453,7 +454,7 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         .collect();
     keys.push("sessions");
     keys.sort_unstable();
-    let mut want = RunRequest::KEYS.to_vec();
+    let mut want = RunRequest::keys().to_vec();
     want.sort_unstable();
     assert_eq!(keys, want);
     let back: RunRequest = serde_json::from_value(json.clone()).unwrap();

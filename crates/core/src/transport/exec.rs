@@ -68,10 +68,6 @@ impl RunRequest {
     /// The exec transport's settings: the program, its parser and its
     /// environment; the other transports' flags are refused.
     pub(crate) fn exec(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_shm_flags()?;
-        self.refuse_kv_flags()?;
-        self.refuse_http_flags()?;
-        self.refuse_s3_flags()?;
         for (f, set, why) in [
             (
                 "--mode",
@@ -147,7 +143,9 @@ impl RunRequest {
                 ),
             )
         })?;
-        self.client_env.check("--client-env")?;
+        for e in &self.client_env {
+            e.check("--client-env")?;
+        }
         let size_bytes = match &self.size {
             None => None,
             Some(_) => Some(self.fixed_size(0)?),
@@ -163,11 +161,15 @@ impl RunRequest {
         Ok(TransportSpec::Exec(ExecSpec {
             client_cmd: cmd,
             parser,
-            client_env: self.client_env.0.clone(),
+            client_env: crate::request::env_map(&self.client_env),
             size_bytes,
         }))
     }
 }
+
+/// The flags it takes besides those every transport takes: any other
+/// transport's flag is refused (see [`crate::transport`]).
+pub const TAKES: &[&str] = &["size", "client_cmd", "parser", "client_env"];
 
 pub const ABOUT: About = About {
     summary: "your own benchmark program (--client-cmd), its output read by --parser",
@@ -176,6 +178,7 @@ pub const ABOUT: About = About {
     arch: false,
     no_agents: Some("an exec run's program makes its own load: drop --agents"),
     one_endpoint: Some("an exec run's program makes its own load: give one endpoint"),
+    signs: false,
     own_program: true,
 };
 

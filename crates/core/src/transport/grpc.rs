@@ -28,25 +28,9 @@ pub struct GrpcSpec {
 }
 
 impl RunRequest {
-    /// Refuses the flags of the gRPC transport.
-    pub(crate) fn refuse_grpc_flags(&self) -> Result<(), SpecError> {
-        let grpc_flags = [
-            ("--call", self.call.is_some()),
-            ("--data", self.data.is_some()),
-            ("--proto-set", self.proto_set.is_some()),
-        ];
-        match grpc_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::Grpc,
-            }),
-            None => Ok(()),
-        }
-    }
 
     /// The settings of the gRPC transport.
     pub(crate) fn grpc(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_not_http(TransportKind::Grpc)?;
         let http_only = [
             ("--http", self.http.is_some()),
             ("--churn", self.churn == Some(true)),
@@ -120,6 +104,10 @@ impl RunRequest {
         }))
     }
 }
+
+/// The flags it takes besides those every transport takes: any other
+/// transport's flag is refused (see [`crate::transport`]).
+pub const TAKES: &[&str] = &["poll", "header", "ca_file", "call", "data", "proto_set"];
 
 pub const ABOUT: About = About {
     summary: "a gRPC server's method",

@@ -80,61 +80,6 @@ pub const MAX_HTTP2_STREAMS: usize = 1024;
 pub const KEY_PLACEHOLDER: &str = "{key}";
 
 impl RunRequest {
-    /// Refuses the flags of the HTTP and gRPC transports.
-    pub(crate) fn refuse_http_flags(&self) -> Result<(), SpecError> {
-        self.refuse_grpc_flags()?;
-        let http_flags = [
-            ("--http", self.http.is_some()),
-            ("--header", !self.header.is_empty()),
-            ("--churn", self.churn == Some(true)),
-        ];
-        match http_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::Http,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// The flags that neither HTTP nor gRPC take.
-    pub(crate) fn refuse_not_http(&self, kind: TransportKind) -> Result<(), SpecError> {
-        self.refuse_kv_only_flags()?;
-        if kind == TransportKind::Grpc {
-            self.refuse_kv_flags()?;
-        }
-        let not_http = [
-            ("--arch", self.arch.is_some()),
-            ("--listen", self.listen.is_some()),
-            (
-                "--server-cpus",
-                self.server_cpus.is_some() && !self.observing(),
-            ),
-            ("--max-frame", self.max_frame.is_some()),
-            ("--response-size", self.response_size.is_some()),
-            ("--wait", self.wait.is_some()),
-            ("--clients-as", self.clients_as.is_some()),
-            ("--channel", self.channel.is_some()),
-            ("--ring-size", self.ring_size.is_some()),
-            ("--workload", self.workload.is_some()),
-            ("--mix", self.mix.is_some()),
-            ("--objects", self.objects.is_some()),
-            ("--url-style", self.url_style.is_some()),
-            ("--sign", self.sign.is_some()),
-            ("--region", self.region.is_some()),
-            ("--multipart-threshold", self.multipart_threshold.is_some()),
-            ("--part-size", self.part_size.is_some()),
-            ("--put-parts", self.put_parts.is_some()),
-            ("--get-parts", self.get_parts.is_some()),
-            ("--keep", self.keep == Some(true)),
-            ("--create-bucket", self.create_bucket == Some(true)),
-            ("--verify", self.verify == Some(true)),
-        ];
-        match not_http.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(flag(f, format!("does not apply to --transport {kind}"))),
-            None => Ok(()),
-        }
-    }
 
     /// `--depth` as HTTP/2 streams per connection: within bounds, and,
     /// with the connections, within the run's connection limit.
@@ -158,8 +103,6 @@ impl RunRequest {
 
     /// The settings of the HTTP transport.
     pub(crate) fn http(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_grpc_flags()?;
-        self.refuse_not_http(TransportKind::Http)?;
         let tls = match &self.target {
             Some(Endpoint::Http { tls, .. }) => *tls,
             None => {
@@ -245,6 +188,10 @@ impl RunRequest {
         }))
     }
 }
+
+/// The flags it takes besides those every transport takes: any other
+/// transport's flag is refused (see [`crate::transport`]).
+pub const TAKES: &[&str] = &["mode", "size", "poll", "keys", "key_dist", "ca_file", "http", "header", "churn"];
 
 pub const ABOUT: About = About {
     summary: "any HTTP/1.1 or HTTP/2 server",

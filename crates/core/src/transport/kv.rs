@@ -47,71 +47,10 @@ pub struct KvSpec {
 }
 
 impl RunRequest {
-    /// Refuses the flags of the key-value transports (redis, memcached).
-    pub(crate) fn refuse_kv_flags(&self) -> Result<(), SpecError> {
-        self.refuse_kv_only_flags()?;
-        let key_flags = [
-            ("--keys", self.keys.is_some()),
-            ("--key-dist", self.key_dist.is_some()),
-        ];
-        match key_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(flag(
-                f,
-                "applies to redis, memcached, s3 (--key-dist) and http with {key} in the target's path",
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// Refuses the flags only the key-value transports take.
-    pub(crate) fn refuse_kv_only_flags(&self) -> Result<(), SpecError> {
-        let kv_flags = [
-            ("--protocol", self.protocol.is_some()),
-            ("--ratio", self.ratio.is_some()),
-        ];
-        match kv_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::Redis,
-            }),
-            None => Ok(()),
-        }
-    }
 
     /// The settings of a key-value transport (redis, memcached).
     pub(crate) fn kv(&self, kind: TransportKind) -> Result<TransportSpec, SpecError> {
-        self.refuse_http_flags()?;
         let redis = kind == TransportKind::Redis;
-        let not_kv = [
-            ("--arch", self.arch.is_some()),
-            ("--listen", self.listen.is_some()),
-            (
-                "--server-cpus",
-                self.server_cpus.is_some() && !self.observing(),
-            ),
-            ("--max-frame", self.max_frame.is_some()),
-            ("--response-size", self.response_size.is_some()),
-            ("--wait", self.wait.is_some()),
-            ("--clients-as", self.clients_as.is_some()),
-            ("--channel", self.channel.is_some()),
-            ("--ring-size", self.ring_size.is_some()),
-            ("--workload", self.workload.is_some()),
-            ("--mix", self.mix.is_some()),
-            ("--objects", self.objects.is_some()),
-            ("--url-style", self.url_style.is_some()),
-            ("--sign", self.sign.is_some()),
-            ("--region", self.region.is_some()),
-            ("--multipart-threshold", self.multipart_threshold.is_some()),
-            ("--part-size", self.part_size.is_some()),
-            ("--put-parts", self.put_parts.is_some()),
-            ("--get-parts", self.get_parts.is_some()),
-            ("--keep", self.keep == Some(true)),
-            ("--create-bucket", self.create_bucket == Some(true)),
-            ("--ca-file", self.ca_file.is_some()),
-        ];
-        if let Some((f, _)) = not_kv.iter().find(|(_, set)| *set) {
-            return Err(flag(f, format!("does not apply to --transport {kind}")));
-        }
         let example = if redis {
             "redis://127.0.0.1:6379"
         } else {
@@ -195,6 +134,10 @@ impl RunRequest {
         })
     }
 }
+
+/// The flags it takes besides those every transport takes: any other
+/// transport's flag is refused (see [`crate::transport`]).
+pub const TAKES: &[&str] = &["mode", "size", "poll", "verify", "keys", "key_dist", "protocol", "ratio"];
 
 /// redis's.
 pub const REDIS: About = About {

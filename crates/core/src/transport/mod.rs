@@ -1,6 +1,8 @@
 //! The transports, one module each, and their registry.
 //!
-//! A transport's module holds all that is its own: its spec (the checked
+//! A transport's module holds all that is its own: the flags it takes
+//! (`TAKES`: any other transport's flag is refused, the message naming the
+//! transport when only one takes it), its spec (the checked
 //! settings every later stage reads), its modes and their names, the check
 //! that turns a request's flags into that spec, what it says about itself
 //! ([`About`]: an embedded server, agents, several endpoints) and how it
@@ -60,6 +62,9 @@ pub struct About {
     /// Why it reaches one endpoint only (None: `--target A,B` deals the
     /// connections to several).
     pub one_endpoint: Option<&'static str>,
+    /// Whether its requests are signed with `--access-key`/`--secret-key`
+    /// (or `AWS_*`) in `--region`.
+    pub signs: bool,
     /// The user's program makes the load (exec): no warm-up of wirebench's,
     /// and a server, if any, is the user's.
     pub own_program: bool,
@@ -75,6 +80,7 @@ impl About {
         arch: false,
         no_agents: None,
         one_endpoint: None,
+        signs: false,
         own_program: false,
     };
 }
@@ -157,6 +163,13 @@ macro_rules! registry {
             pub fn about(self) -> &'static About {
                 match self {
                     $($(TransportKind::$kind => &$module::$about,)+)*
+                }
+            }
+
+            /// The flags it takes besides those every transport takes.
+            pub fn takes(self) -> &'static [&'static str] {
+                match self {
+                    $($(TransportKind::$kind => $module::TAKES,)+)*
                 }
             }
         }

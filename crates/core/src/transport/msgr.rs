@@ -55,10 +55,6 @@ pub const MSGR_HEADER_BYTES: u64 = 16;
 impl RunRequest {
     /// The msgr transport's settings.
     pub(crate) fn msgr(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_shm_flags()?;
-        self.refuse_kv_flags()?;
-        self.refuse_http_flags()?;
-        self.refuse_s3_flags()?;
         let mode = self.mode_of(&MsgrMode::ALL, TransportKind::Msgr)?;
         let size = self.fixed_size(64)?;
         if self.response_size.is_some() && !mode.has_response() {
@@ -105,6 +101,10 @@ impl RunRequest {
         }))
     }
 }
+
+/// The flags it takes besides those every transport takes: any other
+/// transport's flag is refused (see [`crate::transport`]).
+pub const TAKES: &[&str] = &["arch", "listen", "mode", "size", "response_size", "poll", "verify", "max_frame"];
 
 pub const ABOUT: About = About {
     summary: "framed messenger over TCP or Unix sockets",

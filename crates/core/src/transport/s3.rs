@@ -44,49 +44,11 @@ fn query_signed() -> S3Sign {
 }
 
 impl RunRequest {
-    /// Refuses the flags of S3 and of `others` for a transport that is not theirs.
-    pub(crate) fn refuse_s3_flags(&self) -> Result<(), SpecError> {
-        let s3_flags = [
-            ("--workload", self.workload.is_some()),
-            ("--mix", self.mix.is_some()),
-            ("--objects", self.objects.is_some()),
-            ("--url-style", self.url_style.is_some()),
-            ("--sign", self.sign.is_some()),
-            ("--region", self.region.is_some()),
-            ("--multipart-threshold", self.multipart_threshold.is_some()),
-            ("--part-size", self.part_size.is_some()),
-            ("--put-parts", self.put_parts.is_some()),
-            ("--get-parts", self.get_parts.is_some()),
-            ("--keep", self.keep == Some(true)),
-            ("--create-bucket", self.create_bucket == Some(true)),
-            ("--ca-file", self.ca_file.is_some()),
-        ];
-        if let Some((f, _)) = s3_flags.iter().find(|(_, set)| *set) {
-            return Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::S3,
-            });
-        }
-        if let Some(t @ Endpoint::S3 { .. }) = &self.target {
-            return Err(value("--target", t, "an S3 endpoint; add --transport s3"));
-        }
-        if let Some(SizeSpec::List(_) | SizeSpec::Range { .. }) = &self.size {
-            let s = self.size.as_ref().expect("matched");
-            return Err(value(
-                "--size",
-                s,
-                "a list or a range of sizes applies to --transport s3 only",
-            ));
-        }
-        Ok(())
-    }
 
     /// The S3 transport's settings. `signed` says whether requests will be
     /// signed as far as the request knows (embedded server: always; an
     /// external one: the runner sets it once it has the credentials).
     pub(crate) fn s3(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_kv_only_flags()?;
-        self.refuse_http_flags()?;
         if self.keys.is_some() {
             return Err(flag(
                 "--keys",
@@ -111,19 +73,6 @@ impl RunRequest {
                 m,
                 "an S3 run takes --workload get|put|head|delete|list|mixed",
             ));
-        }
-        let not_s3 = [
-            ("--arch", self.arch.is_some()),
-            ("--poll", self.poll == Some(true)),
-            ("--max-frame", self.max_frame.is_some()),
-            ("--response-size", self.response_size.is_some()),
-            ("--wait", self.wait.is_some()),
-            ("--clients-as", self.clients_as.is_some()),
-            ("--channel", self.channel.is_some()),
-            ("--ring-size", self.ring_size.is_some()),
-        ];
-        if let Some((f, _)) = not_s3.iter().find(|(_, set)| *set) {
-            return Err(flag(f, "does not apply to --transport s3"));
         }
         if self.depth.is_some_and(|d| d != 1) {
             return Err(invalid(
@@ -246,10 +195,15 @@ impl RunRequest {
     }
 }
 
+/// The flags it takes besides those every transport takes: any other
+/// transport's flag is refused (see [`crate::transport`]).
+pub const TAKES: &[&str] = &["listen", "size", "verify", "key_dist", "ca_file", "workload", "mix", "objects", "url_style", "sign", "region", "multipart_threshold", "part_size", "put_parts", "get_parts", "keep", "create_bucket"];
+
 pub const ABOUT: About = About {
     summary: "S3 over HTTP/1.1 (see --workload; the embedded fake S3 server unless --target s3://HOST:PORT/BUCKET)",
     schemes: &["s3", "s3s"],
     embedded: Some(loopback),
+    signs: true,
     ..About::EXTERNAL
 };
 

@@ -50,27 +50,9 @@ pub struct ShmSpec {
 }
 
 impl RunRequest {
-    pub(crate) fn refuse_shm_flags(&self) -> Result<(), SpecError> {
-        let shm_flags = [
-            ("--wait", self.wait.is_some()),
-            ("--clients-as", self.clients_as.is_some()),
-            ("--channel", self.channel.is_some()),
-            ("--ring-size", self.ring_size.is_some()),
-        ];
-        match shm_flags.iter().find(|(_, set)| *set) {
-            Some((f, _)) => Err(SpecError::OtherTransport {
-                flag: f,
-                transport: TransportKind::Shm,
-            }),
-            None => Ok(()),
-        }
-    }
 
     /// The shm transport's settings.
     pub(crate) fn shm(&self) -> Result<TransportSpec, SpecError> {
-        self.refuse_s3_flags()?;
-        self.refuse_kv_flags()?;
-        self.refuse_http_flags()?;
         let msgr_flags = [
             ("--arch", self.arch.is_some()),
             ("--poll", self.poll == Some(true)),
@@ -148,6 +130,10 @@ impl RunRequest {
     }
 }
 
+/// The flags it takes besides those every transport takes: any other
+/// transport's flag is refused (see [`crate::transport`]).
+pub const TAKES: &[&str] = &["listen", "mode", "size", "verify", "wait", "clients_as", "channel", "ring_size"];
+
 pub const ABOUT: About = About {
     summary: "shared-memory rings (see --wait, --clients-as, --channel)",
     schemes: &[],
@@ -159,6 +145,7 @@ pub const ABOUT: About = About {
     arch: false,
     no_agents: Some("shared memory is reached from its own host only: drop --agents"),
     one_endpoint: Some("a shared-memory run reaches one server: give one endpoint"),
+    signs: false,
     own_program: false,
 };
 

@@ -15,16 +15,16 @@ pub struct TcpEchoSpec {
     pub size_bytes: u64,
 }
 
+/// The flags it takes besides those every transport takes: any other
+/// transport's flag is refused (see [`crate::transport`]).
+pub const TAKES: &[&str] = &["size", "poll", "verify"];
+
 pub const ABOUT: About = About {
     summary: "any TCP echo server (raw bytes, sent back as read)",
     ..About::EXTERNAL
 };
 
 pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
-    req.refuse_shm_flags()?;
-    req.refuse_kv_flags()?;
-    req.refuse_http_flags()?;
-    req.refuse_s3_flags()?;
     for (f, set) in [
         ("--mode", req.mode.is_some()),
         ("--response-size", req.response_size.is_some()),

@@ -376,6 +376,61 @@ pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
         .collect()
 }
 
+/// What reading the traces said: events lost in a drain, lines skipped,
+/// the cycle found in a continuous log and the others it could take.
+pub fn reading_text(reading: &Reading) -> String {
+    use wirebench_core::units::{ECHO_MAX, excerpt};
+    let mut out = String::new();
+    for (file, n) in &reading.lost {
+        out += &format!(
+            "warning: {file}: its drain lost {n} event(s): operations that miss them are left out or fall into other shapes\n"
+        );
+    }
+    if reading.skipped > 0 {
+        out += &format!(
+            "{} line(s) that are not TimeTrace events skipped\n",
+            reading.skipped
+        );
+    }
+    if let Some(d) = &reading.detected {
+        out += &format!(
+            "a continuous log: operations cut from '{}' to '{}', the repeating cycle found (its most common shape is {} of its {} lines; --begin/--end/--id choose otherwise)\n",
+            excerpt(&d.begin, ECHO_MAX),
+            excerpt(&d.end, ECHO_MAX),
+            d.explained,
+            d.lines
+        );
+        for (b, e, n) in &d.others {
+            out += &format!(
+                "  another cycle ({n} lines): --begin '{}' --end '{}'\n",
+                excerpt(&stream::regex_of(b), ECHO_MAX),
+                excerpt(&stream::regex_of(e), ECHO_MAX),
+            );
+        }
+    }
+    out
+}
+
+/// The operations' shapes, the five most common with their walk.
+pub fn shapes_text(ops: usize, shapes: &[(Vec<String>, Vec<&Op>)]) -> String {
+    let mut out = format!("{ops} operation(s) in {} shape(s):\n", shapes.len());
+    for (i, (names, of)) in shapes.iter().enumerate().take(5) {
+        let walk = names.join(" > ");
+        let walk = if walk.chars().count() > 160 {
+            format!("{}...", walk.chars().take(157).collect::<String>())
+        } else {
+            walk
+        };
+        out += &format!(
+            "  shape {}: {} operation(s), {} events: {walk}\n",
+            i + 1,
+            of.len(),
+            names.len()
+        );
+    }
+    out
+}
+
 /// The operations of trace files: wirebench's (each file's events; several
 /// are merged by time) or PerfUtils / RAMCloud TimeTrace text. The error
 /// names the file.

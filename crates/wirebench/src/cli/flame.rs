@@ -57,84 +57,6 @@ pub struct FlameArgs {
     instance: Option<usize>,
 }
 
-/// The instances of `flame --instances N`: the requests of all N (each
-/// its share of the cpusets and of the clients), as a sweep plans them.
-fn instance_requests(
-    req: &wirebench_core::request::RunRequest,
-    n: usize,
-    topo: &Topology,
-) -> Result<Vec<wirebench_core::request::RunRequest>, String> {
-    use wirebench_core::plan::split_cores;
-    use wirebench_core::topo::CpuList;
-    let clients = req.clients.unwrap_or(1);
-    if !clients.is_multiple_of(n) {
-        return Err(format!(
-            "--instances {n} with --clients {clients}: the clients must divide evenly among the instances"
-        ));
-    }
-    let usable = topo.usable();
-    let mid = usable.len() / 2;
-    let halves = || -> Result<(CpuList, CpuList), String> {
-        let c =
-            CpuList::from_cpus(usable.cpus()[..mid.max(1)].to_vec()).map_err(|e| e.to_string())?;
-        let s = CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())
-            .map_err(|e| e.to_string())?;
-        Ok((c, s))
-    };
-    let (client, server) = match (&req.client_cpus, &req.server_cpus) {
-        (Some(c), Some(s)) => (c.clone(), s.clone()),
-        (c, s) => {
-            let (dc, ds) = halves()?;
-            (c.clone().unwrap_or(dc), s.clone().unwrap_or(ds))
-        }
-    };
-    Ok((0..n)
-        .map(|i| {
-            let mut q = req.clone();
-            q.clients = Some(clients / n);
-            q.instance = Some(i);
-            q.client_cpus = Some(split_cores(&client, n, i, topo));
-            q.server_cpus = Some(split_cores(&server, n, i, topo));
-            q
-        })
-        .collect())
-}
-
-/// The other instances, started as `wirebench run` processes with their
-/// requests on stdin (as a sweep starts a point's instances); each child
-/// is stopped with this process.
-fn start_others(
-    reqs: &[wirebench_core::request::RunRequest],
-) -> anyhow::Result<Vec<std::process::Child>> {
-    use std::process::{Command, Stdio};
-    let exe = std::env::current_exe()?;
-    let mut out = Vec::new();
-    for q in reqs {
-        let q = wirebench_core::request::RunRequest {
-            format: Some(wirebench_core::request::Format::Json),
-            ..q.clone()
-        };
-        let mut child = Command::new(&exe)
-            .args(["run", "--request-stdin"])
-            .args(["--exit-with-parent", &std::process::id().to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting an instance")?;
-        let mut line = serde_json::to_vec(&q)?;
-        line.push(b'\n');
-        child
-            .stdin
-            .take()
-            .expect("piped")
-            .write_all(&line)
-            .context("giving an instance its request")?;
-        out.push(child);
-    }
-    Ok(out)
-}
-
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum CallGraphArg {
     Fp,
@@ -156,7 +78,7 @@ fn folded_of(p: &Path, off_cpu: bool) -> anyhow::Result<String> {
 
 pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = &a.diff {
-        super::error::check_output(&a.output, a.run.force)?;
+        super::error::check_output(&a.output, a.run.req.force == Some(true))?;
         let (before, after) = (folded_of(&d[0], a.off_cpu)?, folded_of(&d[1], a.off_cpu)?);
         let title = format!("{} vs {}", d[1].display(), d[0].display());
         let svg = flame::differential(&before, &after, &title)?;
@@ -170,42 +92,24 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     }
     let mut req = a.run.request();
     let mut others = Vec::new();
-    match (a.instances, a.instance) {
-        (0, _) => return Err(UsageError("--instances 0: at least 1".to_string()).into()),
-        (1, None) => {}
-        (1, Some(_)) => {
-            return Err(UsageError("--instance K needs --instances N (N > 1)".to_string()).into());
-        }
-        (n, None) => {
-            return Err(UsageError(format!(
-                "--instances {n}: say which one to profile with --instance K (1..{n})"
-            ))
-            .into());
-        }
-        (n, Some(k)) if k == 0 || k > n => {
-            return Err(UsageError(format!("--instance {k}: 1 to {n}")).into());
-        }
-        (n, Some(k)) => {
-            let reqs = instance_requests(&req, n, &Topology::read()).map_err(UsageError)?;
-            req = reqs[k - 1].clone();
-            let rest: Vec<_> = reqs
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != k - 1)
-                .map(|(_, q)| q.clone())
-                .collect();
-            others = start_others(&rest)?;
-            eprintln!(
-                "instance {k} of {n} profiled (server CPUs {}, client CPUs {}), {} other(s) running beside it",
-                req.server_cpus
-                    .as_ref()
-                    .map_or("-".into(), |c| c.to_string()),
-                req.client_cpus
-                    .as_ref()
-                    .map_or("-".into(), |c| c.to_string()),
-                rest.len()
-            );
-        }
+    if let Some((mine, rest)) =
+        wirebench_core::plan::instance_of(&req, a.instances, a.instance, &Topology::read())
+            .map_err(UsageError)?
+    {
+        req = mine;
+        others = wirebench_runner::flame::start_others(&rest).context("starting an instance")?;
+        eprintln!(
+            "instance {} of {} profiled (server CPUs {}, client CPUs {}), {} other(s) running beside it",
+            a.instance.unwrap_or(1),
+            a.instances,
+            req.server_cpus
+                .as_ref()
+                .map_or("-".into(), |c| c.to_string()),
+            req.client_cpus
+                .as_ref()
+                .map_or("-".into(), |c| c.to_string()),
+            rest.len()
+        );
     }
     let opts = a.run.session().map_err(UsageError::from)?;
     super::run::warn_if_debug();
@@ -237,57 +141,24 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     if f.off_cpu.is_some() {
         return off_cpu(f, a.merge_threads);
     }
-    let folded = flame::fold(&f.script, a.merge_threads)?;
-    if folded.trim().is_empty() {
+    let mut f = f;
+    let Some(lines) = flame::write_on_cpu(
+        &f.dir,
+        &f.script,
+        &f.counters,
+        &mut f.result,
+        a.merge_threads,
+    )?
+    else {
         eprintln!(
             "error: perf recorded no samples of the server (pid {})",
             f.server_pid
         );
         return Ok(ExitCode::from(1));
+    };
+    for l in lines {
+        writeln!(std::io::stdout(), "{l}")?;
     }
-    std::fs::write(f.dir.join("flame-server.folded"), &folded)?;
-    let title = format!(
-        "server of {} ({})",
-        f.result.run_id,
-        f.result.spec.endpoint_label()
-    );
-    std::fs::write(
-        f.dir.join("flame-server.svg"),
-        flame::flamegraph(&folded, &title)?,
-    )?;
-    // The allocator's share goes into the run's result, saved again.
-    let mut f = f;
-    let alloc = flame::allocator_share(&f.script);
-    f.result.summary.server_allocator = Some(alloc.clone());
-    if let Some(root) = f.dir.parent() {
-        wirebench_core::store::save(root, &f.result)?;
-    }
-    let top: Vec<String> = alloc
-        .top
-        .iter()
-        .take(3)
-        .map(|e| format!("{} in {} {:.1}%", e.function, e.library, e.share_pct))
-        .collect();
-    writeln!(
-        std::io::stdout(),
-        "allocator: {:.1}% of the server's samples{}",
-        alloc.share_pct,
-        if top.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", top.join(", "))
-        }
-    )?;
-    let cost = flame::cost_per_op(&f.counters, f.result.summary.ops);
-    std::fs::write(f.dir.join("perf-stat.txt"), format!("{cost}\n"))?;
-    writeln!(std::io::stdout(), "server cost per operation: {cost}")?;
-    writeln!(
-        std::io::stdout(),
-        "flamegraph of the server: {} ({:.1} ms on CPU sampled); run result: {}",
-        f.dir.join("flame-server.svg").display(),
-        flame::samples(&folded) as f64 / 1e6,
-        f.dir.join("run.json").display()
-    )?;
     Ok(ExitCode::from(
         wirebench_runner::run::RunReport {
             runs: vec![(f.result, f.dir)],
@@ -319,71 +190,27 @@ fn off_cpu(f: wirebench_runner::flame::FlameRun, merge_threads: bool) -> anyhow:
         end_ns: rec.end_ns,
     };
     let script = rec.script().context("running perf script")?;
-    let o = offcpu::fold(
+    let Some((lines, warning)) = flame::write_off_cpu(
+        &f.dir,
         std::io::BufReader::new(script),
         &threads,
         window,
+        &f.result,
         merge_threads,
-    )?;
-    if o.switches_out == 0 && o.folded.trim().is_empty() {
+    )?
+    else {
         eprintln!(
             "error: perf recorded no switches of the server's threads (pid {})",
             f.server_pid
         );
         return Ok(ExitCode::from(1));
+    };
+    for l in lines {
+        writeln!(std::io::stdout(), "{l}")?;
     }
-    std::fs::write(f.dir.join("flame-offcpu.folded"), &o.folded)?;
-    let title = format!(
-        "server of {} ({}) off CPU",
-        f.result.run_id,
-        f.result.spec.endpoint_label()
-    );
-    std::fs::write(
-        f.dir.join("flame-offcpu.svg"),
-        flame::flamegraph_of(&o.folded, &title, "ns off CPU")?,
-    )?;
-    let figures = serde_json::json!({
-        "window_ns": o.window_ns,
-        "threads": o.threads,
-        "off_cpu_ns": o.off_cpu_ns,
-        "on_cpu_ns": o.on_cpu_ns,
-        "accounted": o.accounted(),
-        "switches_out": o.switches_out,
-        "preempted": o.preempted,
-        "woken_seen": o.woken_seen,
-        "woken_unseen": o.woken_unseen,
-    });
-    std::fs::write(
-        f.dir.join("offcpu.json"),
-        serde_json::to_string_pretty(&figures)? + "\n",
-    )?;
-    let s = |ns: u64| ns as f64 / 1e9;
-    let mut out = std::io::stdout();
-    writeln!(
-        out,
-        "off CPU: {:.3} s over {} thread(s) in {:.3} s (on CPU {:.3} s by schedstat; off + on = {:.0}% of threads x wall), {} switches off a CPU ({} preempted), the waker seen for {} of {} wake-ups",
-        s(o.off_cpu_ns),
-        o.threads,
-        s(o.window_ns),
-        s(o.on_cpu_ns),
-        100.0 * o.accounted(),
-        o.switches_out,
-        o.preempted,
-        o.woken_seen,
-        o.woken_seen + o.woken_unseen
-    )?;
-    if (o.accounted() - 1.0).abs() > 0.1 {
-        eprintln!(
-            "warning: off CPU + on CPU is {:.0}% of threads x wall, not 100%: threads that started during the window are not recorded, and perf may have lost events (see its messages above)",
-            100.0 * o.accounted()
-        );
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
     }
-    writeln!(
-        out,
-        "flamegraph of where the server waits: {}; run result: {}",
-        f.dir.join("flame-offcpu.svg").display(),
-        f.dir.join("run.json").display()
-    )?;
     Ok(ExitCode::from(
         wirebench_runner::run::RunReport {
             runs: vec![(f.result, f.dir)],

@@ -72,7 +72,7 @@ fn render(a: RenderArgs) -> anyhow::Result<ExitCode> {
             .map_or_else(|| "2m".to_string(), |d| d.to_string()),
     };
     let m = k8s::render(&r).map_err(super::error::UsageError::from)?;
-    let force = a.flags.force;
+    let force = a.flags.req.force == Some(true);
     let files = m.files();
     std::fs::create_dir_all(&a.output)?;
     for (name, _) in &files {

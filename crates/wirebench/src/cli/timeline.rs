@@ -10,7 +10,6 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_core::units::{ECHO_MAX, excerpt};
 use wirebench_report::timeline;
 
 #[derive(Args, Debug)]
@@ -108,58 +107,8 @@ pub fn timeline(mut a: TimelineArgs) -> anyhow::Result<ExitCode> {
         }
         usage!("no complete operation (from 'begin' to 'end' with one id) in the trace");
     }
-    for (file, n) in &reading.lost {
-        writeln!(
-            out,
-            "warning: {file}: its drain lost {n} event(s): operations that miss them are left out or fall into other shapes"
-        )?;
-    }
-    if reading.skipped > 0 {
-        writeln!(
-            out,
-            "{} line(s) that are not TimeTrace events skipped",
-            reading.skipped
-        )?;
-    }
-    if let Some(d) = &reading.detected {
-        writeln!(
-            out,
-            "a continuous log: operations cut from '{}' to '{}', the repeating cycle found (its most common shape is {} of its {} lines; --begin/--end/--id choose otherwise)",
-            excerpt(&d.begin, ECHO_MAX),
-            excerpt(&d.end, ECHO_MAX),
-            d.explained,
-            d.lines
-        )?;
-        for (b, e, n) in &d.others {
-            writeln!(
-                out,
-                "  another cycle ({n} lines): --begin '{}' --end '{}'",
-                excerpt(&timeline::stream::regex_of(b), ECHO_MAX),
-                excerpt(&timeline::stream::regex_of(e), ECHO_MAX),
-            )?;
-        }
-    }
-    writeln!(
-        out,
-        "{} operation(s) in {} shape(s):",
-        ops.len(),
-        shapes.len()
-    )?;
-    for (i, (names, of)) in shapes.iter().enumerate().take(5) {
-        let walk = names.join(" > ");
-        let walk = if walk.chars().count() > 160 {
-            format!("{}...", walk.chars().take(157).collect::<String>())
-        } else {
-            walk
-        };
-        writeln!(
-            out,
-            "  shape {}: {} operation(s), {} events: {walk}",
-            i + 1,
-            of.len(),
-            names.len()
-        )?;
-    }
+    write!(out, "{}", timeline::reading_text(&reading))?;
+    write!(out, "{}", timeline::shapes_text(ops.len(), &shapes))?;
     let Some((_, chosen)) = shapes.get(a.shape - 1) else {
         usage!("--shape {}: there are {} shape(s)", a.shape, shapes.len());
     };
