@@ -98,7 +98,7 @@ fn issue_37_tcp_echo_flags_are_checked_like_any_transports() {
         (
             vec!["--target", "redis://127.0.0.1:1"],
             "--target",
-            "tcp://HOST:PORT",
+            "add --transport redis",
         ),
         (
             vec!["--target", "tcp://127.0.0.1:1", "--wait", "spin"],
