@@ -27,7 +27,7 @@ impl RunRequest {
             if !on || kind.takes().contains(&key) {
                 continue;
             }
-            let takers: Vec<TransportKind> = TransportKind::ALL
+            let takers: Vec<TransportKind> = crate::kind::all()
                 .iter()
                 .copied()
                 .filter(|k| k.takes().contains(&key))
@@ -56,7 +56,7 @@ impl RunRequest {
     pub fn transport_kind(&self) -> TransportKind {
         self.transport
             .or_else(|| self.target.as_ref().and_then(Endpoint::scheme_transport))
-            .unwrap_or(TransportKind::DEFAULT)
+            .unwrap_or_default()
     }
 
     /// Checks where the run writes, before anything runs: the results
@@ -437,7 +437,7 @@ impl RunRequest {
                 ),
             ));
         }
-        let kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::DEFAULT);
+        let kind = |e: &Endpoint| e.scheme_transport().unwrap_or_default();
         if let Some(t) = &self.target
             && let Some(other) = self.also_target.iter().find(|e| kind(e) != kind(t))
         {
@@ -503,7 +503,7 @@ impl RunRequest {
                 ),
             ));
         }
-        let same_kind = |e: &Endpoint| e.scheme_transport().unwrap_or(TransportKind::DEFAULT);
+        let same_kind = |e: &Endpoint| e.scheme_transport().unwrap_or_default();
         if let Some(other) = all.iter().find(|e| same_kind(e) != same_kind(first)) {
             return Err(invalid(
                 "--target",

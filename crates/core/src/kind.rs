@@ -37,10 +37,17 @@ macro_rules! kinds {
 
 crate::for_each_transport!(kinds);
 
-impl TransportKind {
-    /// The transport of a run that names none, nor a target whose scheme
-    /// names one.
-    pub const DEFAULT: TransportKind = TransportKind::Msgr;
+/// The transport of a run that names none, nor a target whose scheme
+/// names one: msgr.
+impl Default for TransportKind {
+    fn default() -> TransportKind {
+        TransportKind::Msgr
+    }
+}
+
+/// Every transport, in the registry's order.
+pub fn all() -> &'static [TransportKind] {
+    TransportKind::ALL
 }
 
 impl fmt::Display for TransportKind {

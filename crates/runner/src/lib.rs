@@ -138,7 +138,7 @@ impl Credentials {
             (None, Some(_)) => "--secret-key",
             (None, None) => return Ok(None),
         };
-        let signing = wirebench_core::spec::TransportKind::ALL
+        let signing = wirebench_core::kind::all()
             .iter()
             .copied()
             .find(|k| k.about().signs);

@@ -255,8 +255,10 @@ impl ServeRequest {
         cpus: &CpuList,
         creds: Option<crate::Credentials>,
     ) -> Result<Checked, SpecError> {
-        let kind = self.transport.unwrap_or(TransportKind::DEFAULT);
-        if kind != TransportKind::S3 {
+        let kind = self.transport.unwrap_or_default();
+        // The fake S3 server's own flags.
+        let s3 = TransportKind::S3;
+        if kind != s3 {
             let s3_only = [
                 ("--bucket", !self.bucket.is_empty()),
                 ("--domain", self.domain.is_some()),
@@ -266,13 +268,13 @@ impl ServeRequest {
             if let Some((f, _)) = s3_only.iter().find(|(_, set)| *set) {
                 return Err(SpecError::OtherTransport {
                     flag: f,
-                    transport: TransportKind::S3,
+                    transport: s3,
                 });
             }
             if creds.is_some() {
                 return Err(SpecError::OtherTransport {
                     flag: "--access-key",
-                    transport: TransportKind::S3,
+                    transport: s3,
                 });
             }
         }
@@ -767,7 +769,7 @@ mod tests {
             ),
             (
                 ServeRequest {
-                    transport: Some(TransportKind::Shm),
+                    transport: Some("shm".parse().expect("a transport")),
                     poll: true,
                     ..Default::default()
                 },
@@ -803,7 +805,7 @@ mod tests {
             ),
             (
                 ServeRequest {
-                    transport: Some(TransportKind::Shm),
+                    transport: Some("shm".parse().expect("a transport")),
                     idle_timeout: Some("1s".parse().unwrap()),
                     ..Default::default()
                 },

@@ -366,7 +366,7 @@ fn bad_requests_name_the_flag_the_value_and_the_fix() {
 fn every_key_is_a_field_and_a_request_reads_back() {
     let full = RunRequest {
         targets: vec![],
-        transport: Some(TransportKind::S3),
+        transport: Some("s3".parse().unwrap()),
         arch: Some(Arch::Pool),
         target: Some("tcp://127.0.0.1:9".parse().unwrap()),
         listen: Some("unix:/tmp/x".parse().unwrap()),
