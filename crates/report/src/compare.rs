@@ -776,6 +776,63 @@ pub fn markdown(variants: &[Variant], rows: &[Row]) -> String {
     MarkdownExporter.export(&document(variants, rows))
 }
 
+/// `compare --format json`: the rows, what differs between the variants,
+/// and the `--fail-if` gates tripped.
+pub fn json_with_gates(
+    variants: &[Variant],
+    rows: &[Row],
+    tripped: &[Tripped],
+) -> serde_json::Value {
+    let mut j = json(variants, rows);
+    j["differs"] = differences(variants)
+        .into_iter()
+        .map(|(k, v)| (k, serde_json::json!(v)))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    j["fail_if"] = serde_json::json!(tripped
+        .iter()
+        .map(|t| serde_json::json!({"condition": t.gate, "variant": t.variant.to_string(), "change_pct": t.change_pct}))
+        .collect::<Vec<_>>());
+    j
+}
+
+/// `compare -o`: the page of the comparison with the variants' figures
+/// (each run named by its variant's letter) and their hints.
+pub fn page_with_figures(variants: &[Variant], rows: &[Row]) -> crate::export::Document {
+    let mut layout = crate::report::Layout::default();
+    let mut all = Vec::new();
+    for (i, v) in variants.iter().enumerate() {
+        let letter = letter(i);
+        for r in &v.runs {
+            // The letter, and the variant's label when it is short (the
+            // page lists each letter's label).
+            let name = if v.label.chars().count() <= 24 {
+                format!("{letter}: {}", v.label)
+            } else {
+                letter.to_string()
+            };
+            layout.labels.insert(r.run_id.clone(), name);
+            all.push(r.clone());
+        }
+    }
+    let figures = crate::report::figures(&all, &layout);
+    let hints = variants
+        .iter()
+        .enumerate()
+        .flat_map(|(i, v)| {
+            v.runs.iter().flat_map(move |r| {
+                crate::hints::of_run(r).into_iter().map(move |h| {
+                    (
+                        format!("{} ({}, {})", h.text, letter(i), r.run_id),
+                        h.evidence,
+                    )
+                })
+            })
+        })
+        .collect();
+    page(variants, rows, &figures, hints)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -946,3 +946,35 @@ pub fn print_ipc(
     )?;
     Ok(())
 }
+
+/// What `run --repeat N` prints after its runs: the repetitions' summary
+/// (text) or their aggregate (json), and where the group of runs is.
+pub fn print_repetitions_as(
+    out: &mut impl Write,
+    format: wirebench_core::request::Format,
+    agg: Option<&wirebench_core::result::Repetitions>,
+    group: Option<&Path>,
+) -> io::Result<()> {
+    use wirebench_core::request::Format;
+    let Some(agg) = agg else {
+        return Ok(());
+    };
+    match format {
+        Format::Text => {
+            print_repetitions(out, agg)?;
+            if let Some(g) = group {
+                writeln!(
+                    out,
+                    "  runs in {} (compare and report take it as one variant)",
+                    g.display()
+                )?;
+            }
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, agg)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {}
+    }
+    out.flush()
+}

@@ -1,6 +1,10 @@
 //! What a run tells the people watching it: the one channel through which
 //! the runner speaks (it prints nothing itself).
 
+use std::path::Path;
+use wirebench_core::result::{Placement, RunResult};
+use wirebench_core::slo::Slo;
+use wirebench_core::spec::{Endpoint, RunSpec};
 use wirebench_load::engine::{IntervalReport, Start};
 
 /// What a run tells the people watching it. Every method does nothing by
@@ -22,3 +26,20 @@ pub trait Events {
 /// Events nobody watches.
 pub struct Quiet;
 impl Events for Quiet {}
+
+/// What `run` tells the people watching, besides a session's events.
+pub trait RunEvents: Events {
+    /// The session is open: what runs, and where.
+    fn started(
+        &mut self,
+        _spec: &RunSpec,
+        _placement: &Placement,
+        _endpoint: &Endpoint,
+        _server_pid: Option<u32>,
+    ) {
+    }
+    /// Repetition `k` (from 1) of `n` begins.
+    fn repetition(&mut self, _k: usize, _n: usize) {}
+    /// A run is saved in `dir`.
+    fn saved(&mut self, _r: &RunResult, _dir: &Path, _slos: &[Slo]) {}
+}

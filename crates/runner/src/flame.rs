@@ -14,8 +14,8 @@
 //! CPU per stack.
 
 use crate::RunError;
+use crate::command::Checked;
 use crate::process::{self, Cancel};
-use crate::record::Recorder;
 use crate::run::RunEvents;
 use crate::session::{Session, SessionOptions};
 use std::io;
@@ -338,9 +338,8 @@ pub fn flame(
             max: "10000 per second".into(),
         }));
     }
-    let (spec, placement) = req.check(topo)?;
-    req.no_agents("flame")?;
-    req.prepare_outputs()?;
+    let mut checked = Checked::of(req, topo, None, command_line, Some("flame"))?;
+    let spec = &checked.spec;
     if !matches!(spec.target, TargetSpec::Embedded { .. }) && spec.observe.is_none() {
         return Err(RunError::Spec(SpecError::Flag {
             flag: "--target",
@@ -356,19 +355,14 @@ pub fn flame(
         return Err(RunError::Failed(format!("flame --off-cpu: {why}")));
     }
     let results = req.results_dir();
-    let recorder = Recorder::new(results.clone(), command_line, req.slos()?);
     // A server the run starts writes into the run's directory.
     let run_id = store::new_run_id("flame");
-    let mut opts = opts.clone();
-    opts.server_dir = Some(results.join(&run_id));
-    let mut session = Session::open(&spec, &opts, cancel, events)?;
-    let mut spec = spec;
-    session.resolve(&mut spec);
-    let mut placement = placement;
-    if placement.server_cpus.is_none() {
-        placement.server_cpus = session.observed_cpuset();
-    }
-    events.started(&spec, &placement, session.endpoint(), session.server_pid());
+    let mut session = checked.open(opts, Some(results.join(&run_id)), cancel, events)?;
+    let Checked {
+        spec,
+        placement,
+        recorder,
+    } = checked;
     let pid = session.server_pid().expect("a server to sample");
     // Every process of the server, as they are when sampling starts.
     let pids: Vec<String> = session

@@ -29,6 +29,7 @@
 
 pub mod agent;
 pub mod capture;
+pub mod command;
 pub mod driver;
 pub mod events;
 pub mod exec;

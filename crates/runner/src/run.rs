@@ -4,33 +4,17 @@
 //! line, a sweep's child and (later) a load agent.
 
 use crate::RunError;
+use crate::command::Checked;
+pub use crate::events::RunEvents;
 use crate::process::Cancel;
-use crate::record::{self, Recorder};
-use crate::session::{Events, Session, SessionOptions};
+use crate::record;
+use crate::session::SessionOptions;
 use std::path::{Path, PathBuf};
 use wirebench_core::request::RunRequest;
-use wirebench_core::result::{Placement, Repetitions, RunResult, RunState};
-use wirebench_core::slo::Slo;
-use wirebench_core::spec::{Endpoint, RunSpec, TargetSpec};
+use wirebench_core::result::{Repetitions, RunResult, RunState};
+use wirebench_core::spec::TargetSpec;
 use wirebench_core::store;
 use wirebench_core::topo::Topology;
-
-/// What `run` tells the people watching, besides a session's events.
-pub trait RunEvents: Events {
-    /// The session is open: what runs, and where.
-    fn started(
-        &mut self,
-        _spec: &RunSpec,
-        _placement: &Placement,
-        _endpoint: &Endpoint,
-        _server_pid: Option<u32>,
-    ) {
-    }
-    /// Repetition `k` (from 1) of `n` begins.
-    fn repetition(&mut self, _k: usize, _n: usize) {}
-    /// A run is saved in `dir`.
-    fn saved(&mut self, _r: &RunResult, _dir: &Path, _slos: &[Slo]) {}
-}
 
 /// How a command's runs ended, for its exit status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,9 +96,8 @@ pub fn run(
             "a run with load agents is coordinated: call agent::coordinator::run".into(),
         ));
     }
-    let (spec, placement) = req.check(topo)?;
-    req.prepare_outputs()?;
-    let recorder = Recorder::new(req.results_dir(), command_line, req.slos()?);
+    let mut checked = Checked::of(req, topo, None, command_line, None)?;
+    let spec = &checked.spec;
     if let Some(n) = spec.trace_sample {
         wirebench_trace::set_sample(n);
         wirebench_trace::enable();
@@ -125,8 +108,8 @@ pub fn run(
     // as one variant.
     let group = (repeat > 1).then(|| store::new_run_id(&format!("{label}-x{repeat}")));
     let recorder = match &group {
-        Some(g) => recorder.group(g),
-        None => recorder,
+        Some(g) => checked.recorder.clone().group(g),
+        None => checked.recorder.clone(),
     };
     let name_of = |k: usize| {
         if repeat > 1 {
@@ -138,18 +121,12 @@ pub fn run(
     // A server the run starts writes into the first run's directory, so
     // that run's id is chosen now.
     let first_id = store::new_run_id(&name_of(0));
-    let mut opts = opts.clone();
-    if spec.observe.is_some() || spec.kind().about().own_program {
-        opts.server_dir = Some(recorder.root.join(&first_id));
-    }
-    let mut session = Session::open(&spec, &opts, cancel, events)?;
-    let mut spec = spec;
-    session.resolve(&mut spec);
-    let mut placement = placement;
-    if placement.server_cpus.is_none() {
-        placement.server_cpus = session.observed_cpuset();
-    }
-    events.started(&spec, &placement, session.endpoint(), session.server_pid());
+    let server_dir = (spec.observe.is_some() || spec.kind().about().own_program)
+        .then(|| recorder.root.join(&first_id));
+    let mut session = checked.open(opts, server_dir, cancel, events)?;
+    let Checked {
+        spec, placement, ..
+    } = checked;
     let mut runs = Vec::new();
     for k in 0..repeat {
         if repeat > 1 {

@@ -16,6 +16,7 @@
 //! merge), so the rate searched is the agents' total.
 
 use crate::RunError;
+use crate::command::Checked;
 use crate::process::Cancel;
 use crate::record::Recorder;
 use crate::session::{Events, Session, SessionOptions};
@@ -117,8 +118,12 @@ pub fn search(
             format!("{} must be at least 2", settings.max_steps),
         ));
     }
-    let (mut spec, placement) = req.check(topo)?;
-    req.prepare_outputs()?;
+    let dir = req.results_dir().join(store::new_run_id("search"));
+    let Checked {
+        mut spec,
+        placement,
+        recorder,
+    } = Checked::of(req, topo, Some(dir.clone()), command_line.clone(), None)?;
     let calls = spec.transport.is_calls();
     if !spec.transport.has_response() && !calls {
         return Err(bad(
@@ -134,8 +139,6 @@ pub fn search(
     if req.depth.is_none() && !calls {
         spec.depth = 1024;
     }
-    let dir = req.results_dir().join(store::new_run_id("search"));
-    let recorder = Recorder::new(dir.clone(), command_line.clone(), slos.clone());
     let mut steps_by = if spec.agents.is_empty() {
         Stepper::Here(Box::new(Session::open(&spec, opts, cancel, events)?))
     } else {

@@ -16,8 +16,9 @@ use super::daemon::{HANDSHAKE_TIMEOUT, SILENCE};
 use super::merge::{Ended, Seen};
 use super::wire::{self, FromAgent, FromCoordinator};
 use crate::RunError;
+use crate::command::Checked;
 use crate::process::Cancel;
-use crate::record::{self, Recorder};
+use crate::record::{self};
 use crate::run::{RunEvents, RunReport};
 use crate::session::SessionOptions;
 use std::collections::BTreeMap;
@@ -407,9 +408,11 @@ pub fn run(
     cancel: Cancel,
     events: &mut dyn RunEvents,
 ) -> Result<RunReport, RunError> {
-    let (spec, placement) = req.check(topo)?;
-    req.prepare_outputs()?;
-    let recorder = Recorder::new(req.results_dir(), command_line, req.slos()?);
+    let Checked {
+        spec,
+        placement,
+        recorder,
+    } = Checked::of(req, topo, None, command_line, None)?;
     let build =
         BuildId::current().map_err(|e| RunError::Failed(format!("this binary's build id: {e}")))?;
     // Agents to start first (`--launch ssh:`), after those given.

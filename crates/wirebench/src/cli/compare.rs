@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use wirebench_report::export::{Exporter, HtmlExporter};
-use wirebench_report::{compare, hints, inputs, report};
+use wirebench_report::{compare, hints, inputs};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -79,54 +79,14 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let tripped = compare::tripped(&gates, &rows);
     let mut out = std::io::stdout().lock();
     if a.format == "json" {
-        let mut j = compare::json(&variants, &rows);
-        j["differs"] = compare::differences(&variants)
-            .into_iter()
-            .map(|(k, v)| (k, serde_json::json!(v)))
-            .collect::<serde_json::Map<_, _>>()
-            .into();
-        j["fail_if"] = serde_json::json!(tripped
-            .iter()
-            .map(|t| serde_json::json!({"condition": t.gate, "variant": t.variant.to_string(), "change_pct": t.change_pct}))
-            .collect::<Vec<_>>());
+        let j = compare::json_with_gates(&variants, &rows, &tripped);
         serde_json::to_writer_pretty(&mut out, &j)?;
         writeln!(out)?;
     } else {
         write!(out, "{}", compare::markdown(&variants, &rows))?;
     }
     if let Some(o) = &a.output {
-        let mut layout = report::Layout::default();
-        let mut all = Vec::new();
-        for (i, v) in variants.iter().enumerate() {
-            let letter = compare::letter(i);
-            for r in &v.runs {
-                // The letter, and the variant's label when it is short (the
-                // page lists each letter's label).
-                let name = if v.label.chars().count() <= 24 {
-                    format!("{letter}: {}", v.label)
-                } else {
-                    letter.to_string()
-                };
-                layout.labels.insert(r.run_id.clone(), name);
-                all.push(r.clone());
-            }
-        }
-        let figures = report::figures(&all, &layout);
-        let hints = variants
-            .iter()
-            .enumerate()
-            .flat_map(|(i, v)| {
-                v.runs.iter().flat_map(move |r| {
-                    hints::of_run(r).into_iter().map(move |h| {
-                        (
-                            format!("{} ({}, {})", h.text, compare::letter(i), r.run_id),
-                            h.evidence,
-                        )
-                    })
-                })
-            })
-            .collect();
-        let doc = compare::page(&variants, &rows, &figures, hints);
+        let doc = compare::page_with_figures(&variants, &rows);
         wirebench_core::store::write_atomic(o, HtmlExporter.export(&doc).as_bytes())?;
         writeln!(out, "\nwritten: {}", o.display())?;
     }

@@ -103,9 +103,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // A closed stdout (`| head -1`) is no failure of the run: it is saved,
     // and its exit status still says how it went.
-    let printed = console
-        .finish()
-        .and_then(|()| print_repetitions(&req, &report));
+    let printed = console.finish().and_then(|()| {
+        let mut out = std::io::stdout().lock();
+        wirebench_report::summary::print_repetitions_as(
+            &mut out,
+            req.format(),
+            report.repetitions.as_ref(),
+            report.group.as_deref(),
+        )
+    });
     if let Err(e) = printed
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
@@ -125,30 +131,4 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         Verdict::Complete | Verdict::SloMissed => {}
     }
     Ok(ExitCode::from(verdict.exit_code()))
-}
-
-/// The repetitions' aggregate, on stdout.
-fn print_repetitions(req: &RunRequest, report: &run::RunReport) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    if let Some(agg) = &report.repetitions {
-        match req.format() {
-            Format::Text => {
-                wirebench_report::summary::print_repetitions(&mut out, agg)?;
-                if let Some(g) = &report.group {
-                    writeln!(
-                        out,
-                        "  runs in {} (compare and report take it as one variant)",
-                        g.display()
-                    )?;
-                }
-            }
-            Format::Json => {
-                serde_json::to_writer_pretty(&mut out, agg)?;
-                writeln!(out)?;
-            }
-            Format::Csv => {}
-        }
-        out.flush()?;
-    }
-    Ok(())
 }
