@@ -27,3 +27,4 @@ pub mod plot;
 pub mod report;
 pub mod summary;
 pub mod timeline;
+pub mod topo;

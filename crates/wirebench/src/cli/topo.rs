@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use wirebench_core::placement;
 use wirebench_core::topo::Topology;
-use wirebench_report::export::{Document, Exporter, Table, TextExporter};
 
 #[derive(Args, Debug)]
 pub struct TopoArgs {
@@ -101,36 +100,13 @@ pub fn topo(a: TopoArgs) -> anyhow::Result<ExitCode> {
     let tables = placement::tables(&t, &counts).map_err(anyhow::Error::msg)?;
     let mut out = std::io::stdout().lock();
     if a.format == "json" {
-        let mut all = serde_json::Map::new();
-        for (name, table) in tables {
-            all.insert(name.into(), serde_json::to_value(table)?);
-        }
-        all.insert("topology".into(), serde_json::to_value(&t)?);
-        serde_json::to_writer_pretty(&mut out, &all)?;
+        serde_json::to_writer_pretty(&mut out, &wirebench_report::topo::json(&t, &tables))?;
         writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    writeln!(out, "{}", t.describe())?;
-    for (name, table) in tables {
-        let mut rows = Table::new(["clients", "server", "client", "notes"]);
-        rows.left = vec![1, 2, 3];
-        for n in &counts {
-            let k = n.to_string();
-            rows.row([
-                k.clone(),
-                table.server[&k].clone(),
-                table.client[&k].clone(),
-                table
-                    .notes
-                    .get(&k)
-                    .map(|v| v.join("; "))
-                    .unwrap_or_default(),
-            ]);
-        }
+    } else {
         write!(
             out,
             "{}",
-            TextExporter.export(&Document::new(format!("\n{name}:")).table(rows))
+            wirebench_report::topo::text(&t, &tables, &counts)
         )?;
     }
     Ok(ExitCode::SUCCESS)
