@@ -190,3 +190,27 @@ fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
         .enable_all()
         .build()?)
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every transport module of the registry has its driver here, and
+    /// this folder has no driver the registry lacks.
+    #[test]
+    fn each_module_of_the_registry_has_its_driver() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/driver");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "mod.rs")
+            .map(|n| n.trim_end_matches(".rs").to_string())
+            .collect();
+        files.sort();
+        let mut modules: Vec<&str> = wirebench_core::kind::all()
+            .iter()
+            .map(|k| k.module())
+            .collect();
+        modules.sort();
+        modules.dedup();
+        assert_eq!(files, modules);
+    }
+}
