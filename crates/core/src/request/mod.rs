@@ -84,6 +84,18 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// The headings of `run --help`: the flags of a transport, of the server
+/// under test, of the load agents.
+pub mod heading {
+    pub const S3: &str = "S3 (--transport s3)";
+    pub const KV: &str = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)";
+    pub const HTTP: &str = "HTTP (--target http://HOST:PORT/PATH, https://...)";
+    pub const GRPC: &str = "gRPC (--target grpc://HOST:PORT, grpcs://...)";
+    pub const SERVER: &str = "The server under test (observed)";
+    pub const EXEC: &str = "exec (--transport exec: your own benchmark program)";
+    pub const AGENTS: &str = "Load agents (run on other hosts: `wirebench agent`)";
+}
+
 /// One run, as asked: each field is a flag of `wirebench run` (None: its
 /// default). Credentials are never part of a request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -337,13 +349,13 @@ pub struct RunRequest {
     /// GET, from the request's start to the first byte of the body; PUT (and HEAD, DELETE),
     /// to the response headers, which come after the whole body was sent; LIST, to the first
     /// byte of the body. Open loop (--rate): from the intended start.
-    #[arg(long, value_parser = s3_workload, help_heading = "S3 (--transport s3)")]
+    #[arg(long, value_parser = s3_workload, help_heading = heading::S3)]
     // S3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<S3Workload>,
     /// Weights of the operations of --workload mixed: get=70,put=20,delete=10 (of get, put,
     /// head, delete, list).
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -352,25 +364,25 @@ pub struct RunRequest {
     pub mix: Option<Mix>,
     /// Objects the workload works on: created by a prepare phase for reads (timed and
     /// reported apart), overwritten by puts. Default: 100.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objects: Option<u64>,
     /// path (`http://host/bucket/key`) or virtual (`http://bucket.host/key`; the connection still
     /// goes to the target's HOST:PORT). Default: path.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url_style: Option<UrlStyle>,
     /// Where the SigV4 signature goes: header (the Authorization header, as the AWS SDKs and
     /// S3 benchmark tools sign) or query (presigned URLs). Default: header.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sign: Option<S3Sign>,
     /// SigV4 region. Default: $AWS_REGION, else us-east-1.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// Objects larger than this are uploaded in parts. Default: 64MiB.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -378,7 +390,7 @@ pub struct RunRequest {
     )]
     pub multipart_threshold: Option<Bytes>,
     /// Part size of multipart uploads and of --get-parts ranged reads. Default: 16MiB.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -386,12 +398,12 @@ pub struct RunRequest {
     )]
     pub part_size: Option<Bytes>,
     /// Parts of one multipart upload sent at once (each on a connection of its own). Default: 1.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub put_parts: Option<usize>,
     /// Read objects larger than --part-size as ranged GETs of a part, this many at once (each
     /// on a connection of its own). Default: 1 (one streamed GET).
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub get_parts: Option<usize>,
     /// Keep the objects the run created (default: deleted at the end).
@@ -399,7 +411,7 @@ pub struct RunRequest {
         long,
         num_args = 0,
         default_missing_value = "true",
-        help_heading = "S3 (--transport s3)"
+        help_heading = heading::S3
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<bool>,
@@ -408,19 +420,19 @@ pub struct RunRequest {
         long,
         num_args = 0,
         default_missing_value = "true",
-        help_heading = "S3 (--transport s3)"
+        help_heading = heading::S3
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_bucket: Option<bool>,
     /// s3s://, https:// and grpcs:// targets: also trust the certificates of this PEM file (a private CA, a
     /// self-signed endpoint); the Mozilla roots are always trusted.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = heading::S3)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<PathBuf>,
     /// resp2 or resp3 (redis; default resp2), text or meta (memcached; default text).
     #[arg(
         long,
-        help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+        help_heading = heading::KV
     )]
     // Key-value stores (redis, memcached).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -428,14 +440,14 @@ pub struct RunRequest {
     /// Keys the run works on, written by a prepare phase for reads. Default: 10000.
     #[arg(
         long,
-        help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+        help_heading = heading::KV
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<u64>,
     /// uniform, sequential, zipf (exponent 0.99) or zipf:S. Default: uniform.
     #[arg(
         long,
-        help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+        help_heading = heading::KV
     )]
     #[serde(
         default,
@@ -446,7 +458,7 @@ pub struct RunRequest {
     /// --mode mixed: SETs to GETs, SET:GET. Default: 1:10.
     #[arg(
         long,
-        help_heading = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)"
+        help_heading = heading::KV
     )]
     #[serde(
         default,
@@ -458,7 +470,7 @@ pub struct RunRequest {
     /// with prior knowledge on http://, ALPN on https://). Default: 1.1.
     #[arg(
         long,
-        help_heading = "HTTP (--target http://HOST:PORT/PATH, https://...)"
+        help_heading = heading::HTTP
     )]
     // HTTP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -466,7 +478,7 @@ pub struct RunRequest {
     /// An extra request header (HTTP) or metadata entry (gRPC), 'Name: value' (repeatable).
     #[arg(
         long,
-        help_heading = "HTTP (--target http://HOST:PORT/PATH, https://...)"
+        help_heading = heading::HTTP
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub header: Vec<String>,
@@ -476,22 +488,22 @@ pub struct RunRequest {
         long,
         num_args = 0,
         default_missing_value = "true",
-        help_heading = "HTTP (--target http://HOST:PORT/PATH, https://...)"
+        help_heading = heading::HTTP
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<bool>,
     /// The method, package.Service/Method (unary or server-streaming).
-    #[arg(long, help_heading = "gRPC (--target grpc://HOST:PORT, grpcs://...)")]
+    #[arg(long, help_heading = heading::GRPC)]
     // gRPC (also `header` for metadata, `ca_file`, `depth` for streams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<String>,
     /// The request message in protobuf's JSON mapping. Default: {}.
-    #[arg(long, help_heading = "gRPC (--target grpc://HOST:PORT, grpcs://...)")]
+    #[arg(long, help_heading = heading::GRPC)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<String>,
     /// The message types: a descriptor set (protoc --descriptor_set_out=FILE --include_imports).
     /// Default: the server's reflection service.
-    #[arg(long, help_heading = "gRPC (--target grpc://HOST:PORT, grpcs://...)")]
+    #[arg(long, help_heading = heading::GRPC)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto_set: Option<PathBuf>,
     /// Observe this process of the --target's server (repeatable): CPU per core and per
@@ -499,7 +511,7 @@ pub struct RunRequest {
     #[arg(
         long = "server-pid",
         value_name = "PID",
-        help_heading = "The server under test (observed)"
+        help_heading = heading::SERVER
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_pid: Vec<u32>,
@@ -507,7 +519,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_name = "PATH",
-        help_heading = "The server under test (observed)"
+        help_heading = heading::SERVER
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cgroup: Option<PathBuf>,
@@ -518,7 +530,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_name = "CMD",
-        help_heading = "The server under test (observed)"
+        help_heading = heading::SERVER
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cmd: Option<String>,
@@ -527,7 +539,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_name = "tcp:PORT|line:REGEX",
-        help_heading = "The server under test (observed)"
+        help_heading = heading::SERVER
     )]
     #[serde(
         default,
@@ -536,7 +548,7 @@ pub struct RunRequest {
     )]
     pub server_ready: Option<Ready>,
     /// The port {port} stands for. Default: a free loopback port.
-    #[arg(long, help_heading = "The server under test (observed)")]
+    #[arg(long, help_heading = heading::SERVER)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     /// An environment variable of the server the run starts (embedded or --server-cmd),
@@ -544,7 +556,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_name = "NAME=VALUE",
-        help_heading = "The server under test (observed)"
+        help_heading = heading::SERVER
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
     pub server_env: Vec<EnvVars>,
@@ -554,7 +566,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_name = "CMD",
-        help_heading = "exec (--transport exec: your own benchmark program)"
+        help_heading = heading::EXEC
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cmd: Option<String>,
@@ -565,7 +577,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_name = "NAME",
-        help_heading = "exec (--transport exec: your own benchmark program)"
+        help_heading = heading::EXEC
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parser: Option<crate::values::Parser>,
@@ -573,7 +585,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_name = "NAME=VALUE",
-        help_heading = "exec (--transport exec: your own benchmark program)"
+        help_heading = heading::EXEC
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
     pub client_env: Vec<EnvVars>,
@@ -591,7 +603,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_delimiter = ',',
-        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+        help_heading = heading::AGENTS
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<String>,
@@ -601,7 +613,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_delimiter = ',',
-        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+        help_heading = heading::AGENTS
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub launch: Vec<String>,
@@ -610,7 +622,7 @@ pub struct RunRequest {
     #[arg(
         long,
         value_delimiter = ',',
-        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+        help_heading = heading::AGENTS
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_weights: Vec<u32>,

@@ -16,10 +16,10 @@ pub struct RunFlags {
     #[command(flatten)]
     pub req: RunRequest,
     /// Access key (default: $AWS_ACCESS_KEY_ID). Never printed nor stored.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = wirebench_core::request::heading::S3)]
     access_key: Option<String>,
     /// Secret key (default: $AWS_SECRET_ACCESS_KEY). Never printed nor stored.
-    #[arg(long, help_heading = "S3 (--transport s3)")]
+    #[arg(long, help_heading = wirebench_core::request::heading::S3)]
     secret_key: Option<String>,
     #[command(flatten)]
     pub agents: AgentFlags,
@@ -33,21 +33,21 @@ pub struct AgentFlags {
     #[arg(
         long,
         requires = "launch",
-        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+        help_heading = wirebench_core::request::heading::AGENTS
     )]
     pub ssh_config: Option<PathBuf>,
     /// How long to keep trying to reach an agent that is not up yet (agents started with the
     /// run, as in a Kubernetes Job): 2m. Default: 0s (fail at once).
     #[arg(
         long,
-        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+        help_heading = wirebench_core::request::heading::AGENTS
     )]
     pub agents_wait: Option<Dur>,
     /// The agents' shared token, in this file (default: $WIREBENCH_TOKEN): proven to them,
     /// never sent.
     #[arg(
         long,
-        help_heading = "Load agents (run on other hosts: `wirebench agent`)"
+        help_heading = wirebench_core::request::heading::AGENTS
     )]
     pub token_file: Option<PathBuf>,
 }
