@@ -300,7 +300,7 @@ impl RunRequest {
             // A server command without a target: the target is the port
             // `{port}` stands for.
             None if about.own_program && self.server_cmd.is_some() => TargetSpec::External {
-                endpoint: Endpoint::Tcp("127.0.0.1:0".into()),
+                endpoint: crate::transport::loopback(),
             },
             None if about.own_program => TargetSpec::None,
             None => TargetSpec::Embedded {

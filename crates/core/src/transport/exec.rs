@@ -172,7 +172,6 @@ impl RunRequest {
 pub const TAKES: &[&str] = &["size", "client_cmd", "parser", "client_env"];
 
 pub const ABOUT: About = About {
-    summary: "your own benchmark program (--client-cmd), its output read by --parser",
     schemes: &[],
     embedded: None,
     arch: false,

@@ -110,7 +110,6 @@ impl RunRequest {
 pub const TAKES: &[&str] = &["poll", "header", "ca_file", "call", "data", "proto_set"];
 
 pub const ABOUT: About = About {
-    summary: "a gRPC server's method",
     schemes: &["grpc", "grpcs"],
     ..About::EXTERNAL
 };

@@ -194,7 +194,6 @@ impl RunRequest {
 pub const TAKES: &[&str] = &["mode", "size", "poll", "keys", "key_dist", "ca_file", "http", "header", "churn"];
 
 pub const ABOUT: About = About {
-    summary: "any HTTP/1.1 or HTTP/2 server",
     schemes: &["http", "https"],
     ..About::EXTERNAL
 };

@@ -141,14 +141,12 @@ pub const TAKES: &[&str] = &["mode", "size", "poll", "verify", "keys", "key_dist
 
 /// redis's.
 pub const REDIS: About = About {
-    summary: "a Redis server",
     schemes: &["redis"],
     ..About::EXTERNAL
 };
 
 /// memcached's.
 pub const MEMCACHED: About = About {
-    summary: "a memcached server",
     schemes: &["memcached"],
     ..About::EXTERNAL
 };

@@ -48,8 +48,6 @@ macro_rules! for_each_transport {
 /// What a transport says about itself, besides its spec.
 #[derive(Debug, Clone, Copy)]
 pub struct About {
-    /// One line for `--transport`'s list: what it drives.
-    pub summary: &'static str,
     /// The schemes of `--target` that name it (`s3://`, `s3s://`).
     pub schemes: &'static [&'static str],
     /// Its embedded server's default listening place (None: no embedded
@@ -74,7 +72,6 @@ impl About {
     /// A transport of a server given by `--target`, with no embedded
     /// server, that agents can drive and that takes several endpoints.
     pub const EXTERNAL: About = About {
-        summary: "",
         schemes: &[],
         embedded: None,
         arch: false,

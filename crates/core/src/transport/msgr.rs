@@ -107,7 +107,6 @@ impl RunRequest {
 pub const TAKES: &[&str] = &["arch", "listen", "mode", "size", "response_size", "poll", "verify", "max_frame"];
 
 pub const ABOUT: About = About {
-    summary: "framed messenger over TCP or Unix sockets",
     embedded: Some(loopback),
     arch: true,
     ..About::EXTERNAL

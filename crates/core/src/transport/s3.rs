@@ -200,7 +200,6 @@ impl RunRequest {
 pub const TAKES: &[&str] = &["listen", "size", "verify", "key_dist", "ca_file", "workload", "mix", "objects", "url_style", "sign", "region", "multipart_threshold", "part_size", "put_parts", "get_parts", "keep", "create_bucket"];
 
 pub const ABOUT: About = About {
-    summary: "S3 over HTTP/1.1 (see --workload; the embedded fake S3 server unless --target s3://HOST:PORT/BUCKET)",
     schemes: &["s3", "s3s"],
     embedded: Some(loopback),
     signs: true,

@@ -135,7 +135,6 @@ impl RunRequest {
 pub const TAKES: &[&str] = &["listen", "mode", "size", "verify", "wait", "clients_as", "channel", "ring_size"];
 
 pub const ABOUT: About = About {
-    summary: "shared-memory rings (see --wait, --clients-as, --channel)",
     schemes: &[],
     embedded: Some(|| {
         Endpoint::Unix(

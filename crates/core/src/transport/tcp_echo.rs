@@ -20,7 +20,6 @@ pub struct TcpEchoSpec {
 pub const TAKES: &[&str] = &["size", "poll", "verify"];
 
 pub const ABOUT: About = About {
-    summary: "any TCP echo server (raw bytes, sent back as read)",
     ..About::EXTERNAL
 };
 
