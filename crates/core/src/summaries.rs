@@ -175,3 +175,34 @@ pub struct IpcRow {
     /// p50 divided by the Unix socket's.
     pub p50_vs_unix: Option<f64>,
 }
+
+/// A thread of an off-CPU recording, as its window found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffCpuThread {
+    pub tid: u32,
+    pub name: String,
+    /// Where it slept when the window opened (`/proc/TID/wchan`; empty: it
+    /// was running).
+    pub wchan: String,
+    /// Its time on a CPU within the window (schedstat).
+    pub on_cpu_ns: u64,
+}
+
+/// The window an off-CPU recording's events are clipped to, in the events'
+/// clock (CLOCK_MONOTONIC, ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffCpuWindow {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+impl OffCpuWindow {
+    pub fn len_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+
+    /// The part of `from..to` inside the window.
+    pub fn clip(&self, from: u64, to: u64) -> u64 {
+        to.min(self.end_ns).saturating_sub(from.max(self.start_ns))
+    }
+}

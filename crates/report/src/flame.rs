@@ -212,6 +212,27 @@ pub fn flamegraph_of(folded: &str, title: &str, count_name: &str) -> io::Result<
 
 /// The differential flamegraph of `after` against `before` (red: more
 /// samples in `after`, blue: fewer), the first normalised to the second.
+/// The differential flamegraph of run `b` against run `a`: each a run's
+/// directory (its `flame-server.folded`, or `flame-offcpu.folded` when
+/// `off_cpu`) or a `.folded` file.
+pub fn differential_of(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    off_cpu: bool,
+) -> io::Result<String> {
+    let folded = |p: &std::path::Path| {
+        let f = match p.is_dir() {
+            true if off_cpu => p.join("flame-offcpu.folded"),
+            true => p.join("flame-server.folded"),
+            false => p.to_path_buf(),
+        };
+        std::fs::read_to_string(&f)
+            .map_err(|e| io::Error::new(e.kind(), format!("reading {}: {e}", f.display())))
+    };
+    let title = format!("{} vs {}", b.display(), a.display());
+    differential(&folded(a)?, &folded(b)?, &title)
+}
+
 pub fn differential(before: &str, after: &str, title: &str) -> io::Result<String> {
     let mut diff = Vec::new();
     let opt = inferno::differential::Options {

@@ -24,6 +24,7 @@ pub mod hints;
 pub mod inputs;
 pub mod offcpu;
 pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod summary;
 pub mod timeline;

@@ -21,33 +21,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead};
 
-/// A thread of the recording, as the window found it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Thread {
-    pub tid: u32,
-    pub name: String,
-    /// Where it slept when the window opened (empty: running).
-    pub wchan: String,
-    /// Its time on a CPU within the window.
-    pub on_cpu_ns: u64,
-}
-
-/// The window the events are clipped to, in the events' clock (ns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
-    pub start_ns: u64,
-    pub end_ns: u64,
-}
-
-impl Window {
-    pub fn len_ns(&self) -> u64 {
-        self.end_ns.saturating_sub(self.start_ns)
-    }
-
-    fn clip(&self, from: u64, to: u64) -> u64 {
-        to.min(self.end_ns).saturating_sub(from.max(self.start_ns))
-    }
-}
+// The window and its threads are what the runner records (core's words).
+pub use wirebench_core::summaries::{OffCpuThread as Thread, OffCpuWindow as Window};
 
 /// Time off CPU by stack, and the figures to check it by.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -28,6 +28,7 @@ use wirebench_core::request::{RunRequest, SpecError};
 use wirebench_core::result::RunResult;
 use wirebench_core::spec::TargetSpec;
 use wirebench_core::store;
+use wirebench_core::summaries::{OffCpuThread, OffCpuWindow};
 use wirebench_core::topo::Topology;
 
 /// A sampled run.
@@ -42,6 +43,19 @@ pub struct FlameRun {
     pub counters: String,
     /// Off CPU: the recording, to be read with [`OffCpuRecording::script`].
     pub off_cpu: Option<OffCpuRecording>,
+}
+
+impl FlameRun {
+    /// The run's exit status, as `run`'s.
+    pub fn exit_code(self) -> u8 {
+        let runs = vec![(self.result, self.dir)];
+        let report = crate::run::RunReport {
+            runs,
+            repetitions: None,
+            group: None,
+        };
+        report.verdict().exit_code()
+    }
 }
 
 /// How perf walks the stacks (`--call-graph`).
@@ -75,25 +89,12 @@ pub struct FlameOptions {
     pub call_graph: CallGraph,
 }
 
-/// A thread of the server as the off-CPU window found it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WindowThread {
-    pub tid: u32,
-    pub name: String,
-    /// Where it slept when the window opened (`/proc/TID/wchan`; empty if
-    /// it was running).
-    pub wchan: String,
-    /// Its time on a CPU within the window (schedstat).
-    pub on_cpu_ns: u64,
-}
-
 /// The scheduler events of the server's threads over a window.
 pub struct OffCpuRecording {
     /// CLOCK_MONOTONIC, as perf stamps the events (`-k CLOCK_MONOTONIC`).
-    pub start_ns: u64,
-    pub end_ns: u64,
+    pub window: OffCpuWindow,
     /// The threads when the window opened.
-    pub threads: Vec<WindowThread>,
+    pub threads: Vec<OffCpuThread>,
     data: PerfData,
 }
 
@@ -580,7 +581,7 @@ fn record_off_cpu(
     let threads = first
         .iter()
         .zip(wchans)
-        .map(|((tid, name, on0), wchan)| WindowThread {
+        .map(|((tid, name, on0), wchan)| OffCpuThread {
             tid: *tid,
             name: name.clone(),
             wchan,
@@ -593,8 +594,7 @@ fn record_off_cpu(
     Ok((
         result,
         OffCpuRecording {
-            start_ns,
-            end_ns,
+            window: OffCpuWindow { start_ns, end_ns },
             threads,
             data,
         },

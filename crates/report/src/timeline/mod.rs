@@ -431,6 +431,35 @@ pub fn shapes_text(ops: usize, shapes: &[(Vec<String>, Vec<&Op>)]) -> String {
     out
 }
 
+/// The trace files `paths` name: a traced run's directory stands for its
+/// trace-client.txt and trace-server.txt. The bool: a directory was given
+/// (its traces are merged by time).
+pub fn trace_files(
+    paths: &[std::path::PathBuf],
+) -> Result<(Vec<std::path::PathBuf>, bool), String> {
+    let (mut files, mut dirs) = (Vec::new(), false);
+    for f in paths {
+        if !f.is_dir() {
+            files.push(f.clone());
+            continue;
+        }
+        let found: Vec<_> = ["trace-client.txt", "trace-server.txt"]
+            .iter()
+            .map(|n| f.join(n))
+            .filter(|p| p.exists())
+            .collect();
+        if found.is_empty() {
+            return Err(format!(
+                "{}: a directory without trace-client.txt or trace-server.txt (a run made with --trace has them)",
+                f.display()
+            ));
+        }
+        dirs = true;
+        files.extend(found);
+    }
+    Ok((files, dirs))
+}
+
 /// The operations of trace files: wirebench's (each file's events; several
 /// are merged by time) or PerfUtils / RAMCloud TimeTrace text. The error
 /// names the file.

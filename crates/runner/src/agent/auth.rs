@@ -46,6 +46,23 @@ impl Token {
         }
     }
 
+    /// The first line of stdin (how `--launch ssh:` hands an agent its
+    /// token: on no command line); the rest of stdin is the launcher's
+    /// lifeline: `cancel` is set when it ends.
+    pub fn from_stdin(cancel: &crate::process::Cancel) -> Result<Token, String> {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| format!("--token-stdin: {e}"))?;
+        let t = Token::new(&line).map_err(|why| format!("--token-stdin: {why}"))?;
+        let c = cancel.clone();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            c.cancel("stdin closed (the launcher is gone)");
+        });
+        Ok(t)
+    }
+
     /// The answer to `nonce` for `role`.
     pub fn prove(&self, role: &str, nonce: &str) -> String {
         hex(hmac::sign(&self.0, &message(role, nonce)).as_ref())

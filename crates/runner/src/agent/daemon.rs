@@ -108,6 +108,48 @@ impl AgentOptions {
     }
 }
 
+/// `--listen tcp://HOST:PORT` (or HOST:PORT) as an address.
+pub fn listen_addr(s: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let hostport = s.strip_prefix("tcp://").unwrap_or(s);
+    match hostport.to_socket_addrs().map(|mut a| a.next()) {
+        Ok(Some(a)) => Ok(a),
+        Ok(None) => Err(format!("--listen {s}: no address")),
+        Err(e) => Err(format!("--listen {s}: not tcp://HOST:PORT ({e})")),
+    }
+}
+
+/// The agent's index in a Kubernetes Indexed Job, which its pod knows
+/// (`JOB_COMPLETION_INDEX`): the coordinator checks it against the name it
+/// reached.
+pub fn job_index() -> Result<Option<u32>, String> {
+    match std::env::var("JOB_COMPLETION_INDEX") {
+        Ok(i) => i
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("JOB_COMPLETION_INDEX={i}: not an index")),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The agent's log on stderr, each line prefixed `agent: `; a closed
+/// stderr does not stop the agent.
+pub fn stderr_log() -> Log {
+    Arc::new(|line: &str| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "agent: {line}");
+    })
+}
+
+/// Writes the address the agent listens on as the first line of stdout
+/// (what `--launch` and scripts read).
+pub fn print_bound(addr: SocketAddr) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "listening on tcp://{addr}");
+    let _ = out.flush();
+}
+
 struct Ctx {
     opts: AgentOptions,
     /// Whether a part is running (one at a time).

@@ -321,6 +321,54 @@ impl Manifests {
     }
 }
 
+impl Manifests {
+    /// Writes the manifests into `dir` (created): each a new file unless
+    /// `force`, all checked before any is written. Returns their paths.
+    pub fn write(
+        &self,
+        dir: &std::path::Path,
+        force: bool,
+    ) -> Result<Vec<std::path::PathBuf>, crate::RunError> {
+        let files = self.files();
+        std::fs::create_dir_all(dir)?;
+        for (name, _) in &files {
+            let path = dir.join(name);
+            wirebench_core::store::check_new_file(&path, force).map_err(|why| {
+                SpecError::Value {
+                    flag: "-o",
+                    value: path.display().to_string(),
+                    fix: why,
+                }
+            })?;
+        }
+        let mut written = Vec::new();
+        for (name, text) in &files {
+            let path = dir.join(name);
+            wirebench_core::store::write_atomic(&path, text.as_bytes())?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+impl Render {
+    /// What to run once the manifests are in `dir`: the token's Secret,
+    /// `kubectl apply`, and the coordinator's log.
+    pub fn next_steps(&self, dir: &std::path::Path) -> String {
+        let ns = self
+            .namespace
+            .as_ref()
+            .map(|n| format!(" -n {n}"))
+            .unwrap_or_default();
+        format!(
+            "then: kubectl{ns} create secret generic {} --from-literal=token=\"$(openssl rand -hex 32)\"\n      kubectl{ns} apply -f {}\n      kubectl{ns} logs -f job/{}-coordinator",
+            self.token_secret,
+            dir.display(),
+            self.name
+        )
+    }
+}
+
 fn pretty<T: serde::Serialize>(v: &T) -> String {
     let mut s = serde_json::to_string_pretty(v).expect("a manifest serializes");
     s.push('\n');

@@ -55,6 +55,40 @@ pub struct Cleaned {
     pub failed: Vec<(PathBuf, String)>,
 }
 
+impl Cleaned {
+    /// What a clean did (or, `dry_run`, would do) in `dirs`, for people:
+    /// one line per file. The files it failed to remove are not listed.
+    pub fn lines(&self, dry_run: bool, dirs: &[PathBuf]) -> Vec<String> {
+        let kept = |(p, pid): &(PathBuf, u32)| match dry_run {
+            true => format!("in use by running pid {pid}: {}", p.display()),
+            false => format!("left (pid {pid} is running): {}", p.display()),
+        };
+        let removed = |p: &PathBuf| match dry_run {
+            true => format!("would remove: {}", p.display()),
+            false => format!("removed: {}", p.display()),
+        };
+        let mut v: Vec<String> = match dry_run {
+            true => self
+                .kept
+                .iter()
+                .map(kept)
+                .chain(self.removed.iter().map(removed))
+                .collect(),
+            false => self
+                .removed
+                .iter()
+                .map(removed)
+                .chain(self.kept.iter().map(kept))
+                .collect(),
+        };
+        if !dry_run && self.removed.is_empty() && self.failed.is_empty() {
+            let dirs: Vec<String> = dirs.iter().map(|p| p.display().to_string()).collect();
+            v.push(format!("nothing to clean in {}", dirs.join(", ")));
+        }
+        v
+    }
+}
+
 /// Removes the leftovers of dead processes in `dirs`.
 pub fn clean(dirs: &[PathBuf]) -> Cleaned {
     visit(dirs, true)

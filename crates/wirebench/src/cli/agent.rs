@@ -1,12 +1,10 @@
 //! `wirebench agent`: a load agent, making its part of the runs that a
 //! coordinator (`run --agents`) sends it.
 
-use super::error::{runner_error, usage};
+use super::error::{UsageError, runner_error, usage};
 use clap::Args;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use wirebench_runner::agent::auth::{BuildId, Token};
 use wirebench_runner::agent::daemon::{self, AgentOptions};
 use wirebench_runner::agent::policy::Policy;
@@ -49,40 +47,16 @@ pub struct AgentArgs {
     pretend_sha256: Option<String>,
 }
 
-fn listen_addr(s: &str) -> anyhow::Result<SocketAddr> {
-    let hostport = s.strip_prefix("tcp://").unwrap_or(s);
-    match hostport.to_socket_addrs().map(|mut a| a.next()) {
-        Ok(Some(a)) => Ok(a),
-        Ok(None) => usage!("--listen {s}: no address"),
-        Err(e) => usage!("--listen {s}: not tcp://HOST:PORT ({e})"),
-    }
-}
-
 pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
-    let listen = listen_addr(&a.listen)?;
+    let listen = daemon::listen_addr(&a.listen).map_err(UsageError)?;
     let cancel = process::watch_signals()?;
     let token = if a.token_stdin {
-        let mut line = String::new();
-        std::io::stdin().read_line(&mut line)?;
-        let t = match Token::new(&line) {
-            Ok(t) => t,
-            Err(why) => usage!("--token-stdin: {why}"),
-        };
-        // The rest of stdin is the launcher's lifeline.
-        let c = cancel.clone();
-        std::thread::spawn(move || {
-            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
-            c.cancel("stdin closed (the launcher is gone)");
-        });
-        Some(t)
+        Some(Token::from_stdin(&cancel).map_err(UsageError)?)
     } else if a.insecure_no_token {
         // Said outright: a token in the environment is not used.
         None
     } else {
-        match Token::given_or_env(a.token_file.as_deref()) {
-            Ok(t) => t,
-            Err(why) => usage!("{why}"),
-        }
+        Token::given_or_env(a.token_file.as_deref()).map_err(UsageError)?
     };
     let mut build = BuildId::current()?;
     if let Some(s) = a.pretend_sha256 {
@@ -102,34 +76,13 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
         credentials: Credentials::given_or_env(None, None)?,
         build,
         clock_skew_ns: a.clock_skew_ns.unwrap_or(0),
-        // An Indexed Job's pod knows its index: the coordinator checks it
-        // against the name it reached.
-        index: match std::env::var("JOB_COMPLETION_INDEX") {
-            Ok(i) => match i.parse() {
-                Ok(i) => Some(i),
-                Err(_) => usage!("JOB_COMPLETION_INDEX={i}: not an index"),
-            },
-            Err(_) => None,
-        },
+        index: daemon::job_index().map_err(UsageError)?,
         runs: match a.runs {
             Some(0) => usage!("--runs 0: at least 1 (or leave it out: serve until stopped)"),
             n => n,
         },
     };
-    // A closed stderr does not stop the agent.
-    let log: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(|line: &str| {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "agent: {line}");
-    });
-    daemon::serve(opts, cancel, &mut print_bound, log).map_err(runner_error)?;
+    daemon::serve(opts, cancel, &mut daemon::print_bound, daemon::stderr_log())
+        .map_err(runner_error)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes the address the agent listens on, as the first line of stdout
-/// (what `--launch` and scripts read).
-fn print_bound(addr: SocketAddr) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "listening on tcp://{addr}");
-    let _ = out.flush();
 }

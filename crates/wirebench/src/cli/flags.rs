@@ -4,6 +4,7 @@
 //! are not part of a request: the S3 credentials (never stored) and how
 //! this process reaches its load agents.
 
+use super::error::UsageError;
 use clap::Args;
 use std::path::PathBuf;
 use wirebench_core::request::RunRequest;
@@ -52,7 +53,31 @@ pub struct AgentFlags {
     pub token_file: Option<PathBuf>,
 }
 
+/// What every measuring command starts from.
+pub struct Begun {
+    pub req: RunRequest,
+    pub opts: wirebench_runner::session::SessionOptions,
+    pub topo: wirebench_core::topo::Topology,
+    /// Set by Ctrl-C and SIGTERM, which stop the load (the partial result saved).
+    pub cancel: wirebench_runner::process::Cancel,
+}
+
 impl RunFlags {
+    /// The request, its session options, this machine's topology and the
+    /// signals watched; a debug build is warned of.
+    pub fn begin(&self) -> anyhow::Result<Begun> {
+        let (req, opts) = (self.request(), self.session().map_err(UsageError::from)?);
+        let topo = wirebench_core::topo::Topology::read();
+        super::run::warn_if_debug();
+        let cancel = wirebench_runner::process::watch_signals()?;
+        Ok(Begun {
+            req,
+            opts,
+            topo,
+            cancel,
+        })
+    }
+
     /// The request these flags make (the region from $AWS_REGION when not given).
     pub fn request(&self) -> RunRequest {
         wirebench_runner::with_env_region(self.req.clone().from_flags())

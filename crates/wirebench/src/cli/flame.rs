@@ -12,11 +12,9 @@ use crate::ui::progress::Console;
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_core::topo::Topology;
 use wirebench_report::flame;
-use wirebench_runner::process;
 
 #[derive(Args, Debug)]
 pub struct FlameArgs {
@@ -63,25 +61,10 @@ enum CallGraphArg {
     Dwarf,
 }
 
-fn folded_of(p: &Path, off_cpu: bool) -> anyhow::Result<String> {
-    let f = if p.is_dir() {
-        p.join(if off_cpu {
-            "flame-offcpu.folded"
-        } else {
-            "flame-server.folded"
-        })
-    } else {
-        p.to_path_buf()
-    };
-    std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))
-}
-
 pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = &a.diff {
         super::error::check_output(&a.output, a.run.req.force == Some(true))?;
-        let (before, after) = (folded_of(&d[0], a.off_cpu)?, folded_of(&d[1], a.off_cpu)?);
-        let title = format!("{} vs {}", d[1].display(), d[0].display());
-        let svg = flame::differential(&before, &after, &title)?;
+        let svg = flame::differential_of(&d[0], &d[1], a.off_cpu)?;
         wirebench_core::store::write_atomic(&a.output, svg.as_bytes())?;
         writeln!(
             std::io::stdout(),
@@ -90,10 +73,11 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut req = a.run.request();
+    let b = a.run.begin()?;
+    let mut req = b.req.clone();
     let mut others = Vec::new();
     if let Some((mine, rest)) =
-        wirebench_core::plan::instance_of(&req, a.instances, a.instance, &Topology::read())
+        wirebench_core::plan::instance_of(&req, a.instances, a.instance, &b.topo)
             .map_err(UsageError)?
     {
         req = mine;
@@ -111,9 +95,6 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
             rest.len()
         );
     }
-    let opts = a.run.session().map_err(UsageError::from)?;
-    super::run::warn_if_debug();
-    let cancel = process::watch_signals()?;
     let mut console = Console::new(req.format());
     console.results = false;
     let how = wirebench_runner::flame::FlameOptions {
@@ -127,10 +108,10 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     let f = wirebench_runner::flame::flame(
         &req,
         how,
-        &opts,
-        &Topology::read(),
+        &b.opts,
+        &b.topo,
         super::args::command_line(),
-        cancel,
+        b.cancel,
         &mut console,
     )
     .map_err(runner_error)?;
@@ -159,42 +140,19 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     for l in lines {
         writeln!(std::io::stdout(), "{l}")?;
     }
-    Ok(ExitCode::from(
-        wirebench_runner::run::RunReport {
-            runs: vec![(f.result, f.dir)],
-            repetitions: None,
-            group: None,
-        }
-        .verdict()
-        .exit_code(),
-    ))
+    Ok(ExitCode::from(f.exit_code()))
 }
 
 /// `flame --off-cpu`'s output: the folded stacks, their flamegraph, and the
 /// figures that say whether every nanosecond was accounted for.
 fn off_cpu(f: wirebench_runner::flame::FlameRun, merge_threads: bool) -> anyhow::Result<ExitCode> {
-    use wirebench_report::offcpu;
     let rec = f.off_cpu.as_ref().expect("an off-CPU recording");
-    let threads: Vec<offcpu::Thread> = rec
-        .threads
-        .iter()
-        .map(|t| offcpu::Thread {
-            tid: t.tid,
-            name: t.name.clone(),
-            wchan: t.wchan.clone(),
-            on_cpu_ns: t.on_cpu_ns,
-        })
-        .collect();
-    let window = offcpu::Window {
-        start_ns: rec.start_ns,
-        end_ns: rec.end_ns,
-    };
     let script = rec.script().context("running perf script")?;
     let Some((lines, warning)) = flame::write_off_cpu(
         &f.dir,
         std::io::BufReader::new(script),
-        &threads,
-        window,
+        &rec.threads,
+        rec.window,
         &f.result,
         merge_threads,
     )?
@@ -211,13 +169,5 @@ fn off_cpu(f: wirebench_runner::flame::FlameRun, merge_threads: bool) -> anyhow:
     if let Some(w) = warning {
         eprintln!("warning: {w}");
     }
-    Ok(ExitCode::from(
-        wirebench_runner::run::RunReport {
-            runs: vec![(f.result, f.dir)],
-            repetitions: None,
-            group: None,
-        }
-        .verdict()
-        .exit_code(),
-    ))
+    Ok(ExitCode::from(f.exit_code()))
 }

@@ -3,7 +3,7 @@
 //! interleaved rounds (see `wirebench_runner::ipc_compare`), as a table of
 //! medians with ratios to the Unix socket.
 
-use super::error::{UsageError, runner_error};
+use super::error::runner_error;
 use super::flags::RunFlags;
 use crate::ui::progress::Console;
 use clap::Args;
@@ -12,10 +12,8 @@ use std::process::ExitCode;
 use wirebench_core::request::Format;
 use wirebench_core::result::RunResult;
 use wirebench_core::spec::RunSpec;
-use wirebench_core::topo::Topology;
-use wirebench_core::units::{format_ns, format_rate};
+use wirebench_report::progress;
 use wirebench_runner::ipc_compare::{self, CompareEvents, VARIANTS};
-use wirebench_runner::process;
 
 #[derive(Args, Debug)]
 pub struct IpcCompareArgs {
@@ -43,30 +41,13 @@ impl wirebench_runner::session::Events for Rounds {
 impl CompareEvents for Rounds {
     fn started(&mut self, s: &RunSpec, rounds: usize) {
         if self.console.format == Format::Text {
-            let shm = s.shm().expect("shm");
-            eprintln!(
-                "wirebench ipc-compare: {} {}B, {} session(s), clients as {}, {rounds} round(s) of {} variants",
-                shm.mode,
-                shm.size_bytes,
-                s.clients,
-                shm.clients_as,
-                VARIANTS.len()
-            );
+            eprintln!("{}", progress::ipc_started(s, rounds, VARIANTS.len()));
         }
     }
 
     fn measured(&mut self, round: usize, name: &str, r: &RunResult) {
         match self.console.format {
-            Format::Text => eprintln!(
-                "  round {round}/{} {name:<13} {:>10} ops/s  p50 {}",
-                self.rounds,
-                format_rate(r.summary.ops_per_s),
-                if r.summary.latency.count > 0 {
-                    format_ns(r.summary.latency.p50_ns as f64)
-                } else {
-                    "-".into()
-                }
-            ),
+            Format::Text => eprintln!("{}", progress::ipc_round(round, self.rounds, name, r)),
             Format::Csv => {
                 let (head, line) = wirebench_runner::record::ipc_csv(r, true);
                 let mut line = format!("{name},{line}");
@@ -81,28 +62,24 @@ impl CompareEvents for Rounds {
 }
 
 pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
-    let req = a.run.request();
-    let opts = a.run.session().map_err(UsageError::from)?;
-    let topo = Topology::read();
-    super::run::warn_if_debug();
-    let cancel = process::watch_signals()?;
+    let b = a.run.begin()?;
     let mut events = Rounds {
-        console: Console::new(req.format()),
+        console: Console::new(b.req.format()),
         rounds: a.rounds,
     };
     let c = ipc_compare::ipc_compare(
-        &req,
+        &b.req,
         a.rounds,
-        &opts,
-        &topo,
+        &b.opts,
+        &b.topo,
         super::args::command_line(),
-        cancel,
+        b.cancel,
         &mut events,
     )
     .map_err(runner_error)?;
     events.console.finish()?;
     let mut out = std::io::stdout().lock();
-    match req.format() {
+    match b.req.format() {
         Format::Text => {
             wirebench_report::summary::print_ipc(&mut out, &c.rows, &c.dir, c.results.len())?
         }

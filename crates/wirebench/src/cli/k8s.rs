@@ -1,7 +1,7 @@
 //! `wirebench k8s render`: the Kubernetes manifests of a run made by
 //! agents (a headless Service, an Indexed Job of agents, a coordinator Job).
 
-use super::error::check_output;
+use super::error::runner_error;
 use super::flags::RunFlags;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -73,26 +73,9 @@ fn render(a: RenderArgs) -> anyhow::Result<ExitCode> {
     };
     let m = k8s::render(&r).map_err(super::error::UsageError::from)?;
     let force = a.flags.req.force == Some(true);
-    let files = m.files();
-    std::fs::create_dir_all(&a.output)?;
-    for (name, _) in &files {
-        check_output(&a.output.join(name), force)?;
-    }
-    for (name, text) in &files {
-        let path = a.output.join(name);
-        wirebench_core::store::write_atomic(&path, text.as_bytes())?;
+    for path in m.write(&a.output, force).map_err(runner_error)? {
         println!("wrote {}", path.display());
     }
-    let ns = r
-        .namespace
-        .as_ref()
-        .map(|n| format!(" -n {n}"))
-        .unwrap_or_default();
-    println!(
-        "then: kubectl{ns} create secret generic {} --from-literal=token=\"$(openssl rand -hex 32)\"\n      kubectl{ns} apply -f {}\n      kubectl{ns} logs -f job/{}-coordinator",
-        r.token_secret,
-        a.output.display(),
-        r.name
-    );
+    println!("{}", r.next_steps(&a.output));
     Ok(ExitCode::SUCCESS)
 }

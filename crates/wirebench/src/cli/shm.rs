@@ -19,50 +19,18 @@ pub struct CleanArgs {
 /// left to running processes.
 pub fn clean(a: CleanArgs) -> anyhow::Result<ExitCode> {
     let places = cleanup::places();
-    if a.dry_run {
-        let found = cleanup::scan(&places);
-        for (p, pid) in &found.kept {
-            writeln!(
-                std::io::stdout(),
-                "in use by running pid {pid}: {}",
-                p.display()
-            )?;
-        }
-        for p in &found.removed {
-            writeln!(std::io::stdout(), "would remove: {}", p.display())?;
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let done = cleanup::clean(&places);
-    for p in &done.removed {
-        writeln!(std::io::stdout(), "removed: {}", p.display())?;
-    }
-    for (p, pid) in &done.kept {
-        writeln!(
-            std::io::stdout(),
-            "left (pid {pid} is running): {}",
-            p.display()
-        )?;
+    let done = match a.dry_run {
+        true => cleanup::scan(&places),
+        false => cleanup::clean(&places),
+    };
+    let mut out = std::io::stdout().lock();
+    for line in done.lines(a.dry_run, &places) {
+        writeln!(out, "{line}")?;
     }
     for (p, e) in &done.failed {
         eprintln!("cannot remove {}: {e}", p.display());
     }
-    if done.removed.is_empty() && done.failed.is_empty() {
-        writeln!(
-            std::io::stdout(),
-            "nothing to clean in {}",
-            places
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )?;
-    }
-    Ok(if done.failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(ExitCode::from(u8::from(!done.failed.is_empty())))
 }
 
 #[derive(Args, Debug)]

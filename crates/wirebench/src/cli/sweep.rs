@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use wirebench_core::index::Entry;
 use wirebench_core::plan::{self, Experiment, PlannedRun};
+use wirebench_report::progress;
 use wirebench_runner::process;
 use wirebench_runner::sweep::{self, SweepEvents};
 
@@ -48,11 +49,6 @@ pub struct SweepArgs {
     sys: Option<PathBuf>,
 }
 
-fn fmt_secs(d: Duration) -> String {
-    let s = d.as_secs();
-    format!("{}:{:02}", s / 60, s % 60)
-}
-
 struct Progress(std::time::Instant);
 
 impl SweepEvents for Progress {
@@ -61,16 +57,8 @@ impl SweepEvents for Progress {
     }
 
     fn run_started(&mut self, n: usize, total: usize, r: &PlannedRun, eta: Option<Duration>) {
-        let width = 20;
-        let filled = width * (n - 1) / total.max(1);
-        eprintln!(
-            "sweep [{}{}] {n}/{total}  {}  elapsed {}  ETA {}",
-            "#".repeat(filled),
-            ".".repeat(width - filled),
-            r.name(),
-            fmt_secs(self.0.elapsed()),
-            eta.map_or("?".into(), fmt_secs)
-        );
+        let line = progress::sweep_run(n, total, r.name(), self.0.elapsed(), eta);
+        eprintln!("{line}");
     }
 
     fn run_ended(&mut self, e: &Entry) {
@@ -115,31 +103,9 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         &mut Progress(began),
     )
     .map_err(runner_error)?;
-    let complete = out
-        .index
-        .runs
-        .iter()
-        .filter(|e| e.status == "complete")
-        .count();
-    eprintln!(
-        "sweep {}: {complete} of {} run(s) complete in {}; index: {}",
-        exp.name,
-        runs.len(),
-        fmt_secs(out.elapsed),
-        wirebench_core::index::path(&out.dir).display()
-    );
-    for e in out
-        .index
-        .runs
-        .iter()
-        .filter(|e| e.scaling_vs_one_instance.is_some())
-    {
-        eprintln!(
-            "  scaling efficiency {}: {:.2} (ops/s of {} instances / one instance on all the cores)",
-            e.key,
-            e.scaling_vs_one_instance.unwrap_or(0.0),
-            e.instances
-        );
+    let index = wirebench_core::index::path(&out.dir);
+    for line in progress::sweep_ended(&exp.name, &out.index.runs, runs.len(), out.elapsed, &index) {
+        eprintln!("{line}");
     }
     if out.interrupted {
         eprintln!("interrupted: continue with --resume");

@@ -5,7 +5,7 @@
 //! of one operation each, or a continuous log cut into operations by
 //! `--begin`/`--end`, by `--id`, or by the cycle it finds.
 
-use super::error::{check_page, usage};
+use super::error::{UsageError, check_page, usage};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,27 +48,9 @@ pub struct TimelineArgs {
 
 pub fn timeline(mut a: TimelineArgs) -> anyhow::Result<ExitCode> {
     // A run's directory: its traces, client and server merged.
-    let mut files = Vec::new();
-    for f in &a.files {
-        if !f.is_dir() {
-            files.push(f.clone());
-            continue;
-        }
-        let found: Vec<PathBuf> = ["trace-client.txt", "trace-server.txt"]
-            .iter()
-            .map(|n| f.join(n))
-            .filter(|p| p.exists())
-            .collect();
-        if found.is_empty() {
-            usage!(
-                "{}: a directory without trace-client.txt or trace-server.txt (a run made with --trace has them)",
-                f.display()
-            );
-        }
-        a.merge = true;
-        files.extend(found);
-    }
+    let (files, dirs) = timeline::trace_files(&a.files).map_err(UsageError)?;
     a.files = files;
+    a.merge |= dirs;
     if a.files.len() > 1 && !a.merge {
         usage!(
             "{} files: add --merge to combine them by time",

@@ -7,10 +7,11 @@
 use std::io::Write;
 use std::path::Path;
 use wirebench_core::request::Format;
-use wirebench_core::result::{CoreBusy, Phase, Placement, RunResult};
+use wirebench_core::result::{Placement, RunResult};
 use wirebench_core::slo::Slo;
 use wirebench_core::spec::{Endpoint, RunSpec};
-use wirebench_core::units::{format_ns, format_rate};
+use wirebench_core::units::format_ns;
+use wirebench_report::progress;
 use wirebench_runner::IntervalReport;
 use wirebench_runner::run::RunEvents;
 use wirebench_runner::session::Events;
@@ -62,16 +63,6 @@ impl Console {
     }
 }
 
-fn cores(c: &[CoreBusy]) -> String {
-    if c.is_empty() {
-        return "-".into();
-    }
-    c.iter()
-        .map(|c| format!("{}:{:.0}", c.cpu, c.busy_pct))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 impl Events for Console {
     fn note(&mut self, text: &str) {
         eprintln!("{text}");
@@ -80,47 +71,14 @@ impl Events for Console {
     fn connected(&mut self, connect_time_ns: u64) {
         if self.text() {
             eprintln!("connected in {}", format_ns(connect_time_ns as f64));
-            eprintln!(
-                "{:>7} {:<7} {:>9} {:>10} {:>10} {:>9} {:>9}   busy% client CPUs | server CPUs",
-                "time", "phase", "ops/s", "MiB/s out", "MiB/s in", "mean", "p99"
-            );
+            eprintln!("{}", progress::interval_header());
         }
     }
 
     fn interval(&mut self, iv: &IntervalReport) {
-        if !self.text() {
-            return;
+        if self.text() {
+            eprintln!("{}", progress::interval_line(&iv.point(), self.stall_ns));
         }
-        let secs = iv.seconds().max(1e-9);
-        let h = &iv.data.hist;
-        let (mean, p99) = if h.is_empty() {
-            ("-".to_string(), "-".to_string())
-        } else {
-            (
-                format_ns(h.mean()),
-                format_ns(h.value_at_quantile(0.99) as f64),
-            )
-        };
-        let stall = match iv.hiccup.as_ref().map(|h| h.max()) {
-            Some(m) if m > self.stall_ns => format!("   STALL {}", format_ns(m as f64)),
-            _ => String::new(),
-        };
-        eprintln!(
-            "{:>6.1}s {:<7} {:>9} {:>10.2} {:>10.2} {:>9} {:>9}   {} | {}{stall}",
-            iv.end_ns as f64 / 1e9,
-            if iv.phase == Phase::Warmup {
-                "warmup"
-            } else {
-                "measure"
-            },
-            format_rate(iv.data.ops as f64 / secs),
-            wirebench_core::units::mib(iv.data.bytes_out as f64 / secs),
-            wirebench_core::units::mib(iv.data.bytes_in as f64 / secs),
-            mean,
-            p99,
-            cores(&iv.client_cores),
-            cores(&iv.server_cores),
-        );
     }
 }
 

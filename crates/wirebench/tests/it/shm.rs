@@ -7,6 +7,16 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wirebench_core::result::RunState;
 
+/// `wirebench clean` removes every dead process's leftovers, those of a
+/// test beside it too: a test that leaves some on purpose (a killed
+/// server's socket) and checks who removes them, and a test that cleans,
+/// hold this lock.
+static LEFTOVERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn leftovers() -> std::sync::MutexGuard<'static, ()> {
+    LEFTOVERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Files of ours owned by `pid` in the places `clean` looks at.
 fn files_of(pid: u32) -> Vec<PathBuf> {
     let prefix = format!("wirebench-shm-{pid}");
@@ -368,6 +378,7 @@ fn a_killed_client_process_fails_the_run_and_keeps_the_result() {
 #[test]
 fn a_killed_server_is_reported_and_the_survivor_removes_its_socket() {
     let _g = shared();
+    let _l = leftovers();
     let dir = TempDir::new("shm-kill-server");
     let (mut p, server) = long_run(&dir, &[]);
     let sock = files_of(server);
@@ -390,6 +401,7 @@ fn a_killed_server_is_reported_and_the_survivor_removes_its_socket() {
 #[test]
 fn clean_removes_the_leftovers_of_dead_processes_only() {
     let _g = shared();
+    let _l = leftovers();
     // A server killed with SIGKILL, with nobody to clean up after it.
     let (mut s, leftover) = shm_server();
     s.signal(nix::sys::signal::Signal::SIGKILL);
@@ -444,6 +456,7 @@ fn sigint_saves_the_partial_result_and_leaves_nothing() {
 #[test]
 fn clean_never_touches_a_running_servers_files() {
     let _g = shared();
+    let _l = leftovers();
     let (mut s, path) = shm_server();
     assert!(path.exists());
     // A run against it as an external target.
