@@ -9,14 +9,14 @@ use crate::helpers::*;
 use std::time::{Duration, Instant};
 use wirebench_core::result::{RunResult, RunState};
 
-const CRIMSON: &str = concat!(
+pub(crate) const CRIMSON: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../transports/src/exec/parsers/fixtures/crimson-28-separated.txt"
 );
 
 /// Whether `program` is installed; a missing one fails the test when
 /// $WIREBENCH_REQUIRE_EXEC is set (as `.ci/run` does), else skips it.
-fn installed(program: &str) -> bool {
+pub(crate) fn installed(program: &str) -> bool {
     let found = std::process::Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .output()
@@ -32,7 +32,7 @@ fn installed(program: &str) -> bool {
 }
 
 /// The run's own directory, from its result.
-fn run_dir(results: &TempDir, r: &RunResult) -> std::path::PathBuf {
+pub(crate) fn run_dir(results: &TempDir, r: &RunResult) -> std::path::PathBuf {
     results.path().join(&r.run_id)
 }
 
@@ -58,69 +58,9 @@ fn gone(pid: u32) -> bool {
 }
 
 /// A value after `key` in sockperf's text (`percentile 50.000 =   10.414`).
-fn sockperf_value(out: &str, key: &str) -> f64 {
+pub(crate) fn sockperf_value(out: &str, key: &str) -> f64 {
     let line = out.lines().find(|l| l.contains(key)).expect(key);
     line.rsplit('=').next().unwrap().trim().parse().unwrap()
-}
-
-#[test]
-fn sockperf_server_and_client_p50_matches_its_own_output() {
-    let _solo = exclusive();
-    if !installed("sockperf") {
-        return;
-    }
-    let results = TempDir::new("exec-sockperf");
-    let (st, r, err) = run_json(
-        &results,
-        &[
-            "--transport",
-            "exec",
-            "--server-cmd",
-            "exec sockperf server -i 127.0.0.1 -p {port} --tcp",
-            "--client-cmd",
-            "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}",
-            "--parser",
-            "sockperf",
-            "--duration",
-            "2s",
-            "--server-cpus",
-            "1",
-            "--client-cpus",
-            "0",
-        ],
-    );
-    assert!(st.success(), "{err}");
-    assert_eq!(r.status.state, RunState::Complete, "{:?}", r.status);
-    let out = std::fs::read_to_string(run_dir(&results, &r).join("client-stdout.txt")).unwrap();
-    let s = &r.summary;
-    // Its own p50 and mean, to the nanosecond of its microseconds.
-    let p50_us = sockperf_value(&out, "percentile 50.000");
-    assert_eq!(s.latency.p50_ns, (p50_us * 1e3).round() as u64, "{out}");
-    let sent = out
-        .lines()
-        .find(|l| l.contains("[Valid Duration]"))
-        .and_then(|l| l.split("SentMessages=").nth(1))
-        .and_then(|v| v.split(';').next())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap();
-    assert_eq!(s.ops, sent);
-    let t = s.tool.as_ref().unwrap();
-    assert_eq!(
-        (t.program.as_str(), t.exit.as_str()),
-        ("sockperf", "exit status 0")
-    );
-    assert!(t.method.iter().any(|m| m.contains("half the round trip")));
-    assert!(s.has_latency("p99") && s.has_latency("mean"));
-    // The server: observed on its CPU, by thread group, then stopped.
-    let th = s.server_threads.as_ref().unwrap();
-    assert!(th.groups.iter().any(|g| g.group == "sockperf"), "{th:?}");
-    assert!(
-        s.server_cpu_s.unwrap() > 0.1 && s.client_cpu_s > 0.1,
-        "{s:?}"
-    );
-    assert_eq!(r.placement.client_cpus.to_string(), "0");
-    assert!(!pid_alive(r.server.as_ref().unwrap().pid));
-    assert!(run_dir(&results, &r).join("server-stdout.txt").exists());
 }
 
 #[test]
@@ -363,64 +303,6 @@ fn a_programs_mean_is_never_shown_as_a_percentile() {
     }
 }
 
-/// A sweep of sockperf runs (clients x placement), then its table and
-/// report.
-#[test]
-fn a_sweep_of_exec_runs_gives_a_table_and_a_report() {
-    let _solo = exclusive();
-    if !installed("sockperf") {
-        return;
-    }
-    let dir = TempDir::new("exec-sweep");
-    let spec = dir.path().join("sockperf.toml");
-    std::fs::write(
-        &spec,
-        r#"
-name = "sockperf"
-[base]
-transport = "exec"
-server_cmd = "exec sockperf server -i 127.0.0.1 -p {port} --tcp"
-client_cmd = "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}"
-parser = "sockperf"
-duration = "1s"
-[matrix]
-clients = [1, 2]
-placement = ["balanced", "separated"]
-"#,
-    )
-    .unwrap();
-    let results = dir.path().join("results");
-    let mut p = Proc::spawn(&[
-        "sweep",
-        spec.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    let st = p.wait(Duration::from_secs(240));
-    assert!(st.success(), "{}", p.stderr_all());
-    let exp = results.join("sockperf");
-    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
-    assert!(t.wait(Duration::from_secs(30)).success());
-    let md = t.stdout_all();
-    assert_eq!(md.matches("| complete |").count(), 4, "{md}");
-    let report = dir.path().join("report.html");
-    let mut r = Proc::spawn(&[
-        "report",
-        exp.to_str().unwrap(),
-        "-o",
-        report.to_str().unwrap(),
-    ]);
-    assert!(
-        r.wait(Duration::from_secs(60)).success(),
-        "{}",
-        r.stderr_all()
-    );
-    let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains("Programs (exec)") && html.contains("half the round trip"));
-    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
-    assert!(md.contains("| sockperf |"), "{md}");
-}
-
 /// The report studies as specs: their plans for the report's machine
 /// (a /sys tree `topo --write-sys` makes), every run checked.
 #[test]
@@ -467,52 +349,6 @@ fn the_report_studies_plan_for_the_reports_machine() {
         plan.contains("360 run(s) (120 point(s) x 3 repetition(s))"),
         "{plan}"
     );
-}
-
-/// `flame` of an exec run: the server the run starts is sampled, and the
-/// program's figures are in the run's result beside the flamegraph.
-#[test]
-fn flame_samples_the_server_of_an_exec_run() {
-    let _solo = exclusive();
-    if let Some(why) = crate::report::perf_cannot_sample() {
-        eprintln!("SKIPPED: perf cannot sample here ({why}); .ci/run installs linux-perf");
-        return;
-    }
-    if !installed("sockperf") {
-        return;
-    }
-    let results = TempDir::new("exec-flame");
-    let mut p = Proc::spawn(&[
-        "flame",
-        "--transport",
-        "exec",
-        "--server-cmd",
-        "exec sockperf server -i 127.0.0.1 -p {port} --tcp",
-        "--client-cmd",
-        "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}",
-        "--parser",
-        "sockperf",
-        "--duration",
-        "2s",
-        "--server-cpus",
-        "1",
-        "--client-cpus",
-        "0",
-        "--results",
-        results.str(),
-    ]);
-    assert!(
-        p.wait(Duration::from_secs(120)).success(),
-        "{}",
-        p.stderr_all()
-    );
-    let dir = only_run_dir(&results);
-    let svg = std::fs::read_to_string(dir.join("flame-server.svg")).unwrap();
-    assert!(svg.contains("sockperf"), "the server's own frames");
-    let r: RunResult =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
-    assert_eq!(r.summary.tool.as_ref().unwrap().program, "sockperf");
-    assert!(r.summary.has_latency("p50") && r.summary.ops > 0);
 }
 
 /// `--client-env` reaches the program; each repetition keeps its own
@@ -611,83 +447,6 @@ instances = [2]
     assert_eq!(ops, vec![10, 11], "{{instance}} is 0 and 1");
 }
 
-/// Issue 36: the messenger report's Figure 1.1 from a sweep whose matrix
-/// names its servers: two fake servers (Python's HTTP server, started by
-/// the run as `server_cmd`), a client that prints the report's own output,
-/// clients x placement. The report draws one panel per placement, a line
-/// per server named by the spec's names; `table` names them too.
-#[test]
-fn issue_36_a_sweep_over_named_servers_gives_a_line_per_server_and_a_panel_per_placement() {
-    let _solo = exclusive();
-    let dir = TempDir::new("exec-named");
-    let spec = dir.path().join("crimson-vs-async.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            r#"
-name = "named"
-[base]
-transport = "exec"
-parser = "crimson-msgr"
-client_cmd = "cat {CRIMSON}"
-[matrix]
-server_cmd = {{ crimson = "exec python3 -m http.server --bind 127.0.0.1 {{port}}", async = "exec python3 -u -m http.server --bind 127.0.0.1 {{port}}" }}
-clients = [1, 2]
-placement = ["balanced", "separated"]
-"#
-        ),
-    )
-    .unwrap();
-    let results = dir.path().join("results");
-    sweep_ok(&spec, &results, &[]);
-    let exp = results.join("named");
-    let table = table_ok(&exp, &[]);
-    assert!(table.starts_with("| server |"), "{table}");
-    assert_eq!(table.matches("| crimson |").count(), 4, "{table}");
-    assert_eq!(table.matches("| async |").count(), 4, "{table}");
-    let (md, figures) = report_ok(&exp, &dir.path().join("report.html"), &[]);
-    assert!(
-        md.contains(
-            "Varied: clients (1, 2); placement (balanced, separated); server (async, crimson)."
-        ),
-        "{md}"
-    );
-    for placement in ["balanced", "separated"] {
-        let f = figure(
-            &figures,
-            &format!("Throughput vs clients: placement={placement}"),
-        );
-        for line in ["server=crimson", "server=async"] {
-            assert!(f.iter().any(|t| t == line), "{placement}: no {line}: {f:?}");
-        }
-        // The placement is the panel's, not in a line's name.
-        assert!(!f[1..].iter().any(|t| t.contains("placement=")), "{f:?}");
-    }
-    // Any variable may make the lines or the panels; a name that is none
-    // is refused with the ones there are.
-    let (md, _) = report_ok(
-        &exp,
-        &dir.path().join("by-server.html"),
-        &["--series", "placement", "--panel", "server_cmd"],
-    );
-    assert!(md.contains("Throughput vs clients: server=crimson"), "{md}");
-    let mut r = Proc::spawn(&[
-        "report",
-        exp.to_str().unwrap(),
-        "-o",
-        dir.path().join("bad.html").to_str().unwrap(),
-        "--series",
-        "sever_cmd",
-    ]);
-    assert_eq!(r.wait(Duration::from_secs(60)).code(), Some(2));
-    assert!(
-        r.stderr_all()
-            .contains("--series sever_cmd: not a variable of these runs; they vary in clients, placement, server_cmd"),
-        "{}",
-        r.stderr_all()
-    );
-}
-
 /// Issue 36: `--format csv` of a run parsed from reqres_loop or
 /// data_channel_write gives the IPC report's own line back, field for
 /// field, then wirebench's columns (operations in all, p50, p99).
@@ -778,83 +537,5 @@ client_cmd = ["echo {clients},mt,sync,128,1000,0.5,400000,0.05", "echo {clients}
     assert!(
         !f.iter().any(|t| t.contains("client=")),
         "lines named by the command: {f:?}"
-    );
-}
-
-/// Issue 36: an exec run keeps the CPU over time as a native one does:
-/// the client's cores per second in each of its program's per-second lines
-/// (and the program's own per-reactor utilisation beside them), or second
-/// by second apart when the program prints no such lines; the report draws
-/// both heatmaps.
-#[test]
-fn issue_36_exec_runs_keep_the_cpu_per_core_per_second() {
-    let _g = exclusive();
-    let results = TempDir::new("exec-cpu");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/fake_crimson.py");
-    let cmd = format!("exec python3 {script} 3");
-    let (st, r, err) = run_json(
-        &results,
-        &[
-            "--transport",
-            "exec",
-            "--parser",
-            "crimson-msgr",
-            "--client-cmd",
-            &cmd,
-            "--client-cpus",
-            "0",
-        ],
-    );
-    assert!(st.success(), "{err}");
-    assert_eq!(r.intervals.len(), 3);
-    for (k, iv) in r.intervals.iter().enumerate() {
-        let k = k as f64;
-        assert_eq!(iv.program_busy_pct, [50.0 + k, 60.0 + k]);
-        let busy = iv
-            .client_cores
-            .iter()
-            .find(|c| c.cpu == 0)
-            .unwrap_or_else(|| panic!("second {k}: no client core: {iv:?}"));
-        // The program burns CPU 0 the whole second.
-        assert!(busy.busy_pct > 60.0, "second {k}: {busy:?}");
-    }
-    // A program without per-second lines: its CPU second by second apart.
-    let (st, r2, err) = run_json(
-        &results,
-        &[
-            "--transport",
-            "exec",
-            "--parser",
-            "regex:ops=(?P<ops>\\d+) seconds=(?P<seconds>[0-9.]+)",
-            "--client-cmd",
-            "python3 -c 'import time\nend = time.monotonic() + 2.2\nwhile time.monotonic() < end: pass\nprint(\"ops=100 seconds=2\")'",
-            "--client-cpus",
-            "0",
-        ],
-    );
-    assert!(st.success(), "{err}");
-    assert!(r2.intervals.is_empty());
-    assert_eq!(r2.cpu_seconds.len(), 2, "{:?}", r2.cpu_seconds);
-    assert!(
-        r2.cpu_seconds.iter().all(|c| c
-            .client_cores
-            .iter()
-            .any(|b| b.cpu == 0 && b.busy_pct > 60.0)),
-        "{:?}",
-        r2.cpu_seconds
-    );
-    let (_, figures) = report_ok(results.path(), &results.path().join("report.html"), &[]);
-    let heatmaps = figures
-        .iter()
-        .filter(|f| {
-            f.first()
-                .is_some_and(|t| t.starts_with("CPU busy per core"))
-        })
-        .count();
-    assert_eq!(heatmaps, 2, "{figures:?}");
-    let f = figure(&figures, "reactor utilisation");
-    assert!(
-        f.iter().any(|t| t == "reactor 0") && f.iter().any(|t| t == "reactor 1"),
-        "{f:?}"
     );
 }

@@ -354,7 +354,8 @@ pub fn pid_alive(pid: u32) -> bool {
 
 /// Tests that assert timings run alone: they take this lock exclusively,
 /// every other test takes it shared. (The machine has 2 cores: a busy-polling
-/// neighbour would be measured too.)
+/// neighbour would be measured too.) They live in `whole_machine`, which
+/// libtest starts last.
 static TIMING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {

@@ -27,3 +27,4 @@ mod shm;
 mod sweep;
 mod tcp_echo;
 mod trust;
+mod whole_machine;

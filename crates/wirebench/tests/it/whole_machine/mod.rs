@@ -1,0 +1,19 @@
+//! The tests that need the machine to themselves: each asserts a timing
+//! (a rate, a latency, a share of CPU) that a neighbour would change. They
+//! take the `exclusive()` lock, and their module sorts after every other so
+//! that libtest starts them last: the other tests run side by side first,
+//! and the lock never leaves threads idle, waiting for a neighbour to end,
+//! in the middle of the run.
+
+mod agents;
+mod exec;
+mod hardening;
+mod http;
+mod modes;
+mod observe;
+mod openloop;
+mod report;
+mod reports;
+mod s3;
+mod sweep;
+mod trust;

@@ -1,0 +1,167 @@
+//! The tests of `observe` that need the machine to themselves (see `whole_machine`).
+
+use crate::helpers::*;
+use crate::observe::*;
+use std::time::Duration;
+
+#[test]
+fn an_external_serve_observed_by_pid_measures_as_the_same_server_embedded() {
+    let _solo = exclusive();
+    let results = TempDir::new("observe-pid");
+    let srv = Server::start(&["--cpus", "1"]);
+    let pid = srv.proc.pid.to_string();
+    let common = [
+        "--duration",
+        "2s",
+        "--warmup",
+        "500ms",
+        "--client-cpus",
+        "0",
+    ];
+    // Observed and embedded, alternating, three times each: one pair of
+    // 2 s runs is at the mercy of this VM's noisy episodes (a CI run saw
+    // 0.73); their medians are not.
+    let observed = || {
+        let mut args = vec!["--target", srv.endpoint.as_str(), "--server-pid", &pid];
+        args.extend(["--server-cpus", "1"]);
+        args.extend(common);
+        let (st, r, err) = run_json(&results, &args);
+        assert!(st.success(), "{err}");
+        r
+    };
+    let embedded = || {
+        let mut args = vec!["--server-cpus", "1"];
+        args.extend(common);
+        let (st, r, err) = run_json(&results, &args);
+        assert!(st.success(), "{err}");
+        r
+    };
+    let (mut exts, mut embs) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        exts.push(observed());
+        embs.push(embedded());
+    }
+    srv.stop();
+    let median = |runs: &[wirebench_core::result::RunResult]| {
+        let mut v: Vec<f64> = runs
+            .iter()
+            .map(|r| r.summary.server_cpu_us_per_op.unwrap())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    let ratio = median(&exts) / median(&embs);
+    assert!(
+        (0.8..=1.25).contains(&ratio),
+        "server CPU per op, observed / embedded (medians of 3): {ratio:.2} ({:?} vs {:?})",
+        exts.iter()
+            .map(|r| r.summary.server_cpu_us_per_op)
+            .collect::<Vec<_>>(),
+        embs.iter()
+            .map(|r| r.summary.server_cpu_us_per_op)
+            .collect::<Vec<_>>()
+    );
+    let (ext, emb) = (exts.pop().unwrap(), embs.pop().unwrap());
+    let (e, m) = (&ext.summary, &emb.summary);
+    assert_eq!(ext.placement.server_cpus.as_ref().unwrap().to_string(), "1");
+    assert_eq!(
+        ext.intervals[1].server_cores.len(),
+        1,
+        "per-core CPU of its cpuset"
+    );
+    let used = e.server_cores_used.unwrap();
+    assert!(
+        (used - e.server_cpu_s.unwrap() / (e.measured_ns as f64 / 1e9)).abs() < 1e-9,
+        "cores used is CPU seconds over measured seconds"
+    );
+    assert!(
+        e.ops_per_core_used.unwrap() > e.ops_per_s,
+        "less than one core used"
+    );
+    assert!(e.server_peak_rss_bytes.unwrap() > 1 << 20);
+    for s in [e, m] {
+        let t = s.server_threads.as_ref().expect("threads observed");
+        let g = t
+            .groups
+            .iter()
+            .find(|g| g.group == "wb-reactor")
+            .expect("{t:?}");
+        assert_eq!(g.threads, 1);
+        // The reactor's share of the server's CPU: nearly all of it.
+        assert!(g.cpu_s > 0.8 * s.server_cpu_s.unwrap(), "{t:?}");
+        assert!(t.voluntary_switches > 0);
+    }
+    assert!(
+        ext.intervals
+            .iter()
+            .any(|iv| iv.server_groups.iter().any(|g| g.group == "wb-reactor")),
+        "thread groups per second"
+    );
+    assert_eq!(ext.server.as_ref().unwrap().pid.to_string(), pid);
+}
+
+#[test]
+fn flame_of_a_server_cmd_under_jemalloc_reports_the_allocator_share() {
+    let _g = exclusive();
+    if let Some(why) = crate::report::perf_cannot_sample() {
+        eprintln!("SKIPPED: perf cannot sample here ({why}); .ci/run installs linux-perf");
+        return;
+    }
+    if !std::path::Path::new(JEMALLOC).exists() {
+        assert!(
+            std::env::var_os("WIREBENCH_REQUIRE_JEMALLOC").is_none(),
+            "{JEMALLOC} is missing (.ci/run installs libjemalloc2)"
+        );
+        eprintln!("SKIPPED: {JEMALLOC} is missing");
+        return;
+    }
+    let results = TempDir::new("observe-flame");
+    // The fake S3 server, started as the user's own server would be: it
+    // allocates for every request, so its allocator shows.
+    let cmd = format!(
+        "exec {} serve --transport s3 --listen tcp://127.0.0.1:{{port}} --cpus {{server_cpus}}",
+        env!("CARGO_BIN_EXE_wirebench")
+    );
+    let env = format!("LD_PRELOAD={JEMALLOC}");
+    let mut p = Proc::spawn(&[
+        "flame",
+        "--target",
+        "s3://127.0.0.1:0/wirebench",
+        "--server-cmd",
+        &cmd,
+        "--server-cpus",
+        "1",
+        "--server-env",
+        &env,
+        "--duration",
+        "2s",
+        "--warmup",
+        "300ms",
+        "--results",
+        results.str(),
+    ]);
+    assert!(
+        p.wait(Duration::from_secs(120)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let out = p.stdout_all();
+    assert!(out.contains("allocator: "), "{out}");
+    let dir = only_run_dir(&results);
+    let r = wirebench_core::store::load(&dir.join("run.json")).unwrap();
+    let a = r
+        .summary
+        .server_allocator
+        .as_ref()
+        .expect("allocator share");
+    assert!(a.total_samples > 100, "{a:?}");
+    assert!(a.samples > 0 && a.share_pct > 0.0, "{a:?}");
+    assert!(
+        a.top.iter().any(|e| e.library == "libjemalloc.so.2"),
+        "jemalloc not among the allocator's entries: {a:?}"
+    );
+    let folded = std::fs::read_to_string(dir.join("flame-server.folded")).unwrap();
+    assert!(folded.contains("wb-"), "the server's threads: {folded}");
+    assert!(dir.join("server-stderr.txt").exists());
+    assert!(!pid_alive(r.server.as_ref().unwrap().pid));
+}
