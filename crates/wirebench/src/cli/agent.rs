@@ -62,7 +62,7 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
     if let Some(s) = a.pretend_sha256 {
         build.sha256 = s;
     }
-    super::run::warn_if_debug();
+    super::flags::warn_if_debug();
     // Its parts' connections each take a descriptor.
     let _ = wirebench_runner::process::raise_open_files_limit();
     let opts = AgentOptions {

@@ -68,7 +68,7 @@ impl RunFlags {
     pub fn begin(&self) -> anyhow::Result<Begun> {
         let (req, opts) = (self.request(), self.session().map_err(UsageError::from)?);
         let topo = wirebench_core::topo::Topology::read();
-        super::run::warn_if_debug();
+        warn_if_debug();
         let cancel = wirebench_runner::process::watch_signals()?;
         Ok(Begun {
             req,
@@ -127,5 +127,14 @@ impl RunFlags {
             });
         }
         Ok(opts)
+    }
+}
+
+/// The warning every measuring command gives a debug build.
+pub fn warn_if_debug() {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
+        );
     }
 }

@@ -26,15 +26,6 @@ pub struct RunArgs {
     exit_with_parent: Option<u32>,
 }
 
-/// The warning every measuring command gives a debug build.
-pub fn warn_if_debug() {
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
-        );
-    }
-}
-
 fn read_request() -> anyhow::Result<RunRequest> {
     let mut line = String::new();
     std::io::stdin().read_line(&mut line)?;
@@ -65,7 +56,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let topo = Topology::read();
     // Refused before anything starts (the runner checks again).
     req.check(&topo).map_err(UsageError::from)?;
-    warn_if_debug();
+    super::flags::warn_if_debug();
     // Every connection takes a descriptor.
     let _ = wirebench_runner::process::raise_open_files_limit();
     // Ctrl-C and SIGTERM stop the load; the partial result is then saved.
