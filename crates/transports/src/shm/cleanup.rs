@@ -31,8 +31,16 @@ pub fn owner(name: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// Whether a process `pid` runs. `/proc/N` exists for a thread's id too
+/// (not listed, but there): only a thread group's leader is a process.
 fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .is_some_and(|t| t.trim() == pid.to_string())
 }
 
 /// Removes `path` (a file of ours) if its owner no longer runs: what the
@@ -137,5 +145,23 @@ mod tests {
         assert_eq!(owner("wirebench-shm-x"), None);
         assert_eq!(owner("other-123"), None);
         assert_eq!(owner("wirebench-trace-server-42.txt"), Some(42));
+    }
+
+    #[test]
+    fn a_threads_id_is_no_running_process() {
+        assert!(alive(std::process::id()));
+        // A thread of this process: its /proc/TID is there, yet it is no
+        // process of its own.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            tx.send(nix::unistd::gettid().as_raw() as u32).unwrap();
+            let _ = stop_rx.recv();
+        });
+        let running = rx.recv().unwrap();
+        assert!(std::path::Path::new(&format!("/proc/{running}")).exists());
+        assert!(!alive(running), "thread {running} taken for a process");
+        stop_tx.send(()).unwrap();
+        t.join().unwrap();
     }
 }
