@@ -319,9 +319,7 @@ impl Manifests {
             ("coordinator-job.json", pretty(&self.coordinator)),
         ]
     }
-}
 
-impl Manifests {
     /// Writes the manifests into `dir` (created): each a new file unless
     /// `force`, all checked before any is written. Returns their paths.
     pub fn write(
