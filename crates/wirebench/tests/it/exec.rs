@@ -9,7 +9,7 @@ use crate::helpers::*;
 use std::time::{Duration, Instant};
 use wirebench_core::result::{RunResult, RunState};
 
-pub(crate) const CRIMSON: &str = concat!(
+const CRIMSON: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../transports/src/exec/parsers/fixtures/crimson-28-separated.txt"
 );
@@ -537,5 +537,142 @@ client_cmd = ["echo {clients},mt,sync,128,1000,0.5,400000,0.05", "echo {clients}
     assert!(
         !f.iter().any(|t| t.contains("client=")),
         "lines named by the command: {f:?}"
+    );
+}
+
+/// A sweep of sockperf runs (clients x placement), then its table and
+/// report.
+#[test]
+fn a_sweep_of_exec_runs_gives_a_table_and_a_report() {
+    // Beside other tests: it asserts what was made, not how fast.
+    let _solo = shared();
+    if !installed("sockperf") {
+        return;
+    }
+    let dir = TempDir::new("exec-sweep");
+    let spec = dir.path().join("sockperf.toml");
+    std::fs::write(
+        &spec,
+        r#"
+name = "sockperf"
+[base]
+transport = "exec"
+server_cmd = "exec sockperf server -i 127.0.0.1 -p {port} --tcp"
+client_cmd = "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}"
+parser = "sockperf"
+duration = "1s"
+[matrix]
+clients = [1, 2]
+placement = ["balanced", "separated"]
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(240));
+    assert!(st.success(), "{}", p.stderr_all());
+    let exp = results.join("sockperf");
+    let mut t = Proc::spawn(&["table", exp.to_str().unwrap()]);
+    assert!(t.wait(Duration::from_secs(30)).success());
+    let md = t.stdout_all();
+    assert_eq!(md.matches("| complete |").count(), 4, "{md}");
+    let report = dir.path().join("report.html");
+    let mut r = Proc::spawn(&[
+        "report",
+        exp.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(
+        r.wait(Duration::from_secs(60)).success(),
+        "{}",
+        r.stderr_all()
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("Programs (exec)") && html.contains("half the round trip"));
+    let md = std::fs::read_to_string(report.with_extension("md")).unwrap();
+    assert!(md.contains("| sockperf |"), "{md}");
+}
+
+/// Issue 36: the messenger report's Figure 1.1 from a sweep whose matrix
+/// names its servers: two fake servers (Python's HTTP server, started by
+/// the run as `server_cmd`), a client that prints the report's own output,
+/// clients x placement. The report draws one panel per placement, a line
+/// per server named by the spec's names; `table` names them too.
+#[test]
+fn issue_36_a_sweep_over_named_servers_gives_a_line_per_server_and_a_panel_per_placement() {
+    // Beside other tests: it asserts what was made, not how fast.
+    let _solo = shared();
+    let dir = TempDir::new("exec-named");
+    let spec = dir.path().join("crimson-vs-async.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            r#"
+name = "named"
+[base]
+transport = "exec"
+parser = "crimson-msgr"
+client_cmd = "cat {CRIMSON}"
+[matrix]
+server_cmd = {{ crimson = "exec python3 -m http.server --bind 127.0.0.1 {{port}}", async = "exec python3 -u -m http.server --bind 127.0.0.1 {{port}}" }}
+clients = [1, 2]
+placement = ["balanced", "separated"]
+"#
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    sweep_ok(&spec, &results, &[]);
+    let exp = results.join("named");
+    let table = table_ok(&exp, &[]);
+    assert!(table.starts_with("| server |"), "{table}");
+    assert_eq!(table.matches("| crimson |").count(), 4, "{table}");
+    assert_eq!(table.matches("| async |").count(), 4, "{table}");
+    let (md, figures) = report_ok(&exp, &dir.path().join("report.html"), &[]);
+    assert!(
+        md.contains(
+            "Varied: clients (1, 2); placement (balanced, separated); server (async, crimson)."
+        ),
+        "{md}"
+    );
+    for placement in ["balanced", "separated"] {
+        let f = figure(
+            &figures,
+            &format!("Throughput vs clients: placement={placement}"),
+        );
+        for line in ["server=crimson", "server=async"] {
+            assert!(f.iter().any(|t| t == line), "{placement}: no {line}: {f:?}");
+        }
+        // The placement is the panel's, not in a line's name.
+        assert!(!f[1..].iter().any(|t| t.contains("placement=")), "{f:?}");
+    }
+    // Any variable may make the lines or the panels; a name that is none
+    // is refused with the ones there are.
+    let (md, _) = report_ok(
+        &exp,
+        &dir.path().join("by-server.html"),
+        &["--series", "placement", "--panel", "server_cmd"],
+    );
+    assert!(md.contains("Throughput vs clients: server=crimson"), "{md}");
+    let mut r = Proc::spawn(&[
+        "report",
+        exp.to_str().unwrap(),
+        "-o",
+        dir.path().join("bad.html").to_str().unwrap(),
+        "--series",
+        "sever_cmd",
+    ]);
+    assert_eq!(r.wait(Duration::from_secs(60)).code(), Some(2));
+    assert!(
+        r.stderr_all()
+            .contains("--series sever_cmd: not a variable of these runs; they vary in clients, placement, server_cmd"),
+        "{}",
+        r.stderr_all()
     );
 }

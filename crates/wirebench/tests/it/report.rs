@@ -326,3 +326,66 @@ fn a_continuous_timetrace_log_is_cut_into_operations() {
     assert_eq!(st.code(), Some(2), "{err}");
     assert!(err.contains("--begin ("), "{err}");
 }
+
+#[test]
+fn flamegraphs_of_two_runs_and_their_difference() {
+    // Beside other tests: it asserts what was made, not how fast.
+    let _g = shared();
+    if let Some(why) = perf_cannot_sample() {
+        eprintln!(
+            "SKIPPED: perf cannot sample on this machine ({why}); .ci/run installs linux-perf"
+        );
+        return;
+    }
+    let dir = TempDir::new("flame");
+    let mut runs = Vec::new();
+    for arch in ["reactor", "pool"] {
+        let mut p = Proc::spawn(&[
+            "flame",
+            "--arch",
+            arch,
+            "--merge-threads",
+            "--duration",
+            "2s",
+            "--warmup",
+            "300ms",
+            "--results",
+            dir.str(),
+            "--format",
+            "json",
+        ]);
+        assert!(
+            p.wait(Duration::from_secs(120)).success(),
+            "{}",
+            p.stderr_all()
+        );
+        let out = p.stdout_all();
+        assert!(out.contains("server cost per operation:"), "{out}");
+        let svg_line = out
+            .lines()
+            .find(|l| l.starts_with("flamegraph of the server: "))
+            .unwrap();
+        let svg = Path::new(svg_line.split(' ').nth(4).unwrap()).to_path_buf();
+        let folded = std::fs::read_to_string(svg.with_file_name("flame-server.folded")).unwrap();
+        // The server's stacks are there: its threads, named as wirebench names them.
+        assert!(folded.lines().count() > 5, "{folded}");
+        assert!(folded.contains("wb-"), "no wirebench thread in:\n{folded}");
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+        runs.push(svg.parent().unwrap().to_path_buf());
+    }
+    let diff = dir.path().join("diff.svg");
+    let mut d = Proc::spawn(&[
+        "flame",
+        "--diff",
+        runs[0].to_str().unwrap(),
+        runs[1].to_str().unwrap(),
+        "-o",
+        diff.to_str().unwrap(),
+    ]);
+    assert!(
+        d.wait(Duration::from_secs(30)).success(),
+        "{}",
+        d.stderr_all()
+    );
+    assert!(std::fs::read_to_string(&diff).unwrap().contains("<svg"));
+}

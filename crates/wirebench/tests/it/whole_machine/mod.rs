@@ -14,7 +14,6 @@ mod modes;
 mod observe;
 mod openloop;
 mod report;
-mod reports;
 mod s3;
 mod sweep;
 mod trust;

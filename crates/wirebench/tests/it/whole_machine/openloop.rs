@@ -104,8 +104,13 @@ fn open_loop_exposes_stalls_that_a_closed_loop_hides() {
     srv.stop();
 }
 
+/// One queueing server, searched twice: the first search finds its
+/// capacity and a rate below it that holds (follow-up runs at that rate
+/// meet the objective), and the second's answer agrees with it within 10%
+/// (issue 35). One test, not two, so that the server is searched twice,
+/// not three times; it checks what the two tests it was made of checked.
 #[test]
-fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
+fn searches_of_a_queueing_server_find_its_capacity_agree_within_10_percent_and_hold() {
     let _g = exclusive();
     let (client, server) = cpus();
     // 2 workers x 1 ms: a capacity of 2,000 requests/s. Evenly spaced
@@ -116,25 +121,31 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
     // one again.
     let srv = Server::start(&["--cpus", &server, "--service", "1ms", "--workers", "2"]);
     let dir = TempDir::new("search");
-    let mut p = Proc::spawn(&[
-        "search",
-        "--target",
-        &srv.endpoint,
-        "--slo",
-        "p99<20ms",
-        "--duration",
-        "2s",
-        "--client-cpus",
-        &client,
-        "--results",
-        dir.str(),
-        "--format",
-        "json",
-    ]);
-    let st = p.wait(std::time::Duration::from_secs(240));
-    let out = p.stdout_all();
-    assert!(st.success(), "{}\n{out}", p.stderr_all());
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let search = || {
+        let mut p = Proc::spawn(&[
+            "search",
+            "--target",
+            &srv.endpoint,
+            "--slo",
+            "p99<20ms",
+            "--duration",
+            "2s",
+            "--client-cpus",
+            &client,
+            "--results",
+            dir.str(),
+            "--format",
+            "json",
+        ]);
+        let st = p.wait(std::time::Duration::from_secs(300));
+        let out = p.stdout_all();
+        assert!(st.success(), "{}\n{out}", p.stderr_all());
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        check_search(&v);
+        v
+    };
+    // The first search's answer: the capacity, and a rate below it.
+    let v = search();
     let saturation = v["saturation_ops_per_s"].as_f64().unwrap();
     assert!(
         (1700.0..=2300.0).contains(&saturation),
@@ -143,16 +154,19 @@ fn search_finds_the_capacity_of_a_queueing_server_and_a_rate_that_holds() {
     let best = v["best_rate_per_s"]
         .as_f64()
         .expect("a rate met the objective");
-    // Below what the server completes when it falls behind, with capacity
-    // to spare: evenly spaced requests at exactly 2 x 1 ms workers'
-    // capacity can pass a step, but one hiccup there leaves a backlog that
-    // never drains, and follow-ups failed (a CI run found both).
+    // Below what the server completes when it falls behind, with
+    // capacity to spare: evenly spaced requests at exactly 2 x 1 ms
+    // workers' capacity can pass a step, but one hiccup there leaves a
+    // backlog that never drains, and follow-ups failed (a CI run found
+    // both).
     assert!(
         best < saturation * 0.95,
         "best {best}/s, saturation {saturation}/s"
     );
-    check_search(&v);
     assert!(v["steps"].as_array().unwrap().len() >= 4);
+    let again = search()["best_rate_per_s"].as_f64().expect("an answer");
+    let apart = (best - again).abs() / best.max(again);
+    assert!(apart <= 0.10, "the two answers: {best:.0}/s and {again:.0}/s");
 
     // Follow-up runs at that rate meet the objective (exit 0, not 3). At
     // ~90% of capacity one host throttle (up to ~300 ms here) leaves a
@@ -296,40 +310,4 @@ fn issue_15_search_finds_saturation_or_says_it_did_not() {
     assert_eq!(code, Some(unfinished(&v)), "{v}");
     assert_eq!(v["budget_exhausted"], true, "{v}");
     assert_eq!(v["steps"].as_array().unwrap().len(), 3);
-}
-
-#[test]
-fn issue_35_two_searches_of_an_unchanged_server_agree_within_10_percent() {
-    let _g = exclusive();
-    let (client, server) = cpus();
-    // The same queueing server as above (2 workers x 1 ms: 2,000/s).
-    let srv = Server::start(&["--cpus", &server, "--service", "1ms", "--workers", "2"]);
-    let dir = TempDir::new("search-twice");
-    let search = || {
-        let mut p = Proc::spawn(&[
-            "search",
-            "--target",
-            &srv.endpoint,
-            "--slo",
-            "p99<20ms",
-            "--duration",
-            "2s",
-            "--client-cpus",
-            &client,
-            "--results",
-            dir.str(),
-            "--format",
-            "json",
-        ]);
-        let st = p.wait(std::time::Duration::from_secs(300));
-        let out = p.stdout_all();
-        assert!(st.success(), "{}\n{out}", p.stderr_all());
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        check_search(&v);
-        v["best_rate_per_s"].as_f64().expect("an answer")
-    };
-    let (a, b) = (search(), search());
-    let apart = (a - b).abs() / a.max(b);
-    assert!(apart <= 0.10, "the two answers: {a:.0}/s and {b:.0}/s");
-    srv.stop();
 }
