@@ -336,6 +336,7 @@ impl RunRequest {
             transport,
             observe,
             server_env: env_map(&self.server_env),
+            labels: env_map(&self.label),
             also_target: self.also_target.clone(),
             agents,
             share,
@@ -592,6 +593,9 @@ impl RunRequest {
         }
         for e in &self.server_env {
             e.check("--server-env")?;
+        }
+        for e in &self.label {
+            e.check("--label")?;
         }
         if !self.server_env.is_empty()
             && (self.target.is_some() || self.transport_kind().about().own_program)

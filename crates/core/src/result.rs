@@ -960,6 +960,7 @@ pub mod fixture {
                 also_target: vec![],
                 agents: vec![],
                 share: None,
+                labels: Default::default(),
             },
             env: Environment::capture("0.1.0", "deadbeef"),
             placement: Placement {

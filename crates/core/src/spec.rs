@@ -64,6 +64,9 @@ pub struct RunSpec {
     /// An agent's part of a run: its connections among the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<crate::share::ConnShare>,
+    /// The run's labels (`--label commit=abc123`): who made it, not how.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 fn default_op_timeout_ns() -> u64 {

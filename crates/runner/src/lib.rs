@@ -202,10 +202,21 @@ impl Credentials {
     }
 }
 
-/// The region of a request: the flag, else `AWS_REGION`.
+/// The region of a request: the flag, else `AWS_REGION`. Its commit
+/// label: the flag's, else `GIT_COMMIT` or `GITHUB_SHA` (what CI systems
+/// set), so that a nightly job's runs are labelled by what they measured.
 pub fn with_env_region(mut req: RunRequest) -> RunRequest {
     if req.transport_kind().about().signs && req.region.is_none() {
         req.region = std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty());
+    }
+    let labelled = req.label.iter().any(|l| l.0.contains_key("commit"));
+    let from_env = ["GIT_COMMIT", "GITHUB_SHA"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|c| !c.trim().is_empty()));
+    if let (false, Some(commit)) = (labelled, from_env) {
+        let pair = [("commit".to_string(), commit.trim().to_string())];
+        req.label
+            .push(wirebench_core::request::EnvVars(pair.into_iter().collect()));
     }
     req
 }

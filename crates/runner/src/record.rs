@@ -23,6 +23,8 @@ pub struct Recorder {
     /// Another `summary.csv` that gets each run's line too (a group's
     /// runs are also listed in the results root's).
     pub also_csv: Option<PathBuf>,
+    /// The history database each run is indexed in after it is saved.
+    pub history: Option<PathBuf>,
 }
 
 impl Recorder {
@@ -33,6 +35,7 @@ impl Recorder {
             command_line,
             slos,
             also_csv: None,
+            history: None,
         }
     }
 
@@ -91,6 +94,9 @@ impl Recorder {
                 ))
             })?;
         }
+        if let Some(db) = &self.history {
+            index(db, &dir, r)?;
+        }
         Ok(dir)
     }
 
@@ -119,6 +125,22 @@ impl Recorder {
             });
         RunError::Unsaved(Box::new(crate::Unsaved { why, kept, json }))
     }
+}
+
+/// Indexes the run saved in `dir` in the history at `db`. A run saved but
+/// not indexed fails loudly, saying how to index it later: the index is
+/// made again from the files by `history import`.
+pub fn index(db: &Path, dir: &Path, r: &RunResult) -> Result<(), RunError> {
+    wirebench_history::History::open(db)
+        .and_then(|mut h| h.index(dir, r))
+        .map(|_| ())
+        .map_err(|e| {
+            RunError::Failed(format!(
+                "the result is saved in {}, but not indexed in the history: {e}; `wirebench history import {}` indexes it",
+                dir.display(),
+                db.parent().unwrap_or(Path::new(".")).display()
+            ))
+        })
 }
 
 /// Writes the run's per-second histograms to `path` (HdrHistogram

@@ -97,6 +97,7 @@ pub fn run(
         ));
     }
     let mut checked = Checked::of(req, topo, None, command_line, None)?;
+    checked.recorder.history.clone_from(&opts.history);
     let spec = &checked.spec;
     if let Some(n) = spec.trace_sample {
         wirebench_trace::set_sample(n);

@@ -122,8 +122,9 @@ pub fn search(
     let Checked {
         mut spec,
         placement,
-        recorder,
+        mut recorder,
     } = Checked::of(req, topo, Some(dir.clone()), command_line.clone(), None)?;
+    recorder.history.clone_from(&opts.history);
     let calls = spec.transport.is_calls();
     if !spec.transport.has_response() && !calls {
         return Err(bad(

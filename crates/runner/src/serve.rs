@@ -99,7 +99,7 @@ pub struct ServeRequest {
     #[arg(long)]
     #[serde(default, with = "wirebench_core::units::text")]
     pub response_size: Option<Bytes>,
-    /// Fault injection (echo): hold every response this long (e.g. 1ms).
+    /// Fault injection (echo): hold every response this long (e.g. 1ms; 0: not at all).
     #[arg(long)]
     #[serde(default, with = "wirebench_core::units::text")]
     pub delay: Option<Dur>,
@@ -406,10 +406,12 @@ impl ServeRequest {
         if self.workers == Some(0) {
             return Err(value("--workers", 0, "must be at least 1"));
         }
-        if self.delay.is_some_and(|d| d.0.is_zero()) || self.service.is_some_and(|d| d.0.is_zero())
-        {
-            return Err(flag("--delay", "and --service must be longer than 0s"));
+        if self.service.is_some_and(|d| d.0.is_zero()) {
+            return Err(flag("--service", "must be longer than 0s"));
         }
+        // `--delay 0` is no delay: a nightly loop that steps the delay
+        // (0, 0, 50us...) starts from the server as it is.
+        let delay = self.delay.filter(|d| !d.0.is_zero());
         let longest = wirebench_core::request::MAX_PHASE;
         for (f, d) in [
             ("--delay", self.delay.map(|d| d.0)),
@@ -425,7 +427,7 @@ impl ServeRequest {
                 });
             }
         }
-        let faulty = self.delay.is_some() || self.stall.is_some() || self.service.is_some();
+        let faulty = delay.is_some() || self.stall.is_some() || self.service.is_some();
         if faulty && raw.is_some() {
             return Err(flag(
                 "--delay",
@@ -434,7 +436,7 @@ impl ServeRequest {
         }
         let faults = faulty.then(|| {
             Arc::new(Faults::new(
-                self.delay.map_or(Duration::ZERO, |d| d.0),
+                delay.map_or(Duration::ZERO, |d| d.0),
                 self.stall.map(|s| (s.stall, s.period)),
                 self.service.map(|s| (s.0, self.workers.unwrap_or(1))),
             ))

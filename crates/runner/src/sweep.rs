@@ -171,6 +171,7 @@ pub fn sweep(
     }
     let began = Instant::now();
     let exe = std::env::current_exe()?;
+    let history = wirebench_history::History::path_in(results);
     let mut failed = 0;
     for (i, r) in todo.iter().enumerate() {
         if cancel.is_cancelled() {
@@ -180,6 +181,14 @@ pub fn sweep(
         events.run_started(runs.len() - todo.len() + i + 1, runs.len(), r, eta);
         let mut entry = run_one(&exe, &dir, r, cancel)?;
         entry.requests = Some(r.requests.clone());
+        // Each instance's run in the results' history (the runs save
+        // themselves, and leave the index to the sweep).
+        for id in &entry.run_ids {
+            let run_dir = dir.join(id);
+            if let Ok(run) = store::load(&run_dir.join("run.json")) {
+                crate::record::index(&history, &run_dir, &run)?;
+            }
+        }
         if entry.status != "complete" {
             failed += 1;
         }

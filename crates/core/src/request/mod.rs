@@ -307,6 +307,12 @@ pub struct RunRequest {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<PathBuf>,
+    /// A label kept with the run and in the results' history, repeatable: commit=abc123,
+    /// branch=main. `history check` names a change by its run's commit label. Without one,
+    /// $GIT_COMMIT or $GITHUB_SHA gives it.
+    #[arg(long, value_name = "KEY=VALUE")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
+    pub label: Vec<EnvVars>,
     /// Replace the files --hlog and --trace (flame --diff: -o) name if they exist (never done
     /// without it).
     #[arg(long, num_args = 0, default_missing_value = "true")]

@@ -436,6 +436,7 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         server_ready: Some(Ready::Line("listening on \\d+".into())),
         port: Some(7000),
         server_env: vec!["LD_PRELOAD=/x.so".parse().unwrap()],
+        label: vec!["commit=abc123".parse().unwrap()],
         client_cmd: Some("sockperf pp -p {port}".into()),
         parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
         client_env: vec!["A=b".parse().unwrap()],

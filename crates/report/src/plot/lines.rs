@@ -275,13 +275,13 @@ fn mark<DB: DrawingBackend>(
 }
 
 /// About how wide `text` is at 12 px, for centring labels.
-fn text_width(text: &str) -> i32 {
+pub(super) fn text_width(text: &str) -> i32 {
     i32::try_from(text.chars().count() * CHAR_W).unwrap_or(i32::MAX)
 }
 
 /// `svg` with a transparent circle over each point whose `<title>` gives
 /// its values (shown on hover, no script).
-fn with_hovers(mut svg: String, hovers: &[(i32, i32, String)]) -> String {
+pub(super) fn with_hovers(mut svg: String, hovers: &[(i32, i32, String)]) -> String {
     let Some(end) = svg.rfind("</svg>") else {
         return svg;
     };

@@ -4,6 +4,7 @@
 //! title and labelled axes. A new plot is a file here, in this style.
 
 mod heatmap;
+pub mod history;
 mod lines;
 mod style;
 

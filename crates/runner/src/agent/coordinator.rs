@@ -411,8 +411,9 @@ pub fn run(
     let Checked {
         spec,
         placement,
-        recorder,
+        mut recorder,
     } = Checked::of(req, topo, None, command_line, None)?;
+    recorder.history.clone_from(&opts.history);
     let build =
         BuildId::current().map_err(|e| RunError::Failed(format!("this binary's build id: {e}")))?;
     // Agents to start first (`--launch ssh:`), after those given.

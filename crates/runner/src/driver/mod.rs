@@ -50,6 +50,9 @@ pub struct SessionOptions {
     /// How long the coordinator tries again to reach an agent that is not
     /// up yet (zero: not at all).
     pub agents_wait: std::time::Duration,
+    /// The history every saved run is indexed in (None: none; a sweep's
+    /// runs are indexed by the sweep, in its results' history).
+    pub history: Option<PathBuf>,
 }
 
 impl SessionOptions {
@@ -66,6 +69,7 @@ impl SessionOptions {
             agent_token: None,
             ssh_config: None,
             agents_wait: std::time::Duration::ZERO,
+            history: Some(wirebench_history::History::path_in(&req.results_dir())),
         }
     }
 }

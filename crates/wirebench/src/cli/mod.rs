@@ -8,6 +8,7 @@ pub mod compare;
 pub mod error;
 mod flags;
 pub mod flame;
+pub mod history;
 pub mod ipc_compare;
 pub mod k8s;
 pub mod report;
@@ -54,6 +55,8 @@ enum Command {
     Timeline(timeline::TimelineArgs),
     /// A run with its embedded server sampled by perf: a flamegraph (or --diff A B: a differential one).
     Flame(Box<flame::FlameArgs>),
+    /// The history of a results directory: every run indexed; change points over commits.
+    History(history::HistoryArgs),
     /// Compare runs (or sets of repetitions) with the first: ratios, and verdicts only beyond the noise.
     Compare(compare::CompareArgs),
     /// The machine's topology and the server/client cpusets of each placement policy per client count.
@@ -76,6 +79,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Clean(a) => shm::clean(a),
         Command::Topo(a) => topo::topo(a),
         Command::Compare(a) => compare::compare(a),
+        Command::History(a) => history::history(a),
         Command::Flame(a) => flame::flame(*a),
         Command::Timeline(a) => timeline::timeline(a),
         Command::Report(a) => report::report(a),

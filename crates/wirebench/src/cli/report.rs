@@ -36,10 +36,31 @@ pub struct ReportArgs {
     /// [default: placement, when the lines would be split by placement and more].
     #[arg(long)]
     panel: Option<String>,
+    /// The history of a results directory (the one path given): each series' metrics over its
+    /// runs (by commit), with their change points; the series also go to NAME.csv (the
+    /// columns Apache Otava reads) and NAME.bmf.json (the latest runs, Bencher's format).
+    #[arg(long, conflicts_with_all = ["x", "series", "panel"])]
+    history: bool,
+    /// With --history: the metrics plotted (comma-separated): ops_per_s, p50, p99, p99.9,
+    /// cpu_per_op, server_cpu_per_op, errors.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        requires = "history",
+        default_value = "ops_per_s,p99"
+    )]
+    metric: Vec<String>,
+    /// With --history: only the runs with this field or label (repeatable): commit=abc123,
+    /// transport=redis, series=ID.
+    #[arg(long = "where", value_name = "KEY=VALUE", requires = "history")]
+    conditions: Vec<String>,
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     check_page(&a.output, a.force)?;
+    if a.history {
+        return history(a);
+    }
     let md_path = a.output.with_extension("md");
     check_output(&md_path, a.force)?;
     let stem = a
@@ -109,6 +130,64 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         a.output.display(),
         md_path.display(),
         fig_dir.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `report --history RESULTS`: the page of the history, its CSV and BMF.
+fn history(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    use wirebench_history::series::Metric;
+    use wirebench_history::{Filter, History};
+    use wirebench_report::export::{Exporter, HtmlExporter};
+    let [results] = a.paths.as_slice() else {
+        usage!(
+            "--history reads one results directory: {} given",
+            a.paths.len()
+        );
+    };
+    let mut metrics = Vec::new();
+    for m in &a.metric {
+        match Metric::parse(m.trim()) {
+            Some(m) => metrics.push(m),
+            None => usage!(
+                "--metric {m}: not a metric; give any of {}",
+                Metric::ALL.map(|m| m.name()).join(", ")
+            ),
+        }
+    }
+    let filter = match Filter::parse(&a.conditions) {
+        Ok(f) => f,
+        Err(e) => usage!("{e}"),
+    };
+    let csv_path = a.output.with_extension("csv");
+    let bmf_path = a.output.with_extension("bmf.json");
+    check_output(&csv_path, a.force)?;
+    check_output(&bmf_path, a.force)?;
+    let entries = History::open_existing(&History::path_in(results))?.entries(&filter)?;
+    if entries.is_empty() {
+        usage!("{}: no run in its history matches", results.display());
+    }
+    let o = wirebench_history::changes::Options::default();
+    let mut doc = wirebench_report::history::page(&entries, &metrics, &o);
+    doc.title = format!("History of {}", results.display());
+    let write = |p: &std::path::Path, bytes: &[u8]| {
+        wirebench_core::store::write_atomic(p, bytes)
+            .with_context(|| format!("writing {}", p.display()))
+    };
+    write(&a.output, HtmlExporter.export(&doc).as_bytes())?;
+    write(
+        &csv_path,
+        wirebench_report::history::otava_csv(&entries).as_bytes(),
+    )?;
+    let bmf = serde_json::to_vec_pretty(&wirebench_report::history::bmf(&entries))?;
+    write(&bmf_path, &bmf)?;
+    writeln!(
+        std::io::stdout(),
+        "history of {} run(s): {}, {} (Otava) and {} (BMF)",
+        entries.len(),
+        a.output.display(),
+        csv_path.display(),
+        bmf_path.display()
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -41,6 +41,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         let req = wirebench_runner::with_env_region(read_request()?);
         let creds = wirebench_runner::Credentials::given_or_env(None, None)?;
         let mut opts = SessionOptions::of(&req, creds);
+        // The sweep indexes its runs in its results' history.
+        opts.history = None;
         if !req.agents.is_empty() {
             // A sweep's agents are proven with $WIREBENCH_TOKEN.
             opts.agent_token =

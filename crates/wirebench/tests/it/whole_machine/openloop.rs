@@ -166,7 +166,10 @@ fn searches_of_a_queueing_server_find_its_capacity_agree_within_10_percent_and_h
     assert!(v["steps"].as_array().unwrap().len() >= 4);
     let again = search()["best_rate_per_s"].as_f64().expect("an answer");
     let apart = (best - again).abs() / best.max(again);
-    assert!(apart <= 0.10, "the two answers: {best:.0}/s and {again:.0}/s");
+    assert!(
+        apart <= 0.10,
+        "the two answers: {best:.0}/s and {again:.0}/s"
+    );
 
     // Follow-up runs at that rate meet the objective (exit 0, not 3). At
     // ~90% of capacity one host throttle (up to ~300 ms here) leaves a

@@ -1,0 +1,167 @@
+//! JUnit XML, the report CI systems display (GitLab, Jenkins, GitHub
+//! actions that read it): suites of test cases, each passed, failed (with
+//! the line that says why) or skipped. Every gate, objective and change
+//! point of a check is one test case.
+
+use quick_xml::Writer;
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+
+/// How a test case ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Passed,
+    /// The message (one line) and the details.
+    Failed {
+        message: String,
+        details: String,
+    },
+    Skipped(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub name: String,
+    pub outcome: Outcome,
+    /// Shown as the case's output.
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suite {
+    pub name: String,
+    pub cases: Vec<Case>,
+}
+
+fn count(suites: &[&Suite], f: impl Fn(&Outcome) -> bool) -> String {
+    suites
+        .iter()
+        .flat_map(|s| &s.cases)
+        .filter(|c| f(&c.outcome))
+        .count()
+        .to_string()
+}
+
+/// The document of `suites`, under a `<testsuites>` named `name`.
+pub fn write(name: &str, suites: &[Suite]) -> String {
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    // Writing to a Vec cannot fail.
+    let ev = |w: &mut Writer<Vec<u8>>, e: Event| w.write_event(e).expect("writes to memory");
+    ev(
+        &mut w,
+        Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)),
+    );
+    let every: Vec<&Suite> = suites.iter().collect();
+    let totals = |s: &[&Suite]| {
+        [
+            ("tests", count(s, |_| true)),
+            (
+                "failures",
+                count(s, |o| matches!(o, Outcome::Failed { .. })),
+            ),
+            ("errors", "0".to_string()),
+            ("skipped", count(s, |o| matches!(o, Outcome::Skipped(_)))),
+        ]
+    };
+    let mut root = BytesStart::new("testsuites");
+    root.push_attribute(("name", name));
+    for (k, v) in totals(&every) {
+        root.push_attribute((k, v.as_str()));
+    }
+    ev(&mut w, Event::Start(root));
+    for s in suites {
+        let mut suite = BytesStart::new("testsuite");
+        suite.push_attribute(("name", s.name.as_str()));
+        for (k, v) in totals(&[s]) {
+            suite.push_attribute((k, v.as_str()));
+        }
+        ev(&mut w, Event::Start(suite));
+        for c in &s.cases {
+            let mut case = BytesStart::new("testcase");
+            case.push_attribute(("name", c.name.as_str()));
+            case.push_attribute(("classname", s.name.as_str()));
+            if c.outcome == Outcome::Passed && c.output.is_none() {
+                ev(&mut w, Event::Empty(case));
+                continue;
+            }
+            ev(&mut w, Event::Start(case));
+            match &c.outcome {
+                Outcome::Passed => {}
+                Outcome::Failed { message, details } => {
+                    let mut f = BytesStart::new("failure");
+                    f.push_attribute(("message", message.as_str()));
+                    ev(&mut w, Event::Start(f));
+                    ev(&mut w, Event::Text(BytesText::new(details)));
+                    ev(&mut w, Event::End(BytesEnd::new("failure")));
+                }
+                Outcome::Skipped(why) => {
+                    let mut f = BytesStart::new("skipped");
+                    f.push_attribute(("message", why.as_str()));
+                    ev(&mut w, Event::Empty(f));
+                }
+            }
+            if let Some(out) = &c.output {
+                ev(&mut w, Event::Start(BytesStart::new("system-out")));
+                ev(&mut w, Event::Text(BytesText::new(out)));
+                ev(&mut w, Event::End(BytesEnd::new("system-out")));
+            }
+            ev(&mut w, Event::End(BytesEnd::new("testcase")));
+        }
+        ev(&mut w, Event::End(BytesEnd::new("testsuite")));
+    }
+    ev(&mut w, Event::End(BytesEnd::new("testsuites")));
+    let mut out = String::from_utf8(w.into_inner()).expect("UTF-8 in, UTF-8 out");
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_are_counted_and_text_is_escaped() {
+        let doc = write(
+            "wirebench history check",
+            &[Suite {
+                name: "msgr <echo> & co".into(),
+                cases: vec![
+                    Case {
+                        name: "p50".into(),
+                        outcome: Outcome::Passed,
+                        output: None,
+                    },
+                    Case {
+                        name: "p99 at commit=c4".into(),
+                        outcome: Outcome::Failed {
+                            message: "p99: 61us -> 112us (+83.6%)".into(),
+                            details: "a < b".into(),
+                        },
+                        output: None,
+                    },
+                    Case {
+                        name: "errors".into(),
+                        outcome: Outcome::Skipped("3 runs".into()),
+                        output: Some("x".into()),
+                    },
+                ],
+            }],
+        );
+        assert!(
+            doc.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains(r#"<testsuites name="wirebench history check" tests="3" failures="1" errors="0" skipped="1">"#),
+            "{doc}"
+        );
+        assert!(
+            doc.contains(r#"<testsuite name="msgr &lt;echo&gt; &amp; co""#),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("<failure message=\"p99: 61us -&gt; 112us (+83.6%)\">a &lt; b</failure>"),
+            "{doc}"
+        );
+        assert!(doc.contains(r#"<skipped message="3 runs"/>"#), "{doc}");
+    }
+}
