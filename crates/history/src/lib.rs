@@ -99,7 +99,7 @@ pub struct Entry {
     pub series: String,
     pub settings: String,
     pub machine: String,
-    /// The run's label (`msgr-echo-64B-c1x1-d1`).
+    /// What the series' runs are (`echo-external c1x1 d1`).
     pub description: String,
     pub transport: String,
     /// complete, interrupted or failed.
@@ -272,7 +272,7 @@ impl History {
                 series.id,
                 series.settings,
                 series.machine,
-                r.spec.label(),
+                description(r),
                 r.spec.kind().name(),
                 format!("{:?}", r.status.state).to_lowercase(),
                 m(Metric::OpsPerS),
@@ -392,6 +392,23 @@ pub fn by_series(entries: &[Entry]) -> Vec<(String, Vec<&Entry>)> {
         }
     }
     out
+}
+
+/// What a series' runs are, in a few words: `echo-external c1x1 d1`, with
+/// the rate of an open loop (`rate 5000/s`).
+fn description(r: &RunResult) -> String {
+    let s = &r.spec;
+    let mut d = format!(
+        "{} c{}x{} d{}",
+        s.label(),
+        s.clients,
+        s.conns_per_client,
+        s.depth
+    );
+    if let Some(rate) = s.rate_per_s {
+        d.push_str(&format!(" rate {rate}/s"));
+    }
+    d
 }
 
 fn db(path: &Path) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {

@@ -151,14 +151,9 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     } else {
         wirebench_report::history::runs_table(&entries)
     };
-    write!(
-        out,
-        "{}",
-        MarkdownExporter
-            .export(&Document::new("").table(table))
-            .trim_start_matches("# \n")
-            .trim_start()
-    )?;
+    let md = MarkdownExporter.export(&Document::new("").table(table));
+    // The document's empty title goes: the table alone.
+    writeln!(out, "{}", md.trim_start_matches('#').trim())?;
     Ok(ExitCode::SUCCESS)
 }
 

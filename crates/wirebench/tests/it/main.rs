@@ -12,6 +12,7 @@ mod faults;
 mod grpc;
 mod hardening;
 mod helpers;
+mod history;
 mod http;
 mod kv;
 mod modes;

@@ -9,6 +9,7 @@
 mod agents;
 mod exec;
 mod hardening;
+mod history;
 mod http;
 mod modes;
 mod observe;

@@ -1,0 +1,168 @@
+//! Issue 38: the history of a results directory. Every run is indexed as
+//! it is saved (runs, repetitions, sweep points), `history import` makes
+//! the index again from the files, `history list` and `check` read it,
+//! and `report --history` draws it.
+
+use crate::helpers::*;
+use std::path::Path;
+use std::time::Duration;
+
+/// `wirebench ARGS`: exit code, stdout, stderr.
+pub(crate) fn wb(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut p = Proc::spawn(args);
+    let st = p.wait(Duration::from_secs(120));
+    (st.code(), p.stdout_all(), p.stderr_all())
+}
+
+pub(crate) fn history_json(results: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "history",
+        "list",
+        "--results",
+        results.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = wb(&args);
+    assert_eq!(code, Some(0), "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Runs, repetitions and a sweep's points are indexed as they are saved,
+/// with their labels (the flag's, else $GIT_COMMIT); an index made again
+/// by `history import` from the files holds the same runs; `--where`
+/// filters; a check of too few runs says so and exits 10.
+#[test]
+fn every_run_is_indexed_with_its_labels_and_import_makes_the_same_index() {
+    let _g = shared();
+    let dir = TempDir::new("history");
+    let quick = ["--duration", "200ms", "--warmup", "0s"];
+    let mut args = quick.to_vec();
+    args.extend(["--label", "commit=aaa111", "--label", "branch=main"]);
+    let (st, _, err) = run_json(&dir, &args);
+    assert!(st.success(), "{err}");
+    let mut args = vec!["run", "--results", dir.str(), "--repeat", "2"];
+    args.extend(quick);
+    args.extend(["--label", "commit=bbb222"]);
+    let (code, _, err) = wb(&args);
+    assert_eq!(code, Some(0), "{err}");
+    // No --label: the commit of $GIT_COMMIT, as a CI job sets it.
+    let mut p = Proc::spawn_program(
+        "env",
+        &[
+            "GIT_COMMIT=ccc333",
+            BIN,
+            "run",
+            "--results",
+            dir.str(),
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    // A sweep's points, in the results' history (not the experiment's).
+    let spec = dir.path().join("s.toml");
+    std::fs::write(
+        &spec,
+        "name = \"hx\"\n[base]\nduration = \"200ms\"\nwarmup = \"0s\"\nlabel = { commit = \"ddd444\" }\n[matrix]\nclients = [1, 2]\n",
+    )
+    .unwrap();
+    sweep_ok(&spec, dir.path(), &[]);
+    assert!(!dir.path().join("hx/history.sqlite").exists());
+
+    let all = history_json(dir.path(), &[]);
+    let runs = all.as_array().unwrap();
+    let commits: Vec<&str> = runs
+        .iter()
+        .map(|r| r["labels"]["commit"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        commits,
+        ["aaa111", "bbb222", "bbb222", "ccc333", "ddd444", "ddd444"],
+        "{all}"
+    );
+    assert_eq!(runs[0]["labels"]["branch"], "main");
+    for r in runs {
+        assert_eq!(r["status"], "complete", "{r}");
+        assert!(r["metrics"]["ops_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        let saved = Path::new(r["dir"].as_str().unwrap()).join("run.json");
+        assert!(saved.is_file(), "{r}");
+    }
+    // The same settings make one series; two clients another.
+    let series: std::collections::BTreeSet<&str> =
+        runs.iter().map(|r| r["series"].as_str().unwrap()).collect();
+    assert_eq!(series.len(), 2, "{all}");
+
+    let only = history_json(dir.path(), &["--where", "commit=bbb222"]);
+    assert_eq!(only.as_array().unwrap().len(), 2, "{only}");
+
+    // The index made again from the files: the same runs.
+    std::fs::remove_file(dir.path().join("history.sqlite")).unwrap();
+    let (code, out, err) = wb(&["history", "import", dir.str()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.starts_with("6 run(s) indexed, 0 indexed before, 0 unreadable"),
+        "{out}"
+    );
+    let again = history_json(dir.path(), &[]);
+    let ids = |v: &serde_json::Value| {
+        let mut ids: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {}", r["run_id"], r["labels"]))
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(&again), ids(&all));
+
+    // Two runs of a series: nothing to check (exit 10).
+    let (code, out, err) = wb(&[
+        "history",
+        "check",
+        "--results",
+        dir.str(),
+        "--where",
+        "commit=bbb222",
+    ]);
+    assert_eq!(code, Some(10), "{out}\n{err}");
+    assert!(out.contains("too few to check (at least 5)"), "{out}");
+    assert!(err.contains("nothing was checked"), "{err}");
+}
+
+/// Bad flags are named, and a directory with no history says how to make
+/// one.
+#[test]
+fn history_flags_are_checked_and_a_missing_history_is_explained() {
+    let _g = shared();
+    let dir = TempDir::new("history-flags");
+    let (code, _, err) = wb(&["history", "list", "--results", dir.str()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("no history there") && err.contains("history import"),
+        "{err}"
+    );
+    for (args, names) in [
+        (vec!["--where", "commit"], "--where commit"),
+        (vec!["--metric", "p98"], "--metric p98"),
+        (vec!["--min-magnitude", "150%"], "--min-magnitude 150%"),
+        (vec!["--pvalue", "2"], "--pvalue 2"),
+    ] {
+        let mut all = vec!["history", "check", "--results", dir.str()];
+        all.extend(args);
+        let (code, _, err) = wb(&all);
+        assert_eq!(code, Some(2), "{all:?}: {err}");
+        assert!(err.contains(names), "{all:?}: {err}");
+    }
+    let (code, _, err) = wb(&["run", "--label", "=x", "--duration", "100ms"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--label"), "{err}");
+}
