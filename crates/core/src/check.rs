@@ -9,7 +9,7 @@ use crate::result::Placement;
 use crate::slo::Slo;
 use crate::spec::*;
 use crate::topo::{CpuList, Topology};
-use crate::units::{Dur, Rate};
+use crate::units::Dur;
 use std::path::Path;
 use std::time::Duration;
 
@@ -149,25 +149,62 @@ impl RunRequest {
                 "does not apply to --mode stream: the server sends without waiting for requests",
             ));
         }
-        if stream && self.rate.is_some() {
+        let stages = match &self.stages {
+            None => Vec::new(),
+            Some(text) => {
+                let stages =
+                    crate::stages::parse(text).map_err(|why| value("--stages", text, why))?;
+                if self.rate.is_some() {
+                    return Err(flag(
+                        "--rate",
+                        "and --stages: the stages set the rate; give one of them",
+                    ));
+                }
+                if self.duration.is_some() || self.count.is_some() {
+                    return Err(flag(
+                        "--stages",
+                        "set the run's length (their sum): drop --duration and --count",
+                    ));
+                }
+                stages
+            }
+        };
+        // The open loop's rate: the flag's, or the stages' highest.
+        let rate = self
+            .rate
+            .map(|r| r.0)
+            .or_else(|| (!stages.is_empty()).then(|| crate::stages::peak_rate(&stages)));
+        if stream && rate.is_some() {
             return Err(flag(
-                "--rate",
+                if stages.is_empty() {
+                    "--rate"
+                } else {
+                    "--stages"
+                },
                 "does not apply to --mode stream: the server sends as fast as it can",
             ));
         }
-        if self.arrival.is_some() && self.rate.is_none() {
-            return Err(flag("--arrival", "applies to an open loop: add --rate"));
+        if self.arrival.is_some() && rate.is_none() {
+            return Err(flag(
+                "--arrival",
+                "applies to an open loop: add --rate (or --stages)",
+            ));
         }
         let agents = self.agents_checked(kind, clients)?;
         let share = self.share_checked(clients * conns)?;
-        if let Some(Rate(rate)) = self.rate {
+        let rate_flag = if stages.is_empty() {
+            "--rate"
+        } else {
+            "--stages"
+        };
+        if let Some(rate) = rate {
             // An agent's share keeps the run's total rate over all its
             // connections.
             let all_conns = share.map_or((clients * conns) as f64, |s| s.total as f64);
             let per_conn = rate / all_conns;
             if per_conn > MAX_RATE_PER_CONN {
                 return Err(value(
-                    "--rate",
+                    rate_flag,
                     rate,
                     format!(
                         "{per_conn:.0}/s per connection is more than one connection can send ({MAX_RATE_PER_CONN:.0}/s); add connections (--clients, --conns-per-client) or lower the rate"
@@ -176,7 +213,7 @@ impl RunRequest {
             }
             if per_conn < 0.1 {
                 return Err(value(
-                    "--rate",
+                    rate_flag,
                     rate,
                     "below 0.1/s per connection the run would send nothing; raise the rate or use fewer connections",
                 ));
@@ -186,11 +223,14 @@ impl RunRequest {
         // bounded when the server falls behind the timetable.
         let depth = self
             .depth
-            .unwrap_or(transport.describe().default_depth(self.rate.is_some()));
+            .unwrap_or(transport.describe().default_depth(rate.is_some()));
         if !(1..=MAX_DEPTH).contains(&depth) {
             return Err(range("--depth", depth, 1, MAX_DEPTH));
         }
         let stop = match (self.count, self.duration) {
+            _ if !stages.is_empty() => {
+                StopSpec::DurationNs(phase_ns("--stages", crate::stages::total(&stages))?)
+            }
             (Some(_), Some(_)) => {
                 return Err(flag("--count", "and --duration: give one of them"));
             }
@@ -323,7 +363,11 @@ impl RunRequest {
             clients,
             conns_per_client: conns,
             depth: if stream { 1 } else { depth },
-            rate_per_s: self.rate.map(|r| r.0),
+            rate_per_s: match stages.is_empty() {
+                true => self.rate.map(|r| r.0),
+                false => Some(crate::stages::mean_rate(&stages)),
+            },
+            stages,
             arrival: self.arrival.unwrap_or(Arrival::Uniform),
             stop,
             warmup_ns,

@@ -196,6 +196,7 @@ pub fn upgrade_v2(doc: &mut serde_json::Value) -> Result<(), String> {
         agents: vec![],
         share: None,
         labels: Default::default(),
+        stages: vec![],
     };
     doc["spec"] = serde_json::to_value(&spec).map_err(|e| e.to_string())?;
     let warnings: Vec<Warning> = doc["warnings"]

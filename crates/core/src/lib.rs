@@ -47,6 +47,7 @@ pub mod result;
 pub mod share;
 pub mod slo;
 pub mod spec;
+pub mod stages;
 pub mod stats;
 pub mod store;
 pub mod summaries;

@@ -504,6 +504,9 @@ pub struct RunResult {
     /// was making its load, merged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents_window: Option<AgentsWindow>,
+    /// An open loop in stages: each stage as measured (see `--stages`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<crate::stages::StageResult>,
     /// The sweep point this run measured (`server_cmd=crimson clients=2`),
     /// as its experiment's index names it: set when a run is read from an
     /// experiment's directory, so that a report can split runs by any
@@ -656,6 +659,15 @@ pub enum Warning {
     /// longer than any answer took: counted as failed, and in the latency
     /// with the requests their connections would have sent meanwhile.
     Unanswered { requests: u64, max_wait_ns: u64 },
+    /// A stage of an open loop in stages whose requests left at a lower
+    /// rate than it asked: the generator fell behind there.
+    StageBehind {
+        stage: usize,
+        text: String,
+        asked_per_s: f64,
+        sent_per_s: f64,
+        late_sends: u64,
+    },
     /// A warning of a result written before warnings were typed (schema 2),
     /// as it was written.
     Note { message: String },
@@ -761,6 +773,16 @@ impl std::fmt::Display for Warning {
                 f,
                 "{requests} request(s) had no answer by the end of the run, after up to {}: counted as failed, and in the latency as coordinated omission would count them (the requests their connections would have sent meanwhile, each late); the server stopped answering some connections",
                 crate::units::format_ns(*max_wait_ns as f64)
+            ),
+            Warning::StageBehind {
+                stage,
+                text,
+                asked_per_s,
+                sent_per_s,
+                late_sends,
+            } => write!(
+                f,
+                "stage {stage} ({text}): requests left at {sent_per_s:.0}/s of the {asked_per_s:.0}/s asked, {late_sends} late at its end: the generator (or --depth) fell behind there, and that stage's latency counts the wait"
             ),
             Warning::Note { message } => f.write_str(message),
         }
@@ -961,6 +983,7 @@ pub mod fixture {
                 agents: vec![],
                 share: None,
                 labels: Default::default(),
+                stages: vec![],
             },
             env: Environment::capture("0.1.0", "deadbeef"),
             placement: Placement {
@@ -991,6 +1014,7 @@ pub mod fixture {
             agents: Vec::new(),
             endpoints: Vec::new(),
             agents_window: None,
+            stages: vec![],
             point: Vec::new(),
             cpu_seconds: Vec::new(),
             instances: Vec::new(),

@@ -64,6 +64,10 @@ pub struct RunSpec {
     /// An agent's part of a run: its connections among the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<crate::share::ConnShare>,
+    /// An open loop in stages: the rate over the measured phase
+    /// (`rate_per_s` is their mean). Empty: one rate, or a closed loop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<crate::stages::Stage>,
     /// The run's labels (`--label commit=abc123`): who made it, not how.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,

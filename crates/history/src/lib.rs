@@ -213,6 +213,14 @@ impl History {
         &self.path
     }
 
+    /// A transaction that writes: its lock taken at its start, so that two
+    /// writers wait for each other (the busy timeout) instead of one
+    /// failing at once when both read first and then both want to write.
+    fn write(&mut self) -> rusqlite::Result<rusqlite::Transaction<'_>> {
+        self.conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+    }
+
     fn migrate(&mut self) -> Result<(), HistoryError> {
         let path = self.path.clone();
         // Several runs may save at once (a sweep's instances, two jobs on
@@ -223,7 +231,7 @@ impl History {
         self.conn
             .pragma_update(None, "foreign_keys", true)
             .map_err(db(&path))?;
-        let tx = self.conn.transaction().map_err(db(&path))?;
+        let tx = self.write().map_err(db(&path))?;
         let version: i64 = tx
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(db(&path))?;
@@ -247,7 +255,7 @@ impl History {
     pub fn index(&mut self, dir: &Path, r: &RunResult) -> Result<bool, HistoryError> {
         let path = self.path.clone();
         let series = Series::of(r);
-        let tx = self.conn.transaction().map_err(db(&path))?;
+        let tx = self.write().map_err(db(&path))?;
         let known: Option<i64> = tx
             .query_row(
                 "SELECT id FROM runs WHERE run_id = ?1",
@@ -517,6 +525,28 @@ mod tests {
         );
         let again = h.import(&d.0).unwrap();
         assert_eq!((again.new, again.known), (0, 3));
+    }
+
+    /// Runs saving at once (agents, a sweep's instances, two jobs) each
+    /// wait for the other's write: none is refused.
+    #[test]
+    fn writers_at_once_all_get_their_runs_in() {
+        let d = Dir::new("writers");
+        let path = History::path_in(&d.0);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (path, dir) = (&path, &d.0);
+                s.spawn(move || {
+                    for i in 0..15 {
+                        let mut h = History::open(path).unwrap();
+                        let id = format!("t{t}-{i}");
+                        h.index(&dir.join(&id), &run(&id, "c", 1000, 1)).unwrap();
+                    }
+                });
+            }
+        });
+        let h = History::open_existing(&path).unwrap();
+        assert_eq!(h.entries(&Filter::default()).unwrap().len(), 60);
     }
 
     #[test]

@@ -153,6 +153,7 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
         }
     }
     std::thread::scope(|scope| {
+        let profile = cfg.profile();
         for (j, conn) in conns.into_iter().enumerate() {
             let (global, nconns_total) = cfg.global_conn(id, j);
             let quota = Quota {
@@ -162,16 +163,13 @@ pub(crate) fn worker_main<T: BlockingTransport>(transport: Arc<T>, l: WorkerLink
                 done: 0,
                 measure_start: sched.measure_start,
             };
-            let pacer = match cfg.rate {
-                Some(rate) => {
-                    let offset = global as f64 / nconns_total as f64;
-                    let seed = cfg.seed ^ global.wrapping_mul(0xA076_1D64_78BD_642F);
-                    let per_conn = rate / nconns_total as f64;
-                    let p = Pacer::new(sched.load_start, per_conn, cfg.arrival, seed, offset);
-                    Some(p)
-                }
-                None => None,
-            };
+            let pacer = crate::engine::pacer_of_conn(
+                &cfg,
+                sched.load_start,
+                global,
+                nconns_total,
+                profile.as_ref(),
+            );
             let ctx = ConnCtx {
                 stall: stalls[j].clone(),
                 depth: cfg.depth,

@@ -124,6 +124,16 @@ pub fn headline(
         TargetSpec::None => "no server".to_string(),
     };
     let load = match spec.rate_per_s {
+        Some(_) if !spec.stages.is_empty() => format!(
+            "open loop in stages {} ({}, at most {} outstanding per conn)",
+            spec.stages
+                .iter()
+                .map(|s| s.text())
+                .collect::<Vec<_>>()
+                .join(", "),
+            spec.arrival,
+            spec.depth
+        ),
         Some(rate) => format!(
             "open loop at {rate:.0}/s ({}, at most {} outstanding per conn)",
             spec.arrival, spec.depth
@@ -500,6 +510,7 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
     }
     print_agents(out, r)?;
     print_endpoints(out, r)?;
+    print_stages(out, r)?;
     writeln!(out, "  result:            {}", path.display())?;
     for w in &r.warnings {
         writeln!(out, "warning: {w}")?;
@@ -609,6 +620,35 @@ fn print_endpoints(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
                 }
             )?;
         }
+    }
+    Ok(())
+}
+
+/// A staged run: a row per stage, asked against sent and completed, its
+/// latency, and the sends the generator was late with.
+fn print_stages(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
+    if r.stages.is_empty() {
+        return Ok(());
+    }
+    let width = r.stages.iter().map(|s| s.text.len()).max().unwrap_or(0);
+    writeln!(
+        out,
+        "  stages:            {:<width$} {:>10} {:>10} {:>10} {:>9} {:>9} {:>7}",
+        "", "asked/s", "sent/s", "done/s", "p50", "p99", "late"
+    )?;
+    for s in &r.stages {
+        writeln!(
+            out,
+            "                     {:<width$} {:>10.1} {:>10.1} {:>10.1} {:>9} {:>9} {:>7}{}",
+            s.text,
+            s.asked_per_s,
+            s.sent_per_s,
+            s.completed_per_s,
+            format_ns(s.latency.p50_ns as f64),
+            format_ns(s.latency.p99_ns as f64),
+            s.late_sends,
+            if s.kept_up { "" } else { "  behind" }
+        )?;
     }
     Ok(())
 }

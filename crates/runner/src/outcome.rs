@@ -107,8 +107,10 @@ pub fn judge(spec: &RunSpec, placement: &Placement, s: &mut Summary, intervals: 
 /// The warnings of a run, from its (judged) summary.
 pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warning> {
     let mut w = Vec::new();
+    // A run in stages changes its rate on purpose.
     if let Some(t) = s.throughput_trend
         && t.drifting
+        && spec.stages.is_empty()
     {
         w.push(Warning::Drift {
             drift_pct: t.drift_pct,
@@ -192,6 +194,21 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
         }
     }
     w
+}
+
+/// A warning for each stage whose requests left behind its rate.
+pub fn stage_warnings(stages: &[wirebench_core::stages::StageResult]) -> Vec<Warning> {
+    stages
+        .iter()
+        .filter(|s| !s.kept_up)
+        .map(|s| Warning::StageBehind {
+            stage: s.stage,
+            text: s.text.clone(),
+            asked_per_s: s.asked_per_s,
+            sent_per_s: s.sent_per_s,
+            late_sends: s.late_sends,
+        })
+        .collect()
 }
 
 /// The hiccup meter's summary (None: off), flagging each second of the
@@ -375,7 +392,9 @@ pub fn from_outcome(
     let mut intervals = intervals;
     summary.hiccup = hiccup(spec, out.hiccup.as_ref(), &mut intervals);
     judge(spec, &placement, &mut summary, &intervals);
-    let warnings = warnings(spec, &placement, &summary);
+    let mut warnings = warnings(spec, &placement, &summary);
+    let stages = wirebench_core::stages::results(&spec.stages, spec.warmup_ns, &intervals);
+    warnings.extend(stage_warnings(&stages));
     let (state, reason) = match end {
         // A run that measured nothing is a failure, never "complete".
         EndState::Complete if m.ops == 0 && m.errors > 0 => (
@@ -428,6 +447,7 @@ pub fn from_outcome(
         agents: Vec::new(),
         endpoints: by_endpoint(spec, m, secs),
         agents_window: None,
+        stages,
         point: Vec::new(),
         cpu_seconds: out.cpu_seconds.clone(),
         instances: vec![],

@@ -68,6 +68,7 @@ pub fn load_config(
             StopSpec::DurationNs(_) => None,
         },
         rate: spec.rate_per_s,
+        stages: spec.stages.clone(),
         arrival: spec.arrival,
         seed: 1,
         finite_work: false,

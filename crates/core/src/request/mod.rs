@@ -213,8 +213,15 @@ pub struct RunRequest {
         with = "crate::units::text"
     )]
     pub rate: Option<Rate>,
+    /// Open loop in stages, instead of --rate and --duration: DURATION:RATE, or
+    /// DURATION:RATE->RATE for a linear ramp, comma-separated: '10s:1k/s, 30s:1k->20k/s,
+    /// 10s:20k/s'. Each stage lasts whole seconds; the run reports each one's asked and achieved
+    /// rates, its latency, and the sends the generator was late with.
+    #[arg(long, conflicts_with_all = ["rate", "duration", "count"])]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<String>,
     /// Open loop: uniform (evenly spaced) or poisson (exponential gaps) arrivals.
-    #[arg(long, requires = "rate")]
+    #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival: Option<Arrival>,
     /// Length of the measured phase (after the warm-up): 500ms, 10s, 1m. Default: 5s.

@@ -384,6 +384,7 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         conns_per_client: Some(3),
         depth: Some(4),
         rate: Some(Rate(50_000.0)),
+        stages: Some("10s:1k->2k/s".into()),
         arrival: Some(Arrival::Poisson),
         duration: Some(Dur(Duration::from_millis(1500))),
         count: Some(7),
@@ -528,4 +529,44 @@ fn transports_get_their_own_settings() {
     assert_eq!(s.label(), "s3-mixed-external");
     let (s, _) = req(r#"{"rate": 1000}"#).check(&two_cpus()).unwrap();
     assert_eq!((s.depth, s.rate_per_s), (1024, Some(1000.0)));
+}
+
+#[test]
+fn stages_set_the_rate_and_the_length_and_refuse_what_would_contradict_them() {
+    let (spec, _) = req(r#"{"stages": "10s:1k/s, 10s:1k->3k/s", "warmup": "2s"}"#)
+        .check(&two_cpus())
+        .unwrap();
+    assert_eq!(spec.stages.len(), 2);
+    assert_eq!(spec.stop, StopSpec::DurationNs(20_000_000_000));
+    // The mean asked: (10 x 1k + 10 x 2k) / 20 s.
+    assert_eq!(spec.rate_per_s, Some(1500.0));
+    assert_eq!(spec.depth, 1024, "an open loop's depth");
+    for (json, flag, says) in [
+        (
+            r#"{"stages": "10s:1k", "rate": "1k"}"#,
+            "--rate",
+            "give one of them",
+        ),
+        (
+            r#"{"stages": "10s:1k", "duration": "5s"}"#,
+            "--stages",
+            "drop --duration",
+        ),
+        (
+            r#"{"stages": "10s:1k", "count": 5}"#,
+            "--stages",
+            "drop --duration",
+        ),
+        (r#"{"stages": "10s:lots"}"#, "--stages", "not a rate"),
+        (r#"{"stages": "10s:50M/s"}"#, "--stages", "per connection"),
+    ] {
+        let e = req(json).check(&two_cpus()).unwrap_err();
+        assert_eq!(e.flag(), flag, "{json}: {e}");
+        assert!(e.to_string().contains(says), "{json}: {e}");
+    }
+    // Poisson arrivals in stages.
+    let (spec, _) = req(r#"{"stages": "2s:100", "arrival": "poisson"}"#)
+        .check(&two_cpus())
+        .unwrap();
+    assert_eq!(spec.arrival, Arrival::Poisson);
 }

@@ -19,7 +19,7 @@ mod worker;
 pub(crate) use coordinator::{
     Gate, Msg, Schedule, WorkerLink, coordinate, ns_between, sleep_until,
 };
-pub(crate) use pacer::Pacer;
+pub(crate) use pacer::{Pacer, of_conn as pacer_of_conn};
 pub use types::*;
 pub(crate) use worker::{
     ConnCtx, Quota, Stall, WorkerRec, after_end, async_worker_main, recorder_at, stall_error,

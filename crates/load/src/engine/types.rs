@@ -23,6 +23,10 @@ pub struct LoadConfig {
     /// Open loop: total requests per second over all connections, sent on a
     /// timetable whatever the responses do. None: closed loop.
     pub rate: Option<f64>,
+    /// Open loop in stages: the rate over the measured phase (the warm-up
+    /// at the first stage's opening rate); `rate` is then their mean.
+    #[serde(default)]
+    pub stages: Vec<wirebench_core::stages::Stage>,
     pub arrival: Arrival,
     /// Seeds the Poisson timetables (one stream per connection).
     pub seed: u64,
@@ -60,7 +64,21 @@ impl LoadConfig {
     /// connection keeps an even share of the rate); None in a closed loop.
     pub fn conn_gap_ns(&self) -> Option<u64> {
         let (_, total) = self.global_conn(0, 0);
-        self.rate.map(|rate| (1e9 * total as f64 / rate) as u64)
+        // In stages: the gap at the end of the last (what a connection
+        // would have sent meanwhile when the run ends).
+        let last = self.stages.last().map(|s| s.to_per_s).filter(|r| *r > 0.0);
+        self.rate
+            .map(|rate| (1e9 * total as f64 / last.unwrap_or(rate)) as u64)
+    }
+
+    /// The stages' profile from the load's start (None: no stages).
+    pub fn profile(&self) -> Option<std::sync::Arc<wirebench_core::stages::Profile>> {
+        (!self.stages.is_empty()).then(|| {
+            std::sync::Arc::new(wirebench_core::stages::Profile::new(
+                self.warmup,
+                &self.stages,
+            ))
+        })
     }
 
     /// Connection `j` of client `id`: its number among the run's
@@ -84,6 +102,7 @@ impl Default for LoadConfig {
             duration: Duration::from_secs(1),
             count: None,
             rate: None,
+            stages: Vec::new(),
             arrival: Arrival::Uniform,
             seed: 1,
             finite_work: false,

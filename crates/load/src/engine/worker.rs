@@ -5,7 +5,7 @@
 //! interval boundary.
 
 use super::coordinator::{Gate, Msg, Schedule, WorkerLink};
-use super::pacer::Pacer;
+use super::pacer::{self, Pacer};
 use crate::recorder::{IntervalData, Recorder};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -146,18 +146,12 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
             },
             None => None,
         };
+        let profile = cfg.profile();
         for (j, conn) in conns.into_iter().enumerate() {
             let (global, nconns_total) = cfg.global_conn(id, j);
             let quota = cfg.count.map(|c| c / nconns_total + u64::from(global < c % nconns_total));
             let quota = Quota { limit: quota, done: 0, measure_start: sched.measure_start };
-            let pacer = match cfg.rate {
-                Some(rate) => {
-                    let offset = global as f64 / nconns_total as f64;
-                    let seed = cfg.seed ^ global.wrapping_mul(0xA076_1D64_78BD_642F);
-                    Some(Pacer::new(sched.load_start, rate / nconns_total as f64, cfg.arrival, seed, offset))
-                }
-                None => None,
-            };
+            let pacer = pacer::of_conn(&cfg, sched.load_start, global, nconns_total, profile.as_ref());
             let stall = Arc::new(Stall::new(sched.load_start));
             stalls.push(stall.clone());
             // What a connection of requests and answers leaves unanswered

@@ -634,7 +634,9 @@ fn part(
         rx,
         cancel: cancel.clone(),
     };
-    let opts = SessionOptions::of(&req, ctx.opts.credentials.clone());
+    let mut opts = SessionOptions::of(&req, ctx.opts.credentials.clone());
+    // A part is not a run of its own: the coordinator indexes the merged run.
+    opts.history = None;
     let out = run::run(
         &req,
         &opts,

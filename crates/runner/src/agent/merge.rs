@@ -103,6 +103,11 @@ pub(super) fn parts(
         wirebench_core::merge::instances(&results).map_err(|e| RunError::Failed(e.to_string()))?;
     m.spec = spec.clone();
     m.summary.requested_rate_per_s = spec.rate_per_s;
+    // The stages of the merged seconds (each part's were its share's).
+    m.stages = wirebench_core::stages::results(&spec.stages, spec.warmup_ns, &m.intervals);
+    m.warnings
+        .retain(|w| !matches!(w, Warning::StageBehind { .. }));
+    m.warnings.extend(crate::outcome::stage_warnings(&m.stages));
     // Each part's CPUs are its own host's: the first part's stand for the
     // cpuset (a result always has one), and a note says so.
     m.placement = placement.clone();

@@ -181,3 +181,44 @@ fn an_open_loop_takes_a_descriptor_per_connection_not_two() {
     assert!((1900.0..2100.0).contains(&sent), "sent {sent}/s of 2000/s");
     assert_eq!(srv.stop()["conns_accepted"], 500);
 }
+
+/// Issue 38: a stage the server cannot take (one connection, one request
+/// at a time, 10 ms each: 100/s at most) is said to fall behind, by name,
+/// in its row and in a warning; the stage before it kept up.
+#[test]
+fn issue_38_a_stage_the_load_cannot_keep_says_so() {
+    let _g = shared();
+    let srv = Server::start(&["--delay", "10ms"]);
+    let dir = TempDir::new("stages-behind");
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target",
+            &srv.endpoint,
+            "--stages",
+            "2s:20/s, 2s:500/s",
+            "--depth",
+            "1",
+            "--warmup",
+            "0s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(r.stages.len(), 2, "{:?}", r.stages);
+    let (calm, rush) = (&r.stages[0], &r.stages[1]);
+    assert!(calm.kept_up && calm.late_sends == 0, "{calm:?}");
+    assert!((calm.sent_per_s - 20.0).abs() <= 1.0, "{calm:?}");
+    assert!(!rush.kept_up, "{rush:?}");
+    assert!(
+        rush.sent_per_s <= 110.0 && rush.late_sends >= 700,
+        "{rush:?}"
+    );
+    let said: Vec<String> = r.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        said.iter()
+            .any(|w| w.starts_with("stage 2 (2s:500/s): requests left at")),
+        "{said:?}"
+    );
+    assert!(!said.iter().any(|w| w.contains("drifts")), "{said:?}");
+    srv.stop();
+}

@@ -314,3 +314,46 @@ fn issue_15_search_finds_saturation_or_says_it_did_not() {
     assert_eq!(v["budget_exhausted"], true, "{v}");
     assert_eq!(v["steps"].as_array().unwrap().len(), 3);
 }
+
+/// Issue 38: an open loop in stages (a constant rate, a ramp, a constant
+/// rate) sends what each stage asks: every stage's row within 2% of its
+/// asked rate, and the summary's table says so.
+#[test]
+fn issue_38_a_staged_open_loop_keeps_each_stages_rate() {
+    let _g = exclusive();
+    let (client, server) = cpus();
+    let srv = Server::start(&["--cpus", &server]);
+    let dir = TempDir::new("stages");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--target",
+        &srv.endpoint,
+        "--client-cpus",
+        &client,
+        "--stages",
+        "2s:200/s, 3s:200->2k/s, 2s:2k/s",
+        "--results",
+        dir.str(),
+    ]);
+    let st = p.wait(std::time::Duration::from_secs(60));
+    let text = p.stdout_all();
+    assert!(st.success(), "{}\n{text}", p.stderr_all());
+    let run = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path().join("run.json"))
+        .find(|p| p.is_file())
+        .unwrap();
+    let r: wirebench_core::result::RunResult =
+        serde_json::from_str(&std::fs::read_to_string(run).unwrap()).unwrap();
+    let asked: Vec<f64> = r.stages.iter().map(|s| s.asked_per_s).collect();
+    assert_eq!(asked, [200.0, 1100.0, 2000.0], "{:?}", r.stages);
+    for s in &r.stages {
+        let off = (s.sent_per_s - s.asked_per_s).abs() / s.asked_per_s;
+        assert!(off <= 0.02 && s.kept_up, "{s:?}");
+        assert!(s.completed_per_s > 0.9 * s.asked_per_s, "{s:?}");
+    }
+    for row in ["2s:200/s", "3s:200->2k/s", "2s:2k/s"] {
+        assert!(text.contains(row), "{row}: {text}");
+    }
+    srv.stop();
+}

@@ -1,0 +1,351 @@
+//! Load stages of an open loop (`--stages '10s:1k/s, 30s:1k->20k/s,
+//! 10s:20k/s'`): the arrival rate over the measured phase, constant or a
+//! linear ramp in each stage. A [`Profile`] gives how many requests are due
+//! by a time and, inverted, when the n-th is due, so that each connection's
+//! timetable follows the rate exactly (the warm-up runs at the first
+//! stage's opening rate).
+
+use crate::units::{Dur, parse_duration, parse_rate};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// One stage: `duration` at a rate going from `from_per_s` to `to_per_s`
+/// (equal: constant).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub duration_ns: u64,
+    pub from_per_s: f64,
+    pub to_per_s: f64,
+}
+
+impl Stage {
+    pub fn seconds(&self) -> f64 {
+        self.duration_ns as f64 / 1e9
+    }
+
+    /// The mean rate asked over the stage.
+    pub fn asked_per_s(&self) -> f64 {
+        (self.from_per_s + self.to_per_s) / 2.0
+    }
+
+    /// `30s:1k->20k/s`
+    pub fn text(&self) -> String {
+        let r = |v: f64| {
+            if v >= 1e3 && (v / 1e3).fract() == 0.0 {
+                format!("{}k", v / 1e3)
+            } else {
+                format!("{v}")
+            }
+        };
+        let d = Dur(Duration::from_nanos(self.duration_ns));
+        if self.from_per_s == self.to_per_s {
+            format!("{d}:{}/s", r(self.from_per_s))
+        } else {
+            format!("{d}:{}->{}/s", r(self.from_per_s), r(self.to_per_s))
+        }
+    }
+}
+
+/// Parses `DURATION:RATE` or `DURATION:RATE->RATE`, comma-separated. Each
+/// stage lasts whole seconds (its figures are the per-second points it
+/// holds); a rate may be 0 at one end of a ramp, never over a whole stage.
+pub fn parse(text: &str) -> Result<Vec<Stage>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = |why: &str| {
+            format!(
+                "'{part}': {why}; write DURATION:RATE or DURATION:RATE->RATE, e.g. 30s:1k->20k/s"
+            )
+        };
+        let (d, rates) = part.split_once(':').ok_or_else(|| bad("no ':'"))?;
+        let d = parse_duration(d.trim()).map_err(|_| bad("not a duration"))?;
+        if d.is_zero() || d.subsec_nanos() != 0 {
+            return Err(bad("a stage lasts a whole number of seconds, 1s or more"));
+        }
+        let rate = |r: &str| -> Result<f64, String> {
+            let r = r.trim();
+            // 0 is a ramp's end, not a stage.
+            if r.trim_end_matches("/s") == "0" {
+                return Ok(0.0);
+            }
+            parse_rate(r).map_err(|_| bad(&format!("'{r}' is not a rate")))
+        };
+        let (from, to) = match rates.split_once("->") {
+            Some((a, b)) => (rate(a)?, rate(b)?),
+            None => {
+                let r = rate(rates)?;
+                (r, r)
+            }
+        };
+        if from == 0.0 && to == 0.0 {
+            return Err(bad("a stage at 0/s sends nothing"));
+        }
+        out.push(Stage {
+            duration_ns: u64::try_from(d.as_nanos()).map_err(|_| bad("too long"))?,
+            from_per_s: from,
+            to_per_s: to,
+        });
+    }
+    if out.is_empty() {
+        return Err("no stage: write DURATION:RATE or DURATION:RATE->RATE, comma-separated".into());
+    }
+    Ok(out)
+}
+
+/// The stages' total length.
+pub fn total(stages: &[Stage]) -> Duration {
+    Duration::from_nanos(stages.iter().map(|s| s.duration_ns).sum())
+}
+
+/// The mean rate over the stages (what the summary's "asked" is).
+pub fn mean_rate(stages: &[Stage]) -> f64 {
+    let secs: f64 = stages.iter().map(Stage::seconds).sum();
+    stages
+        .iter()
+        .map(|s| s.asked_per_s() * s.seconds())
+        .sum::<f64>()
+        / secs
+}
+
+/// The highest rate asked at any time.
+pub fn peak_rate(stages: &[Stage]) -> f64 {
+    stages
+        .iter()
+        .map(|s| s.from_per_s.max(s.to_per_s))
+        .fold(0.0, f64::max)
+}
+
+/// The rate over time from the load's start: a lead (the warm-up) at the
+/// first stage's opening rate, then the stages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// (start s, length s, rate at start, rate at end, requests due before)
+    segments: Vec<(f64, f64, f64, f64, f64)>,
+}
+
+impl Profile {
+    pub fn new(lead: Duration, stages: &[Stage]) -> Profile {
+        let mut segments = Vec::new();
+        let (mut t, mut n) = (0.0, 0.0);
+        let first = stages.first().map_or(0.0, |s| s.from_per_s);
+        let lead = lead.as_secs_f64();
+        let all = std::iter::once((lead, first, first)).chain(
+            stages
+                .iter()
+                .map(|s| (s.seconds(), s.from_per_s, s.to_per_s)),
+        );
+        for (len, r0, r1) in all.filter(|(len, ..)| *len > 0.0) {
+            segments.push((t, len, r0, r1, n));
+            t += len;
+            n += (r0 + r1) / 2.0 * len;
+        }
+        Profile { segments }
+    }
+
+    /// Requests due by `t` seconds from the start.
+    pub fn count_at(&self, t: f64) -> f64 {
+        let mut due = 0.0;
+        for &(start, len, r0, r1, before) in &self.segments {
+            if t < start {
+                break;
+            }
+            let tau = (t - start).min(len);
+            due = before + r0 * tau + (r1 - r0) * tau * tau / (2.0 * len);
+        }
+        due
+    }
+
+    /// When the `n`-th request (counted from 0, fractions allowed) is due,
+    /// in seconds from the start; None after the last stage.
+    pub fn time_at(&self, n: f64) -> Option<f64> {
+        for &(start, len, r0, r1, before) in &self.segments {
+            let within = (r0 + r1) / 2.0 * len;
+            if n < before || n >= before + within {
+                continue;
+            }
+            let m = n - before;
+            // r0 tau + a tau^2 = m, a = (r1 - r0) / 2len; the root in the
+            // form that stays exact when a is near 0 (or below it).
+            let a = (r1 - r0) / (2.0 * len);
+            let tau = 2.0 * m / (r0 + (r0 * r0 + 4.0 * a * m).max(0.0).sqrt());
+            return Some(start + tau.clamp(0.0, len));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_parse_and_say_what_was_wrong() {
+        let s = parse("10s:1k/s, 30s:1k->20k/s,10s:20k").unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[1].from_per_s, 1000.0);
+        assert_eq!(s[1].to_per_s, 20000.0);
+        assert_eq!(s[1].text(), "30s:1k->20k/s");
+        assert_eq!(total(&s), Duration::from_secs(50));
+        assert_eq!(peak_rate(&s), 20000.0);
+        assert!((mean_rate(&s) - (10e3 + 30.0 * 10.5e3 + 10.0 * 20e3) / 50.0).abs() < 1e-9);
+        assert!(parse("10s:0->1k").is_ok());
+        for (bad, says) in [
+            ("10s", "no ':'"),
+            ("1500ms:1k", "whole number of seconds"),
+            ("10s:fast", "not a rate"),
+            ("10s:0", "sends nothing"),
+            ("", "no stage"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_timetable_follows_the_ramp() {
+        // 1 s of lead at 1k/s, then 10 s from 1k/s to 21k/s.
+        let stages = parse("10s:1k->21k").unwrap();
+        let p = Profile::new(Duration::from_secs(1), &stages);
+        assert_eq!(p.count_at(1.0), 1000.0);
+        // A ramp's count is the area under it: 1k + (1k + 11k) / 2 x 5 s.
+        assert!((p.count_at(6.0) - 31_000.0).abs() < 1e-6);
+        assert!((p.count_at(11.0) - 111_000.0).abs() < 1e-6);
+        for n in [0.0, 0.5, 999.0, 1000.0, 31_000.0, 110_999.0] {
+            let t = p.time_at(n).unwrap();
+            assert!((p.count_at(t) - n).abs() < 1e-6, "{n}: {t}");
+        }
+        assert_eq!(p.time_at(111_000.0), None);
+        // A ramp down to 0.
+        let p = Profile::new(Duration::ZERO, &parse("4s:1k->0").unwrap());
+        let t = p.time_at(1999.0).unwrap();
+        assert!((p.count_at(t) - 1999.0).abs() < 1e-6 && t < 4.0, "{t}");
+    }
+}
+
+/// A stage of a staged run, as measured: what was asked, sent and
+/// completed in the seconds it holds, and its latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageResult {
+    /// 1 for the first.
+    pub stage: usize,
+    /// `30s:1k->20k/s`
+    pub text: String,
+    /// From the measured phase's start.
+    pub start_s: f64,
+    /// The seconds measured in it (its length, unless the run ended early).
+    pub measured_s: f64,
+    pub asked_per_s: f64,
+    pub sent_per_s: f64,
+    pub completed_per_s: f64,
+    pub errors: u64,
+    pub latency: crate::hist::LatencySummary,
+    /// Requests due in the stage that had not left by its end: the
+    /// generator (or the depth limit) fell behind by that many.
+    pub late_sends: u64,
+    /// Sent within 2% of what was asked.
+    pub kept_up: bool,
+}
+
+/// Sent within this share of the asked rate: the stage kept up.
+pub const KEPT_UP: f64 = 0.98;
+
+/// Each stage's figures from the run's per-second points: the measured
+/// seconds whose middle falls in it.
+pub fn results(
+    stages: &[Stage],
+    warmup_ns: u64,
+    intervals: &[crate::result::Interval],
+) -> Vec<StageResult> {
+    let profile = Profile::new(Duration::from_nanos(warmup_ns), stages);
+    let mut out = Vec::new();
+    let mut from_ns = warmup_ns;
+    for (i, s) in stages.iter().enumerate() {
+        let to_ns = from_ns + s.duration_ns;
+        let held: Vec<&crate::result::Interval> = intervals
+            .iter()
+            .filter(|iv| iv.phase == crate::result::Phase::Measure)
+            .filter(|iv| (from_ns..to_ns).contains(&(iv.start_ns / 2 + iv.end_ns / 2)))
+            .collect();
+        let (Some(first), Some(last)) = (held.first(), held.last()) else {
+            from_ns = to_ns;
+            continue;
+        };
+        let secs = (last.end_ns - first.start_ns) as f64 / 1e9;
+        let asked = profile.count_at(last.end_ns as f64 / 1e9)
+            - profile.count_at(first.start_ns as f64 / 1e9);
+        let sent: u64 = held.iter().map(|iv| iv.sent).sum();
+        let ops: u64 = held.iter().map(|iv| iv.ops).sum();
+        let mut h = crate::hist::new_hist();
+        for iv in &held {
+            if let Ok(x) = crate::hist::decode(&iv.latency_hist) {
+                let _ = h.add(&x);
+            }
+        }
+        let per_s = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };
+        out.push(StageResult {
+            stage: i + 1,
+            text: s.text(),
+            start_s: (from_ns - warmup_ns) as f64 / 1e9,
+            measured_s: secs,
+            asked_per_s: per_s(asked),
+            sent_per_s: per_s(sent as f64),
+            completed_per_s: per_s(ops as f64),
+            errors: held.iter().map(|iv| iv.errors).sum(),
+            latency: crate::hist::LatencySummary::of(&h),
+            late_sends: crate::units::whole((asked - sent as f64).max(0.0).round()),
+            kept_up: sent as f64 >= KEPT_UP * asked,
+        });
+        from_ns = to_ns;
+    }
+    out
+}
+
+#[cfg(test)]
+mod result_tests {
+    use super::*;
+    use crate::result::{Interval, Phase};
+
+    fn second(k: u64, sent: u64, ops: u64) -> Interval {
+        let mut h = crate::hist::new_hist();
+        crate::hist::record(&mut h, 1000 * (k + 1));
+        Interval {
+            start_ns: k * 1_000_000_000,
+            end_ns: (k + 1) * 1_000_000_000,
+            phase: if k == 0 {
+                Phase::Warmup
+            } else {
+                Phase::Measure
+            },
+            sent,
+            ops,
+            latency_hist: crate::hist::encode(&h),
+            ..crate::result::fixture::interval(k, ops as f64, 1)
+        }
+    }
+
+    #[test]
+    fn each_stage_gets_its_seconds_and_says_where_it_fell_behind() {
+        // 1 s of warm-up, 2 s at 100/s, then 2 s from 100/s to 300/s
+        // (asked: 150/s, then 250/s), whose last second sent only 200.
+        let stages = parse("2s:100, 2s:100->300").unwrap();
+        let ivs = [
+            second(0, 100, 100),
+            second(1, 100, 100),
+            second(2, 100, 99),
+            second(3, 150, 150),
+            second(4, 200, 200),
+        ];
+        let r = results(&stages, 1_000_000_000, &ivs);
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].stage, r[0].start_s, r[0].measured_s), (1, 0.0, 2.0));
+        assert_eq!((r[0].asked_per_s, r[0].sent_per_s), (100.0, 100.0));
+        assert_eq!(r[0].completed_per_s, 99.5);
+        assert!(r[0].kept_up && r[0].late_sends == 0);
+        // The slowest of its two seconds (2 and 3 us), as HDR keeps it.
+        assert!((3000..=3003).contains(&r[0].latency.max_ns), "{:?}", r[0]);
+        assert_eq!((r[1].asked_per_s, r[1].sent_per_s), (200.0, 175.0));
+        assert_eq!(r[1].late_sends, 50);
+        assert!(!r[1].kept_up);
+        assert_eq!(r[1].text, "2s:100->300/s");
+    }
+}
