@@ -140,6 +140,21 @@ impl Metric {
         Metric::ALL.into_iter().find(|m| m.name() == name)
     }
 
+    /// The metrics `--metric` names; the error names the one that is none.
+    pub fn parse_list(names: &[String]) -> Result<Vec<Metric>, String> {
+        names
+            .iter()
+            .map(|n| {
+                Metric::parse(n.trim()).ok_or_else(|| {
+                    format!(
+                        "--metric {n}: not a metric; give any of {}",
+                        Metric::ALL.map(|m| m.name()).join(", ")
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// The run's value of this metric (None: not measured, e.g. the CPU of
     /// a server not observed).
     pub fn of(self, r: &RunResult) -> Option<f64> {

@@ -170,16 +170,10 @@ fn fraction(flag: &str, v: &str) -> anyhow::Result<f64> {
 }
 
 fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
-    let mut metrics = Vec::new();
-    for m in &a.metric {
-        match Metric::parse(m.trim()) {
-            Some(m) => metrics.push(m),
-            None => usage!(
-                "--metric {m}: not a metric; give any of {}",
-                Metric::ALL.map(|m| m.name()).join(", ")
-            ),
-        }
-    }
+    let metrics = match Metric::parse_list(&a.metric) {
+        Ok(m) => m,
+        Err(e) => usage!("{e}"),
+    };
     if !(a.pvalue > 0.0 && a.pvalue < 1.0) {
         usage!(
             "--pvalue {}: give a probability between 0 and 1, e.g. 0.001",

@@ -145,16 +145,10 @@ fn history(a: ReportArgs) -> anyhow::Result<ExitCode> {
             a.paths.len()
         );
     };
-    let mut metrics = Vec::new();
-    for m in &a.metric {
-        match Metric::parse(m.trim()) {
-            Some(m) => metrics.push(m),
-            None => usage!(
-                "--metric {m}: not a metric; give any of {}",
-                Metric::ALL.map(|m| m.name()).join(", ")
-            ),
-        }
-    }
+    let metrics = match Metric::parse_list(&a.metric) {
+        Ok(m) => m,
+        Err(e) => usage!("{e}"),
+    };
     let filter = match Filter::parse(&a.conditions) {
         Ok(f) => f,
         Err(e) => usage!("{e}"),
