@@ -114,6 +114,93 @@ pub fn write(name: &str, suites: &[Suite]) -> String {
     out
 }
 
+/// A suite per run: a case for the run itself (failed when the run did
+/// not complete) and one per `--slo` objective (failed when missed).
+pub fn of_runs(runs: &[wirebench_core::result::RunResult]) -> Vec<Suite> {
+    use wirebench_core::result::RunState;
+    runs.iter()
+        .map(|r| {
+            let mut cases = vec![Case {
+                name: "run".into(),
+                outcome: match r.status.state {
+                    RunState::Complete => Outcome::Passed,
+                    state => {
+                        let state = format!("{state:?}").to_lowercase();
+                        let why = r.status.reason.clone().unwrap_or_default();
+                        Outcome::Failed {
+                            message: format!("the run is {state}: {why}"),
+                            details: why,
+                        }
+                    }
+                },
+                output: Some(format!(
+                    "{:.1} ops/s, p50 {} ns, p99 {} ns",
+                    r.summary.ops_per_s, r.summary.latency.p50_ns, r.summary.latency.p99_ns
+                )),
+            }];
+            for o in &r.slos {
+                let actual = match wirebench_core::slo::Slo::parse(&o.slo) {
+                    Ok(slo) => slo.format_value(o.actual),
+                    Err(_) => format!("{}", o.actual),
+                };
+                let line = format!("{}: actual {actual}", o.slo);
+                cases.push(Case {
+                    name: format!("slo {}", o.slo),
+                    outcome: if o.pass {
+                        Outcome::Passed
+                    } else {
+                        Outcome::Failed {
+                            message: format!("{line}: missed"),
+                            details: format!("{line}, run {}", r.run_id),
+                        }
+                    },
+                    output: Some(line),
+                });
+            }
+            Suite {
+                name: format!("{} [{}]", r.spec.label(), r.run_id),
+                cases,
+            }
+        })
+        .collect()
+}
+
+/// `compare --fail-if`: a case per gate and variant after the first
+/// (failed when it tripped).
+pub fn of_gates(
+    gates: &[crate::compare::Gate],
+    tripped: &[crate::compare::Tripped],
+    variants: &[crate::compare::Variant],
+) -> Vec<Suite> {
+    let mut cases = Vec::new();
+    for g in gates {
+        for (i, v) in variants.iter().enumerate().skip(1) {
+            let letter = crate::compare::letter(i);
+            let hit = tripped
+                .iter()
+                .find(|t| t.gate == g.text && t.variant == letter);
+            cases.push(Case {
+                name: format!("{} {letter} ({})", g.text, v.label),
+                outcome: match hit {
+                    Some(t) => Outcome::Failed {
+                        message: format!(
+                            "fail-if {}: variant {letter} changed {:+.1}% against A, beyond the noise",
+                            g.text, t.change_pct
+                        ),
+                        details: format!("A: {}\n{letter}: {}", variants[0].label, v.label),
+                    },
+                    None => Outcome::Passed,
+                },
+                output: None,
+            });
+        }
+    }
+    vec![Suite {
+        name: "compare --fail-if".into(),
+        cases,
+    }]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,10 @@ pub struct CompareArgs {
     /// p999, client_cpu_per_op, ttfb_mean, ttfb_p99). A change within the noise never fails.
     #[arg(long)]
     fail_if: Option<String>,
+    /// Also write a JUnit XML report of the --fail-if gates: a test case per gate and variant
+    /// (failed when it tripped), for CI systems to show.
+    #[arg(long, value_name = "FILE", requires = "fail_if")]
+    junit: Option<PathBuf>,
 }
 
 /// Exit status of a comparison whose `--fail-if` gate a variant tripped.
@@ -71,12 +75,20 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(o) = &a.output {
         check_page(o, a.force)?;
     }
+    if let Some(j) = &a.junit {
+        super::error::check_output(j, a.force)?;
+    }
     let gates = match compare::Gate::parse_list(a.fail_if.as_deref().unwrap_or("")) {
         Ok(g) => g,
         Err(e) => usage!("--fail-if: {e}"),
     };
     let rows = compare::compare(&variants);
     let tripped = compare::tripped(&gates, &rows);
+    if let Some(j) = &a.junit {
+        let suites = wirebench_report::junit::of_gates(&gates, &tripped, &variants);
+        let doc = wirebench_report::junit::write("wirebench compare", &suites);
+        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+    }
     let mut out = std::io::stdout().lock();
     if a.format == "json" {
         let j = compare::json_with_gates(&variants, &rows, &tripped);

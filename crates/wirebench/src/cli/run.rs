@@ -7,6 +7,7 @@ use super::flags::RunFlags;
 use crate::ui::progress::Console;
 use clap::Args;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use wirebench_core::request::{Format, RunRequest};
 use wirebench_core::topo::Topology;
@@ -24,6 +25,10 @@ pub struct RunArgs {
     /// Stop (as on SIGTERM, saving the partial result) when this process dies (set by `sweep`).
     #[arg(long, hide = true)]
     exit_with_parent: Option<u32>,
+    /// Also write a JUnit XML report, for CI systems to show: a test case for each run (failed
+    /// when it did not complete) and one per --slo objective (failed when missed).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 fn read_request() -> anyhow::Result<RunRequest> {
@@ -58,6 +63,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let topo = Topology::read();
     // Refused before anything starts (the runner checks again).
     req.check(&topo).map_err(UsageError::from)?;
+    if let Some(j) = &a.junit {
+        super::error::check_output(j, req.force.unwrap_or(false))?;
+    }
     super::flags::warn_if_debug();
     // Every connection takes a descriptor.
     let _ = wirebench_runner::process::raise_open_files_limit();
@@ -114,6 +122,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         .last_dir()
         .map(|d| d.display().to_string())
         .unwrap_or_default();
+    if let Some(j) = &a.junit {
+        let runs: Vec<_> = report.runs.iter().map(|(r, _)| r.clone()).collect();
+        let doc = wirebench_report::junit::write(
+            "wirebench run",
+            &wirebench_report::junit::of_runs(&runs),
+        );
+        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+    }
     let verdict = report.verdict();
     match &verdict {
         Verdict::Interrupted => eprintln!("interrupted: the partial result is saved in {last}"),

@@ -166,3 +166,75 @@ fn history_flags_are_checked_and_a_missing_history_is_explained() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--label"), "{err}");
 }
+
+/// Issue 38's CI gates: `run --junit` writes a case per run and objective
+/// (a missed one fails), `compare --fail-if --junit` one per gate and
+/// variant; both refuse a file that exists without --force.
+#[test]
+fn run_and_compare_write_junit_reports() {
+    let _g = shared();
+    let dir = TempDir::new("junit");
+    let xml = dir.path().join("run.xml");
+    let (code, _, err) = wb(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--duration",
+        "300ms",
+        "--warmup",
+        "0s",
+        "--slo",
+        "p99<1ns,ops>=1/s",
+        "--junit",
+        xml.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(3), "{err}");
+    let doc = std::fs::read_to_string(&xml).unwrap();
+    assert!(
+        doc.contains(r#"tests="3" failures="1" errors="0" skipped="0""#),
+        "{doc}"
+    );
+    assert!(doc.contains(r#"<testcase name="slo p99&lt;1ns""#), "{doc}");
+    assert!(
+        doc.contains("<failure message=\"p99&lt;1ns: actual "),
+        "{doc}"
+    );
+    assert!(doc.contains(r#"<testcase name="slo ops&gt;=1/s""#), "{doc}");
+    // Never over a file that exists.
+    let (code, _, err) = wb(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--duration",
+        "100ms",
+        "--junit",
+        xml.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("run.xml"), "{err}");
+
+    let runs: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("run.json").is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let gate = dir.path().join("gate.xml");
+    let (code, out, err) = wb(&[
+        "compare",
+        &runs[0],
+        &runs[0],
+        "--fail-if",
+        "ops_per_s<-10%",
+        "--junit",
+        gate.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let doc = std::fs::read_to_string(&gate).unwrap();
+    assert!(doc.contains(r#"tests="1" failures="0""#), "{doc}");
+    assert!(
+        doc.contains("<testcase name=\"ops_per_s&lt;-10% B ("),
+        "{doc}"
+    );
+}
