@@ -586,6 +586,21 @@ pub struct SloOutcome {
     #[serde(deserialize_with = "nan_if_null")]
     pub actual: f64,
     pub pass: bool,
+    /// An objective `over` a window: each window of the measured phase
+    /// (`actual` is then the worst one's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<Vec<SloWindow>>,
+}
+
+/// One window of an objective checked `over` windows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloWindow {
+    /// From the measured phase's start.
+    pub from_s: f64,
+    pub to_s: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub actual: f64,
+    pub pass: bool,
 }
 
 /// The cause of the requests a connection still waited for, far too long,

@@ -1,6 +1,8 @@
 //! Service-level objectives: `p99<1ms`, `mean<=200us`, `ops>=10k/s`,
 //! `errors<1%`. Parsed once, shared by every command that takes `--slo`,
-//! and checked against a run's summary.
+//! and checked against a run's summary; an objective `over 10s` is checked
+//! in every 10 s window of the measured phase instead, each of which must
+//! meet it (a bad minute cannot hide in a good hour).
 
 pub use crate::result::SloOutcome;
 use crate::result::Summary;
@@ -47,11 +49,15 @@ pub struct Slo {
     pub cmp: Cmp,
     /// ns for latencies, ops/s for throughput, % for the error rate.
     pub threshold: f64,
+    /// `over 10s`: met in every window of this many whole seconds of the
+    /// measured phase (None: over the whole phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "'{0}' is not an objective: write METRIC OP VALUE, e.g. p99<1ms, p99.9<=5ms, mean<200us, max<50ms, ops>=10k/s, errors<1%, ttfb-p99<150ms, ttfb-mean<20ms (OP is <, <=, > or >=)"
+    "'{0}' is not an objective: write METRIC OP VALUE, e.g. p99<1ms, p99.9<=5ms, mean<200us, max<50ms, ops>=10k/s, errors<1%, ttfb-p99<150ms, ttfb-mean<20ms (OP is <, <=, > or >=), and 'over 10s' after it to check it in every 10 s window (whole seconds; not ttfb)"
 )]
 pub struct SloError(pub String);
 
@@ -59,6 +65,16 @@ impl Slo {
     pub fn parse(text: &str) -> Result<Slo, SloError> {
         let err = || SloError(text.to_string());
         let t = text.trim();
+        let (t, window_s) = match t.split_once(" over ") {
+            Some((objective, window)) => {
+                let d = units::parse_duration(window.trim()).map_err(|_| err())?;
+                if d.is_zero() || d.subsec_nanos() != 0 {
+                    return Err(err());
+                }
+                (objective.trim(), Some(d.as_secs()))
+            }
+            None => (t, None),
+        };
         let at = t.find(['<', '>']).ok_or_else(err)?;
         let (name, rest) = (t[..at].trim(), &t[at..]);
         let (cmp, value) = if let Some(v) = rest.strip_prefix("<=") {
@@ -100,11 +116,17 @@ impl Slo {
         if !threshold.is_finite() || threshold < 0.0 {
             return Err(err());
         }
+        // The per-second points carry no time to first byte.
+        let ttfb = matches!(metric, Metric::TtfbMean | Metric::TtfbPercentile(_));
+        if window_s.is_some() && ttfb {
+            return Err(err());
+        }
         Ok(Slo {
-            text: t.to_string(),
+            text: text.trim().to_string(),
             metric,
             cmp,
             threshold,
+            window_s,
         })
     }
 
@@ -160,7 +182,71 @@ impl Slo {
             slo: self.text.clone(),
             actual,
             pass: self.holds(actual, 0.0),
+            windows: None,
         }
+    }
+
+    /// Checks a run: over its whole measured phase, or, `over` a window,
+    /// in each window of its per-second points (the last one too when it
+    /// is shorter; a phase shorter than a window is one window). The
+    /// actual value is the worst window's.
+    pub fn check_run(&self, r: &crate::result::RunResult) -> Result<SloOutcome, String> {
+        let Some(window_s) = self.window_s else {
+            let h = crate::hist::decode(&r.latency_hist)
+                .map_err(|e| format!("the run's histogram: {e}"))?;
+            return Ok(self.check(&r.summary, &h));
+        };
+        let measured: Vec<&crate::result::Interval> = r
+            .intervals
+            .iter()
+            .filter(|iv| iv.phase == crate::result::Phase::Measure)
+            .collect();
+        let per = usize::try_from(window_s).unwrap_or(usize::MAX);
+        let mut windows = Vec::new();
+        for (k, chunk) in measured.chunks(per).enumerate() {
+            let mut h = crate::hist::new_hist();
+            for iv in chunk {
+                let x = crate::hist::decode(&iv.latency_hist)
+                    .map_err(|e| format!("a second's histogram: {e}"))?;
+                h.add(&x).map_err(|e| format!("merging seconds: {e:?}"))?;
+            }
+            let secs: f64 = chunk.iter().map(|iv| iv.seconds()).sum();
+            let ops: u64 = chunk.iter().map(|iv| iv.ops).sum();
+            let s = Summary {
+                ops,
+                errors: chunk.iter().map(|iv| iv.errors).sum(),
+                ops_per_s: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+                latency: crate::hist::LatencySummary::of(&h),
+                ..Summary::default()
+            };
+            let actual = self.actual(&s, &h);
+            windows.push(crate::result::SloWindow {
+                from_s: (k * per) as f64,
+                to_s: (k * per) as f64 + secs,
+                actual,
+                pass: self.holds(actual, 0.0),
+            });
+        }
+        // The worst window's value (a window that measured nothing, NaN,
+        // is the worst of all: it meets no objective).
+        let worse = |a: f64, b: f64| {
+            a.is_nan()
+                || match self.cmp {
+                    Cmp::Lt | Cmp::Le => a > b,
+                    Cmp::Gt | Cmp::Ge => a < b,
+                }
+        };
+        let worst = windows
+            .iter()
+            .map(|w| w.actual)
+            .reduce(|a, b| if worse(b, a) { b } else { a })
+            .unwrap_or(f64::NAN);
+        Ok(SloOutcome {
+            slo: self.text.clone(),
+            actual: worst,
+            pass: !windows.is_empty() && windows.iter().all(|w| w.pass),
+            windows: Some(windows),
+        })
     }
 
     /// Whether `actual` meets the objective with `headroom` (a fraction of
@@ -209,6 +295,60 @@ fn latency(v: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ten seconds at 100 us but for seconds 4 and 5 at 5 ms: `p50<1ms`
+    /// passes over the whole run (80% of it at 100 us) but not `over 2s`,
+    /// whose 4-6 s window is at 5 ms.
+    #[test]
+    fn an_objective_over_a_window_is_met_in_every_window() {
+        use crate::result::fixture;
+        let mut r = fixture::sample();
+        r.intervals = (0..10)
+            .map(|k| {
+                fixture::interval(
+                    k,
+                    1000.0,
+                    if k == 4 || k == 5 { 5_000_000 } else { 100_000 },
+                )
+            })
+            .collect();
+        let whole = Slo::parse("p50<1ms").unwrap();
+        assert_eq!(whole.window_s, None);
+        let mut all = crate::hist::new_hist();
+        for iv in &r.intervals {
+            all.add(crate::hist::decode(&iv.latency_hist).unwrap())
+                .unwrap();
+        }
+        r.latency_hist = crate::hist::encode(&all);
+        assert!(whole.check_run(&r).unwrap().pass);
+        let windowed = Slo::parse("p50<1ms over 2s").unwrap();
+        assert_eq!(windowed.window_s, Some(2));
+        assert_eq!(windowed.text, "p50<1ms over 2s");
+        let o = windowed.check_run(&r).unwrap();
+        assert!(!o.pass, "{o:?}");
+        let w = o.windows.as_ref().unwrap();
+        assert_eq!(w.len(), 5);
+        let missed: Vec<(f64, f64)> = w
+            .iter()
+            .filter(|w| !w.pass)
+            .map(|w| (w.from_s, w.to_s))
+            .collect();
+        assert_eq!(missed, [(4.0, 6.0)]);
+        assert!((o.actual - 5e6).abs() < 5e6 * 0.01, "{o:?}");
+        // Windows longer than the run: one window, the whole run.
+        let o = Slo::parse("ops>=900/s over 1m")
+            .unwrap()
+            .check_run(&r)
+            .unwrap();
+        assert!(o.pass && o.windows.as_ref().unwrap().len() == 1, "{o:?}");
+        for bad in [
+            "p99<1ms over",
+            "p99<1ms over 1500ms",
+            "ttfb-p99<1ms over 10s",
+        ] {
+            assert!(Slo::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn parses_what_users_write() {

@@ -143,7 +143,24 @@ pub fn of_runs(runs: &[wirebench_core::result::RunResult]) -> Vec<Suite> {
                     Ok(slo) => slo.format_value(o.actual),
                     Err(_) => format!("{}", o.actual),
                 };
-                let line = format!("{}: actual {actual}", o.slo);
+                let missed: Vec<String> = o
+                    .windows
+                    .iter()
+                    .flatten()
+                    .filter(|w| !w.pass)
+                    .map(|w| format!("{:.0}-{:.0}s", w.from_s, w.to_s))
+                    .collect();
+                let line = match &o.windows {
+                    Some(w) if !missed.is_empty() => format!(
+                        "{}: worst window {actual}, missed in {} of {} windows ({})",
+                        o.slo,
+                        missed.len(),
+                        w.len(),
+                        missed.join(", ")
+                    ),
+                    Some(_) => format!("{}: worst window {actual}", o.slo),
+                    None => format!("{}: actual {actual}", o.slo),
+                };
                 cases.push(Case {
                     name: format!("slo {}", o.slo),
                     outcome: if o.pass {

@@ -743,11 +743,39 @@ pub fn print_slos(out: &mut impl Write, slos: &[Slo], outcomes: &[SloOutcome]) -
     for (slo, o) in slos.iter().zip(outcomes) {
         writeln!(
             out,
-            "  slo {:<14} {} (actual {})",
+            "  slo {:<14} {} ({}{})",
             slo.text,
             if o.pass { "pass" } else { "MISSED" },
+            if o.windows.is_some() {
+                "worst window "
+            } else {
+                "actual "
+            },
             slo.format_value(o.actual)
         )?;
+        if let Some(w) = &o.windows {
+            let missed: Vec<String> = w
+                .iter()
+                .filter(|w| !w.pass)
+                .map(|w| {
+                    format!(
+                        "{:.0}-{:.0}s: {}",
+                        w.from_s,
+                        w.to_s,
+                        slo.format_value(w.actual)
+                    )
+                })
+                .collect();
+            if !missed.is_empty() {
+                writeln!(
+                    out,
+                    "      missed in {} of {} windows: {}",
+                    missed.len(),
+                    w.len(),
+                    missed.join(", ")
+                )?;
+            }
+        }
     }
     Ok(())
 }

@@ -6,7 +6,6 @@
 
 use crate::RunError;
 use std::path::{Path, PathBuf};
-use wirebench_core::hist;
 use wirebench_core::result::{RunResult, TraceCounts, Warning};
 use wirebench_core::slo::Slo;
 use wirebench_core::store;
@@ -73,9 +72,8 @@ impl Recorder {
         r.run_id = run_id;
         r.command_line = self.command_line.clone();
         r.started_at = started_at;
-        let h = hist::decode(&r.latency_hist)
-            .map_err(|e| RunError::Failed(format!("the run's histogram: {e}")))?;
-        r.slos = self.slos.iter().map(|s| s.check(&r.summary, &h)).collect();
+        let checked: Result<Vec<_>, String> = self.slos.iter().map(|s| s.check_run(r)).collect();
+        r.slos = checked.map_err(RunError::Failed)?;
         let made = self.root.join(&r.run_id);
         let saved = if made.is_dir() && !made.join("run.json").exists() {
             store::save(&self.root, r)

@@ -79,6 +79,14 @@ pub fn search(
             "search needs at least one, e.g. --slo 'p99<1ms'",
         ));
     }
+    if let Some(s) = slos.iter().find(|s| s.window_s.is_some()) {
+        return Err(bad(
+            "--slo",
+            format!(
+                "{s}: a search judges each step over the whole step; drop 'over', or use it with run"
+            ),
+        ));
+    }
     if req.rate.is_some() {
         return Err(bad(
             "--rate",
@@ -700,6 +708,7 @@ mod tests {
                     slo: "p99<1ms".into(),
                     actual: p,
                     pass: p < 1e6,
+                    windows: None,
                 }];
                 s
             })

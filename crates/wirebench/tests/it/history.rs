@@ -238,3 +238,48 @@ fn run_and_compare_write_junit_reports() {
         "{doc}"
     );
 }
+
+/// Issue 38: an objective `over` a window is checked in each window of the
+/// measured phase (run.json keeps every window), and the summary says so.
+#[test]
+fn an_objective_over_windows_is_checked_in_each() {
+    let _g = shared();
+    let dir = TempDir::new("slo-windows");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--duration",
+        "3s",
+        "--warmup",
+        "0s",
+        "--slo",
+        "p99<1ns over 1s",
+        "--slo",
+        "ops>=1/s over 2s",
+    ]);
+    let st = p.wait(Duration::from_secs(60));
+    let out = p.stdout_all();
+    assert_eq!(st.code(), Some(3), "{out}\n{}", p.stderr_all());
+    assert!(out.contains("missed in 3 of 3 windows: 0-1s: "), "{out}");
+    let run = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path().join("run.json"))
+        .find(|p| p.is_file())
+        .unwrap();
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run).unwrap()).unwrap();
+    let windows = |i: usize| r["slos"][i]["windows"].as_array().unwrap().len();
+    assert_eq!((windows(0), windows(1)), (3, 2), "{}", r["slos"]);
+    assert_eq!(r["slos"][1]["pass"], true, "{}", r["slos"]);
+    // A search judges whole steps: a windowed objective is refused there.
+    let (code, _, err) = wb(&[
+        "search",
+        "--slo",
+        "p99<1ms over 10s",
+        "--results",
+        dir.str(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("drop 'over'"), "{err}");
+}
