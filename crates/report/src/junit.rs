@@ -182,6 +182,57 @@ pub fn of_runs(runs: &[wirebench_core::result::RunResult]) -> Vec<Suite> {
         .collect()
 }
 
+/// `search`: a case for its answer (failed when no rate met the objectives
+/// or the steps ran out first) and one per step, each said as it went.
+pub fn of_search(r: &wirebench_core::summaries::SearchResult) -> Vec<Suite> {
+    let answer = match (r.best_rate_per_s, r.budget_exhausted) {
+        (Some(best), false) => Outcome::Passed.with_output(format!(
+            "{best:.0}/s meets {} with {:.0}% to spare",
+            r.slos.join(", "),
+            100.0 * r.headroom
+        )),
+        (best, exhausted) => {
+            let why = match (best, exhausted) {
+                (_, true) => "the search ran out of steps before its answer".to_string(),
+                _ => format!("no rate tried met {}", r.slos.join(", ")),
+            };
+            (
+                Outcome::Failed {
+                    message: why.clone(),
+                    details: why,
+                },
+                None,
+            )
+        }
+    };
+    let mut cases = vec![Case {
+        name: "the highest rate that meets the objectives".into(),
+        outcome: answer.0,
+        output: answer.1,
+    }];
+    for (i, s) in r.steps.iter().enumerate() {
+        let verdict = if s.pass { "passed" } else { "missed" };
+        cases.push(Case {
+            name: format!("step {} at {:.0}/s", i + 1, s.rate_per_s),
+            outcome: Outcome::Passed,
+            output: Some(format!(
+                "{verdict}: sent {:.0}/s, completed {:.0}/s",
+                s.sent_per_s, s.completed_per_s
+            )),
+        });
+    }
+    vec![Suite {
+        name: format!("search {}", r.dir.display()),
+        cases,
+    }]
+}
+
+impl Outcome {
+    fn with_output(self, out: String) -> (Outcome, Option<String>) {
+        (self, Some(out))
+    }
+}
+
 /// `compare --fail-if`: a case per gate and variant after the first
 /// (failed when it tripped).
 pub fn of_gates(

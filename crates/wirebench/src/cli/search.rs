@@ -16,6 +16,10 @@ use wirebench_runner::search::{self, SearchEvents, SearchSettings, Step};
 pub struct SearchArgs {
     #[command(flatten)]
     run: RunFlags,
+    /// Also write a JUnit XML report, for CI systems to show: a test case for the search's
+    /// answer (failed when no rate met the objectives, or the steps ran out) and one per step.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<std::path::PathBuf>,
     /// First rate of the coarse phase.
     #[arg(long, default_value = "1000")]
     start_rate: Rate,
@@ -52,6 +56,9 @@ impl SearchEvents for Console {
 
 pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     let b = a.run.begin()?;
+    if let Some(j) = &a.junit {
+        super::error::check_output(j, b.req.force.unwrap_or(false))?;
+    }
     let settings = SearchSettings {
         start_rate: a.start_rate.0,
         precision: a.precision,
@@ -70,6 +77,13 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         &mut console,
     )
     .map_err(runner_error)?;
+    if let Some(j) = &a.junit {
+        let doc = wirebench_report::junit::write(
+            "wirebench search",
+            &wirebench_report::junit::of_search(&r),
+        );
+        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+    }
     let mut out = std::io::stdout().lock();
     if b.req.format() == Format::Text {
         wirebench_report::summary::print_search(&mut out, &r)?;

@@ -47,6 +47,10 @@ pub struct SweepArgs {
     /// With --dry-run: plan for the topology of this /sys tree instead of this machine's.
     #[arg(long, requires = "dry_run")]
     sys: Option<PathBuf>,
+    /// Also write a JUnit XML report, for CI systems to show: a test case for each run of the
+    /// sweep (failed when it did not complete) and one per --slo objective (failed when missed).
+    #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
+    junit: Option<PathBuf>,
 }
 
 struct Progress(std::time::Instant);
@@ -89,6 +93,9 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(j) = &a.junit {
+        super::error::check_output(j, a.force)?;
+    }
     // Ctrl-C and SIGTERM: the run under way is stopped (its partial result
     // saved), the index written, and the sweep ends; --resume continues it.
     let cancel = process::watch_signals()?;
@@ -103,6 +110,21 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         &mut Progress(began),
     )
     .map_err(runner_error)?;
+    if let Some(j) = &a.junit {
+        // Every run of the sweep's index (this time's and a resumed one's).
+        let runs: Vec<_> = out
+            .index
+            .runs
+            .iter()
+            .flat_map(|e| &e.run_ids)
+            .filter_map(|id| wirebench_core::store::load(&out.dir.join(id).join("run.json")).ok())
+            .collect();
+        let doc = wirebench_report::junit::write(
+            &format!("wirebench sweep {}", exp.name),
+            &wirebench_report::junit::of_runs(&runs),
+        );
+        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+    }
     let index = wirebench_core::index::path(&out.dir);
     for line in progress::sweep_ended(&exp.name, &out.index.runs, runs.len(), out.elapsed, &index) {
         eprintln!("{line}");

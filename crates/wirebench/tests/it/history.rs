@@ -283,3 +283,51 @@ fn an_objective_over_windows_is_checked_in_each() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("drop 'over'"), "{err}");
 }
+
+/// Issue 38's CI gates for sweeps and searches: `sweep --junit` has a case
+/// per run; `search --junit` fails its answer's case when the steps ran out.
+#[test]
+fn sweep_and_search_write_junit_reports() {
+    let _g = shared();
+    let dir = TempDir::new("junit-more");
+    let spec = dir.path().join("j.toml");
+    std::fs::write(
+        &spec,
+        "name = \"jx\"\n[base]\nduration = \"200ms\"\nwarmup = \"0s\"\nslo = [\"ops>=1/s\"]\n[matrix]\nclients = [1, 2]\n",
+    )
+    .unwrap();
+    let xml = dir.path().join("sweep.xml");
+    sweep_ok(&spec, dir.path(), &["--junit", xml.to_str().unwrap()]);
+    let doc = std::fs::read_to_string(&xml).unwrap();
+    assert!(
+        doc.contains(r#"<testsuites name="wirebench sweep jx" tests="4" failures="0""#),
+        "{doc}"
+    );
+    assert_eq!(
+        doc.matches("<testcase name=\"slo ops&gt;=1/s\"").count(),
+        2,
+        "{doc}"
+    );
+
+    let xml = dir.path().join("search.xml");
+    let (code, _, err) = wb(&[
+        "search",
+        "--slo",
+        "p99<1s",
+        "--duration",
+        "300ms",
+        "--warmup",
+        "0s",
+        "--max-steps",
+        "2",
+        "--results",
+        dir.str(),
+        "--junit",
+        xml.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(5), "{err}");
+    let doc = std::fs::read_to_string(&xml).unwrap();
+    assert!(doc.contains(r#"tests="3" failures="1""#), "{doc}");
+    assert!(doc.contains("ran out of steps"), "{doc}");
+    assert!(doc.contains("<testcase name=\"step 2 at "), "{doc}");
+}
