@@ -641,6 +641,12 @@ impl RunRequest {
         for e in &self.label {
             e.check("--label")?;
         }
+        if self.abort_on_fail == Some(true) && !self.slos()?.iter().any(|s| s.window_s.is_some()) {
+            return Err(flag(
+                "--abort-on-fail",
+                "ends the run when a window misses an objective checked over windows: add one, e.g. --slo 'p99<1ms over 10s'",
+            ));
+        }
         if !self.server_env.is_empty()
             && (self.target.is_some() || self.transport_kind().about().own_program)
             && self.server_cmd.is_none()

@@ -186,9 +186,41 @@ impl Slo {
         }
     }
 
+    /// The objective over one window: these per-second points, the first
+    /// starting `from_s` into the measured phase.
+    pub fn window(
+        &self,
+        from_s: f64,
+        seconds: &[&crate::result::Interval],
+    ) -> Result<crate::result::SloWindow, String> {
+        let mut h = crate::hist::new_hist();
+        for iv in seconds {
+            let x = crate::hist::decode(&iv.latency_hist)
+                .map_err(|e| format!("a second's histogram: {e}"))?;
+            h.add(&x).map_err(|e| format!("merging seconds: {e:?}"))?;
+        }
+        let secs: f64 = seconds.iter().map(|iv| iv.seconds()).sum();
+        let ops: u64 = seconds.iter().map(|iv| iv.ops).sum();
+        let s = Summary {
+            ops,
+            errors: seconds.iter().map(|iv| iv.errors).sum(),
+            ops_per_s: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+            latency: crate::hist::LatencySummary::of(&h),
+            ..Summary::default()
+        };
+        let actual = self.actual(&s, &h);
+        Ok(crate::result::SloWindow {
+            from_s,
+            to_s: from_s + secs,
+            actual,
+            pass: self.holds(actual, 0.0),
+        })
+    }
+
     /// Checks a run: over its whole measured phase, or, `over` a window,
     /// in each window of its per-second points (the last one too when it
-    /// is shorter; a phase shorter than a window is one window). The
+    /// is shorter, if it holds a second or more; a phase shorter than a
+    /// window is one window). The
     /// actual value is the worst window's.
     pub fn check_run(&self, r: &crate::result::RunResult) -> Result<SloOutcome, String> {
         let Some(window_s) = self.window_s else {
@@ -204,28 +236,13 @@ impl Slo {
         let per = usize::try_from(window_s).unwrap_or(usize::MAX);
         let mut windows = Vec::new();
         for (k, chunk) in measured.chunks(per).enumerate() {
-            let mut h = crate::hist::new_hist();
-            for iv in chunk {
-                let x = crate::hist::decode(&iv.latency_hist)
-                    .map_err(|e| format!("a second's histogram: {e}"))?;
-                h.add(&x).map_err(|e| format!("merging seconds: {e:?}"))?;
-            }
+            // A last window of less than a second (the tail of a run ended
+            // early) is too short to say anything.
             let secs: f64 = chunk.iter().map(|iv| iv.seconds()).sum();
-            let ops: u64 = chunk.iter().map(|iv| iv.ops).sum();
-            let s = Summary {
-                ops,
-                errors: chunk.iter().map(|iv| iv.errors).sum(),
-                ops_per_s: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
-                latency: crate::hist::LatencySummary::of(&h),
-                ..Summary::default()
-            };
-            let actual = self.actual(&s, &h);
-            windows.push(crate::result::SloWindow {
-                from_s: (k * per) as f64,
-                to_s: (k * per) as f64 + secs,
-                actual,
-                pass: self.holds(actual, 0.0),
-            });
+            if k > 0 && secs < 1.0 {
+                continue;
+            }
+            windows.push(self.window((k * per) as f64, chunk)?);
         }
         // The worst window's value (a window that measured nothing, NaN,
         // is the worst of all: it meets no objective).

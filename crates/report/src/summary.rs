@@ -335,7 +335,11 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
 pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()> {
     let s = &r.summary;
     let state = match r.status.state {
-        RunState::Complete => "complete".to_string(),
+        // Complete, ended early by --abort-on-fail: why.
+        RunState::Complete => match &r.status.reason {
+            Some(why) => format!("complete ({why})"),
+            None => "complete".to_string(),
+        },
         RunState::Interrupted => {
             format!("interrupted ({})", r.status.reason.as_deref().unwrap_or(""))
         }

@@ -246,6 +246,7 @@ impl ExecDriver {
                 return Err(match abort {
                     Abort::Interrupted(r) => EndState::Interrupted(r),
                     Abort::Failed(r) => EndState::Failed(r),
+                    Abort::Ended(r) => EndState::Ended(r),
                 });
             }
             if let Some(g) = grace

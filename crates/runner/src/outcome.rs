@@ -421,6 +421,11 @@ pub fn from_outcome(
             )),
         ),
         EndState::Complete => (RunState::Complete, None),
+        EndState::Ended(_) if m.ops == 0 => (
+            RunState::Failed,
+            Some("ended before the measured phase completed any operation".into()),
+        ),
+        EndState::Ended(r) => (RunState::Complete, Some(r)),
         EndState::Interrupted(r) => (RunState::Interrupted, Some(r)),
         EndState::Failed(r) => (RunState::Failed, Some(r)),
     };

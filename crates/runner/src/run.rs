@@ -125,6 +125,10 @@ pub fn run(
     let server_dir = (spec.observe.is_some() || spec.kind().about().own_program)
         .then(|| recorder.root.join(&first_id));
     let mut session = checked.open(opts, server_dir, cancel, events)?;
+    if req.abort_on_fail == Some(true) {
+        session.abort_on = checked.recorder.slos.clone();
+        session.abort_on.retain(|s| s.window_s.is_some());
+    }
     let Checked {
         spec, placement, ..
     } = checked;

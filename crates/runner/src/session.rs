@@ -14,7 +14,9 @@ use crate::target::{Embedded, External, Target};
 use crate::{Credentials, RunError};
 use std::path::PathBuf;
 use std::time::Duration;
+use wirebench_core::result::Phase;
 use wirebench_core::result::{Placement, RunResult};
+use wirebench_core::slo::Slo;
 use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec, TransportSpec};
 use wirebench_load::engine::{Abort, EndState, IntervalReport, LoadConfig, Observer, Start};
 use wirebench_load::procs::ServerProcs;
@@ -26,6 +28,45 @@ struct LoadObserver<'a> {
     events: &'a mut dyn Events,
     cancel: &'a Cancel,
     target: &'a mut dyn Target,
+    watch: Watch<'a>,
+}
+
+/// `--abort-on-fail`: the objectives checked over windows, each window
+/// checked as its last second comes in; the first miss ends the load.
+struct Watch<'a> {
+    slos: &'a [Slo],
+    /// The measured seconds so far.
+    seconds: Vec<wirebench_core::result::Interval>,
+    missed: Option<String>,
+}
+
+impl Watch<'_> {
+    fn second(&mut self, iv: &IntervalReport) {
+        if self.slos.is_empty() || self.missed.is_some() || iv.phase != Phase::Measure {
+            return;
+        }
+        self.seconds.push(iv.point());
+        let n = self.seconds.len();
+        for s in self.slos {
+            let per = usize::try_from(s.window_s.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
+            if !n.is_multiple_of(per) {
+                continue;
+            }
+            let last: Vec<&wirebench_core::result::Interval> =
+                self.seconds[n - per..].iter().collect();
+            if let Ok(w) = s.window((n - per) as f64, &last)
+                && !w.pass
+            {
+                self.missed = Some(format!(
+                    "ended after {n} s by --abort-on-fail: {s} missed in {:.0}-{:.0} s ({})",
+                    w.from_s,
+                    w.to_s,
+                    s.format_value(w.actual)
+                ));
+                return;
+            }
+        }
+    }
 }
 
 impl Observer for LoadObserver<'_> {
@@ -34,6 +75,7 @@ impl Observer for LoadObserver<'_> {
     }
     fn interval(&mut self, iv: &IntervalReport) {
         self.events.interval(iv);
+        self.watch.second(iv);
     }
     fn agreed_start(&mut self) -> Start {
         self.events.agreed_start()
@@ -41,6 +83,9 @@ impl Observer for LoadObserver<'_> {
     fn poll_abort(&mut self) -> Option<Abort> {
         if let Some(why) = self.cancel.reason() {
             return Some(Abort::Interrupted(why.to_string()));
+        }
+        if let Some(why) = self.watch.missed.take() {
+            return Some(Abort::Ended(why));
         }
         self.target.server_pid()?;
         let why = self.target.exited(Duration::ZERO)?;
@@ -110,6 +155,9 @@ pub struct Session {
     /// The last measured phase (what the watch of the server's threads
     /// saw is placed against it).
     measured_window: Option<(std::time::Instant, std::time::Instant)>,
+    /// `--abort-on-fail`: the objectives over windows whose first missed
+    /// window ends a load.
+    pub abort_on: Vec<Slo>,
 }
 
 /// The endpoint of an observed server (a target port 0 replaced by the
@@ -214,6 +262,7 @@ impl Session {
             server_trace: None,
             server_logs: vec![],
             measured_window: None,
+            abort_on: Vec::new(),
         };
         let endpoint = session.endpoint().clone();
         let cancel = session.cancel.clone();
@@ -237,6 +286,7 @@ impl Session {
             server_trace: None,
             server_logs: vec![],
             measured_window: None,
+            abort_on: Vec::new(),
         }
     }
 
@@ -287,6 +337,11 @@ impl Session {
                 events,
                 cancel: &self.cancel,
                 target: self.target.as_mut(),
+                watch: Watch {
+                    slos: &self.abort_on,
+                    seconds: Vec::new(),
+                    missed: None,
+                },
             };
             driver.drive(spec, &cfg, &mut obs)
         };

@@ -305,6 +305,11 @@ pub struct RunRequest {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slo: Vec<String>,
+    /// End the run the moment a window misses an objective checked `over` windows (--slo
+    /// 'p99<1ms over 10s'): what was measured until then is the run, saved, and it exits 3.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abort_on_fail: Option<bool>,
     /// Also write the per-second latency histograms to FILE, in the HdrHistogram interval-log
     /// format (warm-up intervals tagged 'warmup').
     #[arg(long)]

@@ -467,6 +467,7 @@ fn abort_state(a: Abort) -> EndState {
     match a {
         Abort::Interrupted(r) => EndState::Interrupted(r),
         Abort::Failed(r) => EndState::Failed(r),
+        Abort::Ended(r) => EndState::Ended(r),
     }
 }
 

@@ -125,6 +125,9 @@ pub use wirebench_core::spec::Arrival;
 pub enum Abort {
     Interrupted(String),
     Failed(String),
+    /// End the load now, complete, for this reason (an objective missed
+    /// with `--abort-on-fail`): the seconds measured so far are the run.
+    Ended(String),
 }
 
 /// How the load ended.
@@ -133,6 +136,8 @@ pub enum EndState {
     Complete,
     Interrupted(String),
     Failed(String),
+    /// Complete, but ended early by the observer, for this reason.
+    Ended(String),
 }
 
 /// One assembled interval of the series.

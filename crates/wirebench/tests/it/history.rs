@@ -331,3 +331,45 @@ fn sweep_and_search_write_junit_reports() {
     assert!(doc.contains("ran out of steps"), "{doc}");
     assert!(doc.contains("<testcase name=\"step 2 at "), "{doc}");
 }
+
+/// Issue 38: `--abort-on-fail` ends a run at its first window that misses
+/// an objective (a server that holds every response 5 ms, against p99 under
+/// 1 ms per second): the run so far is saved, complete, with why, and the
+/// exit status is 3. Without an objective over windows it is refused.
+#[test]
+fn abort_on_fail_ends_the_run_at_the_first_missed_window() {
+    let _g = shared();
+    let srv = Server::start(&["--delay", "5ms"]);
+    let dir = TempDir::new("abort-on-fail");
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target",
+            &srv.endpoint,
+            "--duration",
+            "30s",
+            "--warmup",
+            "0s",
+            "--slo",
+            "p99<1ms over 1s",
+            "--abort-on-fail",
+        ],
+    );
+    assert_eq!(st.code(), Some(3), "{err}");
+    assert_eq!(r.status.state, wirebench_core::result::RunState::Complete);
+    let why = r.status.reason.clone().unwrap_or_default();
+    assert!(
+        why.starts_with("ended after 1 s by --abort-on-fail: p99<1ms over 1s missed in 0-1 s"),
+        "{why}"
+    );
+    assert!(
+        r.summary.measured_ns < 5_000_000_000,
+        "{}",
+        r.summary.measured_ns
+    );
+    assert!(!r.slos[0].pass);
+    srv.stop();
+    let (code, _, err) = wb(&["run", "--slo", "p99<1ms", "--abort-on-fail"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--abort-on-fail"), "{err}");
+}
