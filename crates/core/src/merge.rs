@@ -276,6 +276,22 @@ pub fn instances(parts: &[RunResult]) -> Result<RunResult, MergeError> {
     m.latency_hist = hist::encode(&lat);
     m.service_hist = hist::encode(&svc);
     m.intervals = intervals(parts)?;
+    // The stages of the merged seconds: each instance asked its stages'
+    // rates, so together they asked as many times as much.
+    if !m.spec.stages.is_empty() {
+        let k = parts.len() as f64;
+        let asked: Vec<crate::stages::Stage> = m
+            .spec
+            .stages
+            .iter()
+            .map(|s| crate::stages::Stage {
+                from_per_s: s.from_per_s * k,
+                to_per_s: s.to_per_s * k,
+                ..*s
+            })
+            .collect();
+        m.stages = crate::stages::results(&asked, m.spec.warmup_ns, &m.intervals);
+    }
     m.placement.notes.clear();
     m.server = None;
     m.merged_from = parts.iter().map(|r| r.run_id.clone()).collect();
@@ -286,6 +302,24 @@ pub fn instances(parts: &[RunResult]) -> Result<RunResult, MergeError> {
 mod tests {
     use super::*;
     use crate::result::fixture::{interval, sample};
+
+    /// Two instances of a staged run, side by side: the merged stage asked
+    /// twice each one's rate and sent what both sent.
+    #[test]
+    fn instances_in_stages_merge_their_stages() {
+        let mut parts = Vec::new();
+        for id in ["a", "b"] {
+            let mut r = part(id, 1000, 100);
+            r.spec.stages = crate::stages::parse("2s:100").unwrap();
+            r.spec.warmup_ns = 0;
+            parts.push(r);
+        }
+        let m = instances(&parts).unwrap();
+        assert_eq!(m.stages.len(), 1, "{:?}", m.stages);
+        assert_eq!(m.stages[0].asked_per_s, 200.0);
+        assert_eq!(m.stages[0].sent_per_s, 200.0);
+        assert!(m.stages[0].kept_up);
+    }
 
     fn part(id: &str, lat_ns: u64, n: u64) -> RunResult {
         let mut r = sample();

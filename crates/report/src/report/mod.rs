@@ -328,6 +328,12 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
     if let Some(t) = endpoints_table(runs) {
         d = d.heading("Endpoints").table(t);
     }
+    if let Some(t) = stages_table(runs) {
+        d = d
+            .heading("Stages")
+            .text("Each stage of an open loop in stages: the rate it asked, the rates sent and completed, its latency, and the requests still due at its end (behind: sent more than 2% below the rate asked).")
+            .table(t);
+    }
     if let Some(t) = instances_table(runs) {
         d = d
             .heading("Instances")
@@ -396,6 +402,19 @@ mod tests {
         r.summary.ops_per_s = ops;
         r.intervals = (0..3).map(|k| interval(k, ops, 50_000)).collect();
         r
+    }
+
+    /// A run in stages gets a row per stage, a stage behind said so.
+    #[test]
+    fn a_staged_run_has_its_stages_table() {
+        let mut r = run("staged", 1, "balanced", 1000.0);
+        let stages = wirebench_core::stages::parse("1s:100, 2s:100->1k").unwrap();
+        r.stages = wirebench_core::stages::results(&stages, 0, &r.intervals);
+        r.stages[1].kept_up = false;
+        let md = markdown(&[r], &[], &[]);
+        assert!(md.contains("## Stages"), "{md}");
+        assert!(md.contains("| staged | 1s:100/s |"), "{md}");
+        assert!(md.contains("| behind |"), "{md}");
     }
 
     /// The messenger report's study: two servers (by command), clients,

@@ -255,6 +255,31 @@ pub(super) fn server_table(runs: &[RunResult]) -> Option<Table> {
 /// Runs against several endpoints: each endpoint's part, and its share of
 /// the run's operations (an uneven share points at a slow endpoint). None
 /// without such a run.
+/// A row per stage of each run in stages (`--stages`): asked against sent
+/// and completed, latency, and the sends late at its end.
+pub(super) fn stages_table(runs: &[RunResult]) -> Option<Table> {
+    let mut t = Table::new([
+        "run", "stage", "asked/s", "sent/s", "done/s", "p50", "p99", "late", "kept up",
+    ]);
+    t.left = vec![1];
+    for r in runs {
+        for s in &r.stages {
+            t.rows.push(vec![
+                r.run_id.clone(),
+                s.text.clone(),
+                format_rate(s.asked_per_s),
+                format_rate(s.sent_per_s),
+                format_rate(s.completed_per_s),
+                format_ns(s.latency.p50_ns as f64),
+                format_ns(s.latency.p99_ns as f64),
+                s.late_sends.to_string(),
+                if s.kept_up { "yes" } else { "behind" }.into(),
+            ]);
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
 pub(super) fn endpoints_table(runs: &[RunResult]) -> Option<Table> {
     let mut t = Table::new([
         "run",

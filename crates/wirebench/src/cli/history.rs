@@ -73,7 +73,7 @@ struct ListArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct CheckArgs {
+struct CheckArgs {
     #[command(flatten)]
     at: Where,
     /// The metrics checked (comma-separated): ops_per_s, p50, p99, p99.9, cpu_per_op,
