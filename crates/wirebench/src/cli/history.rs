@@ -25,6 +25,9 @@ enum HistoryCommand {
     Import(ImportArgs),
     /// The runs indexed, oldest first (or, with --series, the series).
     List(ListArgs),
+    /// One run (by its id) or one series (by its id or a prefix of it): its settings, machine,
+    /// labels and metrics; a series' runs, oldest first.
+    Show(ShowArgs),
     /// Find the change points of each series (same settings, same machine): exit 4 when a
     /// metric got worse, 10 when no series has enough runs, 0 otherwise.
     Check(CheckArgs),
@@ -73,6 +76,15 @@ struct ListArgs {
 }
 
 #[derive(Args, Debug)]
+struct ShowArgs {
+    /// A run id, or a series id (or the start of one: the 8 digits `list` shows).
+    id: String,
+    /// The results directory whose history.sqlite is read.
+    #[arg(long, default_value = "results")]
+    results: PathBuf,
+}
+
+#[derive(Args, Debug)]
 struct CheckArgs {
     #[command(flatten)]
     at: Where,
@@ -114,6 +126,7 @@ pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     match a.command {
         HistoryCommand::Import(a) => import(a),
         HistoryCommand::List(a) => list(a),
+        HistoryCommand::Show(a) => show(a),
         HistoryCommand::Check(a) => check(a),
     }
 }
@@ -153,6 +166,39 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     };
     let md = MarkdownExporter.export(&Document::new("").table(table));
     // The document's empty title goes: the table alone.
+    writeln!(out, "{}", md.trim_start_matches('#').trim())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
+    let h = History::open_existing(&History::path_in(&a.results))?;
+    let all = h.entries(&Filter::default())?;
+    let mut out = std::io::stdout().lock();
+    if let Some(e) = all.iter().find(|e| e.run_id == a.id) {
+        serde_json::to_writer_pretty(&mut out, e)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let series: std::collections::BTreeSet<String> = all
+        .iter()
+        .map(|e| e.series.clone())
+        .filter(|s| !a.id.is_empty() && s.starts_with(a.id.as_str()))
+        .collect();
+    let id = match series.len() {
+        1 => series.into_iter().next().expect("one"),
+        0 => usage!(
+            "{}: no run or series of that id in {}",
+            a.id,
+            h.path().display()
+        ),
+        n => usage!("{}: the start of {n} series' ids; give more of it", a.id),
+    };
+    let runs: Vec<_> = all.into_iter().filter(|e| e.series == id).collect();
+    writeln!(out, "series {id}: {}", runs[0].description)?;
+    writeln!(out, "machine: {}", runs[0].machine)?;
+    writeln!(out, "settings: {}", runs[0].settings)?;
+    let md = MarkdownExporter
+        .export(&Document::new("").table(wirebench_report::history::runs_table(&runs)));
     writeln!(out, "{}", md.trim_start_matches('#').trim())?;
     Ok(ExitCode::SUCCESS)
 }

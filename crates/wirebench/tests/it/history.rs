@@ -103,6 +103,21 @@ fn every_run_is_indexed_with_its_labels_and_import_makes_the_same_index() {
     let only = history_json(dir.path(), &["--where", "commit=bbb222"]);
     assert_eq!(only.as_array().unwrap().len(), 2, "{only}");
 
+    // One run, and one series by the start of its id.
+    let first = runs[0]["run_id"].as_str().unwrap();
+    let (code, out, err) = wb(&["history", "show", first, "--results", dir.str()]);
+    assert_eq!(code, Some(0), "{err}");
+    let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown["labels"]["commit"], "aaa111", "{out}");
+    let prefix = &runs[0]["series"].as_str().unwrap()[..8];
+    let (code, out, err) = wb(&["history", "show", prefix, "--results", dir.str()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("series ") && out.contains(first), "{out}");
+    assert!(out.contains("settings: {"), "{out}");
+    let (code, _, err) = wb(&["history", "show", "zzz", "--results", dir.str()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("zzz: no run or series"), "{err}");
+
     // The index made again from the files: the same runs.
     std::fs::remove_file(dir.path().join("history.sqlite")).unwrap();
     let (code, out, err) = wb(&["history", "import", dir.str()]);
