@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use wirebench_history::changes::Options;
 use wirebench_history::series::Metric;
 use wirebench_history::{Filter, History};
-use wirebench_report::export::{Document, Exporter, MarkdownExporter};
+use wirebench_report::export::{Document, Exporter, MarkdownExporter, Table};
 
 #[derive(Args, Debug)]
 pub struct HistoryArgs {
@@ -164,10 +164,14 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     } else {
         wirebench_report::history::runs_table(&entries)
     };
-    let md = MarkdownExporter.export(&Document::new("").table(table));
-    // The document's empty title goes: the table alone.
-    writeln!(out, "{}", md.trim_start_matches('#').trim())?;
+    writeln!(out, "{}", markdown(table))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A table alone in Markdown (the document's empty title left out).
+fn markdown(table: Table) -> String {
+    let md = MarkdownExporter.export(&Document::new("").table(table));
+    md.trim_start_matches('#').trim().to_string()
 }
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
@@ -197,9 +201,11 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     writeln!(out, "series {id}: {}", runs[0].description)?;
     writeln!(out, "machine: {}", runs[0].machine)?;
     writeln!(out, "settings: {}", runs[0].settings)?;
-    let md = MarkdownExporter
-        .export(&Document::new("").table(wirebench_report::history::runs_table(&runs)));
-    writeln!(out, "{}", md.trim_start_matches('#').trim())?;
+    writeln!(
+        out,
+        "{}",
+        markdown(wirebench_report::history::runs_table(&runs))
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
