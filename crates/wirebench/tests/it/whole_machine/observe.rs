@@ -165,3 +165,46 @@ fn flame_of_a_server_cmd_under_jemalloc_reports_the_allocator_share() {
     assert!(dir.join("server-stderr.txt").exists());
     assert!(!pid_alive(r.server.as_ref().unwrap().pid));
 }
+
+/// Issue 36: a thread that begins and ends between two of the run's looks
+/// (`burst`, 0.3 s of CPU half a second into the measured phase) is named
+/// in "CPU by thread group", from the watch that looks ten times a second.
+#[test]
+fn issue_36_a_thread_that_lives_between_two_looks_is_named() {
+    // Alone: it measures a thread's CPU time, which neighbours take from
+    // it (0.012 s of its 0.3 s burst once, beside five other tests).
+    let _solo = exclusive();
+    let results = TempDir::new("observe-burst");
+    let cmd = format!("exec python3 {ROGUE} {{port}} {{size}}");
+    let mut args = vec![
+        "--mode",
+        "rr",
+        "--size",
+        "64",
+        "--target",
+        "tcp://127.0.0.1:0",
+        "--server-env",
+        "ROGUE_BURST=0.4",
+    ];
+    args.extend(["--server-cmd", &cmd, "--server-ready", "line:^ready on"]);
+    args.extend(["--duration", "2s", "--warmup", "0s"]);
+    let (st, r, err) = run_json(&results, &args);
+    assert!(st.success(), "{err}");
+    let t = r.summary.server_threads.as_ref().unwrap();
+    let b = t
+        .groups
+        .iter()
+        .find(|g| g.group == "burst")
+        .unwrap_or_else(|| panic!("burst missing: {:?}", t.groups));
+    assert_eq!(b.threads, 1, "{:?}", t.groups);
+    // 0.3 s of a busy loop: less when the machine is busy too.
+    assert!(b.cpu_s > 0.02 && b.cpu_s < 0.5, "{:?}", t.groups);
+    // Its time is not counted twice: the groups hold the server's CPU.
+    let sum: f64 = t.groups.iter().map(|g| g.cpu_s).sum();
+    let server = r.summary.server_cpu_s.unwrap();
+    assert!(
+        (sum - server).abs() < 0.05 + 0.1 * server,
+        "groups {sum} s, server {server} s: {:?}",
+        t.groups
+    );
+}
