@@ -2,7 +2,7 @@
 //! the runner speaks (it prints nothing itself).
 
 use std::path::Path;
-use wirebench_core::result::{Placement, RunResult};
+use wirebench_core::result::{Interval, Placement, RunResult};
 use wirebench_core::slo::Slo;
 use wirebench_core::spec::{Endpoint, RunSpec};
 use wirebench_load::engine::{IntervalReport, Start};
@@ -16,6 +16,9 @@ pub trait Events {
     fn connected(&mut self, _connect_time_ns: u64) {}
     /// A second (an interval) of the load is complete.
     fn interval(&mut self, _iv: &IntervalReport) {}
+    /// A coordinator's agent reported a second (before the merged second
+    /// of all its agents comes to [`Events::interval`]).
+    fn agent_interval(&mut self, _agent: &str, _iv: &Interval) {}
     /// Every connection is ready: when the load starts (a load agent waits
     /// for its coordinator's instant here).
     fn agreed_start(&mut self) -> Start {

@@ -35,6 +35,7 @@ pub mod events;
 pub mod exec;
 pub mod flame;
 pub mod ipc_compare;
+pub mod metrics;
 pub mod observed;
 pub mod outcome;
 pub mod process;

@@ -691,6 +691,11 @@ fn measure(
                 break;
             }
             let row = pending.remove(&index).expect("present");
+            for (i, iv) in row.iter().enumerate() {
+                if let Some(iv) = iv {
+                    events.agent_interval(&fleet.links[i].spec.address, iv);
+                }
+            }
             let got: Vec<Interval> = row.into_iter().flatten().collect();
             if let Ok(m) = merge::intervals_of(&got) {
                 events.interval(&report_of(index, &m));

@@ -24,6 +24,65 @@ pub struct RunFlags {
     secret_key: Option<String>,
     #[command(flatten)]
     pub agents: AgentFlags,
+    #[command(flatten)]
+    pub metrics: MetricsFlags,
+}
+
+/// Live metrics for Prometheus while the command works (`run` and
+/// `search`; a coordinator serves its agents' seconds).
+#[derive(Args, Debug, Default)]
+pub struct MetricsFlags {
+    /// Serve live metrics (OpenMetrics, Prometheus text or protobuf with native histograms) at
+    /// http://ADDR/metrics while the command works, e.g. 127.0.0.1:9464 (port 0: any). An
+    /// address that is not loopback needs --metrics-token-file.
+    #[arg(long, value_name = "ADDR", help_heading = "Live metrics")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// The bearer token every scrape must send (Prometheus: `authorization: {credentials_file:
+    /// FILE}`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "metrics_listen",
+        help_heading = "Live metrics"
+    )]
+    pub metrics_token_file: Option<PathBuf>,
+    /// How long the final figures stay served after the work ends, for a scraper's last look
+    /// (default 0s; a scrape interval or two, e.g. 5s, when Prometheus must see the end).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        requires = "metrics_listen",
+        help_heading = "Live metrics"
+    )]
+    pub metrics_hold: Option<Dur>,
+}
+
+impl MetricsFlags {
+    /// The exporter the flags ask for, listening (its address printed).
+    pub fn exporter(&self) -> anyhow::Result<Option<wirebench_runner::metrics::Exporter>> {
+        let Some(listen) = self.metrics_listen else {
+            return Ok(None);
+        };
+        let opts = wirebench_runner::metrics::MetricsOptions {
+            listen,
+            token_file: self.metrics_token_file.clone(),
+            hold: self.metrics_hold.map(|Dur(d)| d).unwrap_or_default(),
+        };
+        opts.check().map_err(UsageError)?;
+        let e = wirebench_runner::metrics::Exporter::start(&opts)?;
+        eprintln!("metrics: http://{}/metrics", e.addr());
+        Ok(Some(e))
+    }
+
+    /// Refused by a command that serves none.
+    pub fn refuse(&self, command: &str) -> Result<(), UsageError> {
+        if self.metrics_listen.is_some() {
+            return Err(UsageError(format!(
+                "--metrics-listen: `{command}` serves no live metrics (run and search do)"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// How this process reaches its load agents (`--agents` and `--launch` are

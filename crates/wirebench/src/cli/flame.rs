@@ -73,6 +73,7 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
+    a.run.metrics.refuse("flame")?;
     let b = a.run.begin()?;
     let mut req = b.req.clone();
     let mut others = Vec::new();

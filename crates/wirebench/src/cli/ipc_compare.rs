@@ -62,6 +62,7 @@ impl CompareEvents for Rounds {
 }
 
 pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
+    a.run.metrics.refuse("ipc-compare")?;
     let b = a.run.begin()?;
     let mut events = Rounds {
         console: Console::new(b.req.format()),

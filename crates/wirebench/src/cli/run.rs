@@ -76,6 +76,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut console = Console::new(req.format());
     console.repeat = req.repeat();
+    console.exporter = a.flags.metrics.exporter()?;
     // Load agents make the load of a coordinated run.
     let run = match req.agents.is_empty() && req.launch.is_empty() {
         true => run::run,
@@ -91,6 +92,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     ) {
         Ok(report) => report,
         Err(wirebench_runner::RunError::Unsaved(u)) => {
+            console.end_metrics();
             // Measured but not saved where it belongs: a pipeline that
             // reads JSON still gets it, and so does stdout when the result
             // could be kept nowhere.
@@ -100,7 +102,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             }
             anyhow::bail!("{u}");
         }
-        Err(e) => return Err(runner_error(e)),
+        Err(e) => {
+            console.end_metrics();
+            return Err(runner_error(e));
+        }
     };
     // A closed stdout (`| head -1`) is no failure of the run: it is saved,
     // and its exit status still says how it went.

@@ -67,6 +67,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     };
     let mut console = Console::new(b.req.format());
     console.results = false;
+    console.exporter = a.run.metrics.exporter()?;
     let r = search::search(
         &b.req,
         &settings,
@@ -75,8 +76,9 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         super::args::command_line(),
         b.cancel,
         &mut console,
-    )
-    .map_err(runner_error)?;
+    );
+    console.end_metrics();
+    let r = r.map_err(runner_error)?;
     if let Some(j) = &a.junit {
         let doc = wirebench_report::junit::write(
             "wirebench search",

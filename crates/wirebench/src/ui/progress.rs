@@ -29,6 +29,8 @@ pub struct Console {
     stall_ns: u64,
     /// The CSV header line was printed (it comes before the first line).
     pub csv_header: bool,
+    /// Live metrics (`--metrics-listen`), fed each second.
+    pub exporter: Option<wirebench_runner::metrics::Exporter>,
 }
 
 impl Console {
@@ -40,6 +42,7 @@ impl Console {
             failed: None,
             stall_ns: 10_000_000,
             csv_header: false,
+            exporter: None,
         }
     }
 
@@ -47,9 +50,18 @@ impl Console {
         self.format == Format::Text
     }
 
-    /// The first error of writing to stdout, if any.
-    pub fn finish(self) -> std::io::Result<()> {
+    /// The first error of writing to stdout, if any. Live metrics stay
+    /// served for their hold, then stop.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.end_metrics();
         self.failed.map_or(Ok(()), Err)
+    }
+
+    /// Live metrics are served for their hold, then stop.
+    pub fn end_metrics(&mut self) {
+        if let Some(e) = self.exporter.take() {
+            e.finish();
+        }
     }
 
     /// Writes to stdout; the first error is kept for [`Console::finish`].
@@ -69,6 +81,9 @@ impl Events for Console {
     }
 
     fn connected(&mut self, connect_time_ns: u64) {
+        if let Some(e) = &mut self.exporter {
+            e.connected();
+        }
         if self.text() {
             eprintln!("connected in {}", format_ns(connect_time_ns as f64));
             eprintln!("{}", progress::interval_header());
@@ -76,8 +91,17 @@ impl Events for Console {
     }
 
     fn interval(&mut self, iv: &IntervalReport) {
+        if let Some(e) = &mut self.exporter {
+            e.interval(iv);
+        }
         if self.text() {
             eprintln!("{}", progress::interval_line(&iv.point(), self.stall_ns));
+        }
+    }
+
+    fn agent_interval(&mut self, agent: &str, iv: &wirebench_core::result::Interval) {
+        if let Some(e) = &mut self.exporter {
+            e.agent_interval(agent, iv);
         }
     }
 }
@@ -85,6 +109,9 @@ impl Events for Console {
 impl RunEvents for Console {
     fn started(&mut self, spec: &RunSpec, p: &Placement, endpoint: &Endpoint, pid: Option<u32>) {
         self.stall_ns = spec.hiccup_threshold_ns.unwrap_or(u64::MAX);
+        if let Some(e) = &mut self.exporter {
+            e.started(spec);
+        }
         if self.text() {
             eprintln!(
                 "{}",

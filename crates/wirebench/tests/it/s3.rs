@@ -142,7 +142,8 @@ impl Minio {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
-        let data = TempDir::new("minio");
+        // MinIO refuses writes on a nearly full disk; its data lives in memory.
+        let data = TempDir::in_memory("minio");
         let addr = format!("127.0.0.1:{port}");
         let mut cmd = Command::new(bin);
         if let Some(dir) = certs {

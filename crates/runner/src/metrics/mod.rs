@@ -1,0 +1,361 @@
+//! Live metrics (`--metrics-listen ADDR`): what a run, a search or a
+//! coordinator has measured so far, served over HTTP for Prometheus to
+//! scrape while the work goes on.
+//!
+//! Every second that the load engine reports is added to cumulative
+//! counters and histograms, one set per agent (a coordinator serves its
+//! agents' seconds, each under its `agent` label: summed, they are the
+//! merged run) and per phase (`warmup`, `measure`: the measured phase alone
+//! is what run.json summarises). Every series exists from the start, at 0,
+//! so that a scraper's first sample is the baseline of the ones after it.
+//!
+//! Latency is a histogram with classic buckets at 2^(k/4) seconds (about
+//! 19% apart) and, where the scraper asks for protobuf, Prometheus's native
+//! exponential form too (schema 3, about 9% apart). Both come from the
+//! load engine's HDR histograms; what [`expose`] writes is checked against
+//! them by its tests.
+//!
+//! The listener ([`listen`]) binds what it is told; an address that is not
+//! loopback needs a bearer token. It bounds its peers (connections,
+//! request size, time) and serves `GET /metrics` only.
+
+pub mod expose;
+pub mod listen;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use wirebench_core::hist::LatencyHist;
+use wirebench_core::result::{CoreBusy, Interval, Phase};
+use wirebench_load::engine::IntervalReport;
+
+pub use listen::{Listener, MetricsOptions};
+
+/// The most failure causes kept apart per series; the rest are counted
+/// under `other` (a peer chooses its error texts: they must not grow the
+/// page without bound).
+pub const MAX_CAUSES: usize = 32;
+/// The most operation kinds kept apart per series (typed transports have a
+/// handful).
+pub const MAX_OPERATIONS: usize = 16;
+/// The most agents a coordinator's page names.
+pub const MAX_AGENTS: usize = 1024;
+
+/// What a run's series are labelled with besides agent and phase.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunLabels {
+    /// Which run of the command (a search's step, a repetition): from 1.
+    pub run: usize,
+    pub transport: String,
+}
+
+/// One agent's cumulative figures in one phase.
+#[derive(Debug, Clone)]
+pub struct Totals {
+    pub ops: u64,
+    pub sent: u64,
+    pub errors: u64,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    /// Errors by cause (at most [`MAX_CAUSES`], then `other`).
+    pub causes: BTreeMap<String, u64>,
+    pub latency: LatencyHist,
+    /// The open loop's schedule lag (None in a closed loop).
+    pub lag: Option<LatencyHist>,
+    /// Per operation kind: successful operations and their latency.
+    pub by_op: BTreeMap<String, (u64, LatencyHist)>,
+    /// Time the hiccup meter's probe lost in all.
+    pub hiccup_lost_ns: u64,
+}
+
+impl Totals {
+    fn new() -> Totals {
+        Totals {
+            ops: 0,
+            sent: 0,
+            errors: 0,
+            bytes_out: 0,
+            bytes_in: 0,
+            causes: BTreeMap::new(),
+            latency: wirebench_core::hist::new_hist(),
+            lag: None,
+            by_op: BTreeMap::new(),
+            hiccup_lost_ns: 0,
+        }
+    }
+
+    fn count_cause(&mut self, cause: &str, n: u64) {
+        let key = if self.causes.contains_key(cause) || self.causes.len() < MAX_CAUSES {
+            cause
+        } else {
+            "other"
+        };
+        *self.causes.entry(key.to_string()).or_default() += n;
+    }
+}
+
+/// What one agent (or the local run: agent "") showed in its last second.
+#[derive(Debug, Clone, Default)]
+pub struct LastSecond {
+    pub client_cores: Vec<CoreBusy>,
+    pub server_cores: Vec<CoreBusy>,
+    /// The hiccup meter's latest wake-up, in s.
+    pub hiccup_max_s: Option<f64>,
+    pub ops_per_s: f64,
+}
+
+/// Everything the page shows.
+#[derive(Debug, Clone, Default)]
+pub struct Board {
+    pub labels: RunLabels,
+    /// Whether the load runs now (0 between runs and after the last).
+    pub running: bool,
+    /// Per agent ("" for a local run) and phase.
+    pub totals: BTreeMap<(String, Phase), Totals>,
+    pub last: BTreeMap<String, LastSecond>,
+    /// The open loop's stage now (from 1; 0 in the warm-up) and the rate
+    /// it asks.
+    pub stage: Option<(usize, f64)>,
+    /// Seconds reported, all agents together.
+    pub seconds: u64,
+}
+
+impl Board {
+    /// Adds one second of `agent` ("" for a local run). A new agent past
+    /// [`MAX_AGENTS`] is left out.
+    pub fn add(&mut self, agent: &str, iv: &IntervalReport) {
+        if !self.last.contains_key(agent) && self.last.len() >= MAX_AGENTS {
+            return;
+        }
+        self.ensure(agent);
+        let d = &iv.data;
+        let t = self
+            .totals
+            .get_mut(&(agent.to_string(), iv.phase))
+            .expect("made by ensure");
+        t.ops += d.ops;
+        t.sent += d.sent;
+        t.errors += d.errors;
+        t.bytes_out += d.bytes_out;
+        t.bytes_in += d.bytes_in;
+        let mut named = 0;
+        for (cause, n) in &d.failures {
+            t.count_cause(cause, *n);
+            named += n;
+        }
+        if d.errors > named {
+            t.count_cause("other", d.errors - named);
+        }
+        let _ = t.latency.add(&d.hist);
+        if let Some(lag) = &d.lag {
+            let mine = t.lag.get_or_insert_with(wirebench_core::hist::new_hist);
+            let _ = mine.add(lag.as_ref());
+        }
+        for (op, o) in &d.by_op {
+            if !t.by_op.contains_key(*op) && t.by_op.len() >= MAX_OPERATIONS {
+                continue;
+            }
+            let e = t
+                .by_op
+                .entry(op.to_string())
+                .or_insert_with(|| (0, wirebench_core::hist::new_hist()));
+            e.0 += o.ops;
+            let _ = e.1.add(&o.hist);
+        }
+        let point = iv.point();
+        t.hiccup_lost_ns += point.hiccup_lost_ns.unwrap_or(0);
+        self.last.insert(
+            agent.to_string(),
+            LastSecond {
+                client_cores: iv.client_cores.clone(),
+                server_cores: iv.server_cores.clone(),
+                hiccup_max_s: point.hiccup_max_ns.map(|n| n as f64 / 1e9),
+                ops_per_s: point.ops_per_s,
+            },
+        );
+        self.seconds += 1;
+    }
+
+    /// Makes the series of `agent`, at 0, in both phases.
+    pub fn ensure(&mut self, agent: &str) {
+        for phase in [Phase::Warmup, Phase::Measure] {
+            self.totals
+                .entry((agent.to_string(), phase))
+                .or_insert_with(Totals::new);
+        }
+        self.last.entry(agent.to_string()).or_default();
+    }
+}
+
+/// The board shared by the command (which adds seconds) and the listener
+/// (which reads it at each scrape).
+#[derive(Clone, Default)]
+pub struct Shared(Arc<Mutex<Board>>);
+
+impl Shared {
+    pub fn with<T>(&self, f: impl FnOnce(&mut Board) -> T) -> T {
+        let mut b = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut b)
+    }
+}
+
+/// What a command does with its seconds when metrics are served: the
+/// console (or any watcher) calls these beside its own work.
+pub struct Exporter {
+    board: Shared,
+    listener: Listener,
+    /// Seconds of a coordinator's agents were seen: its merged seconds
+    /// (the same operations) are not added again.
+    agents_seen: bool,
+    /// The run's agents' addresses (their series are made at 0 up front).
+    agents: Vec<String>,
+    warmup_ns: u64,
+    stages: Vec<wirebench_core::stages::Stage>,
+}
+
+impl Exporter {
+    /// Binds and starts serving (an empty board until a run starts).
+    pub fn start(opts: &MetricsOptions) -> std::io::Result<Exporter> {
+        let board = Shared::default();
+        board.with(|b| b.labels.run = 1);
+        let listener = Listener::start(opts, board.clone())?;
+        Ok(Exporter {
+            board,
+            listener,
+            agents_seen: false,
+            agents: Vec::new(),
+            warmup_ns: 0,
+            stages: Vec::new(),
+        })
+    }
+
+    /// Where it listens (the port chosen, when 0 was asked).
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.listener.addr()
+    }
+
+    /// A run's session is open: its labels, and its series at 0.
+    pub fn started(&mut self, spec: &wirebench_core::spec::RunSpec) {
+        self.warmup_ns = spec.warmup_ns;
+        self.stages = spec.stages.clone();
+        self.agents = spec.agents.iter().map(|a| a.address.clone()).collect();
+        self.next_run();
+        self.board
+            .with(|b| b.labels.transport = spec.kind().name().to_string());
+    }
+
+    /// Every connection is ready: the load starts (a search's step, a
+    /// repetition: each is a run of its own).
+    pub fn connected(&mut self) {
+        self.next_run();
+        self.board.with(|b| b.running = true);
+    }
+
+    /// A new `run` label and series at 0, unless the board's run has
+    /// measured nothing yet. The run before keeps its series no more: its
+    /// last figures were scraped while it ran (and held at the end).
+    fn next_run(&mut self) {
+        self.agents_seen = false;
+        let first_stage = self.stages.first().map(|s| (0, s.from_per_s));
+        self.board.with(|b| {
+            if b.seconds > 0 {
+                let labels = RunLabels {
+                    run: b.labels.run + 1,
+                    transport: b.labels.transport.clone(),
+                };
+                *b = Board {
+                    labels,
+                    ..Board::default()
+                };
+            }
+            if self.agents.is_empty() {
+                b.ensure("");
+            }
+            for agent in &self.agents {
+                b.ensure(agent);
+            }
+            b.stage = first_stage;
+        });
+    }
+
+    /// A second of the local run, or a coordinator's merged second (left
+    /// out once its agents' own seconds came: see [`Exporter::agent_interval`]).
+    pub fn interval(&mut self, iv: &IntervalReport) {
+        if self.agents_seen {
+            return;
+        }
+        let stage = self.stage_at(iv);
+        self.board.with(|b| {
+            b.add("", iv);
+            b.stage = stage.or(b.stage);
+        });
+    }
+
+    /// A second of one of a coordinator's agents.
+    pub fn agent_interval(&mut self, agent: &str, iv: &Interval) {
+        self.agents_seen = true;
+        let report = report_of(iv);
+        let stage = self.stage_at(&report);
+        self.board.with(|b| {
+            b.last.remove("");
+            b.totals.retain(|(a, _), _| !a.is_empty());
+            b.add(agent, &report);
+            b.stage = stage.or(b.stage);
+        });
+    }
+
+    /// The run ended (saved or not): the page keeps its figures, and says
+    /// that nothing runs.
+    pub fn ended(&mut self) {
+        self.board.with(|b| b.running = false);
+    }
+
+    /// Serves the final figures for `--metrics-hold`, then stops.
+    pub fn finish(self) {
+        self.board.with(|b| b.running = false);
+        self.listener.finish();
+    }
+
+    fn stage_at(&self, iv: &IntervalReport) -> Option<(usize, f64)> {
+        if self.stages.is_empty() {
+            return None;
+        }
+        let Some(mut t) = iv.end_ns.checked_sub(self.warmup_ns) else {
+            return Some((0, self.stages[0].from_per_s));
+        };
+        for (i, s) in self.stages.iter().enumerate() {
+            if t <= s.duration_ns {
+                let f = t as f64 / s.duration_ns.max(1) as f64;
+                return Some((i + 1, s.from_per_s + (s.to_per_s - s.from_per_s) * f));
+            }
+            t -= s.duration_ns;
+        }
+        let last = self.stages.last().expect("not empty");
+        Some((self.stages.len(), last.to_per_s))
+    }
+}
+
+/// An agent's second, as the load engine would have reported it: its
+/// counters and latency histogram (its causes and operations stay with
+/// the agent; its errors count under `other`).
+fn report_of(iv: &Interval) -> IntervalReport {
+    let mut data = wirebench_load::recorder::IntervalData::new();
+    data.ops = iv.ops;
+    data.sent = iv.sent;
+    data.bytes_out = iv.bytes_out;
+    data.bytes_in = iv.bytes_in;
+    data.errors = iv.errors;
+    if let Ok(h) = wirebench_core::hist::decode(&iv.latency_hist) {
+        data.hist = h;
+    }
+    IntervalReport {
+        index: 0,
+        start_ns: iv.start_ns,
+        end_ns: iv.end_ns,
+        phase: iv.phase,
+        data,
+        client_cores: iv.client_cores.clone(),
+        server_cores: iv.server_cores.clone(),
+        server_groups: vec![],
+        hiccup: None,
+    }
+}

@@ -1,0 +1,329 @@
+//! Issue 38: live metrics (`--metrics-listen`), scraped by a real
+//! Prometheus while a run over two load agents works, and checked through
+//! PromQL against the merged run.json.
+
+use crate::agents::loopback_agent;
+use crate::helpers::{Proc, Server, TempDir, shared};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+use wirebench_core::result::RunResult;
+
+/// Prometheus's binary ($WIREBENCH_PROMETHEUS_BIN, else Debian's); None
+/// (the test skipped) unless $WIREBENCH_REQUIRE_PROMETHEUS is set, as
+/// `.ci/run` does.
+fn prometheus_bin() -> Option<String> {
+    let bin = std::env::var("WIREBENCH_PROMETHEUS_BIN")
+        .unwrap_or_else(|_| "/usr/bin/prometheus".to_string());
+    if std::path::Path::new(&bin).exists() {
+        return Some(bin);
+    }
+    assert!(
+        std::env::var_os("WIREBENCH_REQUIRE_PROMETHEUS").is_none(),
+        "WIREBENCH_REQUIRE_PROMETHEUS is set but {bin} is missing (.ci/run installs Debian's prometheus)"
+    );
+    eprintln!("skipped: no Prometheus ({bin})");
+    None
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// GET `target` from `addr` (HTTP/1.1, closed after): status and body.
+fn get(addr: &str, target: &str, headers: &[(&str, &str)]) -> Option<(u16, String)> {
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let mut req = format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).ok()?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).ok()?;
+    let text = String::from_utf8_lossy(&out).to_string();
+    let status = text.split(' ').nth(1)?.parse().ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    // Chunked bodies (Prometheus's API): the chunks joined.
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut rest = body;
+        let mut joined = String::new();
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).ok()?;
+            if n == 0 {
+                break;
+            }
+            joined.push_str(after.get(..n)?);
+            rest = after.get(n + 2..)?;
+        }
+        joined
+    } else {
+        body.to_string()
+    };
+    Some((status, body))
+}
+
+fn encode(q: &str) -> String {
+    q.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A Prometheus on loopback scraping `target` each second.
+struct Prometheus {
+    _proc: Proc,
+    addr: String,
+    _dir: TempDir,
+}
+
+impl Prometheus {
+    fn start(bin: &str, target: &str, native: bool) -> Prometheus {
+        let dir = TempDir::new(if native { "prom-native" } else { "prom" });
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: wirebench\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut args = vec![
+            format!("--config.file={}", config.display()),
+            format!("--storage.tsdb.path={}", dir.path().join("data").display()),
+            format!("--web.listen-address={addr}"),
+            "--log.level=warn".to_string(),
+        ];
+        if native {
+            args.push("--enable-feature=native-histograms".to_string());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let proc = Proc::spawn_program(bin, &args);
+        let p = Prometheus {
+            _proc: proc,
+            addr,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while get(&p.addr, "/-/ready", &[]).map(|(s, _)| s) != Some(200) {
+            assert!(Instant::now() < deadline, "Prometheus did not get ready");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        p
+    }
+
+    /// An instant query's one value at `at` (Unix seconds).
+    fn value(&self, query: &str, at: f64) -> f64 {
+        let target = format!("/api/v1/query?query={}&time={at:.3}", encode(query));
+        let (status, body) = get(&self.addr, &target, &[]).expect("Prometheus answers");
+        assert_eq!(status, 200, "{query}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let result = &v["data"]["result"];
+        assert_eq!(
+            result.as_array().map(Vec::len),
+            Some(1),
+            "{query} at {at}: {body}"
+        );
+        result[0]["value"][1].as_str().unwrap().parse().unwrap()
+    }
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+#[test]
+fn issue_38_prometheus_scrapes_a_run_over_two_agents_and_promql_agrees_with_run_json() {
+    let _g = shared();
+    let Some(bin) = prometheus_bin() else { return };
+    let dir = TempDir::new("metrics-agents");
+    let srv = Server::start(&[]);
+    let (_a1, addr1) = loopback_agent(&dir, &[]);
+    let (_a2, addr2) = loopback_agent(&dir, &[]);
+    let metrics = format!("127.0.0.1:{}", free_port());
+    // One scrapes the text page (classic buckets), the other protobuf
+    // (native histograms too).
+    let classic = Prometheus::start(&bin, &metrics, false);
+    let native = Prometheus::start(&bin, &metrics, true);
+    let results = dir.path().join("results");
+    let agents = format!("{addr1},{addr2}");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--target",
+        &srv.endpoint,
+        "--agents",
+        &agents,
+        "--clients",
+        "2",
+        "--rate",
+        "2000",
+        "--warmup",
+        "2s",
+        "--duration",
+        "6s",
+        "--metrics-listen",
+        &metrics,
+        "--metrics-hold",
+        "3s",
+        "--format",
+        "json",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(90));
+    // The last scrapes were of the final figures, held for 3 s.
+    let at = unix_now() - 0.2;
+    let err = p.stderr_all();
+    assert!(st.success(), "{err}");
+    assert!(
+        err.contains(&format!("metrics: http://{metrics}/metrics")),
+        "{err}"
+    );
+    let r: RunResult = serde_json::from_str(&p.stdout_all()).unwrap();
+    assert_eq!(r.agents.len(), 2);
+
+    // Both agents' series, under their addresses; summed, every operation
+    // of the merged run.
+    let measure = "{job=\"wirebench\",phase=\"measure\"}";
+    for prom in [&classic, &native] {
+        let agents = prom.value(&format!("count(wirebench_operations_total{measure})"), at);
+        assert_eq!(agents, 2.0);
+        let ops = prom.value(&format!("sum(wirebench_operations_total{measure})"), at);
+        assert_eq!(ops, r.summary.ops as f64, "operations scraped vs run.json");
+    }
+
+    // p99 from the classic buckets: within the bucket (2^(1/4) wide) that
+    // holds run.json's p99.
+    let want = r.summary.latency.p99_ns as f64 / 1e9;
+    let p99 = classic.value(
+        &format!(
+            "histogram_quantile(0.99, sum by (le) (wirebench_latency_seconds_bucket{measure}))"
+        ),
+        at,
+    );
+    let width = 2f64.powf(0.25);
+    assert!(
+        p99 >= want / width && p99 <= want * width,
+        "PromQL p99 {p99} s (classic) vs run.json {want} s"
+    );
+    // p99 from the native histogram: within its bucket (2^(1/8) wide).
+    let p99n = native.value(
+        &format!("histogram_quantile(0.99, sum(wirebench_latency_seconds{measure}))"),
+        at,
+    );
+    let width = 2f64.powf(0.125);
+    assert!(
+        p99n >= want / width && p99n <= want * width,
+        "PromQL p99 {p99n} s (native) vs run.json {want} s"
+    );
+    let count = native.value(
+        &format!("histogram_count(sum(wirebench_latency_seconds{measure}))"),
+        at,
+    );
+    assert_eq!(count, r.summary.ops as f64);
+
+    // rate() in the measured phase's last seconds (it ended 3 s before the
+    // process did): the rate the run sent at, as run.json has it.
+    let sent_rate = r.summary.messages_sent as f64 / (r.summary.measured_ns as f64 / 1e9);
+    let rate = classic.value(
+        &format!("sum(rate(wirebench_sent_total{measure}[3s]))"),
+        at - 3.5,
+    );
+    assert!(
+        (rate - sent_rate).abs() / sent_rate < 0.15,
+        "PromQL rate {rate}/s vs run.json {sent_rate}/s"
+    );
+    eprintln!(
+        "run.json p99 {want} s; PromQL p99 {p99} s (classic), {p99n} s (native); rate {rate}/s vs {sent_rate}/s; {count} operations"
+    );
+    drop((classic, native));
+    let _ = srv.stop();
+}
+
+#[test]
+fn issue_38_metrics_need_a_token_off_loopback_and_serve_only_their_page() {
+    let _g = shared();
+    // Off loopback without a token: refused, naming the flag.
+    let mut p = Proc::spawn(&["run", "--duration", "1s", "--metrics-listen", "0.0.0.0:0"]);
+    let st = p.wait(Duration::from_secs(30));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--metrics-listen") && err.contains("--metrics-token-file"),
+        "{err}"
+    );
+    // Commands that serve none say so.
+    let dir = TempDir::new("metrics-token");
+    let mut p = Proc::spawn(&[
+        "flame",
+        "-o",
+        dir.path().join("f.svg").to_str().unwrap(),
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    let st = p.wait(Duration::from_secs(30));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(err.contains("`flame` serves no live metrics"), "{err}");
+
+    // With a token: a scrape without it is refused, one with it served.
+    let token = dir.path().join("token");
+    std::fs::write(&token, "metrics-token-0123456789\n").unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut p = Proc::spawn(&[
+        "run",
+        "--duration",
+        "3s",
+        "--warmup",
+        "0s",
+        "--metrics-listen",
+        &addr,
+        "--metrics-token-file",
+        token.to_str().unwrap(),
+        "--results",
+        dir.path().join("results").to_str().unwrap(),
+    ]);
+    p.stderr_until(Duration::from_secs(30), |l| l.starts_with("metrics: "));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let page = loop {
+        let bearer = [("Authorization", "Bearer metrics-token-0123456789")];
+        if let Some((200, body)) = get(&addr, "/metrics", &bearer) {
+            break body;
+        }
+        assert!(Instant::now() < deadline, "no page with the token");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(page.contains("wirebench_running{"), "{page}");
+    let (status, _) = get(&addr, "/metrics", &[]).unwrap();
+    assert_eq!(status, 401);
+    let (status, _) = get(&addr, "/metrics", &[("Authorization", "Bearer wrong")]).unwrap();
+    assert_eq!(status, 401);
+    let bearer = [("Authorization", "Bearer metrics-token-0123456789")];
+    let (status, _) = get(&addr, "/", &bearer).unwrap();
+    assert_eq!(status, 404);
+    // OpenMetrics when asked, ending as it must.
+    let om = [
+        bearer[0],
+        ("Accept", "application/openmetrics-text; version=1.0.0"),
+    ];
+    let (status, body) = get(&addr, "/metrics", &om).unwrap();
+    assert_eq!(status, 200);
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    let st = p.wait(Duration::from_secs(30));
+    assert!(st.success(), "{}", p.stderr_all());
+}
