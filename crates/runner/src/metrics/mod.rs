@@ -122,7 +122,9 @@ pub struct Board {
 impl Board {
     /// Adds one second of `agent` ("" for a local run). A new agent past
     /// [`MAX_AGENTS`] is left out.
-    pub fn add(&mut self, agent: &str, iv: &IntervalReport) {
+    /// `point` is the second as a run keeps it (for a coordinator, the
+    /// agent's own: the hiccup meter's figures travel in it).
+    pub fn add(&mut self, agent: &str, iv: &IntervalReport, point: &Interval) {
         if !self.last.contains_key(agent) && self.last.len() >= MAX_AGENTS {
             return;
         }
@@ -161,7 +163,6 @@ impl Board {
             e.0 += o.ops;
             let _ = e.1.add(&o.hist);
         }
-        let point = iv.point();
         t.hiccup_lost_ns += point.hiccup_lost_ns.unwrap_or(0);
         self.last.insert(
             agent.to_string(),
@@ -284,8 +285,9 @@ impl Exporter {
             return;
         }
         let stage = self.stage_at(iv);
+        let point = iv.point();
         self.board.with(|b| {
-            b.add("", iv);
+            b.add("", iv, &point);
             b.stage = stage.or(b.stage);
         });
     }
@@ -298,7 +300,7 @@ impl Exporter {
         self.board.with(|b| {
             b.last.remove("");
             b.totals.retain(|(a, _), _| !a.is_empty());
-            b.add(agent, &report);
+            b.add(agent, &report, iv);
             b.stage = stage.or(b.stage);
         });
     }
@@ -316,22 +318,29 @@ impl Exporter {
     }
 
     fn stage_at(&self, iv: &IntervalReport) -> Option<(usize, f64)> {
-        if self.stages.is_empty() {
-            return None;
-        }
-        let Some(mut t) = iv.end_ns.checked_sub(self.warmup_ns) else {
-            return Some((0, self.stages[0].from_per_s));
-        };
-        for (i, s) in self.stages.iter().enumerate() {
-            if t <= s.duration_ns {
-                let f = t as f64 / s.duration_ns.max(1) as f64;
-                return Some((i + 1, s.from_per_s + (s.to_per_s - s.from_per_s) * f));
-            }
-            t -= s.duration_ns;
-        }
-        let last = self.stages.last().expect("not empty");
-        Some((self.stages.len(), last.to_per_s))
+        stage_at(&self.stages, iv.end_ns.checked_sub(self.warmup_ns))
     }
+}
+
+/// The stage (from 1; 0 in the warm-up: `since_measure` None) and the rate
+/// it asks, `since_measure` ns into the measured phase.
+fn stage_at(
+    stages: &[wirebench_core::stages::Stage],
+    since_measure: Option<u64>,
+) -> Option<(usize, f64)> {
+    let first = stages.first()?;
+    let Some(mut t) = since_measure else {
+        return Some((0, first.from_per_s));
+    };
+    for (i, s) in stages.iter().enumerate() {
+        if t <= s.duration_ns {
+            let f = t as f64 / s.duration_ns.max(1) as f64;
+            return Some((i + 1, s.from_per_s + (s.to_per_s - s.from_per_s) * f));
+        }
+        t -= s.duration_ns;
+    }
+    let last = stages.last().expect("not empty");
+    Some((stages.len(), last.to_per_s))
 }
 
 /// An agent's second, as the load engine would have reported it: its
@@ -357,5 +366,38 @@ fn report_of(iv: &Interval) -> IntervalReport {
         server_cores: iv.server_cores.clone(),
         server_groups: vec![],
         hiccup: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stage_and_its_asked_rate_follow_the_measured_phase() {
+        let stages = wirebench_core::stages::parse("2s:1k/s, 4s:1k->3k/s").unwrap();
+        let s = 1_000_000_000;
+        assert_eq!(stage_at(&[], Some(s)), None);
+        assert_eq!(stage_at(&stages, None), Some((0, 1000.0)));
+        assert_eq!(stage_at(&stages, Some(s)), Some((1, 1000.0)));
+        assert_eq!(stage_at(&stages, Some(4 * s)), Some((2, 2000.0)));
+        assert_eq!(stage_at(&stages, Some(6 * s)), Some((2, 3000.0)));
+        assert_eq!(stage_at(&stages, Some(9 * s)), Some((2, 3000.0)));
+    }
+
+    #[test]
+    fn a_coordinators_board_counts_each_agent_once_and_sums_to_the_run() {
+        let mut b = Board::default();
+        for agent in ["a:1", "b:2"] {
+            b.ensure(agent);
+        }
+        let iv = wirebench_core::result::fixture::interval(0, 10.0, 100_000);
+        b.add("a:1", &report_of(&iv), &iv);
+        b.add("b:2", &report_of(&iv), &iv);
+        let ops: u64 = b.totals.values().map(|t| t.ops).sum();
+        let count: u64 = b.totals.values().map(|t| t.latency.len()).sum();
+        assert_eq!((ops, count), (20, 20));
+        // Both phases of both agents, from the start.
+        assert_eq!(b.totals.len(), 4);
     }
 }

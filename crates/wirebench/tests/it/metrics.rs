@@ -124,6 +124,15 @@ impl Prometheus {
         p
     }
 
+    /// An instant query's results at `at` (Unix seconds).
+    fn query(&self, query: &str, at: f64) -> Vec<serde_json::Value> {
+        let target = format!("/api/v1/query?query={}&time={at:.3}", encode(query));
+        let (status, body) = get(&self.addr, &target, &[]).expect("Prometheus answers");
+        assert_eq!(status, 200, "{query}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        v["data"]["result"].as_array().cloned().unwrap_or_default()
+    }
+
     /// An instant query's one value at `at` (Unix seconds).
     fn value(&self, query: &str, at: f64) -> f64 {
         let target = format!("/api/v1/query?query={}&time={at:.3}", encode(query));
@@ -248,6 +257,43 @@ fn issue_38_prometheus_scrapes_a_run_over_two_agents_and_promql_agrees_with_run_
         (rate - sent_rate).abs() / sent_rate < 0.15,
         "PromQL rate {rate}/s vs run.json {sent_rate}/s"
     );
+    // Every query of the Grafana dashboard is valid PromQL and, but for
+    // what this run has none of (stages, typed operations; the schedule's
+    // lag, which agents do not stream), has data.
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/grafana/wirebench.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut queries = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for t in panel["targets"].as_array().unwrap() {
+            let expr = t["expr"].as_str().unwrap();
+            let q = expr
+                .replace("$__rate_interval", "3s")
+                .replace("$phase", "measure")
+                .replace("$job", ".*")
+                .replace("$transport", ".*")
+                .replace("$run", ".*")
+                .replace("$agent", ".*");
+            assert!(!q.contains('$'), "a variable left in {q}");
+            let got = classic.query(&q, at - 3.5);
+            let none_here = [
+                "wirebench_stage",
+                "asked_rate",
+                "operation_latency",
+                "schedule_lag",
+            ];
+            if !none_here.iter().any(|n| q.contains(n)) {
+                assert!(!got.is_empty(), "no data for the dashboard's {expr}");
+            }
+            queries += 1;
+        }
+    }
+    assert!(queries >= 15, "{queries} queries");
     eprintln!(
         "run.json p99 {want} s; PromQL p99 {p99} s (classic), {p99n} s (native); rate {rate}/s vs {sent_rate}/s; {count} operations"
     );
@@ -287,8 +333,8 @@ fn issue_38_metrics_need_a_token_off_loopback_and_serve_only_their_page() {
     let addr = format!("127.0.0.1:{}", free_port());
     let mut p = Proc::spawn(&[
         "run",
-        "--duration",
-        "3s",
+        "--stages",
+        "1s:200/s, 2s:200->400/s",
         "--warmup",
         "0s",
         "--metrics-listen",
@@ -302,13 +348,18 @@ fn issue_38_metrics_need_a_token_off_loopback_and_serve_only_their_page() {
     let deadline = Instant::now() + Duration::from_secs(10);
     let page = loop {
         let bearer = [("Authorization", "Bearer metrics-token-0123456789")];
-        if let Some((200, body)) = get(&addr, "/metrics", &bearer) {
+        // Once a second is in: an open loop's lag, and its stage.
+        if let Some((200, body)) = get(&addr, "/metrics", &bearer)
+            && body.contains("wirebench_schedule_lag_seconds_count{")
+        {
             break body;
         }
         assert!(Instant::now() < deadline, "no page with the token");
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(page.contains("wirebench_running{"), "{page}");
+    assert!(page.contains("\nwirebench_stage{run=\"1\",transport=\"msgr\"} "), "{page}");
+    assert!(page.contains("\nwirebench_asked_rate_per_second{"), "{page}");
     let (status, _) = get(&addr, "/metrics", &[]).unwrap();
     assert_eq!(status, 401);
     let (status, _) = get(&addr, "/metrics", &[("Authorization", "Bearer wrong")]).unwrap();
