@@ -55,6 +55,10 @@ pub struct MetricsFlags {
         help_heading = "Live metrics"
     )]
     pub metrics_hold: Option<Dur>,
+    /// Draw a terminal dashboard of the run (rate, latency percentiles, errors, the stage, CPU
+    /// per core), redrawn each second; a line per second when stderr is not a terminal.
+    #[arg(long, help_heading = "Live metrics")]
+    pub live: bool,
 }
 
 impl MetricsFlags {
@@ -81,7 +85,17 @@ impl MetricsFlags {
                 "--metrics-listen: `{command}` serves no live metrics (run and search do)"
             )));
         }
+        if self.live {
+            return Err(UsageError(format!(
+                "--live: `{command}` has no live view (run and search do)"
+            )));
+        }
         Ok(())
+    }
+
+    /// The live view, when asked for and stderr is a terminal.
+    pub fn live(&self) -> Option<crate::ui::live::Live> {
+        self.live.then(crate::ui::live::Live::open).flatten()
     }
 }
 

@@ -77,6 +77,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut console = Console::new(req.format());
     console.repeat = req.repeat();
     console.exporter = a.flags.metrics.exporter()?;
+    console.live = a.flags.metrics.live();
     // Load agents make the load of a coordinated run.
     let run = match req.agents.is_empty() && req.launch.is_empty() {
         true => run::run,
@@ -92,7 +93,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     ) {
         Ok(report) => report,
         Err(wirebench_runner::RunError::Unsaved(u)) => {
-            console.end_metrics();
+            console.end_live();
             // Measured but not saved where it belongs: a pipeline that
             // reads JSON still gets it, and so does stdout when the result
             // could be kept nowhere.
@@ -103,7 +104,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{u}");
         }
         Err(e) => {
-            console.end_metrics();
+            console.end_live();
             return Err(runner_error(e));
         }
     };

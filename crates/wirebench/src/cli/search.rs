@@ -68,6 +68,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     let mut console = Console::new(b.req.format());
     console.results = false;
     console.exporter = a.run.metrics.exporter()?;
+    console.live = a.run.metrics.live();
     let r = search::search(
         &b.req,
         &settings,
@@ -77,7 +78,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         b.cancel,
         &mut console,
     );
-    console.end_metrics();
+    console.end_live();
     let r = r.map_err(runner_error)?;
     if let Some(j) = &a.junit {
         let doc = wirebench_report::junit::write(

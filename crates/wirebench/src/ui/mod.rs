@@ -1,3 +1,4 @@
 //! What a person watching a run sees: progress lines, notes and results.
 
+pub mod live;
 pub mod progress;

@@ -31,6 +31,11 @@ pub struct Console {
     pub csv_header: bool,
     /// Live metrics (`--metrics-listen`), fed each second.
     pub exporter: Option<wirebench_runner::metrics::Exporter>,
+    /// The live view (`--live`), in place of the lines.
+    pub live: Option<super::live::Live>,
+    /// What goes to stdout after the live view's last frame, when both are
+    /// on the terminal.
+    deferred: Vec<u8>,
 }
 
 impl Console {
@@ -43,6 +48,8 @@ impl Console {
             stall_ns: 10_000_000,
             csv_header: false,
             exporter: None,
+            live: None,
+            deferred: Vec::new(),
         }
     }
 
@@ -53,38 +60,60 @@ impl Console {
     /// The first error of writing to stdout, if any. Live metrics stay
     /// served for their hold, then stop.
     pub fn finish(mut self) -> std::io::Result<()> {
-        self.end_metrics();
+        self.end_live();
         self.failed.map_or(Ok(()), Err)
     }
 
-    /// Live metrics are served for their hold, then stop.
-    pub fn end_metrics(&mut self) {
+    /// The live view leaves its last frame; live metrics are served for
+    /// their hold, then stop.
+    pub fn end_live(&mut self) {
+        if let Some(l) = self.live.take() {
+            l.finish();
+            let text = std::mem::take(&mut self.deferred);
+            self.out(|o| o.write_all(&text));
+        }
         if let Some(e) = self.exporter.take() {
             e.finish();
         }
     }
 
     /// Writes to stdout; the first error is kept for [`Console::finish`].
-    pub fn out(&mut self, f: impl FnOnce(&mut std::io::StdoutLock) -> std::io::Result<()>) {
-        if self.failed.is_none() {
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = f(&mut out).and_then(|_| out.flush()) {
-                self.failed = Some(e);
-            }
+    /// While the live view is drawn on the same terminal, the text waits
+    /// for its last frame (then goes below it).
+    pub fn out(&mut self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+        if self.failed.is_some() {
+            return;
+        }
+        if self.live.is_some() && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            let _ = f(&mut self.deferred);
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = f(&mut out).and_then(|_| out.flush()) {
+            self.failed = Some(e);
         }
     }
 }
 
 impl Events for Console {
     fn note(&mut self, text: &str) {
-        eprintln!("{text}");
+        match &mut self.live {
+            Some(l) => l.note(text),
+            None => eprintln!("{text}"),
+        }
     }
 
     fn connected(&mut self, connect_time_ns: u64) {
         if let Some(e) = &mut self.exporter {
             e.connected();
         }
-        if self.text() {
+        if let Some(l) = &mut self.live {
+            l.note(&format!(
+                "connected in {}",
+                format_ns(connect_time_ns as f64)
+            ));
+            l.connected();
+        } else if self.text() {
             eprintln!("connected in {}", format_ns(connect_time_ns as f64));
             eprintln!("{}", progress::interval_header());
         }
@@ -94,7 +123,9 @@ impl Events for Console {
         if let Some(e) = &mut self.exporter {
             e.interval(iv);
         }
-        if self.text() {
+        if let Some(l) = &mut self.live {
+            l.interval(iv);
+        } else if self.text() {
             eprintln!("{}", progress::interval_line(&iv.point(), self.stall_ns));
         }
     }
@@ -112,16 +143,19 @@ impl RunEvents for Console {
         if let Some(e) = &mut self.exporter {
             e.started(spec);
         }
-        if self.text() {
-            eprintln!(
-                "{}",
-                wirebench_report::summary::headline(spec, p, endpoint, pid)
-            );
+        let headline = wirebench_report::summary::headline(spec, p, endpoint, pid);
+        if let Some(l) = &mut self.live {
+            l.started(spec, p, &headline);
+            l.note(&headline);
+        } else if self.text() {
+            eprintln!("{headline}");
         }
     }
 
     fn repetition(&mut self, k: usize, n: usize) {
-        if self.text() {
+        if let Some(l) = &mut self.live {
+            l.note(&format!("repetition {k} of {n}"));
+        } else if self.text() {
             eprintln!("repetition {k} of {n}");
         }
     }
@@ -136,8 +170,8 @@ impl RunEvents for Console {
         self.out(|out| match format {
             Format::Csv if header => writeln!(out, "{csv_head}\n{csv_line}"),
             Format::Text => {
-                wirebench_report::summary::print(out, r, &dir.join("run.json"))?;
-                wirebench_report::summary::print_slos(out, slos, &r.slos)
+                wirebench_report::summary::print(&mut &mut *out, r, &dir.join("run.json"))?;
+                wirebench_report::summary::print_slos(&mut &mut *out, slos, &r.slos)
             }
             Format::Csv => writeln!(out, "{csv_line}"),
             Format::Json if repeat == 1 => {

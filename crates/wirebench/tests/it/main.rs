@@ -15,6 +15,7 @@ mod helpers;
 mod history;
 mod http;
 mod kv;
+mod live;
 mod metrics;
 mod modes;
 mod never_lost;

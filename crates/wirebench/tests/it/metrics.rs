@@ -358,8 +358,14 @@ fn issue_38_metrics_need_a_token_off_loopback_and_serve_only_their_page() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(page.contains("wirebench_running{"), "{page}");
-    assert!(page.contains("\nwirebench_stage{run=\"1\",transport=\"msgr\"} "), "{page}");
-    assert!(page.contains("\nwirebench_asked_rate_per_second{"), "{page}");
+    assert!(
+        page.contains("\nwirebench_stage{run=\"1\",transport=\"msgr\"} "),
+        "{page}"
+    );
+    assert!(
+        page.contains("\nwirebench_asked_rate_per_second{"),
+        "{page}"
+    );
     let (status, _) = get(&addr, "/metrics", &[]).unwrap();
     assert_eq!(status, 401);
     let (status, _) = get(&addr, "/metrics", &[("Authorization", "Bearer wrong")]).unwrap();
