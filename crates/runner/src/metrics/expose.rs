@@ -2,7 +2,7 @@
 //! format (0.0.4), OpenMetrics text (1.0.0) or Prometheus's delimited
 //! protobuf (where native histograms go).
 
-use super::{Board, Totals};
+use super::board::{Board, LastSecond, Totals};
 use prost::Message;
 use wirebench_core::hist::LatencyHist;
 use wirebench_core::result::Phase;
@@ -277,7 +277,7 @@ pub fn families(b: &Board) -> Vec<Family> {
         "Time the hiccup meter's probe lost to stalls of the platform.",
         per(&|t| Some(Value::Counter(t.hiccup_lost_ns as f64 / 1e9))),
     );
-    let last = |f: &dyn Fn(&str, &super::LastSecond) -> Vec<Sample>| -> Vec<Sample> {
+    let last = |f: &dyn Fn(&str, &LastSecond) -> Vec<Sample>| -> Vec<Sample> {
         b.last.iter().flat_map(|(a, l)| f(a, l)).collect()
     };
     let agent_label = |agent: &str| -> Vec<(&'static str, String)> {
@@ -796,10 +796,10 @@ mod tests {
     #[test]
     fn causes_past_the_limit_count_as_other() {
         let mut t = Totals::new();
-        for i in 0..super::super::MAX_CAUSES + 10 {
+        for i in 0..super::super::board::MAX_CAUSES + 10 {
             t.count_cause(&format!("cause {i}"), 1);
         }
-        assert_eq!(t.causes.len(), super::super::MAX_CAUSES + 1);
+        assert_eq!(t.causes.len(), super::super::board::MAX_CAUSES + 1);
         assert_eq!(t.causes["other"], 10);
     }
 }

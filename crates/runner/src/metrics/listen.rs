@@ -7,7 +7,7 @@
 //! once (more are closed at once), headers within [`HEADER_TIMEOUT`] and
 //! hyper's size limit, and a connection lives at most [`CONN_LIFETIME`].
 
-use super::Shared;
+use super::board::Shared;
 use super::expose::{Format, page};
 use bytes::Bytes;
 use http_body_util::Full;
