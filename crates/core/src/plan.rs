@@ -949,6 +949,31 @@ mod tests {
     }
 
     #[test]
+    fn issue_38_a_specs_stages_may_be_tables_and_each_point_gets_them() {
+        let e = exp(
+            "name = \"x\"\n[base]\nwarmup = \"1s\"\n[[base.stages]]\nduration = \"2s\"\nrate = \"1k/s\"\n[[base.stages]]\nduration = \"3s\"\nfrom = \"1k/s\"\nto = \"2k/s\"\n[matrix]\nclients = [1, 2]\n",
+        )
+        .unwrap();
+        let topo = Topology::with_cpus(CpuList::parse("0-1").unwrap());
+        let runs = plan(&e, &topo, true).unwrap();
+        assert_eq!(runs.len(), 2);
+        for r in &runs {
+            let req = &r.requests[0];
+            assert_eq!(req.stages.as_deref(), Some("2s:1k/s, 3s:1k/s->2k/s"));
+            let (spec, _) = req.check(&topo).unwrap();
+            assert_eq!(spec.stages.len(), 2);
+        }
+        let bad = exp("name = \"x\"\n[base]\n[[base.stages]]\nduration = \"2s\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(bad.contains("[base] stages"), "{bad}");
+        assert!(
+            bad.contains("give rate (constant), or from and to"),
+            "{bad}"
+        );
+    }
+
+    #[test]
     fn unknown_keys_get_the_closest_valid_one() {
         assert_eq!(closest("clinets", run_keys()), "clients");
         assert_eq!(closest("conns_per_clent", run_keys()), "conns_per_client");

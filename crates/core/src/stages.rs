@@ -92,6 +92,90 @@ pub fn parse(text: &str) -> Result<Vec<Stage>, String> {
     Ok(out)
 }
 
+/// A spec's stages, as text (`stages = "10s:1k/s, 30s:1k->20k/s"`) or as
+/// tables, one per stage (`[[base.stages]]` with `duration` and `rate`, or
+/// `from` and `to` for a ramp): the text either way, which [`parse`]
+/// checks. (`RunRequest::stages`'s reader; its wire form stays the text.)
+pub fn text_or_tables<'de, D>(d: D) -> Result<Option<String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(
+                "stages as text ('10s:1k/s, 30s:1k->20k/s') or as tables of duration and rate (or from and to)",
+            )
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: serde::Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_any(V)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut parts = Vec::new();
+            while let Some(t) = seq.next_element::<StageTable>()? {
+                parts.push(t.text().map_err(serde::de::Error::custom)?);
+            }
+            Ok(Some(parts.join(", ")))
+        }
+    }
+    d.deserialize_option(V)
+}
+
+/// A number or its text (`rate = 1000` or `rate = "1k/s"`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Figure {
+    Text(String),
+    Int(i64),
+    Float(f64),
+}
+
+impl Figure {
+    fn text(&self) -> String {
+        match self {
+            Figure::Text(t) => t.clone(),
+            Figure::Int(n) => n.to_string(),
+            Figure::Float(x) => x.to_string(),
+        }
+    }
+}
+
+/// One `[[stages]]` table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StageTable {
+    duration: String,
+    #[serde(default)]
+    rate: Option<Figure>,
+    #[serde(default)]
+    from: Option<Figure>,
+    #[serde(default)]
+    to: Option<Figure>,
+}
+
+impl StageTable {
+    fn text(&self) -> Result<String, String> {
+        let d = &self.duration;
+        match (&self.rate, &self.from, &self.to) {
+            (Some(r), None, None) => Ok(format!("{d}:{}", r.text())),
+            (None, Some(a), Some(b)) => Ok(format!("{d}:{}->{}", a.text(), b.text())),
+            _ => Err(format!(
+                "the stage of {d}: give rate (constant), or from and to (a ramp)"
+            )),
+        }
+    }
+}
+
 /// The stages' total length.
 pub fn total(stages: &[Stage]) -> Duration {
     Duration::from_nanos(stages.iter().map(|s| s.duration_ns).sum())

@@ -27,6 +27,7 @@
 // units::whole for figures).
 #![deny(clippy::cast_possible_truncation)]
 
+pub mod abort;
 pub mod agent;
 pub mod capture;
 pub mod command;

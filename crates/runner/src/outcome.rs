@@ -393,7 +393,7 @@ pub fn from_outcome(
     summary.hiccup = hiccup(spec, out.hiccup.as_ref(), &mut intervals);
     judge(spec, &placement, &mut summary, &intervals);
     let mut warnings = warnings(spec, &placement, &summary);
-    let stages = wirebench_core::stages::results(&spec.stages, spec.warmup_ns, &intervals);
+    let stages = wirebench_core::stages::results(&own_stages(spec), spec.warmup_ns, &intervals);
     warnings.extend(stage_warnings(&stages));
     let (state, reason) = match end {
         // A run that measured nothing is a failure, never "complete".
@@ -487,6 +487,23 @@ fn by_endpoint(spec: &RunSpec, m: &IntervalData, secs: f64) -> Vec<result::Endpo
                 p50_ns: lat.p50_ns,
                 p99_ns: lat.p99_ns,
             }
+        })
+        .collect()
+}
+
+/// The stages this process was asked to send: an agent's part sends its
+/// connections' share of every stage (what its rows are judged against).
+fn own_stages(spec: &RunSpec) -> Vec<wirebench_core::stages::Stage> {
+    let part = match &spec.share {
+        Some(sh) if sh.total > 0 => (spec.clients * spec.conns_per_client) as f64 / sh.total as f64,
+        _ => 1.0,
+    };
+    spec.stages
+        .iter()
+        .map(|s| wirebench_core::stages::Stage {
+            from_per_s: s.from_per_s * part,
+            to_per_s: s.to_per_s * part,
+            ..*s
         })
         .collect()
 }

@@ -14,7 +14,6 @@ use crate::target::{Embedded, External, Target};
 use crate::{Credentials, RunError};
 use std::path::PathBuf;
 use std::time::Duration;
-use wirebench_core::result::Phase;
 use wirebench_core::result::{Placement, RunResult};
 use wirebench_core::slo::Slo;
 use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec, TransportSpec};
@@ -28,45 +27,7 @@ struct LoadObserver<'a> {
     events: &'a mut dyn Events,
     cancel: &'a Cancel,
     target: &'a mut dyn Target,
-    watch: Watch<'a>,
-}
-
-/// `--abort-on-fail`: the objectives checked over windows, each window
-/// checked as its last second comes in; the first miss ends the load.
-struct Watch<'a> {
-    slos: &'a [Slo],
-    /// The measured seconds so far.
-    seconds: Vec<wirebench_core::result::Interval>,
-    missed: Option<String>,
-}
-
-impl Watch<'_> {
-    fn second(&mut self, iv: &IntervalReport) {
-        if self.slos.is_empty() || self.missed.is_some() || iv.phase != Phase::Measure {
-            return;
-        }
-        self.seconds.push(iv.point());
-        let n = self.seconds.len();
-        for s in self.slos {
-            let per = usize::try_from(s.window_s.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
-            if !n.is_multiple_of(per) {
-                continue;
-            }
-            let last: Vec<&wirebench_core::result::Interval> =
-                self.seconds[n - per..].iter().collect();
-            if let Ok(w) = s.window((n - per) as f64, &last)
-                && !w.pass
-            {
-                self.missed = Some(format!(
-                    "ended after {n} s by --abort-on-fail: {s} missed in {:.0}-{:.0} s ({})",
-                    w.from_s,
-                    w.to_s,
-                    s.format_value(w.actual)
-                ));
-                return;
-            }
-        }
-    }
+    watch: crate::abort::Watch,
 }
 
 impl Observer for LoadObserver<'_> {
@@ -75,7 +36,9 @@ impl Observer for LoadObserver<'_> {
     }
     fn interval(&mut self, iv: &IntervalReport) {
         self.events.interval(iv);
-        self.watch.second(iv);
+        if !self.watch.slos.is_empty() {
+            self.watch.second(&iv.point());
+        }
     }
     fn agreed_start(&mut self) -> Start {
         self.events.agreed_start()
@@ -337,11 +300,7 @@ impl Session {
                 events,
                 cancel: &self.cancel,
                 target: self.target.as_mut(),
-                watch: Watch {
-                    slos: &self.abort_on,
-                    seconds: Vec::new(),
-                    missed: None,
-                },
+                watch: crate::abort::Watch::of(true, &self.abort_on),
             };
             driver.drive(spec, &cfg, &mut obs)
         };

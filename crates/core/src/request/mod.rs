@@ -218,7 +218,11 @@ pub struct RunRequest {
     /// 10s:20k/s'. Each stage lasts whole seconds; the run reports each one's asked and achieved
     /// rates, its latency, and the sends the generator was late with.
     #[arg(long, conflicts_with_all = ["rate", "duration", "count"])]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::stages::text_or_tables"
+    )]
     pub stages: Option<String>,
     /// Open loop: uniform (evenly spaced) or poisson (exponential gaps) arrivals.
     #[arg(long)]

@@ -571,3 +571,48 @@ fn stages_set_the_rate_and_the_length_and_refuse_what_would_contradict_them() {
         .unwrap();
     assert_eq!(spec.arrival, Arrival::Poisson);
 }
+
+#[test]
+fn stages_come_as_tables_too_and_travel_as_text() {
+    let doc = r#"
+        warmup = "2s"
+        [[stages]]
+        duration = "10s"
+        rate = "1k/s"
+        [[stages]]
+        duration = "10s"
+        from = "1k/s"
+        to = 3000
+    "#;
+    let r: RunRequest = toml::from_str(doc).unwrap();
+    assert_eq!(r.stages.as_deref(), Some("10s:1k/s, 10s:1k/s->3000"));
+    let (spec, _) = r.check(&two_cpus()).unwrap();
+    assert_eq!(spec.stages.len(), 2);
+    assert_eq!(spec.rate_per_s, Some(1500.0));
+    // On the wire (a sweep's child, an agent): the text, read back as such.
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(
+        json.contains(r#""stages":"10s:1k/s, 10s:1k/s->3000""#),
+        "{json}"
+    );
+    let back: RunRequest = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.stages, r.stages);
+    // A table that is neither constant nor a ramp, or with a stray key.
+    for (bad, says) in [
+        (
+            "[[stages]]\nduration = \"5s\"\n",
+            "give rate (constant), or from and to",
+        ),
+        (
+            "[[stages]]\nduration = \"5s\"\nrate = 1\nfrom = 1\nto = 2\n",
+            "give rate (constant), or from and to",
+        ),
+        (
+            "[[stages]]\nduration = \"5s\"\nspeed = 1\n",
+            "unknown field `speed`",
+        ),
+    ] {
+        let e = toml::from_str::<RunRequest>(bad).unwrap_err().to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}

@@ -390,6 +390,8 @@ fn part_request(
     r.clients = Some(clients);
     r.share = Some(share);
     r.slo.clear();
+    // The coordinator judges the windows, on the merged seconds.
+    r.abort_on_fail = None;
     r.hlog = None;
     r.results = None;
     r.repeat = None;
@@ -568,6 +570,10 @@ fn measure(
     let mut stopped = false;
     // Intervals by index, until every running agent gave its own.
     let mut pending: BTreeMap<usize, Vec<Option<Interval>>> = BTreeMap::new();
+    // `--abort-on-fail`: the merged seconds' windows; the first miss stops
+    // every part, and the run ends complete, saying why.
+    let mut watch = crate::abort::Watch::of(req.abort_on_fail == Some(true), &req.slos()?);
+    let mut ended_by: Option<String> = None;
     // Each agent's seconds as streamed: a lost agent's part is made of them.
     let mut streamed: Vec<Vec<Interval>> = vec![Vec::new(); n];
     // The most seconds a part reports: its warm-up and measured phase, and
@@ -699,6 +705,12 @@ fn measure(
             let got: Vec<Interval> = row.into_iter().flatten().collect();
             if let Ok(m) = merge::intervals_of(&got) {
                 events.interval(&report_of(index, &m));
+                watch.second(&m);
+            }
+            if !stopped && let Some(why) = watch.missed.take() {
+                stop_all(fleet, &why);
+                stopped = true;
+                ended_by = Some(why);
             }
         }
     }
@@ -734,5 +746,14 @@ fn measure(
             drift,
         })
         .collect();
-    super::merge::parts(ended, &seen, spec, placement)
+    let mut merged = super::merge::parts(ended, &seen, spec, placement)?;
+    if let Some(why) = ended_by
+        && merged.status.state == RunState::Interrupted
+    {
+        // Stopped by the watch, not by a person: complete, as a local run
+        // ended by --abort-on-fail is.
+        merged.status.state = RunState::Complete;
+        merged.status.reason = Some(why);
+    }
+    Ok(merged)
 }

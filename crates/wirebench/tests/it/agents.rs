@@ -994,3 +994,141 @@ fn repeated_runs_on_the_agents_are_one_group() {
     // Each repetition connected each agent's client anew.
     assert_eq!(srv.stop()["conns_accepted"], 4);
 }
+
+/// Issue 38: stages over load agents. Each agent sends its share of every
+/// stage (its connections' part of the one timetable), started at one
+/// instant: the merged seconds make each stage's rate, and each part half
+/// of it.
+#[test]
+fn issue_38_a_staged_open_loop_over_two_agents_keeps_each_stage_between_them() {
+    let _g = shared();
+    let dir = TempDir::new("agents-stages");
+    let srv = crate::helpers::Server::start(&[]);
+    let (_a1, addr1) = loopback_agent(&dir, &[]);
+    let (_a2, addr2) = loopback_agent(&dir, &[]);
+    let agents = format!("{addr1},{addr2}");
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--target",
+        &srv.endpoint,
+        "--agents",
+        &agents,
+        "--clients",
+        "2",
+        "--stages",
+        "2s:400/s, 2s:400->1200/s",
+        "--warmup",
+        "1s",
+        "--format",
+        "json",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(120));
+    let err = p.stderr_all();
+    assert!(st.success(), "{err}");
+    let r: RunResult = serde_json::from_str(&p.stdout_all()).unwrap();
+    assert_eq!(r.agents.len(), 2);
+    let asked: Vec<f64> = r.stages.iter().map(|s| s.asked_per_s).collect();
+    assert_eq!(asked, [400.0, 800.0], "{:?}", r.stages);
+    for s in &r.stages {
+        // Sent on the timetable (a send late past its second would show).
+        let off = (s.sent_per_s - s.asked_per_s).abs() / s.asked_per_s;
+        assert!(
+            off < 0.05,
+            "stage {}: sent {}/s of {}/s",
+            s.text,
+            s.sent_per_s,
+            s.asked_per_s
+        );
+        assert!(s.completed_per_s > 0.0);
+    }
+    // Each part made half of each stage, and was asked half: it kept up.
+    for part in parts(&r) {
+        assert_eq!(part.stages.len(), 2, "{:?}", part.stages);
+        for (mine, all) in part.stages.iter().zip(&r.stages) {
+            let share = mine.sent_per_s / all.sent_per_s;
+            assert!(
+                (share - 0.5).abs() < 0.05,
+                "a part's share of {}: {share}",
+                all.text
+            );
+            assert_eq!(mine.asked_per_s, all.asked_per_s / 2.0, "{mine:?}");
+            assert!(mine.kept_up, "{mine:?}");
+        }
+        assert!(
+            !part
+                .warnings
+                .iter()
+                .any(|w| w.to_string().contains("fell behind")),
+            "{:?}",
+            part.warnings
+        );
+    }
+    assert!(
+        !r.warnings
+            .iter()
+            .any(|w| w.to_string().contains("fell behind")),
+        "{:?}",
+        r.warnings
+    );
+    let _ = srv.stop();
+}
+
+/// Issue 38: `--abort-on-fail` over agents. The coordinator judges each
+/// window on the merged seconds (an agent alone would judge its part);
+/// the first miss stops every part, and the run is saved complete, saying
+/// why, and exits 3.
+#[test]
+fn issue_38_abort_on_fail_over_agents_stops_them_all_at_the_first_missed_window() {
+    let _g = shared();
+    let dir = TempDir::new("agents-abort");
+    // Every answer waits 2 ms: a p99 under 1 ms misses the first window.
+    let srv = crate::helpers::Server::start(&["--delay", "2ms"]);
+    let (_a1, addr1) = loopback_agent(&dir, &[]);
+    let (_a2, addr2) = loopback_agent(&dir, &[]);
+    let agents = format!("{addr1},{addr2}");
+    let results = dir.path().join("results");
+    let began = std::time::Instant::now();
+    let mut p = Proc::spawn(&[
+        "run",
+        "--target",
+        &srv.endpoint,
+        "--agents",
+        &agents,
+        "--clients",
+        "2",
+        "--duration",
+        "30s",
+        "--warmup",
+        "0s",
+        "--slo",
+        "p99<1ms over 2s",
+        "--abort-on-fail",
+        "--format",
+        "json",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let st = p.wait(Duration::from_secs(60));
+    let took = began.elapsed();
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(3), "{err}");
+    assert!(took < Duration::from_secs(20), "ended after {took:?}");
+    let r: RunResult = serde_json::from_str(&p.stdout_all()).unwrap();
+    assert_eq!(r.status.state, RunState::Complete, "{:?}", r.status);
+    let why = r.status.reason.clone().unwrap_or_default();
+    assert!(
+        why.starts_with("ended after 2 s by --abort-on-fail: p99<1ms"),
+        "{why}"
+    );
+    assert_eq!(r.agents.len(), 2);
+    assert!(
+        r.summary.measured_ns < 10_000_000_000,
+        "{}",
+        r.summary.measured_ns
+    );
+    assert!(!r.slos[0].pass, "{:?}", r.slos);
+    let _ = srv.stop();
+}
