@@ -96,7 +96,19 @@ impl RunRequest {
     pub fn check(&self, topo: &Topology) -> Result<(RunSpec, Placement), SpecError> {
         let kind = self.transport_kind();
         let clients = self.clients.unwrap_or(1);
-        let conns = self.conns_per_client.unwrap_or(1);
+        // A closed loop in stages opens the most connections a stage has
+        // (over the clients), unless told how many per client.
+        let peak_conns = self
+            .stages
+            .as_deref()
+            .and_then(|t| crate::stages::parse(t).ok())
+            .map_or(0, |s| crate::stages::peak_conns(&s));
+        let conns = self.conns_per_client.unwrap_or_else(|| {
+            usize::try_from(peak_conns)
+                .unwrap_or(usize::MAX)
+                .div_ceil(clients.max(1))
+                .max(1)
+        });
         if !(1..=MAX_CLIENTS).contains(&clients) {
             return Err(range("--clients", clients, 1, MAX_CLIENTS));
         }
@@ -166,14 +178,31 @@ impl RunRequest {
                         "set the run's length (their sum): drop --duration and --count",
                     ));
                 }
+                if crate::stages::closed(&stages) {
+                    let have = (clients * conns) as u64;
+                    if crate::stages::peak_conns(&stages) > have {
+                        return Err(value(
+                            "--stages",
+                            text,
+                            format!(
+                                "conns={} needs that many connections, and --clients x --conns-per-client make {have}: raise them, or leave --conns-per-client out",
+                                crate::stages::peak_conns(&stages)
+                            ),
+                        ));
+                    }
+                    if let Some(why) = kind.about().no_conn_stages {
+                        return Err(value("--stages", text, why));
+                    }
+                }
                 stages
             }
         };
-        // The open loop's rate: the flag's, or the stages' highest.
-        let rate = self
-            .rate
-            .map(|r| r.0)
-            .or_else(|| (!stages.is_empty()).then(|| crate::stages::peak_rate(&stages)));
+        // The open loop's rate: the flag's, or the stages' highest (a closed
+        // loop's stages set none).
+        let rate = self.rate.map(|r| r.0).or_else(|| {
+            (!stages.is_empty() && !crate::stages::closed(&stages))
+                .then(|| crate::stages::peak_rate(&stages))
+        });
         if stream && rate.is_some() {
             return Err(flag(
                 if stages.is_empty() {
@@ -365,6 +394,8 @@ impl RunRequest {
             depth: if stream { 1 } else { depth },
             rate_per_s: match stages.is_empty() {
                 true => self.rate.map(|r| r.0),
+                // A closed loop's stages ask connections, not a rate.
+                false if crate::stages::closed(&stages) => None,
                 false => Some(crate::stages::mean_rate(&stages)),
             },
             stages,

@@ -16,6 +16,10 @@ pub struct Stage {
     pub duration_ns: u64,
     pub from_per_s: f64,
     pub to_per_s: f64,
+    /// A closed loop's stage (`10s:conns=64`): the connections that send in
+    /// it (the rates are then 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conns: Option<u64>,
 }
 
 impl Stage {
@@ -38,6 +42,9 @@ impl Stage {
             }
         };
         let d = Dur(Duration::from_nanos(self.duration_ns));
+        if let Some(n) = self.conns {
+            return format!("{d}:conns={n}");
+        }
         if self.from_per_s == self.to_per_s {
             format!("{d}:{}/s", r(self.from_per_s))
         } else {
@@ -70,6 +77,21 @@ pub fn parse(text: &str) -> Result<Vec<Stage>, String> {
             }
             parse_rate(r).map_err(|_| bad(&format!("'{r}' is not a rate")))
         };
+        if let Some(n) = rates.trim().strip_prefix("conns=") {
+            let n: u64 = n
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| bad("conns= takes a number of connections, 1 or more"))?;
+            out.push(Stage {
+                duration_ns: u64::try_from(d.as_nanos()).map_err(|_| bad("too long"))?,
+                from_per_s: 0.0,
+                to_per_s: 0.0,
+                conns: Some(n),
+            });
+            continue;
+        }
         let (from, to) = match rates.split_once("->") {
             Some((a, b)) => (rate(a)?, rate(b)?),
             None => {
@@ -84,10 +106,16 @@ pub fn parse(text: &str) -> Result<Vec<Stage>, String> {
             duration_ns: u64::try_from(d.as_nanos()).map_err(|_| bad("too long"))?,
             from_per_s: from,
             to_per_s: to,
+            conns: None,
         });
     }
     if out.is_empty() {
         return Err("no stage: write DURATION:RATE or DURATION:RATE->RATE, comma-separated".into());
+    }
+    if out.iter().any(|s| s.conns.is_some()) && out.iter().any(|s| s.conns.is_none()) {
+        return Err(
+            "stages are all rates (an open loop) or all conns= (a closed loop), not both".into(),
+        );
     }
     Ok(out)
 }
@@ -174,6 +202,31 @@ impl StageTable {
             )),
         }
     }
+}
+
+/// A closed loop's stages (`10s:conns=8, 10s:conns=64`).
+pub fn closed(stages: &[Stage]) -> bool {
+    stages.first().is_some_and(|s| s.conns.is_some())
+}
+
+/// A closed loop's most connections in a stage.
+pub fn peak_conns(stages: &[Stage]) -> u64 {
+    stages.iter().filter_map(|s| s.conns).max().unwrap_or(0)
+}
+
+/// A closed loop's stages: when each change of the connections sending
+/// happens (ns from the measured phase's start, the first at 0 for the
+/// warm-up too) and how many send from then on.
+pub fn conn_steps(stages: &[Stage]) -> Vec<(u64, u64)> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for s in stages {
+        if let Some(n) = s.conns {
+            out.push((at, n));
+        }
+        at += s.duration_ns;
+    }
+    out
 }
 
 /// The stages' total length.
@@ -263,6 +316,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_closed_loops_stages_step_its_connections() {
+        let s = parse("10s:conns=8, 5s:conns=64, 5s:conns=2").unwrap();
+        assert!(closed(&s));
+        assert_eq!(peak_conns(&s), 64);
+        assert_eq!(s[1].text(), "5s:conns=64");
+        assert_eq!((s[1].from_per_s, s[1].to_per_s), (0.0, 0.0));
+        assert_eq!(
+            conn_steps(&s),
+            [(0, 8), (10_000_000_000, 64), (15_000_000_000, 2)]
+        );
+        assert!(!closed(&parse("10s:1k").unwrap()));
+        for (bad, says) in [
+            (
+                "10s:conns=8, 10s:1k/s",
+                "all rates (an open loop) or all conns=",
+            ),
+            ("10s:conns=0", "1 or more"),
+            ("10s:conns=lots", "1 or more"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn stages_parse_and_say_what_was_wrong() {
         let s = parse("10s:1k/s, 30s:1k->20k/s,10s:20k").unwrap();
         assert_eq!(s.len(), 3);
@@ -328,6 +406,10 @@ pub struct StageResult {
     pub late_sends: u64,
     /// Sent within 2% of what was asked.
     pub kept_up: bool,
+    /// A closed loop's stage: the connections that sent in it (nothing was
+    /// asked of a rate then: `asked_per_s` is 0, and it kept up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conns: Option<u64>,
 }
 
 /// Sent within this share of the asked rate: the stage kept up.
@@ -378,6 +460,7 @@ pub fn results(
             latency: crate::hist::LatencySummary::of(&h),
             late_sends: crate::units::whole((asked - sent as f64).max(0.0).round()),
             kept_up: sent as f64 >= KEPT_UP * asked,
+            conns: s.conns,
         });
         from_ns = to_ns;
     }

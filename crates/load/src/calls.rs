@@ -82,6 +82,9 @@ async fn drive_calls<C: CallConn>(mut conn: C, mut ctx: ConnCtx) -> io::Result<(
     let mut due = Vec::with_capacity(1);
     let mut seq = ctx.seq_base;
     loop {
+        if let Some(g) = &ctx.gate {
+            g.open().await;
+        }
         // Closed loop: the operation is due when it starts (one clock
         // read for both).
         let intended = match ctx.pacer.as_mut() {

@@ -138,6 +138,15 @@ pub fn headline(
             "open loop at {rate:.0}/s ({}, at most {} outstanding per conn)",
             spec.arrival, spec.depth
         ),
+        None if !spec.stages.is_empty() => format!(
+            "closed loop in stages {} (depth {})",
+            spec.stages
+                .iter()
+                .map(|s| s.text())
+                .collect::<Vec<_>>()
+                .join(", "),
+            spec.depth
+        ),
         None => format!("depth {}", spec.depth),
     };
     let transport = match spec.shm() {
@@ -641,16 +650,21 @@ fn print_stages(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
         "", "asked/s", "sent/s", "done/s", "p50", "p99", "late"
     )?;
     for s in &r.stages {
+        // A closed loop's stage asks connections, not a rate.
+        let (asked, late) = match s.conns {
+            Some(_) => ("-".to_string(), "-".to_string()),
+            None => (format!("{:.1}", s.asked_per_s), s.late_sends.to_string()),
+        };
         writeln!(
             out,
-            "                     {:<width$} {:>10.1} {:>10.1} {:>10.1} {:>9} {:>9} {:>7}{}",
+            "                     {:<width$} {:>10} {:>10.1} {:>10.1} {:>9} {:>9} {:>7}{}",
             s.text,
-            s.asked_per_s,
+            asked,
             s.sent_per_s,
             s.completed_per_s,
             format_ns(s.latency.p50_ns as f64),
             format_ns(s.latency.p99_ns as f64),
-            s.late_sends,
+            late,
             if s.kept_up { "" } else { "  behind" }
         )?;
     }

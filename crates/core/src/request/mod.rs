@@ -216,7 +216,8 @@ pub struct RunRequest {
     /// Open loop in stages, instead of --rate and --duration: DURATION:RATE, or
     /// DURATION:RATE->RATE for a linear ramp, comma-separated: '10s:1k/s, 30s:1k->20k/s,
     /// 10s:20k/s'. Each stage lasts whole seconds; the run reports each one's asked and achieved
-    /// rates, its latency, and the sends the generator was late with.
+    /// rates, its latency, and the sends the generator was late with. A closed loop in stages of
+    /// connections: '10s:conns=8, 10s:conns=64' (the run opens the most a stage needs).
     #[arg(long, conflicts_with_all = ["rate", "duration", "count"])]
     #[serde(
         default,

@@ -179,6 +179,7 @@ pub const ABOUT: About = About {
     one_endpoint: Some("an exec run's program makes its own load: give one endpoint"),
     signs: false,
     own_program: true,
+    no_conn_stages: Some("an exec run's program makes its own load: stages are wirebench's"),
 };
 
 pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {

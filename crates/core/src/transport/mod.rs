@@ -66,6 +66,9 @@ pub struct About {
     /// The user's program makes the load (exec): no warm-up of wirebench's,
     /// and a server, if any, is the user's.
     pub own_program: bool,
+    /// Why a closed loop in stages (`--stages '10s:conns=8, ...'`) cannot
+    /// drive it (None: it can).
+    pub no_conn_stages: Option<&'static str>,
 }
 
 impl About {
@@ -79,6 +82,7 @@ impl About {
         one_endpoint: None,
         signs: false,
         own_program: false,
+        no_conn_stages: None,
     };
 }
 

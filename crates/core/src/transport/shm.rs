@@ -146,6 +146,9 @@ pub const ABOUT: About = About {
     one_endpoint: Some("a shared-memory run reaches one server: give one endpoint"),
     signs: false,
     own_program: false,
+    no_conn_stages: Some(
+        "a shared-memory run's clients all send from the start: stages of conns= are for the socket transports",
+    ),
 };
 
 pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {

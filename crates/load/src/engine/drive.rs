@@ -85,9 +85,13 @@ async fn drive_conn<C: Conn>(conn: C, pattern: Pattern, mut ctx: ConnCtx) -> std
                 let stall = ctx.stall.clone();
                 let mut pacer = ctx.pacer.take();
                 let timer = ctx.timer.clone();
+                let gate = ctx.gate.take();
                 async move {
                     let mut due = Vec::new();
                     loop {
+                        if let Some(g) = &gate {
+                            g.open().await;
+                        }
                         if let Some(p) = pacer.as_mut() {
                             match timer
                                 .as_ref()

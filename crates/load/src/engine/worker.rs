@@ -159,7 +159,8 @@ pub(crate) fn async_worker_main<C, CF, D, DF>(
             if answered {
                 rec.borrow_mut().watch(stall.clone(), lane(j));
             }
-            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall, lane: lane(j), timer: timer.clone() };
+            let gate = ConnGate::of(&cfg, &sched, id, j);
+            let ctx = ConnCtx { rec: rec.clone(), errors: errors.clone(), depth: cfg.depth, quota, pacer, seq_base: global << 40, stall, lane: lane(j), timer: timer.clone(), gate };
             let (remaining, all_done) = (remaining.clone(), all_done.clone());
             let errs = ctx.errors.clone();
             let driving = drive(conn, ctx);
@@ -474,6 +475,78 @@ pub(crate) struct ConnCtx {
     pub(crate) stall: Arc<Stall>,
     /// The endpoint it reaches, of several (see `Transport::lane`).
     pub(crate) lane: Option<usize>,
+    /// A closed loop in stages: when this connection sends.
+    pub(crate) gate: Option<ConnGate>,
+}
+
+/// A closed loop in stages (`10s:conns=8, 10s:conns=64`): when one
+/// connection may send. The connections are numbered across the workers
+/// first (connection 0 of each client, then 1...), so that each stage's
+/// are spread over the client threads; the n that send in a stage are the
+/// first n. A connection that may not send finishes what it has in flight
+/// and waits.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnGate {
+    /// (from when, sends): the first from the load's start (the warm-up
+    /// sends as the first stage).
+    changes: Vec<(Instant, bool)>,
+}
+
+impl ConnGate {
+    /// Connection `j` of worker `id`'s gate, None for a run without
+    /// closed-loop stages.
+    pub(crate) fn of(
+        cfg: &super::LoadConfig,
+        sched: &Schedule,
+        id: usize,
+        j: usize,
+    ) -> Option<ConnGate> {
+        if !wirebench_core::stages::closed(&cfg.stages) {
+            return None;
+        }
+        let spread = (j * cfg.clients + id) as u64;
+        let rank = cfg.share.map_or(spread, |s| s.first + spread);
+        let changes = wirebench_core::stages::conn_steps(&cfg.stages)
+            .into_iter()
+            .enumerate()
+            .map(|(k, (at_ns, n))| {
+                let from = if k == 0 {
+                    sched.load_start
+                } else {
+                    sched.measure_start + Duration::from_nanos(at_ns)
+                };
+                (from, rank < n)
+            })
+            .collect();
+        Some(ConnGate { changes })
+    }
+
+    /// Whether it sends at `t`, and when that changes next.
+    fn at(&self, t: Instant) -> (bool, Option<Instant>) {
+        let mut on = true;
+        for (k, &(from, sends)) in self.changes.iter().enumerate() {
+            if from > t {
+                return (on, Some(from));
+            }
+            on = sends;
+            if k + 1 == self.changes.len() {
+                return (on, None);
+            }
+        }
+        (on, None)
+    }
+
+    /// Waits until the connection may send (at once when it may now).
+    pub(crate) async fn open(&self) {
+        loop {
+            let now = Instant::now();
+            match self.at(now) {
+                (true, _) => return,
+                (false, Some(next)) => tokio::time::sleep_until(next.into()).await,
+                (false, None) => std::future::pending::<()>().await,
+            }
+        }
+    }
 }
 
 /// The worker's recorder, its intervals advanced to `now`, recording for

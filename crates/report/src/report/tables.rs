@@ -267,12 +267,19 @@ pub(super) fn stages_table(runs: &[RunResult]) -> Option<Table> {
             t.rows.push(vec![
                 r.run_id.clone(),
                 s.text.clone(),
-                format_rate(s.asked_per_s),
+                // A closed loop's stage asks connections, not a rate.
+                match s.conns {
+                    Some(_) => "-".into(),
+                    None => format_rate(s.asked_per_s),
+                },
                 format_rate(s.sent_per_s),
                 format_rate(s.completed_per_s),
                 format_ns(s.latency.p50_ns as f64),
                 format_ns(s.latency.p99_ns as f64),
-                s.late_sends.to_string(),
+                match s.conns {
+                    Some(_) => "-".into(),
+                    None => s.late_sends.to_string(),
+                },
                 if s.kept_up { "yes" } else { "behind" }.into(),
             ]);
         }

@@ -347,14 +347,17 @@ pub fn families(b: &Board) -> Vec<Family> {
                 value: Value::Gauge(stage as f64),
             }],
         );
-        fam(
-            "wirebench_asked_rate_per_second",
-            "The arrival rate the stages ask now.",
-            vec![Sample {
-                labels: run(&[]),
-                value: Value::Gauge(rate),
-            }],
-        );
+        // A closed loop's stages ask connections, not a rate.
+        if !rate.is_nan() {
+            fam(
+                "wirebench_asked_rate_per_second",
+                "The arrival rate the stages ask now.",
+                vec![Sample {
+                    labels: run(&[]),
+                    value: Value::Gauge(rate),
+                }],
+            );
+        }
     }
     fams
 }

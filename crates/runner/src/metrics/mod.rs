@@ -86,7 +86,7 @@ impl Exporter {
     /// last figures were scraped while it ran (and held at the end).
     fn next_run(&mut self) {
         self.agents_seen = false;
-        let first_stage = self.stages.first().map(|s| (0, s.from_per_s));
+        let first_stage = stage_at(&self.stages, None);
         self.board.with(|b| {
             if b.seconds > 0 {
                 let labels = RunLabels {
@@ -159,6 +159,18 @@ fn stage_at(
     since_measure: Option<u64>,
 ) -> Option<(usize, f64)> {
     let first = stages.first()?;
+    if wirebench_core::stages::closed(stages) {
+        // A closed loop's stages ask connections: no rate (NaN, left off
+        // the page).
+        let mut at = 0;
+        let t = since_measure.unwrap_or(0);
+        for (i, s) in stages.iter().enumerate() {
+            at += s.duration_ns;
+            if t <= at || i + 1 == stages.len() {
+                return Some((usize::from(since_measure.is_some()) * (i + 1), f64::NAN));
+            }
+        }
+    }
     let Some(mut t) = since_measure else {
         return Some((0, first.from_per_s));
     };

@@ -409,6 +409,9 @@ fn stage_text(stages: &[wirebench_core::stages::Stage], t: f64) -> Option<String
     for (i, s) in stages.iter().enumerate() {
         let end = start + s.seconds();
         if t <= end || i + 1 == stages.len() {
+            if s.conns.is_some() {
+                return Some(format!("{}/{} {}", i + 1, stages.len(), s.text()));
+            }
             let f = ((t - start) / s.seconds().max(1e-9)).clamp(0.0, 1.0);
             let now = s.from_per_s + (s.to_per_s - s.from_per_s) * f;
             return Some(format!(

@@ -222,3 +222,80 @@ fn issue_38_a_stage_the_load_cannot_keep_says_so() {
     assert!(!said.iter().any(|w| w.contains("drifts")), "{said:?}");
     srv.stop();
 }
+
+/// Issue 38: a closed loop in stages of connections. Against a server that
+/// answers each request after 2 ms, one request at a time per connection,
+/// the requests in flight in a stage (Little's law: its rate times its
+/// mean latency, whatever the machine's speed) are its connections; the
+/// run opens the most a stage needs, and each stage's row names them.
+#[test]
+fn issue_38_a_closed_loop_steps_its_connections_stage_by_stage() {
+    let _g = shared();
+    let srv = Server::start(&["--delay", "2ms"]);
+    let dir = TempDir::new("stages-conns");
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--target",
+            &srv.endpoint,
+            "--stages",
+            "2s:conns=1, 2s:conns=4, 2s:conns=2",
+            "--warmup",
+            "1s",
+        ],
+    );
+    assert!(st.success(), "{err}");
+    assert_eq!(r.spec.rate_per_s, None, "a closed loop");
+    assert_eq!(r.spec.clients * r.spec.conns_per_client, 4);
+    let conns: Vec<Option<u64>> = r.stages.iter().map(|s| s.conns).collect();
+    assert_eq!(conns, [Some(1), Some(4), Some(2)], "{:?}", r.stages);
+    for s in &r.stages {
+        let in_flight = s.completed_per_s * s.latency.mean_ns / 1e9;
+        let want = s.conns.unwrap() as f64;
+        // A connection's time between an answer and its next request
+        // leaves it idle a little: never more in flight than connections.
+        assert!(
+            in_flight > want * 0.7 && in_flight < want * 1.05,
+            "stage {}: {in_flight:.2} in flight ({s:?})",
+            s.text
+        );
+        // Every answer took its 2 ms, whatever the stage.
+        assert!(s.kept_up && s.latency.p50_ns >= 2_000_000, "{s:?}");
+    }
+    srv.stop();
+}
+
+/// The checks of a closed loop's stages, each naming the flag.
+#[test]
+fn issue_38_connection_stages_are_checked() {
+    let _g = shared();
+    for (args, says) in [
+        (
+            vec!["--stages", "2s:conns=8", "--conns-per-client", "2"],
+            "conns=8 needs that many connections",
+        ),
+        (
+            vec!["--stages", "2s:conns=2, 2s:1k/s"],
+            "all rates (an open loop) or all conns=",
+        ),
+        (
+            vec!["--stages", "2s:conns=0"],
+            "conns= takes a number of connections",
+        ),
+        (
+            vec!["--transport", "shm", "--stages", "2s:conns=2"],
+            "stages of conns= are for the socket transports",
+        ),
+    ] {
+        let mut all = vec!["run"];
+        all.extend(&args);
+        let mut p = Proc::spawn(&all);
+        let st = p.wait(std::time::Duration::from_secs(30));
+        let err = p.stderr_all();
+        assert_eq!(st.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("--stages") && err.contains(says),
+            "{args:?}: {err}"
+        );
+    }
+}
