@@ -75,6 +75,7 @@ pub fn sweep(
     results: &Path,
     existing: Existing,
     cancel: &Cancel,
+    metrics: &[String],
     events: &mut dyn SweepEvents,
 ) -> Result<SweepOutcome, RunError> {
     wirebench_core::store::prepare_dir(results).map_err(|why| {
@@ -179,7 +180,7 @@ pub fn sweep(
         }
         let eta = (i > 0).then(|| began.elapsed().mul_f64((todo.len() - i) as f64 / i as f64));
         events.run_started(runs.len() - todo.len() + i + 1, runs.len(), r, eta);
-        let mut entry = run_one(&exe, &dir, r, cancel)?;
+        let mut entry = run_one(&exe, &dir, r, cancel, metrics)?;
         entry.requests = Some(r.requests.clone());
         // Each instance's run in the results' history (the runs save
         // themselves, and leave the index to the sweep).
@@ -211,17 +212,35 @@ pub fn sweep(
 }
 
 /// Runs one planned run (its instances at once) and reads their results.
-fn run_one(exe: &Path, dir: &Path, r: &PlannedRun, cancel: &Cancel) -> Result<Entry, RunError> {
+/// `metrics`: the live-metrics flags of the sweep (`--metrics-listen`...),
+/// given to each run's first instance with the point it runs.
+fn run_one(
+    exe: &Path,
+    dir: &Path,
+    r: &PlannedRun,
+    cancel: &Cancel,
+    metrics: &[String],
+) -> Result<Entry, RunError> {
     let mut children: Vec<Child> = Vec::new();
-    for req in &r.requests {
+    for (i, req) in r.requests.iter().enumerate() {
         let req = RunRequest {
             results: Some(dir.to_path_buf()),
             format: Some(Format::Json),
             ..req.clone()
         };
+        // One listener at a time: the first instance serves the metrics.
+        let served: Vec<String> = match (i, metrics.is_empty()) {
+            (0, false) => metrics
+                .iter()
+                .cloned()
+                .chain(["--metrics-point".to_string(), r.key.clone()])
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut child = Command::new(exe)
             .args(["run", "--request-stdin"])
             .args(["--exit-with-parent", &std::process::id().to_string()])
+            .args(&served)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

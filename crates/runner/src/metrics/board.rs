@@ -22,6 +22,8 @@ pub struct RunLabels {
     /// Which run of the command (a search's step, a repetition): from 1.
     pub run: usize,
     pub transport: String,
+    /// A sweep's point (`clients=2 arch=pool`), when the run is one.
+    pub point: Option<String>,
 }
 
 /// One agent's cumulative figures in one phase.

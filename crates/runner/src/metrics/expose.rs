@@ -157,6 +157,9 @@ pub fn families(b: &Board) -> Vec<Family> {
             ("run", b.labels.run.to_string()),
             ("transport", b.labels.transport.clone()),
         ];
+        if let Some(p) = &b.labels.point {
+            l.push(("point", p.clone()));
+        }
         l.extend(extra.iter().cloned());
         l
     };

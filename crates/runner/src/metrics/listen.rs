@@ -34,6 +34,8 @@ pub struct MetricsOptions {
     /// `--metrics-hold DURATION`: how long the final figures stay served
     /// after the work ends (for a scraper's last look).
     pub hold: Duration,
+    /// A sweep's point this run is (its `point` label).
+    pub point: Option<String>,
 }
 
 impl MetricsOptions {

@@ -47,7 +47,10 @@ impl Exporter {
     /// Binds and starts serving (an empty board until a run starts).
     pub fn start(opts: &MetricsOptions) -> std::io::Result<Exporter> {
         let board = Shared::default();
-        board.with(|b| b.labels.run = 1);
+        board.with(|b| {
+            b.labels.run = 1;
+            b.labels.point.clone_from(&opts.point);
+        });
         let listener = Listener::start(opts, board.clone())?;
         Ok(Exporter {
             board,
@@ -91,7 +94,7 @@ impl Exporter {
             if b.seconds > 0 {
                 let labels = RunLabels {
                     run: b.labels.run + 1,
-                    transport: b.labels.transport.clone(),
+                    ..b.labels.clone()
                 };
                 *b = Board {
                     labels,

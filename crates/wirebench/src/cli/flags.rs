@@ -7,6 +7,7 @@
 use super::error::UsageError;
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
 use wirebench_core::request::RunRequest;
 use wirebench_core::units::Dur;
 use wirebench_runner::agent::auth::Token;
@@ -55,6 +56,9 @@ pub struct MetricsFlags {
         help_heading = "Live metrics"
     )]
     pub metrics_hold: Option<Dur>,
+    /// The sweep's point this run is: its metrics' `point` label (set by `sweep`).
+    #[arg(long, hide = true, requires = "metrics_listen")]
+    pub metrics_point: Option<String>,
     /// Draw a terminal dashboard of the run (rate, latency percentiles, errors, the stage, CPU
     /// per core), redrawn each second; a line per second when stderr is not a terminal.
     #[arg(long, help_heading = "Live metrics")]
@@ -71,6 +75,7 @@ impl MetricsFlags {
             listen,
             token_file: self.metrics_token_file.clone(),
             hold: self.metrics_hold.map(|Dur(d)| d).unwrap_or_default(),
+            point: self.metrics_point.clone(),
         };
         opts.check().map_err(UsageError)?;
         let e = wirebench_runner::metrics::Exporter::start(&opts)?;
@@ -209,5 +214,37 @@ pub fn warn_if_debug() {
         eprintln!(
             "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
         );
+    }
+}
+
+impl MetricsFlags {
+    /// The flags a sweep gives its runs' first instances (its own
+    /// listener's: one run at a time serves); `--live` is refused (a sweep
+    /// prints its own progress).
+    pub fn for_sweep(&self) -> Result<Vec<String>, UsageError> {
+        if self.live {
+            return Err(UsageError(
+                "--live: `sweep` has no live view (run and search do); its runs' metrics are served with --metrics-listen".into(),
+            ));
+        }
+        let Some(listen) = self.metrics_listen else {
+            return Ok(Vec::new());
+        };
+        let opts = wirebench_runner::metrics::MetricsOptions {
+            listen,
+            token_file: self.metrics_token_file.clone(),
+            hold: Duration::ZERO,
+            point: None,
+        };
+        opts.check().map_err(UsageError)?;
+        let mut args = vec!["--metrics-listen".to_string(), listen.to_string()];
+        if let Some(f) = &self.metrics_token_file {
+            // The child runs from the same directory: the path as given.
+            args.extend(["--metrics-token-file".to_string(), f.display().to_string()]);
+        }
+        if let Some(Dur(d)) = self.metrics_hold {
+            args.extend(["--metrics-hold".to_string(), Dur(d).to_string()]);
+        }
+        Ok(args)
     }
 }

@@ -51,6 +51,9 @@ pub struct SweepArgs {
     /// sweep (failed when it did not complete) and one per --slo objective (failed when missed).
     #[arg(long, value_name = "FILE", conflicts_with = "dry_run")]
     junit: Option<PathBuf>,
+    /// Live metrics of each run as it works (its first instance's), labelled by its point.
+    #[command(flatten)]
+    metrics: super::flags::MetricsFlags,
 }
 
 struct Progress(std::time::Instant);
@@ -96,6 +99,10 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     if let Some(j) = &a.junit {
         super::error::check_output(j, a.force)?;
     }
+    let metrics = a.metrics.for_sweep()?;
+    if let Some(addr) = a.metrics.metrics_listen {
+        eprintln!("metrics: http://{addr}/metrics (each run's, while it works)");
+    }
     // Ctrl-C and SIGTERM: the run under way is stopped (its partial result
     // saved), the index written, and the sweep ends; --resume continues it.
     let cancel = process::watch_signals()?;
@@ -107,6 +114,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         &a.results,
         sweep::Existing::of(a.resume || a.resume_changed, a.force || a.resume_changed),
         &cancel,
+        &metrics,
         &mut Progress(began),
     )
     .map_err(runner_error)?;

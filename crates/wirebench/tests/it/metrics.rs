@@ -384,3 +384,55 @@ fn issue_38_metrics_need_a_token_off_loopback_and_serve_only_their_page() {
     let st = p.wait(Duration::from_secs(30));
     assert!(st.success(), "{}", p.stderr_all());
 }
+
+/// A sweep's runs serve their metrics on the sweep's address in turn, each
+/// labelled by its point (and the sweep has no live view).
+#[test]
+fn issue_38_a_sweep_serves_each_runs_metrics_labelled_by_its_point() {
+    let _g = shared();
+    let dir = TempDir::new("metrics-sweep");
+    let spec = dir.path().join("two.toml");
+    std::fs::write(
+        &spec,
+        "name = \"two\"\n[base]\nduration = \"3s\"\nwarmup = \"0s\"\n[matrix]\nclients = [1, 2]\n",
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "sweep",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--metrics-listen",
+        &addr,
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut points = std::collections::BTreeSet::new();
+    while points.len() < 2 && Instant::now() < deadline {
+        if let Some((200, page)) = get(&addr, "/metrics", &[]) {
+            for line in page.lines().filter(|l| l.starts_with("wirebench_running{")) {
+                if let Some(p) = line.split("point=\"").nth(1) {
+                    points.insert(p.split('"').next().unwrap().to_string());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let st = p.wait(Duration::from_secs(120));
+    let err = p.stderr_all();
+    assert!(st.success(), "{err}");
+    assert!(
+        err.contains(&format!("metrics: http://{addr}/metrics")),
+        "{err}"
+    );
+    let want: std::collections::BTreeSet<String> =
+        ["clients=1", "clients=2"].map(String::from).into();
+    assert_eq!(points, want, "{err}");
+    // No live view for a sweep.
+    let mut p = Proc::spawn(&["sweep", spec.to_str().unwrap(), "--live"]);
+    let st = p.wait(Duration::from_secs(30));
+    let err = p.stderr_all();
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(err.contains("--live: `sweep` has no live view"), "{err}");
+}
