@@ -67,17 +67,27 @@ impl Existing {
     }
 }
 
+/// How a sweep goes about its runs.
+#[derive(Debug, Clone)]
+pub struct How {
+    /// What to do with the results already there.
+    pub existing: Existing,
+    /// The live-metrics flags (`--metrics-listen`...) each run's first
+    /// instance gets, with its point (none: no metrics).
+    pub metrics: Vec<String>,
+}
+
 /// Runs the planned runs of `exp` under `results/<name>/`.
 pub fn sweep(
     exp: &Experiment,
     spec_file: &Path,
     runs: &[PlannedRun],
     results: &Path,
-    existing: Existing,
+    how: &How,
     cancel: &Cancel,
-    metrics: &[String],
     events: &mut dyn SweepEvents,
 ) -> Result<SweepOutcome, RunError> {
+    let (existing, metrics) = (how.existing, how.metrics.as_slice());
     wirebench_core::store::prepare_dir(results).map_err(|why| {
         RunError::Spec(SpecError::Invalid {
             flag: "--results",

@@ -496,7 +496,7 @@ impl ConnGate {
     /// Connection `j` of worker `id`'s gate, None for a run without
     /// closed-loop stages.
     pub(crate) fn of(
-        cfg: &super::LoadConfig,
+        cfg: &super::types::LoadConfig,
         sched: &Schedule,
         id: usize,
         j: usize,

@@ -112,9 +112,14 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         &a.file,
         &runs,
         &a.results,
-        sweep::Existing::of(a.resume || a.resume_changed, a.force || a.resume_changed),
+        &sweep::How {
+            existing: sweep::Existing::of(
+                a.resume || a.resume_changed,
+                a.force || a.resume_changed,
+            ),
+            metrics,
+        },
         &cancel,
-        &metrics,
         &mut Progress(began),
     )
     .map_err(runner_error)?;
