@@ -11,6 +11,7 @@ use wirebench_core::request::Format;
 use wirebench_core::spec::Endpoint;
 use wirebench_core::units::Rate;
 use wirebench_runner::search::{self, SearchEvents, SearchSettings, Step};
+use wirebench_runner::session::Events;
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
@@ -38,18 +39,19 @@ pub struct SearchArgs {
 }
 
 impl SearchEvents for Console {
+    // Through `note`: above the live view when there is one.
     fn started(&mut self, slos: &[String], endpoint: &Endpoint) {
         if self.format == Format::Text {
-            eprintln!(
+            self.note(&format!(
                 "wirebench search: highest open-loop rate meeting {} against {endpoint}",
                 slos.join(", ")
-            );
+            ));
         }
     }
 
     fn step(&mut self, n: usize, s: &Step) {
         if self.format == Format::Text {
-            eprintln!("{}", wirebench_report::progress::search_step(n, s));
+            self.note(&wirebench_report::progress::search_step(n, s));
         }
     }
 }

@@ -210,6 +210,30 @@ pub(crate) fn loopback_agent(results: &TempDir, extra: &[&str]) -> (Proc, String
     bound(Proc::spawn(&args))
 }
 
+/// Two loopback agents (see [`loopback_agent`]) keeping their parts in
+/// `dir`: their processes, and `--agents` for them.
+pub(crate) fn two_loopback_agents(dir: &TempDir) -> ([Proc; 2], String) {
+    let (a1, addr1) = loopback_agent(dir, &[]);
+    let (a2, addr2) = loopback_agent(dir, &[]);
+    ([a1, a2], format!("{addr1},{addr2}"))
+}
+
+/// `wirebench run` against `target` over `agents`, one client each, with
+/// `args`: spawned.
+pub(crate) fn run_on_agents(target: &str, agents: &str, args: &[&str]) -> Proc {
+    let mut all = vec![
+        "run",
+        "--target",
+        target,
+        "--agents",
+        agents,
+        "--clients",
+        "2",
+    ];
+    all.extend_from_slice(args);
+    Proc::spawn(&all)
+}
+
 fn bound(p: Proc) -> (Proc, String) {
     let first = p
         .stdout
@@ -1004,27 +1028,22 @@ fn issue_38_a_staged_open_loop_over_two_agents_keeps_each_stage_between_them() {
     let _g = shared();
     let dir = TempDir::new("agents-stages");
     let srv = crate::helpers::Server::start(&[]);
-    let (_a1, addr1) = loopback_agent(&dir, &[]);
-    let (_a2, addr2) = loopback_agent(&dir, &[]);
-    let agents = format!("{addr1},{addr2}");
+    let (_agents, agents) = two_loopback_agents(&dir);
     let results = dir.path().join("results");
-    let mut p = Proc::spawn(&[
-        "run",
-        "--target",
+    let mut p = run_on_agents(
         &srv.endpoint,
-        "--agents",
         &agents,
-        "--clients",
-        "2",
-        "--stages",
-        "2s:400/s, 2s:400->1200/s",
-        "--warmup",
-        "1s",
-        "--format",
-        "json",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
+        &[
+            "--stages",
+            "2s:400/s, 2s:400->1200/s",
+            "--warmup",
+            "1s",
+            "--format",
+            "json",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+    );
     let st = p.wait(Duration::from_secs(120));
     let err = p.stderr_all();
     assert!(st.success(), "{err}");
@@ -1086,31 +1105,26 @@ fn issue_38_abort_on_fail_over_agents_stops_them_all_at_the_first_missed_window(
     let dir = TempDir::new("agents-abort");
     // Every answer waits 2 ms: a p99 under 1 ms misses the first window.
     let srv = crate::helpers::Server::start(&["--delay", "2ms"]);
-    let (_a1, addr1) = loopback_agent(&dir, &[]);
-    let (_a2, addr2) = loopback_agent(&dir, &[]);
-    let agents = format!("{addr1},{addr2}");
+    let (_agents, agents) = two_loopback_agents(&dir);
     let results = dir.path().join("results");
     let began = std::time::Instant::now();
-    let mut p = Proc::spawn(&[
-        "run",
-        "--target",
+    let mut p = run_on_agents(
         &srv.endpoint,
-        "--agents",
         &agents,
-        "--clients",
-        "2",
-        "--duration",
-        "30s",
-        "--warmup",
-        "0s",
-        "--slo",
-        "p99<1ms over 2s",
-        "--abort-on-fail",
-        "--format",
-        "json",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
+        &[
+            "--duration",
+            "30s",
+            "--warmup",
+            "0s",
+            "--slo",
+            "p99<1ms over 2s",
+            "--abort-on-fail",
+            "--format",
+            "json",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+    );
     let st = p.wait(Duration::from_secs(60));
     let took = began.elapsed();
     let err = p.stderr_all();

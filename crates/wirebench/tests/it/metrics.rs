@@ -2,7 +2,7 @@
 //! Prometheus while a run over two load agents works, and checked through
 //! PromQL against the merged run.json.
 
-use crate::agents::loopback_agent;
+use crate::agents::{run_on_agents, two_loopback_agents};
 use crate::helpers::{Proc, Server, TempDir, shared};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -162,38 +162,33 @@ fn issue_38_prometheus_scrapes_a_run_over_two_agents_and_promql_agrees_with_run_
     let Some(bin) = prometheus_bin() else { return };
     let dir = TempDir::new("metrics-agents");
     let srv = Server::start(&[]);
-    let (_a1, addr1) = loopback_agent(&dir, &[]);
-    let (_a2, addr2) = loopback_agent(&dir, &[]);
+    let (_agents, agents) = two_loopback_agents(&dir);
     let metrics = format!("127.0.0.1:{}", free_port());
     // One scrapes the text page (classic buckets), the other protobuf
     // (native histograms too).
     let classic = Prometheus::start(&bin, &metrics, false);
     let native = Prometheus::start(&bin, &metrics, true);
     let results = dir.path().join("results");
-    let agents = format!("{addr1},{addr2}");
-    let mut p = Proc::spawn(&[
-        "run",
-        "--target",
+    let mut p = run_on_agents(
         &srv.endpoint,
-        "--agents",
         &agents,
-        "--clients",
-        "2",
-        "--rate",
-        "2000",
-        "--warmup",
-        "2s",
-        "--duration",
-        "6s",
-        "--metrics-listen",
-        &metrics,
-        "--metrics-hold",
-        "3s",
-        "--format",
-        "json",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
+        &[
+            "--rate",
+            "2000",
+            "--warmup",
+            "2s",
+            "--duration",
+            "6s",
+            "--metrics-listen",
+            &metrics,
+            "--metrics-hold",
+            "3s",
+            "--format",
+            "json",
+            "--results",
+            results.to_str().unwrap(),
+        ],
+    );
     let st = p.wait(Duration::from_secs(90));
     // The last scrapes were of the final figures, held for 3 s.
     let at = unix_now() - 0.2;
