@@ -16,9 +16,16 @@ pub trait Events {
     fn connected(&mut self, _connect_time_ns: u64) {}
     /// A second (an interval) of the load is complete.
     fn interval(&mut self, _iv: &IntervalReport) {}
-    /// A coordinator's agent reported a second (before the merged second
-    /// of all its agents comes to [`Events::interval`]).
-    fn agent_interval(&mut self, _agent: &str, _iv: &Interval) {}
+    /// A coordinator's agent reported a second, with what live metrics
+    /// show of it besides (before the merged second of all its agents
+    /// comes to [`Events::interval`]).
+    fn agent_interval(
+        &mut self,
+        _agent: &str,
+        _iv: &Interval,
+        _live: &crate::agent::wire::LiveSecond,
+    ) {
+    }
     /// Every connection is ready: when the load starts (a load agent waits
     /// for its coordinator's instant here).
     fn agreed_start(&mut self) -> Start {

@@ -642,7 +642,12 @@ fn measure(
                     streamed[i].len()
                 ));
             }
-            FromAgent::Interval { index, interval } => {
+            FromAgent::Interval {
+                index,
+                interval,
+                live,
+            } => {
+                events.agent_interval(&fleet.links[i].spec.address, &interval, &live);
                 streamed[i].push((*interval).clone());
                 let row = pending.entry(index).or_insert_with(|| vec![None; n]);
                 row[i] = Some(*interval);
@@ -697,11 +702,6 @@ fn measure(
                 break;
             }
             let row = pending.remove(&index).expect("present");
-            for (i, iv) in row.iter().enumerate() {
-                if let Some(iv) = iv {
-                    events.agent_interval(&fleet.links[i].spec.address, iv);
-                }
-            }
             let got: Vec<Interval> = row.into_iter().flatten().collect();
             if let Ok(m) = merge::intervals_of(&got) {
                 events.interval(&report_of(index, &m));

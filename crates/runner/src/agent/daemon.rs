@@ -711,6 +711,7 @@ impl Events for AgentEvents<'_> {
             &FromAgent::Interval {
                 index: iv.index,
                 interval: Box::new(iv.point()),
+                live: super::wire::LiveSecond::of(iv),
             },
         );
     }

@@ -126,9 +126,14 @@ impl Exporter {
     }
 
     /// A second of one of a coordinator's agents.
-    pub fn agent_interval(&mut self, agent: &str, iv: &Interval) {
+    pub fn agent_interval(
+        &mut self,
+        agent: &str,
+        iv: &Interval,
+        live: &crate::agent::wire::LiveSecond,
+    ) {
         self.agents_seen = true;
-        let report = report_of(iv);
+        let report = report_of(iv, live);
         let stage = self.stage_at(&report);
         self.board.with(|b| {
             b.last.remove("");
@@ -189,9 +194,9 @@ fn stage_at(
 }
 
 /// An agent's second, as the load engine would have reported it: its
-/// counters and latency histogram (its causes and operations stay with
-/// the agent; its errors count under `other`).
-fn report_of(iv: &Interval) -> IntervalReport {
+/// counters, latency histogram, schedule lag and errors by cause (its
+/// operation kinds stay with the agent).
+fn report_of(iv: &Interval, live: &crate::agent::wire::LiveSecond) -> IntervalReport {
     let mut data = wirebench_load::recorder::IntervalData::new();
     data.ops = iv.ops;
     data.sent = iv.sent;
@@ -201,6 +206,12 @@ fn report_of(iv: &Interval) -> IntervalReport {
     if let Ok(h) = wirebench_core::hist::decode(&iv.latency_hist) {
         data.hist = h;
     }
+    if let Some(lag) = &live.lag_hist
+        && let Ok(h) = wirebench_core::hist::decode(lag)
+    {
+        data.lag = Some(Box::new(h));
+    }
+    data.failures.clone_from(&live.causes);
     IntervalReport {
         index: 0,
         start_ns: iv.start_ns,
@@ -237,12 +248,32 @@ mod tests {
             b.ensure(agent);
         }
         let iv = wirebench_core::result::fixture::interval(0, 10.0, 100_000);
-        b.add("a:1", &report_of(&iv), &iv);
-        b.add("b:2", &report_of(&iv), &iv);
+        let live = crate::agent::wire::LiveSecond::default();
+        b.add("a:1", &report_of(&iv, &live), &iv);
+        b.add("b:2", &report_of(&iv, &live), &iv);
         let ops: u64 = b.totals.values().map(|t| t.ops).sum();
         let count: u64 = b.totals.values().map(|t| t.latency.len()).sum();
         assert_eq!((ops, count), (20, 20));
         // Both phases of both agents, from the start.
         assert_eq!(b.totals.len(), 4);
+    }
+
+    #[test]
+    fn an_agents_lag_and_error_causes_reach_the_page() {
+        let mut lag = wirebench_core::hist::new_hist();
+        lag.record_n(20_000, 5).unwrap();
+        let live = crate::agent::wire::LiveSecond {
+            lag_hist: Some(wirebench_core::hist::encode(&lag)),
+            causes: [("503 SlowDown".to_string(), 2)].into_iter().collect(),
+        };
+        let mut iv = wirebench_core::result::fixture::interval(0, 10.0, 100_000);
+        iv.errors = 3;
+        let mut b = Board::default();
+        b.add("a:1", &report_of(&iv, &live), &iv);
+        let t = &b.totals[&("a:1".to_string(), iv.phase)];
+        assert_eq!(t.lag.as_ref().map(|h| h.len()), Some(5));
+        // The causes named, and the error the agent named none for.
+        assert_eq!(t.causes["503 SlowDown"], 2);
+        assert_eq!(t.causes["other"], 1);
     }
 }

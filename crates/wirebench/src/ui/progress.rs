@@ -130,9 +130,14 @@ impl Events for Console {
         }
     }
 
-    fn agent_interval(&mut self, agent: &str, iv: &wirebench_core::result::Interval) {
+    fn agent_interval(
+        &mut self,
+        agent: &str,
+        iv: &wirebench_core::result::Interval,
+        live: &wirebench_runner::agent::wire::LiveSecond,
+    ) {
         if let Some(e) = &mut self.exporter {
-            e.agent_interval(agent, iv);
+            e.agent_interval(agent, iv, live);
         }
     }
 }
