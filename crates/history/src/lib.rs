@@ -91,7 +91,9 @@ const MIGRATIONS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Entry {
     pub run_id: String,
-    /// "run" (runs, sweep points and search steps are all runs).
+    /// "run" (runs, sweep points and search steps are all runs), or
+    /// "search" (a search's answer: the highest rate meeting its
+    /// objectives, as its ops/s).
     pub kind: String,
     /// Where its `run.json` is.
     pub dir: PathBuf,
@@ -305,6 +307,74 @@ impl History {
         Ok(true)
     }
 
+    /// Indexes a search (its directory `dir`, with `search.json`) as one
+    /// entry of kind "search": its answer, the highest rate that met its
+    /// objectives, as the entry's ops/s. Its series is its steps' settings
+    /// without their rate, with its objectives and headroom: searches of
+    /// the same server under the same objectives, whatever rates they
+    /// tried. `step` is one of its steps (their spec, machine and labels).
+    /// It is complete when its answer was confirmed; false: known already.
+    pub fn index_search(
+        &mut self,
+        dir: &Path,
+        s: &wirebench_core::summaries::SearchResult,
+        step: &RunResult,
+    ) -> Result<bool, HistoryError> {
+        let path = self.path.clone();
+        let run_id = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let series = Series::of_search(step, &s.slos, s.headroom);
+        let tx = self.write().map_err(db(&path))?;
+        let known: Option<i64> = tx
+            .query_row("SELECT id FROM runs WHERE run_id = ?1", [&run_id], |row| {
+                row.get(0)
+            })
+            .optional()
+            .map_err(db(&path))?;
+        if known.is_some() {
+            return Ok(false);
+        }
+        let status = match (s.best_rate_per_s, s.confirmed, s.interrupted) {
+            (_, _, true) => "interrupted",
+            (Some(_), true, false) => "complete",
+            _ => "unconfirmed",
+        };
+        tx.execute(
+            "INSERT INTO runs (run_id, kind, dir, started_at, series, settings, machine,
+                description, transport, status, ops_per_s)
+             VALUES (?1, 'search', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                run_id,
+                dir.to_string_lossy(),
+                step.started_at,
+                series.id,
+                series.settings,
+                series.machine,
+                format!(
+                    "search {} of {}",
+                    s.slos.join(","),
+                    search_description(step)
+                ),
+                step.spec.kind().name(),
+                status,
+                s.best_rate_per_s,
+            ],
+        )
+        .map_err(db(&path))?;
+        let id = tx.last_insert_rowid();
+        for (k, v) in &step.spec.labels {
+            tx.execute(
+                "INSERT INTO labels (run, key, value) VALUES (?1, ?2, ?3)",
+                params![id, k, v],
+            )
+            .map_err(db(&path))?;
+        }
+        tx.commit().map_err(db(&path))?;
+        Ok(true)
+    }
+
     /// Indexes every `run.json` under `dir` (at any depth: runs, groups,
     /// sweeps and searches).
     pub fn import(&mut self, dir: &Path) -> Result<Imported, HistoryError> {
@@ -315,6 +385,37 @@ impl History {
         })?;
         found.sort();
         let mut out = Imported::default();
+        // A search: its answer, with one of its steps (found beside it).
+        let searches: Vec<PathBuf> = found
+            .iter()
+            .filter(|f| f.file_name().is_some_and(|n| n == "search.json"))
+            .cloned()
+            .collect();
+        found.retain(|f| f.file_name().is_some_and(|n| n == "run.json"));
+        for file in searches {
+            let dir_of = file.parent().unwrap_or(dir).to_path_buf();
+            let text = std::fs::read_to_string(&file);
+            let search = text
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
+            let step = found
+                .iter()
+                .find(|f| f.starts_with(&dir_of))
+                .map(|f| wirebench_core::store::load(f).map_err(|e| e.to_string()));
+            match (search, step) {
+                (Ok(search), Some(Ok(step))) => {
+                    if self.index_search(&dir_of, &search, &step)? {
+                        out.new += 1;
+                    } else {
+                        out.known += 1;
+                    }
+                }
+                (Err(e), _) | (_, Some(Err(e))) => out.unreadable.push((file, e)),
+                (Ok(_), None) => out
+                    .unreadable
+                    .push((file, "a search without a step beside it".into())),
+            }
+        }
         for file in found {
             match wirebench_core::store::load(&file) {
                 Ok(r) => {
@@ -419,6 +520,18 @@ fn description(r: &RunResult) -> String {
     d
 }
 
+/// A search's steps without their rate (`echo-external c1x1 d1024`).
+fn search_description(r: &RunResult) -> String {
+    let s = &r.spec;
+    format!(
+        "{} c{}x{} d{}",
+        s.label(),
+        s.clients,
+        s.conns_per_client,
+        s.depth
+    )
+}
+
 fn db(path: &Path) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
     move |source| HistoryError::Db {
         path: path.to_path_buf(),
@@ -433,7 +546,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let ty = e.file_type()?;
         if ty.is_dir() {
             walk(&e.path(), out)?;
-        } else if ty.is_file() && e.file_name() == "run.json" {
+        } else if ty.is_file() && (e.file_name() == "run.json" || e.file_name() == "search.json") {
             out.push(e.path());
         }
     }
@@ -472,6 +585,94 @@ mod tests {
             endpoint: format!("tcp://127.0.0.1:{port}").parse().unwrap(),
         };
         r
+    }
+
+    fn search(best: Option<f64>, confirmed: bool) -> wirebench_core::summaries::SearchResult {
+        wirebench_core::summaries::SearchResult {
+            slos: vec!["p99<1ms".into()],
+            headroom: 0.1,
+            steps: vec![],
+            best_rate_per_s: best,
+            confirmed,
+            saturated: false,
+            saturation_ops_per_s: None,
+            budget_exhausted: false,
+            missed_in_stalls: vec![],
+            latency_flat: None,
+            interrupted: false,
+            dir: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn a_searchs_answer_is_an_entry_whose_series_ignores_the_rates_tried() {
+        let d = Dir::new("search");
+        let mut h = History::open(&History::path_in(&d.0)).unwrap();
+        // Two searches of one server: steps at other rates, one series.
+        let mut step1 = run("s1step", "c1", 400_000, 7000);
+        step1.spec.rate_per_s = Some(1000.0);
+        let mut step2 = run("s2step", "c2", 400_000, 7001);
+        step2.spec.rate_per_s = Some(8000.0);
+        assert!(
+            h.index_search(&d.0.join("search-1"), &search(Some(4000.0), true), &step1)
+                .unwrap()
+        );
+        assert!(
+            h.index_search(&d.0.join("search-2"), &search(Some(3000.0), false), &step2)
+                .unwrap()
+        );
+        assert!(
+            !h.index_search(&d.0.join("search-2"), &search(Some(3000.0), false), &step2)
+                .unwrap()
+        );
+        let found = h
+            .entries(&Filter::parse(&["kind=search".into()]).unwrap())
+            .unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].series, found[1].series);
+        assert_eq!(found[0].metric(Metric::OpsPerS), Some(4000.0));
+        assert_eq!(
+            (found[0].status.as_str(), found[1].status.as_str()),
+            ("complete", "unconfirmed")
+        );
+        assert_eq!(found[1].labels["commit"], "c2");
+        assert!(found[0].description.starts_with("search p99<1ms of "));
+        // Other objectives: another series.
+        let mut other = search(Some(4000.0), true);
+        other.slos = vec!["p99<5ms".into()];
+        h.index_search(&d.0.join("search-3"), &other, &step1)
+            .unwrap();
+        let all = h
+            .entries(&Filter::parse(&["kind=search".into()]).unwrap())
+            .unwrap();
+        assert_ne!(all[2].series, all[0].series);
+    }
+
+    #[test]
+    fn import_finds_a_search_beside_its_steps() {
+        let d = Dir::new("search-import");
+        let sdir = d.0.join("search-x");
+        let step = run("stepx", "c1", 400_000, 7000);
+        std::fs::create_dir_all(sdir.join("stepx")).unwrap();
+        std::fs::write(
+            sdir.join("stepx").join("run.json"),
+            serde_json::to_vec(&step).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(
+            sdir.join("search.json"),
+            serde_json::to_vec(&search(Some(2500.0), true)).unwrap(),
+        )
+        .unwrap();
+        let mut h = History::open(&History::path_in(&d.0)).unwrap();
+        let got = h.import(&d.0).unwrap();
+        assert_eq!((got.new, got.known, got.unreadable.len()), (2, 0, 0));
+        let s = h
+            .entries(&Filter::parse(&["kind=search".into()]).unwrap())
+            .unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].run_id, "search-x");
+        assert_eq!(s[0].metric(Metric::OpsPerS), Some(2500.0));
     }
 
     #[test]

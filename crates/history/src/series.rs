@@ -21,7 +21,29 @@ pub struct Series {
 
 impl Series {
     pub fn of(r: &RunResult) -> Series {
+        Series::of_settings(r, |_| {})
+    }
+
+    /// A search's series: its steps' settings without what a step varies
+    /// (its rate, its length), with the search's objectives and headroom.
+    pub fn of_search(step: &RunResult, slos: &[String], headroom: f64) -> Series {
+        Series::of_settings(step, |o| {
+            for k in ["rate_per_s", "stop", "stages"] {
+                o.remove(k);
+            }
+            o.insert("search_slos".into(), serde_json::json!(slos));
+            o.insert("search_headroom".into(), serde_json::json!(headroom));
+        })
+    }
+
+    fn of_settings(
+        r: &RunResult,
+        adjust: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+    ) -> Series {
         let mut spec = serde_json::to_value(&r.spec).expect("a spec serializes");
+        if let Some(o) = spec.as_object_mut() {
+            adjust(o);
+        }
         if let Some(o) = spec.as_object_mut() {
             o.remove("labels");
         }

@@ -173,6 +173,9 @@ pub fn search(
     };
     events.started(&texts, &endpoint);
     let mut steps: Vec<Step> = Vec::new();
+    // One step's run: what the search's entry in the history takes its
+    // settings, machine and labels from.
+    let mut first_step: Option<RunResult> = None;
     let mut rate = settings.start_rate;
     let mut interrupted = false;
     // The coarse phase doubles the rate until a step fails (an objective
@@ -194,6 +197,9 @@ pub fn search(
             rate,
             &label,
         )?;
+        if first_step.is_none() {
+            first_step = Some(r.clone());
+        }
         if r.status.state != RunState::Complete {
             interrupted = r.status.state == RunState::Interrupted || steps_by.interrupted();
             if !interrupted {
@@ -304,6 +310,17 @@ pub fn search(
         &dir.join("search.json"),
         &serde_json::to_vec_pretty(&result).map_err(std::io::Error::other)?,
     )?;
+    // Its answer in the history too: capacity over commits.
+    if let (Some(db), Some(step)) = (&recorder.history, &first_step) {
+        let indexed = wirebench_history::History::open(db)
+            .and_then(|mut h| h.index_search(&dir, &result, step));
+        if let Err(e) = indexed {
+            events.note(&format!(
+                "the search is saved in {}, but not indexed in the history: {e}; `wirebench history import` indexes it",
+                dir.display()
+            ));
+        }
+    }
     Ok(result)
 }
 

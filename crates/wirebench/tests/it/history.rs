@@ -345,6 +345,22 @@ fn sweep_and_search_write_junit_reports() {
     assert!(doc.contains(r#"tests="3" failures="1""#), "{doc}");
     assert!(doc.contains("ran out of steps"), "{doc}");
     assert!(doc.contains("<testcase name=\"step 2 at "), "{doc}");
+    // The search's answer is in the history, beside its steps: its best
+    // rate so far, not confirmed (the budget ran out).
+    let found = history_json(dir.path(), &["--where", "kind=search"]);
+    let entries = found.as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{found}");
+    let e = &entries[0];
+    assert_eq!(e["status"], "unconfirmed", "{e}");
+    let search: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(e["dir"].as_str().unwrap()).join("search.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert!(e["metrics"]["ops_per_s"].as_f64().unwrap() > 0.0, "{e}");
+    assert_eq!(e["metrics"]["ops_per_s"], search["best_rate_per_s"], "{e}");
 }
 
 /// Issue 38: `--abort-on-fail` ends a run at its first window that misses
