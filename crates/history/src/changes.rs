@@ -21,6 +21,36 @@ pub struct Options {
     pub window: usize,
 }
 
+impl Options {
+    /// The flags' values checked: `--pvalue` (0 to 1), `--min-magnitude`
+    /// (`5%` or `0.05`) and `--window` (4 or more); the error names the flag.
+    pub fn checked(pvalue: f64, min_magnitude: &str, window: usize) -> Result<Options, String> {
+        if !(pvalue > 0.0 && pvalue < 1.0) {
+            return Err(format!(
+                "--pvalue {pvalue}: give a probability between 0 and 1, e.g. 0.001"
+            ));
+        }
+        if window < 4 {
+            return Err(format!("--window {window}: at least 4 runs"));
+        }
+        let v = min_magnitude;
+        let parsed = match v.strip_suffix('%') {
+            Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+            None => v.trim().parse::<f64>(),
+        };
+        match parsed {
+            Ok(f) if (0.0..1.0).contains(&f) => Ok(Options {
+                pvalue,
+                min_magnitude: f,
+                window,
+            }),
+            _ => Err(format!(
+                "--min-magnitude {v}: give a change from 0% to 100%, e.g. 5% or 0.05"
+            )),
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Options {
         Options {

@@ -87,6 +87,14 @@ const MIGRATIONS: &[&str] = &[
     );",
 ];
 
+/// What `history show ID` found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    Run(Box<Entry>),
+    /// A series' runs, oldest first (never empty).
+    Series(Vec<Entry>),
+}
+
 /// One run as the history holds it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Entry {
@@ -430,6 +438,37 @@ impl History {
             }
         }
         Ok(out)
+    }
+
+    /// A run by its id, else the runs of the one series whose id starts
+    /// with `id` (an error says why neither).
+    pub fn find(&self, id: &str) -> Result<Found, String> {
+        let all = self
+            .entries(&Filter::default())
+            .map_err(|e| e.to_string())?;
+        if let Some(e) = all.iter().find(|e| e.run_id == id) {
+            return Ok(Found::Run(Box::new(e.clone())));
+        }
+        let series: std::collections::BTreeSet<&str> = all
+            .iter()
+            .map(|e| e.series.as_str())
+            .filter(|s| !id.is_empty() && s.starts_with(id))
+            .collect();
+        match series.len() {
+            1 => {
+                let one = series.into_iter().next().expect("one").to_string();
+                Ok(Found::Series(
+                    all.into_iter().filter(|e| e.series == one).collect(),
+                ))
+            }
+            0 => Err(format!(
+                "{id}: no run or series of that id in {}",
+                self.path.display()
+            )),
+            n => Err(format!(
+                "{id}: the start of {n} series' ids; give more of it"
+            )),
+        }
     }
 
     /// The runs that meet `filter`, oldest first.

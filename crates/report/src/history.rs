@@ -366,3 +366,51 @@ pub fn bmf(entries: &[Entry]) -> serde_json::Value {
     }
     serde_json::Value::Object(out)
 }
+
+/// A table alone in Markdown (the document's empty title left out).
+pub fn markdown(table: Table) -> String {
+    use crate::export::Exporter;
+    let md = crate::export::MarkdownExporter.export(&Document::new("").table(table));
+    md.trim_start_matches('#').trim().to_string()
+}
+
+/// `history show` of a series: its id, description, machine, settings and
+/// runs.
+pub fn series_text(runs: &[Entry]) -> String {
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    format!(
+        "series {}: {}\nmachine: {}\nsettings: {}\n{}",
+        first.series,
+        first.description,
+        first.machine,
+        first.settings,
+        markdown(runs_table(runs))
+    )
+}
+
+/// What `history check` ends with on stderr: the regressions and where,
+/// or that nothing had enough runs to be checked (None: neither).
+pub fn check_ending(r: &Report) -> Option<String> {
+    let regressions = r.regressions();
+    if regressions > 0 {
+        let series: std::collections::BTreeSet<&String> = r
+            .findings
+            .iter()
+            .filter(|f| f.regression)
+            .map(|f| &f.series)
+            .collect();
+        return Some(format!(
+            "{regressions} regression(s), in {} of the {} series checked",
+            series.len(),
+            r.checked.len()
+        ));
+    }
+    r.checked.is_empty().then(|| {
+        format!(
+            "no series has {} complete runs or more: nothing was checked",
+            wirebench_history::changes::MIN_POINTS
+        )
+    })
+}

@@ -24,6 +24,7 @@ pub mod hints;
 pub mod history;
 pub mod inputs;
 pub mod junit;
+pub mod live;
 pub mod offcpu;
 pub mod plot;
 pub mod progress;

@@ -21,12 +21,14 @@
 
 pub mod board;
 pub mod expose;
+pub mod flags;
 pub mod listen;
 
 use wirebench_core::result::Interval;
 use wirebench_load::engine::IntervalReport;
 
 pub use board::{Board, MAX_AGENTS, MAX_CAUSES, MAX_OPERATIONS, RunLabels, Shared, Totals};
+pub use flags::MetricsFlags;
 pub use listen::{Listener, MetricsOptions};
 
 /// What a command does with its seconds when metrics are served: the
@@ -60,6 +62,18 @@ impl Exporter {
             warmup_ns: 0,
             stages: Vec::new(),
         })
+    }
+
+    /// The exporter `flags` ask for, listening; the error of a refused
+    /// address is a usage error (Err(Ok)), of a failed bind an I/O one.
+    pub fn of_flags(
+        flags: &MetricsFlags,
+    ) -> Result<Option<Exporter>, Result<String, std::io::Error>> {
+        let Some(opts) = flags.options() else {
+            return Ok(None);
+        };
+        opts.check().map_err(Ok)?;
+        Exporter::start(&opts).map(Some).map_err(Err)
     }
 
     /// Where it listens (the port chosen, when 0 was asked).

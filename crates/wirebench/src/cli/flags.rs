@@ -7,7 +7,6 @@
 use super::error::UsageError;
 use clap::Args;
 use std::path::PathBuf;
-use std::time::Duration;
 use wirebench_core::request::RunRequest;
 use wirebench_core::units::Dur;
 use wirebench_runner::agent::auth::Token;
@@ -26,82 +25,7 @@ pub struct RunFlags {
     #[command(flatten)]
     pub agents: AgentFlags,
     #[command(flatten)]
-    pub metrics: MetricsFlags,
-}
-
-/// Live metrics for Prometheus while the command works (`run` and
-/// `search`; a coordinator serves its agents' seconds).
-#[derive(Args, Debug, Default)]
-pub struct MetricsFlags {
-    /// Serve live metrics (OpenMetrics, Prometheus text or protobuf with native histograms) at
-    /// http://ADDR/metrics while the command works, e.g. 127.0.0.1:9464 (port 0: any). An
-    /// address that is not loopback needs --metrics-token-file.
-    #[arg(long, value_name = "ADDR", help_heading = "Live metrics")]
-    pub metrics_listen: Option<std::net::SocketAddr>,
-    /// The bearer token every scrape must send (Prometheus: `authorization: {credentials_file:
-    /// FILE}`).
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "metrics_listen",
-        help_heading = "Live metrics"
-    )]
-    pub metrics_token_file: Option<PathBuf>,
-    /// How long the final figures stay served after the work ends, for a scraper's last look
-    /// (default 0s; a scrape interval or two, e.g. 5s, when Prometheus must see the end).
-    #[arg(
-        long,
-        value_name = "DURATION",
-        requires = "metrics_listen",
-        help_heading = "Live metrics"
-    )]
-    pub metrics_hold: Option<Dur>,
-    /// The sweep's point this run is: its metrics' `point` label (set by `sweep`).
-    #[arg(long, hide = true, requires = "metrics_listen")]
-    pub metrics_point: Option<String>,
-    /// Draw a terminal dashboard of the run (rate, latency percentiles, errors, the stage, CPU
-    /// per core), redrawn each second; a line per second when stderr is not a terminal.
-    #[arg(long, help_heading = "Live metrics")]
-    pub live: bool,
-}
-
-impl MetricsFlags {
-    /// The exporter the flags ask for, listening (its address printed).
-    pub fn exporter(&self) -> anyhow::Result<Option<wirebench_runner::metrics::Exporter>> {
-        let Some(listen) = self.metrics_listen else {
-            return Ok(None);
-        };
-        let opts = wirebench_runner::metrics::MetricsOptions {
-            listen,
-            token_file: self.metrics_token_file.clone(),
-            hold: self.metrics_hold.map(|Dur(d)| d).unwrap_or_default(),
-            point: self.metrics_point.clone(),
-        };
-        opts.check().map_err(UsageError)?;
-        let e = wirebench_runner::metrics::Exporter::start(&opts)?;
-        eprintln!("metrics: http://{}/metrics", e.addr());
-        Ok(Some(e))
-    }
-
-    /// Refused by a command that serves none.
-    pub fn refuse(&self, command: &str) -> Result<(), UsageError> {
-        if self.metrics_listen.is_some() {
-            return Err(UsageError(format!(
-                "--metrics-listen: `{command}` serves no live metrics (run and search do)"
-            )));
-        }
-        if self.live {
-            return Err(UsageError(format!(
-                "--live: `{command}` has no live view (run and search do)"
-            )));
-        }
-        Ok(())
-    }
-
-    /// The live view, when asked for and stderr is a terminal.
-    pub fn live(&self) -> Option<crate::ui::live::Live> {
-        self.live.then(crate::ui::live::Live::open).flatten()
-    }
+    pub metrics: wirebench_runner::metrics::MetricsFlags,
 }
 
 /// How this process reaches its load agents (`--agents` and `--launch` are
@@ -214,37 +138,5 @@ pub fn warn_if_debug() {
         eprintln!(
             "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
         );
-    }
-}
-
-impl MetricsFlags {
-    /// The flags a sweep gives its runs' first instances (its own
-    /// listener's: one run at a time serves); `--live` is refused (a sweep
-    /// prints its own progress).
-    pub fn for_sweep(&self) -> Result<Vec<String>, UsageError> {
-        if self.live {
-            return Err(UsageError(
-                "--live: `sweep` has no live view (run and search do); its runs' metrics are served with --metrics-listen".into(),
-            ));
-        }
-        let Some(listen) = self.metrics_listen else {
-            return Ok(Vec::new());
-        };
-        let opts = wirebench_runner::metrics::MetricsOptions {
-            listen,
-            token_file: self.metrics_token_file.clone(),
-            hold: Duration::ZERO,
-            point: None,
-        };
-        opts.check().map_err(UsageError)?;
-        let mut args = vec!["--metrics-listen".to_string(), listen.to_string()];
-        if let Some(f) = &self.metrics_token_file {
-            // The child runs from the same directory: the path as given.
-            args.extend(["--metrics-token-file".to_string(), f.display().to_string()]);
-        }
-        if let Some(Dur(d)) = self.metrics_hold {
-            args.extend(["--metrics-hold".to_string(), Dur(d).to_string()]);
-        }
-        Ok(args)
     }
 }

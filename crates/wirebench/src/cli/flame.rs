@@ -73,7 +73,10 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    a.run.metrics.refuse("flame")?;
+    a.run
+        .metrics
+        .refuse("flame")
+        .map_err(super::error::UsageError)?;
     let b = a.run.begin()?;
     let mut req = b.req.clone();
     let mut others = Vec::new();

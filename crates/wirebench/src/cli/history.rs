@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use wirebench_history::changes::Options;
 use wirebench_history::series::Metric;
-use wirebench_history::{Filter, History};
-use wirebench_report::export::{Document, Exporter, MarkdownExporter, Table};
+use wirebench_history::{Filter, Found, History};
+use wirebench_report::history;
 
 #[derive(Args, Debug)]
 pub struct HistoryArgs {
@@ -160,65 +160,26 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let table = if a.series {
-        wirebench_report::history::series_table(&entries)
+        history::series_table(&entries)
     } else {
-        wirebench_report::history::runs_table(&entries)
+        history::runs_table(&entries)
     };
-    writeln!(out, "{}", markdown(table))?;
+    writeln!(out, "{}", history::markdown(table))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A table alone in Markdown (the document's empty title left out).
-fn markdown(table: Table) -> String {
-    let md = MarkdownExporter.export(&Document::new("").table(table));
-    md.trim_start_matches('#').trim().to_string()
 }
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let h = History::open_existing(&History::path_in(&a.results))?;
-    let all = h.entries(&Filter::default())?;
     let mut out = std::io::stdout().lock();
-    if let Some(e) = all.iter().find(|e| e.run_id == a.id) {
-        serde_json::to_writer_pretty(&mut out, e)?;
-        writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
+    match h.find(&a.id) {
+        Ok(Found::Run(e)) => {
+            serde_json::to_writer_pretty(&mut out, &e)?;
+            writeln!(out)?;
+        }
+        Ok(Found::Series(runs)) => writeln!(out, "{}", history::series_text(&runs))?,
+        Err(why) => usage!("{why}"),
     }
-    let series: std::collections::BTreeSet<String> = all
-        .iter()
-        .map(|e| e.series.clone())
-        .filter(|s| !a.id.is_empty() && s.starts_with(a.id.as_str()))
-        .collect();
-    let id = match series.len() {
-        1 => series.into_iter().next().expect("one"),
-        0 => usage!(
-            "{}: no run or series of that id in {}",
-            a.id,
-            h.path().display()
-        ),
-        n => usage!("{}: the start of {n} series' ids; give more of it", a.id),
-    };
-    let runs: Vec<_> = all.into_iter().filter(|e| e.series == id).collect();
-    writeln!(out, "series {id}: {}", runs[0].description)?;
-    writeln!(out, "machine: {}", runs[0].machine)?;
-    writeln!(out, "settings: {}", runs[0].settings)?;
-    writeln!(
-        out,
-        "{}",
-        markdown(wirebench_report::history::runs_table(&runs))
-    )?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `5%` or `0.05` -> 0.05.
-fn fraction(flag: &str, v: &str) -> anyhow::Result<f64> {
-    let parsed = match v.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => v.trim().parse::<f64>(),
-    };
-    match parsed {
-        Ok(f) if (0.0..1.0).contains(&f) => Ok(f),
-        _ => usage!("{flag} {v}: give a change from 0% to 100%, e.g. 5% or 0.05"),
-    }
 }
 
 fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -226,19 +187,9 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         Ok(m) => m,
         Err(e) => usage!("{e}"),
     };
-    if !(a.pvalue > 0.0 && a.pvalue < 1.0) {
-        usage!(
-            "--pvalue {}: give a probability between 0 and 1, e.g. 0.001",
-            a.pvalue
-        );
-    }
-    if a.window < 4 {
-        usage!("--window {}: at least 4 runs", a.window);
-    }
-    let o = Options {
-        pvalue: a.pvalue,
-        min_magnitude: fraction("--min-magnitude", &a.min_magnitude)?,
-        window: a.window,
+    let o = match Options::checked(a.pvalue, &a.min_magnitude, a.window) {
+        Ok(o) => o,
+        Err(why) => usage!("{why}"),
     };
     if let Some(j) = &a.junit {
         check_output(j, a.force)?;
@@ -250,37 +201,22 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
     } else {
-        for line in wirebench_report::history::check_lines(&report) {
+        for line in history::check_lines(&report) {
             writeln!(out, "{line}")?;
         }
     }
     if let Some(j) = &a.junit {
-        let suites = wirebench_report::history::check_junit(&report, &metrics);
+        let suites = history::check_junit(&report, &metrics);
         let doc = wirebench_report::junit::write("wirebench history check", &suites);
         wirebench_core::store::write_atomic(j, doc.as_bytes())?;
     }
-    let regressions = report.regressions();
     out.flush()?;
-    if regressions > 0 {
-        let series: std::collections::BTreeSet<&String> = report
-            .findings
-            .iter()
-            .filter(|f| f.regression)
-            .map(|f| &f.series)
-            .collect();
-        eprintln!(
-            "{regressions} regression(s), in {} of the {} series checked",
-            series.len(),
-            report.checked.len()
-        );
-        return Ok(ExitCode::from(EXIT_REGRESSION));
+    if let Some(ending) = history::check_ending(&report) {
+        eprintln!("{ending}");
     }
-    if report.checked.is_empty() {
-        eprintln!(
-            "no series has {} complete runs or more: nothing was checked",
-            wirebench_history::changes::MIN_POINTS
-        );
-        return Ok(ExitCode::from(EXIT_TOO_FEW));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(match report.regressions() {
+        0 if report.checked.is_empty() => EXIT_TOO_FEW,
+        0 => 0,
+        _ => EXIT_REGRESSION,
+    }))
 }

@@ -62,7 +62,10 @@ impl CompareEvents for Rounds {
 }
 
 pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
-    a.run.metrics.refuse("ipc-compare")?;
+    a.run
+        .metrics
+        .refuse("ipc-compare")
+        .map_err(super::error::UsageError)?;
     let b = a.run.begin()?;
     let mut events = Rounds {
         console: Console::new(b.req.format()),

@@ -76,8 +76,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut console = Console::new(req.format());
     console.repeat = req.repeat();
-    console.exporter = a.flags.metrics.exporter()?;
-    console.live = a.flags.metrics.live();
+    crate::ui::progress::watch(&mut console, &a.flags.metrics)?;
     // Load agents make the load of a coordinated run.
     let run = match req.agents.is_empty() && req.launch.is_empty() {
         true => run::run,

@@ -69,8 +69,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     };
     let mut console = Console::new(b.req.format());
     console.results = false;
-    console.exporter = a.run.metrics.exporter()?;
-    console.live = a.run.metrics.live();
+    crate::ui::progress::watch(&mut console, &a.run.metrics)?;
     let r = search::search(
         &b.req,
         &settings,

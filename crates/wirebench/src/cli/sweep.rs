@@ -53,7 +53,7 @@ pub struct SweepArgs {
     junit: Option<PathBuf>,
     /// Live metrics of each run as it works (its first instance's), labelled by its point.
     #[command(flatten)]
-    metrics: super::flags::MetricsFlags,
+    metrics: wirebench_runner::metrics::MetricsFlags,
 }
 
 struct Progress(std::time::Instant);
@@ -99,7 +99,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     if let Some(j) = &a.junit {
         super::error::check_output(j, a.force)?;
     }
-    let metrics = a.metrics.for_sweep()?;
+    let metrics = a.metrics.for_sweep().map_err(super::error::UsageError)?;
     if let Some(addr) = a.metrics.metrics_listen {
         eprintln!("metrics: http://{addr}/metrics (each run's, while it works)");
     }

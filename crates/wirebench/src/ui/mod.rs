@@ -1,4 +1,3 @@
 //! What a person watching a run sees: progress lines, notes and results.
 
-pub mod live;
 pub mod progress;

@@ -32,7 +32,7 @@ pub struct Console {
     /// Live metrics (`--metrics-listen`), fed each second.
     pub exporter: Option<wirebench_runner::metrics::Exporter>,
     /// The live view (`--live`), in place of the lines.
-    pub live: Option<super::live::Live>,
+    pub live: Option<wirebench_report::live::Live>,
     /// What goes to stdout after the live view's last frame, when both are
     /// on the terminal.
     deferred: Vec<u8>,
@@ -124,7 +124,7 @@ impl Events for Console {
             e.interval(iv);
         }
         if let Some(l) = &mut self.live {
-            l.interval(iv);
+            l.interval(&iv.point(), &iv.data.hist);
         } else if self.text() {
             eprintln!("{}", progress::interval_line(&iv.point(), self.stall_ns));
         }
@@ -186,4 +186,25 @@ impl RunEvents for Console {
             Format::Json => Ok(()),
         });
     }
+}
+
+/// The live metrics and live view the flags ask for, on `console` (the
+/// metrics' address printed).
+pub fn watch(
+    console: &mut Console,
+    flags: &wirebench_runner::metrics::MetricsFlags,
+) -> anyhow::Result<()> {
+    console.exporter = match wirebench_runner::metrics::Exporter::of_flags(flags) {
+        Ok(e) => e,
+        Err(Ok(why)) => return Err(crate::cli::error::UsageError(why).into()),
+        Err(Err(e)) => return Err(e.into()),
+    };
+    if let Some(e) = &console.exporter {
+        eprintln!("metrics: http://{}/metrics", e.addr());
+    }
+    console.live = flags
+        .live
+        .then(wirebench_report::live::Live::open)
+        .flatten();
+    Ok(())
 }

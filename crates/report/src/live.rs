@@ -14,11 +14,10 @@ use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Sparkline, Wrap};
 use std::collections::VecDeque;
 use std::io::{IsTerminal, Stderr};
 use wirebench_core::hist::LatencyHist;
-use wirebench_core::result::{CoreBusy, Phase, Placement};
+use wirebench_core::result::{CoreBusy, Interval, Phase, Placement};
 use wirebench_core::spec::RunSpec;
 use wirebench_core::units::{format_ns, format_rate};
 use wirebench_core::values::StopSpec;
-use wirebench_runner::IntervalReport;
 
 /// Seconds of history the sparklines show (the widest terminal's).
 const HISTORY: usize = 240;
@@ -134,16 +133,20 @@ impl Live {
         self.draw();
     }
 
-    pub fn interval(&mut self, iv: &IntervalReport) {
-        let d = &iv.data;
-        let secs = iv.seconds();
-        let ops_per_s = if secs > 0.0 { d.ops as f64 / secs } else { 0.0 };
-        let q = |q: f64| d.hist.value_at_quantile(q);
+    /// A second of the load, and its latency histogram.
+    pub fn interval(&mut self, iv: &Interval, hist: &LatencyHist) {
+        let secs = iv.end_ns.saturating_sub(iv.start_ns) as f64 / 1e9;
+        let ops_per_s = if secs > 0.0 {
+            iv.ops as f64 / secs
+        } else {
+            0.0
+        };
+        let q = |q: f64| hist.value_at_quantile(q);
         self.last = Some(Second {
             end_s: iv.end_ns as f64 / 1e9,
             phase: iv.phase,
             ops_per_s,
-            errors: d.errors,
+            errors: iv.errors,
             p50_ns: q(0.5),
             p99_ns: q(0.99),
             p999_ns: q(0.999),
@@ -151,9 +154,9 @@ impl Live {
             server: iv.server_cores.clone(),
         });
         if iv.phase == Phase::Measure {
-            let _ = self.run_hist.add(&d.hist);
-            self.run_ops += d.ops;
-            self.run_errors += d.errors;
+            let _ = self.run_hist.add(hist);
+            self.run_ops += iv.ops;
+            self.run_errors += iv.errors;
             self.run_s += secs;
         }
         push(&mut self.rates, wirebench_core::units::whole(ops_per_s));
