@@ -161,6 +161,32 @@ impl IntervalReport {
         (self.end_ns.saturating_sub(self.start_ns)) as f64 / 1e9
     }
 
+    /// An interval as a run kept it ([`IntervalReport::point`]), back in
+    /// the engine's form: its counters, latency histogram and cores (what
+    /// a coordinator shows of its agents' seconds).
+    pub fn from_point(index: usize, iv: &Interval) -> IntervalReport {
+        let mut data = IntervalData::new();
+        data.ops = iv.ops;
+        data.sent = iv.sent;
+        data.bytes_out = iv.bytes_out;
+        data.bytes_in = iv.bytes_in;
+        data.errors = iv.errors;
+        if let Ok(h) = hist::decode(&iv.latency_hist) {
+            data.hist = h;
+        }
+        IntervalReport {
+            index,
+            start_ns: iv.start_ns,
+            end_ns: iv.end_ns,
+            phase: iv.phase,
+            data,
+            client_cores: iv.client_cores.clone(),
+            server_cores: iv.server_cores.clone(),
+            server_groups: vec![],
+            hiccup: None,
+        }
+    }
+
     /// What a run keeps of the interval once it is reported: its counters,
     /// latency summaries and encoded histogram (a few KiB, where the
     /// histograms it came from take about a megabyte). Not yet judged:

@@ -28,7 +28,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use wirebench_core::hist;
 use wirebench_core::merge;
 use wirebench_core::request::RunRequest;
 use wirebench_core::result::{Interval, Repetitions, RunResult, RunState};
@@ -38,7 +37,6 @@ use wirebench_core::store;
 use wirebench_core::topo::Topology;
 use wirebench_load::engine::IntervalReport;
 use wirebench_load::os;
-use wirebench_load::recorder::IntervalData;
 
 /// Clock probes per agent, before and after a run.
 pub const PROBES: usize = 16;
@@ -340,28 +338,13 @@ impl Fleet {
     }
 }
 
-/// A merged interval as the live line shows it.
+/// A merged interval as the live line shows it (the agents' cores are
+/// each host's own: none are shown).
 fn report_of(index: usize, iv: &Interval) -> IntervalReport {
-    let mut data = IntervalData::new();
-    data.ops = iv.ops;
-    data.sent = iv.sent;
-    data.bytes_out = iv.bytes_out;
-    data.bytes_in = iv.bytes_in;
-    data.errors = iv.errors;
-    if let Ok(h) = hist::decode(&iv.latency_hist) {
-        data.hist = h;
-    }
-    IntervalReport {
-        index,
-        start_ns: iv.start_ns,
-        end_ns: iv.end_ns,
-        phase: iv.phase,
-        data,
-        client_cores: vec![],
-        server_cores: vec![],
-        server_groups: vec![],
-        hiccup: None,
-    }
+    let mut r = IntervalReport::from_point(index, iv);
+    r.client_cores.clear();
+    r.server_cores.clear();
+    r
 }
 
 /// Where an agent's part stands.

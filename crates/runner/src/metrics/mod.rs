@@ -211,32 +211,14 @@ fn stage_at(
 /// counters, latency histogram, schedule lag and errors by cause (its
 /// operation kinds stay with the agent).
 fn report_of(iv: &Interval, live: &crate::agent::wire::LiveSecond) -> IntervalReport {
-    let mut data = wirebench_load::recorder::IntervalData::new();
-    data.ops = iv.ops;
-    data.sent = iv.sent;
-    data.bytes_out = iv.bytes_out;
-    data.bytes_in = iv.bytes_in;
-    data.errors = iv.errors;
-    if let Ok(h) = wirebench_core::hist::decode(&iv.latency_hist) {
-        data.hist = h;
-    }
+    let mut r = IntervalReport::from_point(0, iv);
     if let Some(lag) = &live.lag_hist
         && let Ok(h) = wirebench_core::hist::decode(lag)
     {
-        data.lag = Some(Box::new(h));
+        r.data.lag = Some(Box::new(h));
     }
-    data.failures.clone_from(&live.causes);
-    IntervalReport {
-        index: 0,
-        start_ns: iv.start_ns,
-        end_ns: iv.end_ns,
-        phase: iv.phase,
-        data,
-        client_cores: iv.client_cores.clone(),
-        server_cores: iv.server_cores.clone(),
-        server_groups: vec![],
-        hiccup: None,
-    }
+    r.data.failures.clone_from(&live.causes);
+    r
 }
 
 #[cfg(test)]

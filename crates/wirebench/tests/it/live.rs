@@ -17,16 +17,20 @@ fn tmux_missing() -> bool {
     !found
 }
 
-/// A tmux server of this test's own (its socket), killed by PID on drop.
+/// A tmux server of this test's own (its socket in a directory of the
+/// test's, removed with it), killed by PID on drop.
 struct Tmux {
     socket: String,
     pid: Option<i32>,
+    /// The pane's shell, leader of the group wirebench runs in.
+    pane: Option<i32>,
+    _dir: TempDir,
 }
 
 impl Tmux {
     fn cmd(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(["-S", &self.socket, "-f", "/dev/null"])
             .args(args)
             .output()
             .expect("tmux runs");
@@ -36,9 +40,12 @@ impl Tmux {
     /// A session of `cols` x `rows` running `command`; its pane stays
     /// after the command exits.
     fn start(command: &str, cols: u16, rows: u16) -> Tmux {
+        let dir = TempDir::new("tmux");
         let mut t = Tmux {
-            socket: format!("wb-it-live-{}", std::process::id()),
+            socket: dir.path().join("socket").display().to_string(),
             pid: None,
+            pane: None,
+            _dir: dir,
         };
         let (c, r) = (cols.to_string(), rows.to_string());
         t.cmd(&[
@@ -60,6 +67,11 @@ impl Tmux {
         ]);
         t.pid = t
             .cmd(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .ok();
+        t.pane = t
+            .cmd(&["display-message", "-p", "#{pane_pid}"])
             .trim()
             .parse()
             .ok();
@@ -91,6 +103,14 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        // A run still going (a failed assertion) stops before its
+        // directory is removed: the pane's process group is killed first.
+        if let Some(pane) = self.pane {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(-pane),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
         self.cmd(&["kill-server"]);
         if let Some(pid) = self.pid {
             let _ = nix::sys::signal::kill(
