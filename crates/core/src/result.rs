@@ -507,6 +507,10 @@ pub struct RunResult {
     /// An open loop in stages: each stage as measured (see `--stages`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<crate::stages::StageResult>,
+    /// A run with a ramp: where its latency left its low-load level, and
+    /// where each objective failed for good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::stages::RampVerdict>,
     /// The sweep point this run measured (`server_cmd=crimson clients=2`),
     /// as its experiment's index names it: set when a run is read from an
     /// experiment's directory, so that a report can split runs by any
@@ -623,6 +627,14 @@ pub enum Warning {
     ClientBound { client_cpu_pct: f64, cpus: usize },
     /// The server used nearly all its CPUs: it is likely the limit.
     ServerBound { server_cpu_pct: f64, cpus: usize },
+    /// The observed server's processes used almost no CPU while the run
+    /// completed many operations: they are likely not what served them.
+    ObservedIdle {
+        server_cpu_s: f64,
+        ops: u64,
+        /// The processes observed at the end (0: not counted).
+        processes: usize,
+    },
     /// Both did: either may be the limit (never said as two verdicts that
     /// contradict each other).
     BothBound {
@@ -650,8 +662,18 @@ pub enum Warning {
         rate_per_s: f64,
         depth: usize,
     },
-    /// Open loop: the server answered at a lower rate than asked.
-    RateNotAnswered { ops_per_s: f64, rate_per_s: f64 },
+    /// Open loop: the server answered (successes and errors) at a lower
+    /// rate than asked, or answered with errors so that fewer than asked
+    /// succeeded.
+    RateNotAnswered {
+        /// Successes per second.
+        ops_per_s: f64,
+        rate_per_s: f64,
+        /// Answers that were errors, per second (absent in results of
+        /// before it was kept: 0).
+        #[serde(default)]
+        errors_per_s: f64,
+    },
     /// The platform stalled: the hiccup meter's probe woke late by more
     /// than the threshold in some measured seconds.
     Stalls {
@@ -714,6 +736,20 @@ impl std::fmt::Display for Warning {
                 f,
                 "the server used {server_cpu_pct:.0}% of its {cpus} CPU(s): the result is likely server-bound"
             ),
+            Warning::ObservedIdle {
+                server_cpu_s,
+                ops,
+                processes,
+            } => write!(
+                f,
+                "the observed server{} used {server_cpu_s:.3} s of CPU for {ops} operations ({:.3} us each): those processes are likely not what served them (a wrapper or supervisor whose workers are not its descendants: give their PIDs, or --server-cgroup; or the server runs elsewhere: another host, a VM, a container the PID is not in)",
+                if *processes > 0 {
+                    format!(" ({processes} process(es))")
+                } else {
+                    String::new()
+                },
+                server_cpu_s * 1e6 / (*ops).max(1) as f64
+            ),
             Warning::BothBound {
                 client_cpu_pct,
                 client_cpus,
@@ -756,6 +792,19 @@ impl std::fmt::Display for Warning {
             Warning::RateNotAnswered {
                 ops_per_s,
                 rate_per_s,
+                errors_per_s,
+            } if *errors_per_s > 0.0 => {
+                let answered = ops_per_s + errors_per_s;
+                write!(
+                    f,
+                    "the server answered {answered:.0}/s of the {rate_per_s:.0}/s asked ({:.0}%), {errors_per_s:.0}/s of them errors: {ops_per_s:.0}/s succeeded",
+                    100.0 * answered / rate_per_s
+                )
+            }
+            Warning::RateNotAnswered {
+                ops_per_s,
+                rate_per_s,
+                ..
             } => write!(
                 f,
                 "target rate not reached: the server answered {ops_per_s:.0}/s of the {rate_per_s:.0}/s asked ({:.0}%)",
@@ -1030,6 +1079,7 @@ pub mod fixture {
             endpoints: Vec::new(),
             agents_window: None,
             stages: vec![],
+            ramp: None,
             point: Vec::new(),
             cpu_seconds: Vec::new(),
             instances: Vec::new(),
@@ -1088,5 +1138,29 @@ pub(crate) mod tests {
         );
         let back: RunResult = serde_json::from_str(&text).unwrap();
         assert_eq!(back.warnings, r.warnings);
+    }
+
+    /// Issue 45: a server that answered 500/s, 333/s of them errors, is
+    /// said to have answered 500/s, not 167/s; a result written before the
+    /// errors were kept reads back with none.
+    #[test]
+    fn issue_45_an_answer_that_is_an_error_is_still_an_answer() {
+        let w = Warning::RateNotAnswered {
+            ops_per_s: 167.0,
+            rate_per_s: 500.0,
+            errors_per_s: 333.0,
+        };
+        assert_eq!(
+            w.to_string(),
+            "the server answered 500/s of the 500/s asked (100%), 333/s of them errors: 167/s succeeded"
+        );
+        let old: Warning = serde_json::from_str(
+            r#"{"kind":"rate_not_answered","ops_per_s":400.0,"rate_per_s":500.0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            old.to_string(),
+            "target rate not reached: the server answered 400/s of the 500/s asked (80%)"
+        );
     }
 }

@@ -55,6 +55,17 @@ pub struct Slo {
     pub window_s: Option<u64>,
 }
 
+/// How many resamples the bootstrap of [`Slo::interval`] draws.
+pub const BOOTSTRAP: usize = 200;
+
+/// An objective's figure and its 95% confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FigureInterval {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "'{0}' is not an objective: write METRIC OP VALUE, e.g. p99<1ms, p99.9<=5ms, mean<200us, max<50ms, ops>=10k/s, errors<1%, ttfb-p99<150ms, ttfb-mean<20ms (OP is <, <=, > or >=), and 'over 10s' after it to check it in every 10 s window (whole seconds; not ttfb)"
@@ -278,6 +289,101 @@ impl Slo {
             Cmp::Le => actual <= below,
             Cmp::Gt => actual > above,
             Cmp::Ge => actual >= above,
+        }
+    }
+
+    /// The objective's figure over `seconds` (the measured seconds of one
+    /// or more runs of one rate) with a 95% confidence interval: the wider
+    /// of an order-statistic interval (the ranks n q -/+ 1.96 sqrt(n q
+    /// (1 - q)) of the merged histogram: exact for independent samples)
+    /// and a bootstrap over the seconds (BOOTSTRAP resamples: latencies of
+    /// one second are not independent, and the seconds' spread says how
+    /// much a rerun moves the figure). None when nothing was measured.
+    pub fn interval(&self, seconds: &[&crate::result::Interval]) -> Option<FigureInterval> {
+        let hists: Vec<crate::hist::LatencyHist> = seconds
+            .iter()
+            .filter_map(|iv| crate::hist::decode(&iv.latency_hist).ok())
+            .collect();
+        if hists.len() != seconds.len() || seconds.is_empty() {
+            return None;
+        }
+        let figure = |pick: &[usize]| -> f64 {
+            let mut h = crate::hist::new_hist();
+            let (mut ops, mut errors, mut secs) = (0, 0, 0.0);
+            for &i in pick {
+                let _ = h.add(&hists[i]);
+                ops += seconds[i].ops;
+                errors += seconds[i].errors;
+                secs += seconds[i].seconds();
+            }
+            let s = Summary {
+                ops,
+                errors,
+                ops_per_s: if secs > 0.0 { ops as f64 / secs } else { 0.0 },
+                latency: crate::hist::LatencySummary::of(&h),
+                ..Summary::default()
+            };
+            self.actual(&s, &h)
+        };
+        let all: Vec<usize> = (0..seconds.len()).collect();
+        let estimate = figure(&all);
+        if !estimate.is_finite() {
+            return None;
+        }
+        let (mut low, mut high) = (estimate, estimate);
+        // Order statistics of the merged histogram.
+        if let Metric::Percentile(q) = self.metric {
+            let mut h = crate::hist::new_hist();
+            for x in &hists {
+                let _ = h.add(x);
+            }
+            let n = h.len() as f64;
+            let q = q / 100.0;
+            let half = 1.96 * (n * q * (1.0 - q)).sqrt();
+            low = low.min(h.value_at_quantile(((n * q - half) / n).clamp(0.0, 1.0)) as f64);
+            high = high.max(h.value_at_quantile(((n * q + half + 1.0) / n).clamp(0.0, 1.0)) as f64);
+        }
+        // The bootstrap over seconds (needs a few to say anything).
+        if seconds.len() >= 3 {
+            let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ seconds.len() as u64;
+            let mut next = move || {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng
+            };
+            let mut draws: Vec<f64> = (0..BOOTSTRAP)
+                .map(|_| {
+                    let pick: Vec<usize> = (0..seconds.len())
+                        .map(|_| usize::try_from(next() % seconds.len() as u64).unwrap_or(0))
+                        .collect();
+                    figure(&pick)
+                })
+                .filter(|v| v.is_finite())
+                .collect();
+            draws.sort_by(f64::total_cmp);
+            if !draws.is_empty() {
+                let last = draws.len() - 1;
+                let at =
+                    |p: f64| draws[crate::units::whole_usize((last as f64 * p).round()).min(last)];
+                low = low.min(at(0.025));
+                high = high.max(at(0.975));
+            }
+        }
+        Some(FigureInterval {
+            estimate,
+            low,
+            high,
+        })
+    }
+
+    /// Whether the objective holds (with `headroom`) over the whole of
+    /// `ci`, fails over the whole of it, or neither (None: undecided).
+    pub fn decide(&self, ci: &FigureInterval, headroom: f64) -> Option<bool> {
+        match (self.holds(ci.low, headroom), self.holds(ci.high, headroom)) {
+            (true, true) => Some(true),
+            (false, false) => Some(false),
+            _ => None,
         }
     }
 

@@ -410,6 +410,37 @@ pub struct StageResult {
     /// asked of a rate then: `asked_per_s` is 0, and it kept up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conns: Option<u64>,
+    /// Requests due in earlier stages and not sent by this one's start:
+    /// the backlog it inherited. They are not its rate (`sent_per_s`
+    /// counts its own requests only), but its latency counts those sent in
+    /// it (`backlog_sent`), each late since its own stage.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub backlog_in: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub backlog_sent: u64,
+    /// A ramp's seconds in bands (at most [`MAX_BANDS`]), lowest time first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bands: Vec<Band>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// A ramp's rows, at most: its seconds are grouped into this many bands.
+pub const MAX_BANDS: usize = 20;
+
+/// Consecutive seconds of a ramp: what was asked, sent and completed in
+/// them, and their latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Band {
+    /// From the measured phase's start.
+    pub start_s: f64,
+    pub measured_s: f64,
+    pub asked_per_s: f64,
+    pub sent_per_s: f64,
+    pub completed_per_s: f64,
+    pub latency: crate::hist::LatencySummary,
 }
 
 /// Sent within this share of the asked rate: the stage kept up.
@@ -425,6 +456,20 @@ pub fn results(
     let profile = Profile::new(Duration::from_nanos(warmup_ns), stages);
     let mut out = Vec::new();
     let mut from_ns = warmup_ns;
+    // Requests due before `t` that had not left by `t` (the seconds up to
+    // it, warm-up included).
+    let backlog_at = |t_ns: u64| -> u64 {
+        let sent: u64 = intervals
+            .iter()
+            .filter(|iv| iv.end_ns <= t_ns)
+            .map(|iv| iv.sent)
+            .sum();
+        crate::units::whole(
+            (profile.count_at(t_ns as f64 / 1e9) - sent as f64)
+                .round()
+                .max(0.0),
+        )
+    };
     for (i, s) in stages.iter().enumerate() {
         let to_ns = from_ns + s.duration_ns;
         let held: Vec<&crate::result::Interval> = intervals
@@ -439,15 +484,27 @@ pub fn results(
         let secs = (last.end_ns - first.start_ns) as f64 / 1e9;
         let asked = profile.count_at(last.end_ns as f64 / 1e9)
             - profile.count_at(first.start_ns as f64 / 1e9);
-        let sent: u64 = held.iter().map(|iv| iv.sent).sum();
+        // The first sends of the stage are the backlog's (the timetable is
+        // kept in order): only the rest are its own.
+        let backlog_in = if s.conns.is_some() {
+            0
+        } else {
+            backlog_at(first.start_ns)
+        };
+        let sent_all: u64 = held.iter().map(|iv| iv.sent).sum();
+        let backlog_sent = backlog_in.min(sent_all);
+        let sent = sent_all - backlog_sent;
         let ops: u64 = held.iter().map(|iv| iv.ops).sum();
-        let mut h = crate::hist::new_hist();
-        for iv in &held {
-            if let Ok(x) = crate::hist::decode(&iv.latency_hist) {
-                let _ = h.add(&x);
-            }
-        }
+        let h = merged(&held);
         let per_s = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };
+        let bands = if s.from_per_s != s.to_per_s && s.conns.is_none() && held.len() >= 2 {
+            let width = held.len().div_ceil(MAX_BANDS);
+            held.chunks(width)
+                .map(|seconds| band(&profile, warmup_ns, seconds))
+                .collect()
+        } else {
+            Vec::new()
+        };
         out.push(StageResult {
             stage: i + 1,
             text: s.text(),
@@ -461,10 +518,239 @@ pub fn results(
             late_sends: crate::units::whole((asked - sent as f64).max(0.0).round()),
             kept_up: sent as f64 >= KEPT_UP * asked,
             conns: s.conns,
+            backlog_in,
+            backlog_sent,
+            bands,
         });
         from_ns = to_ns;
     }
     out
+}
+
+/// Latency this many times its low-load level has left it.
+pub const KNEE_FACTOR: f64 = 2.0;
+
+/// Where a run's ramps broke: the knee of its latency, and each objective's
+/// rate of failing for good. Judged over its points (each band of a ramp,
+/// each constant stage), ordered by the rate asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RampVerdict {
+    /// None: the latency never left its level, or the knee is undecided
+    /// (`knee_undecided` says why).
+    pub knee: Option<Knee>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee_undecided: Option<String>,
+    /// The highest rate asked of any point.
+    pub max_asked_per_s: f64,
+    /// The points' number.
+    pub points: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breaks: Vec<SloBreak>,
+}
+
+/// The rate at which the median latency left its low-load level for good.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    /// The low-load level of p50: its median over the lowest quarter of
+    /// the rates asked (two points at least).
+    pub low_p50_ns: u64,
+    /// The highest rate asked still under KNEE_FACTOR times that level...
+    pub last_low_per_s: f64,
+    /// ...and the lowest from which every higher rate stayed over it: the
+    /// knee lies between the two (its uncertainty).
+    pub first_high_per_s: f64,
+    /// Their midpoint: the answer.
+    pub rate_per_s: f64,
+    /// The p50 at `first_high_per_s`.
+    pub high_p50_ns: u64,
+    /// The most completed per second at any point from the knee on: what
+    /// the server did at most once overloaded.
+    pub max_completed_per_s: f64,
+}
+
+/// An objective over a ramp's points: from which rate it failed for good.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloBreak {
+    pub slo: String,
+    /// The lowest rate asked from which every point failed (None: the last
+    /// point held).
+    pub failed_from_per_s: Option<f64>,
+    /// The highest rate below it that held (None: none did).
+    pub held_to_per_s: Option<f64>,
+    /// Points that failed below `failed_from_per_s` (a miss that did not
+    /// last: a wake-up at a low rate, a stall).
+    pub failed_below: usize,
+}
+
+/// A point of a ramp: asked rate, completed rate, p50, and its seconds
+/// (from, to the measured phase's start, in s).
+struct Point {
+    asked: f64,
+    completed: f64,
+    p50_ns: u64,
+    from_s: f64,
+    to_s: f64,
+}
+
+/// Where the ramps of `r` broke (None: no stage of it is a ramp with
+/// bands), with `slos` judged at each point.
+pub fn verdict(r: &crate::result::RunResult, slos: &[crate::slo::Slo]) -> Option<RampVerdict> {
+    if r.stages.iter().all(|s| s.bands.is_empty()) {
+        return None;
+    }
+    let mut points: Vec<Point> = Vec::new();
+    for st in r.stages.iter().filter(|s| s.conns.is_none()) {
+        if st.bands.is_empty() {
+            points.push(Point {
+                asked: st.asked_per_s,
+                completed: st.completed_per_s,
+                p50_ns: st.latency.p50_ns,
+                from_s: st.start_s,
+                to_s: st.start_s + st.measured_s,
+            });
+        }
+        for b in &st.bands {
+            points.push(Point {
+                asked: b.asked_per_s,
+                completed: b.completed_per_s,
+                p50_ns: b.latency.p50_ns,
+                from_s: b.start_s,
+                to_s: b.start_s + b.measured_s,
+            });
+        }
+    }
+    points.retain(|p| p.to_s > p.from_s);
+    points.sort_by(|a, b| a.asked.total_cmp(&b.asked));
+    let max_asked_per_s = points.last().map_or(0.0, |p| p.asked);
+    let (knee, knee_undecided) = knee(&points);
+    let warmup_ns = r.spec.warmup_ns;
+    let seconds_of = |p: &Point| -> Vec<&crate::result::Interval> {
+        r.intervals
+            .iter()
+            .filter(|iv| iv.phase == crate::result::Phase::Measure)
+            .filter(|iv| {
+                let mid = (iv.start_ns / 2 + iv.end_ns / 2).saturating_sub(warmup_ns) as f64 / 1e9;
+                (p.from_s..p.to_s).contains(&mid)
+            })
+            .collect()
+    };
+    let breaks = slos
+        .iter()
+        .filter(|slo| slo.window_s.is_none())
+        .map(|slo| {
+            let held: Vec<bool> = points
+                .iter()
+                .map(|p| {
+                    let secs = seconds_of(p);
+                    !secs.is_empty() && slo.window(p.from_s, &secs).is_ok_and(|w| w.pass)
+                })
+                .collect();
+            // The lowest point from which every point failed.
+            let from = (0..=held.len())
+                .rev()
+                .take_while(|&i| i == held.len() || !held[i])
+                .last()
+                .filter(|&i| i < held.len());
+            SloBreak {
+                slo: slo.text.clone(),
+                failed_from_per_s: from.map(|i| points[i].asked),
+                held_to_per_s: (0..from.unwrap_or(held.len()))
+                    .rev()
+                    .find(|&i| held[i])
+                    .map(|i| points[i].asked),
+                failed_below: held[..from.unwrap_or(held.len())]
+                    .iter()
+                    .filter(|h| !**h)
+                    .count(),
+            }
+        })
+        .collect();
+    Some(RampVerdict {
+        knee,
+        knee_undecided,
+        max_asked_per_s,
+        points: points.len(),
+        breaks,
+    })
+}
+
+/// The knee of `points` (sorted by the rate asked), or why it is
+/// undecided; (None, None): the latency never left its level.
+fn knee(points: &[Point]) -> (Option<Knee>, Option<String>) {
+    if points.len() < 4 {
+        return (
+            None,
+            Some(format!(
+                "{} point(s): a knee needs 4 or more (a longer ramp)",
+                points.len()
+            )),
+        );
+    }
+    let low_n = (points.len() / 4).max(2);
+    let mut low: Vec<u64> = points[..low_n].iter().map(|p| p.p50_ns).collect();
+    low.sort_unstable();
+    let level = low[low.len() / 2];
+    if level == 0 {
+        return (None, Some("no latency measured at the lowest rates".into()));
+    }
+    let high = |p: &Point| p.p50_ns as f64 > KNEE_FACTOR * level as f64;
+    // The lowest point from which every point is high.
+    let Some(first) = (0..points.len())
+        .rev()
+        .take_while(|&i| high(&points[i]))
+        .last()
+    else {
+        return (None, None);
+    };
+    if first < low_n {
+        return (
+            None,
+            Some("the latency was high from the lowest rates on: start the ramp lower".into()),
+        );
+    }
+    let (lo, hi) = (&points[first - 1], &points[first]);
+    (
+        Some(Knee {
+            low_p50_ns: level,
+            last_low_per_s: lo.asked,
+            first_high_per_s: hi.asked,
+            rate_per_s: (lo.asked + hi.asked) / 2.0,
+            high_p50_ns: hi.p50_ns,
+            max_completed_per_s: points[first..]
+                .iter()
+                .map(|p| p.completed)
+                .fold(0.0, f64::max),
+        }),
+        None,
+    )
+}
+
+/// The latency histograms of `seconds`, merged.
+fn merged(seconds: &[&crate::result::Interval]) -> crate::hist::LatencyHist {
+    let mut h = crate::hist::new_hist();
+    for iv in seconds {
+        if let Ok(x) = crate::hist::decode(&iv.latency_hist) {
+            let _ = h.add(&x);
+        }
+    }
+    h
+}
+
+/// One band of a ramp: `seconds`, consecutive.
+fn band(profile: &Profile, warmup_ns: u64, seconds: &[&crate::result::Interval]) -> Band {
+    let (first, last) = (seconds[0], seconds[seconds.len() - 1]);
+    let secs = (last.end_ns - first.start_ns) as f64 / 1e9;
+    let asked =
+        profile.count_at(last.end_ns as f64 / 1e9) - profile.count_at(first.start_ns as f64 / 1e9);
+    let per_s = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };
+    Band {
+        start_s: first.start_ns.saturating_sub(warmup_ns) as f64 / 1e9,
+        measured_s: secs,
+        asked_per_s: per_s(asked),
+        sent_per_s: per_s(seconds.iter().map(|iv| iv.sent).sum::<u64>() as f64),
+        completed_per_s: per_s(seconds.iter().map(|iv| iv.ops).sum::<u64>() as f64),
+        latency: crate::hist::LatencySummary::of(&merged(seconds)),
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const EXIT_SLO_MISSED: u8 = 3;
 
 /// One open-loop step.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Step {
     pub rate_per_s: f64,
     pub sent_per_s: f64,
@@ -29,23 +29,44 @@ pub struct Step {
     /// search ends).
     #[serde(default)]
     pub at_saturation: bool,
-    /// Seconds of the step, its warm-up's included (the backlog a stall
-    /// leaves there carries into the measured ones), in which the hiccup
-    /// meter saw the platform stall: the client's machine, not the server
-    /// (a probe thread woke late).
+    /// Stalled seconds the step's figures had to use (every measured
+    /// second stalled, so none could be left out): the hiccup meter saw
+    /// the platform stall, the client's machine, not the server (a probe
+    /// thread woke late). A miss then is measured again.
     #[serde(default)]
     pub stalled_seconds: usize,
+    /// Measured seconds the platform stalled in, left out of the step's
+    /// figures (the others sufficed).
+    #[serde(default)]
+    pub stalled_left_out: usize,
     /// The step missed while the platform stalled, so the search measured
     /// the same rate again and this step does not count.
     #[serde(default)]
     pub measured_again: bool,
-    /// A step whose objective sat within its noise was measured more than
-    /// once: how many tries, and how many passed (the verdict is theirs by
-    /// majority). 1 try: it was clear at once.
+    /// A step whose objective's interval straddled it was measured again,
+    /// its seconds pooled with the earlier tries': how many tries, and how
+    /// many passed alone. 1 try: it was clear at once.
     #[serde(default = "one")]
     pub tries: usize,
     #[serde(default)]
     pub tries_passed: usize,
+    /// Its objectives' figures over every try's seconds, each with a 95%
+    /// confidence interval (in the order of `slos`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<crate::slo::FigureInterval>,
+    /// An interval still straddled its objective after the last try: the
+    /// step neither holds nor fails.
+    #[serde(default)]
+    pub undecided: bool,
+    /// Measured seconds, every try's.
+    #[serde(default)]
+    pub seconds: f64,
+    /// The client's CPU time as a share of the CPUs it may use, and the
+    /// server's of its cpuset (embedded or observed; None: not observed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_pct: Option<f64>,
     pub run_id: String,
 }
 
@@ -53,8 +74,9 @@ fn one() -> usize {
     1
 }
 
-/// How many times a search measures a rate whose objective sits within the
-/// noise of its threshold: the verdict is the majority's.
+/// How many times a search measures a rate whose objective's confidence
+/// interval straddles its threshold (the seconds of every try pooled)
+/// before it calls the rate undecided.
 pub const AGREEMENT_TRIES: usize = 3;
 
 /// A rate a search answers leaves the server at least this fraction of its
@@ -82,7 +104,7 @@ impl Step {
 }
 
 /// What `search.json` holds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SearchResult {
     pub slos: Vec<String>,
     pub headroom: f64,
@@ -115,6 +137,22 @@ pub struct SearchResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_flat: Option<FlatLatency>,
     pub interrupted: bool,
+    /// The band the answer tops: the lowest and highest of the consecutive
+    /// rates tried (by rate) that held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band: Option<(f64, f64)>,
+    /// Rates below the band whose objectives missed though the server kept
+    /// up: latency worse at low rates (a server that sleeps between
+    /// requests wakes for each), not the capacity.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed_below: Vec<f64>,
+    /// Rates whose objectives stayed undecided after every try.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undecided_rates: Vec<f64>,
+    /// Which side ran out at the saturation: the client, the server,
+    /// either, or neither (then the limit is elsewhere), with their CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
     /// Where the steps are.
     #[serde(skip)]
     pub dir: std::path::PathBuf,

@@ -639,7 +639,7 @@ mod tests {
             missed_in_stalls: vec![],
             latency_flat: None,
             interrupted: false,
-            dir: PathBuf::new(),
+            ..Default::default()
         }
     }
 

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 /// Which processes make up the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerProcs {
-    /// These processes (the embedded server, `--server-pid`).
+    /// These processes and every process they started, at any depth (the
+    /// embedded server; `--server-pid`: nginx's master and its workers, a
+    /// server that forks a process per connection).
     Pids(Vec<u32>),
     /// Every process of this process group (`--server-cmd`: the command
     /// and whatever it starts).
@@ -46,11 +48,7 @@ impl ServerProcs {
     /// The processes now, sorted.
     pub fn pids(&self) -> Vec<u32> {
         let mut pids = match self {
-            ServerProcs::Pids(p) => p
-                .iter()
-                .copied()
-                .filter(|p| Path::new(&format!("/proc/{p}")).exists())
-                .collect(),
+            ServerProcs::Pids(p) => with_descendants(p),
             ServerProcs::Group(pgid) => group_members(*pgid),
             ServerProcs::Cgroup(dir) => std::fs::read_to_string(dir.join("cgroup.procs"))
                 .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
@@ -161,6 +159,43 @@ fn stat_fields(text: &str) -> Option<(String, Vec<&str>)> {
     let close = text.rfind(')')?;
     let name = text.get(open + 1..close)?.to_string();
     Some((name, text.get(close + 2..)?.split_whitespace().collect()))
+}
+
+/// Each process's parent, of every process now.
+fn parents() -> Vec<(u32, u32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let t = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (_, f) = stat_fields(&t)?;
+            // state ppid: ppid is the second field after ')'.
+            Some((pid, f.get(1)?.parse::<u32>().ok()?))
+        })
+        .collect()
+}
+
+/// The live processes of `roots` and all their descendants.
+fn with_descendants(roots: &[u32]) -> Vec<u32> {
+    let mut found: Vec<u32> = roots
+        .iter()
+        .copied()
+        .filter(|p| Path::new(&format!("/proc/{p}")).exists())
+        .collect();
+    let all = parents();
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        for &(pid, ppid) in &all {
+            if ppid == parent && !found.contains(&pid) {
+                found.push(pid);
+            }
+        }
+        i += 1;
+    }
+    found
 }
 
 /// Every process whose process group is `pgid`.
@@ -483,6 +518,35 @@ impl Drop for Watch {
 mod tests {
     use super::*;
 
+    /// Issue 45: a server given by its PID is it and what it started
+    /// (nginx's master and its workers), at any depth.
+    #[test]
+    fn issue_45_a_pid_stands_for_its_process_tree() {
+        use std::os::unix::process::CommandExt;
+        // Its own group, so that one signal stops the whole tree.
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sh -c 'sleep 30 & wait' & sleep 30 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let procs = ServerProcs::Pids(vec![sh.id()]);
+        // sh, a sleep, the inner sh and its sleep: they start within a
+        // moment; waited for, up to 10 s.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut pids = procs.pids();
+        while pids.len() < 4 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            pids = procs.pids();
+        }
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(sh.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = sh.wait();
+        assert_eq!(pids.len(), 4, "{pids:?}");
+        assert!(pids.contains(&sh.id()));
+    }
+
     #[test]
     fn groups_strip_digits_and_trailing_separators() {
         assert_eq!(thread_group("msgr-worker-0"), "msgr-worker");
@@ -512,7 +576,10 @@ mod tests {
             .unwrap();
         rx.recv().unwrap();
         let procs = ServerProcs::Pids(vec![me, u32::MAX]);
-        assert_eq!(procs.pids(), vec![me], "a PID that is gone is left out");
+        // Other tests of this binary may have children of their own now.
+        let pids = procs.pids();
+        assert!(pids.contains(&me), "{pids:?}");
+        assert!(!pids.contains(&u32::MAX), "a PID that is gone is left out");
         let threads = procs.threads();
         assert!(threads.iter().any(|t| t.tid == me && t.pid == me));
         let probe = threads.iter().find(|t| t.name == "wb-probe-7").unwrap();

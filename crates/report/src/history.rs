@@ -103,6 +103,12 @@ pub fn check_lines(r: &Report) -> Vec<String> {
             let what = if f.regression { "REGRESSION" } else { "" };
             out.push(format!("  {} {what}", f.line).trim_end().to_string());
         }
+        for o in r.outliers.iter().filter(|o| o.series == s.series) {
+            out.push(format!("  {}", o.line));
+        }
+        for d in r.data_errors.iter().filter(|d| d.series == s.series) {
+            out.push(format!("  {}", d.line));
+        }
     }
     for s in &r.too_few {
         out.push(format!(
@@ -155,6 +161,17 @@ pub fn check_junit(r: &Report, metrics: &[Metric]) -> Vec<Suite> {
                 });
             }
         }
+        // A value no run can have fails: the history needs mending.
+        for d in r.data_errors.iter().filter(|d| d.series == s.series) {
+            cases.push(Case {
+                name: format!("{} data at {}", d.metric, d.at),
+                outcome: Outcome::Failed {
+                    message: d.line.clone(),
+                    details: format!("{}\nrun {}", d.line, d.run_id),
+                },
+                output: None,
+            });
+        }
         suites.push(Suite {
             name: name(&s.series, &s.description),
             cases,
@@ -184,7 +201,8 @@ pub fn page(entries: &[Entry], metrics: &[Metric], o: &Options) -> Document {
         "Each series is the runs of one benchmark (same settings) on one machine, oldest first. \
          The green lines are the mean between change points; a dashed line is a change point \
          (orange: worse, blue: better), found by E-Divisive means with Student's t-test \
-         (p <= {}, a change of at least {:.0}%), as Apache Otava finds them.",
+         (p <= {}, a change of at least {:.0}%), as Apache Otava finds them, among the runs that \
+         are not outliers (one run far from its neighbours on both sides, listed as such).",
         o.pvalue,
         100.0 * o.min_magnitude
     ));
@@ -219,10 +237,12 @@ pub fn page(entries: &[Entry], metrics: &[Metric], o: &Options) -> Document {
                 .findings
                 .iter()
                 .filter(|f| f.metric == metric.name())
-                .map(|f| Change {
-                    at: f.change.index,
-                    label: format!("{:+.1}% at {}", 100.0 * f.change.change(), f.at),
-                    worse: f.regression,
+                .filter_map(|f| {
+                    Some(Change {
+                        at: measured.iter().position(|e| e.run_id == f.run_id)?,
+                        label: format!("{:+.1}% at {}", 100.0 * f.change.change(), f.at),
+                        worse: f.regression,
+                    })
                 })
                 .collect();
             let title = format!(
@@ -258,6 +278,18 @@ pub fn page(entries: &[Entry], metrics: &[Metric], o: &Options) -> Document {
                 let kind = if f.regression { "regression" } else { "change" };
                 (kind.to_string(), f.line.clone())
             })
+            .chain(
+                report
+                    .outliers
+                    .iter()
+                    .map(|o| ("outlier".to_string(), o.line.clone())),
+            )
+            .chain(
+                report
+                    .data_errors
+                    .iter()
+                    .map(|d| ("data error".to_string(), d.line.clone())),
+            )
             .collect();
         doc = if lines.is_empty() && !report.checked.is_empty() {
             doc.text("No change point.")
@@ -405,6 +437,12 @@ pub fn check_ending(r: &Report) -> Option<String> {
             "{regressions} regression(s), in {} of the {} series checked",
             series.len(),
             r.checked.len()
+        ));
+    }
+    if !r.data_errors.is_empty() {
+        return Some(format!(
+            "{} value(s) no run can have, left out of the check (see 'data error' above): mend or remove those runs",
+            r.data_errors.len()
         ));
     }
     r.checked.is_empty().then(|| {

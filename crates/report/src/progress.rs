@@ -66,12 +66,7 @@ pub fn interval_line(iv: &Interval, stall_ns: u64) -> String {
 /// its verdict with why.
 pub fn search_step(n: usize, s: &Step) -> String {
     let verdict = match (s.pass, s.kept_up, s.measured_again) {
-        _ if s.tries > 1 => format!(
-            "{} (within the objective's noise: {} of {} tries passed)",
-            if s.pass { "pass" } else { "missed" },
-            s.tries_passed,
-            s.tries
-        ),
+        (_, true, _) if s.undecided => "undecided".to_string(),
         (true, _, _) => "pass".to_string(),
         (false, _, true) => format!(
             "missed while the platform stalled ({} s): measured again",
@@ -80,13 +75,62 @@ pub fn search_step(n: usize, s: &Step) -> String {
         (false, true, _) => "missed".to_string(),
         (false, false, _) => "missed (server fell behind)".to_string(),
     };
+    let tries = match s.tries {
+        0 | 1 => String::new(),
+        n => format!(" ({n} tries pooled)"),
+    };
+    let cpu = step_cpu(s);
     format!(
-        "  step {n:>2}: {:>8}/s asked, {:>8}/s completed, p50 {:>8}, p99 {:>8}: {verdict}",
+        "  step {n:>2}: {:>8}/s asked, {:>8}/s completed, {}{}: {verdict}{tries}",
         format_rate(s.rate_per_s),
         format_rate(s.completed_per_s),
-        format_ns(s.p50_ns as f64),
-        format_ns(s.p99_ns as f64),
+        step_figures(s),
+        if cpu == "-" {
+            String::new()
+        } else {
+            format!(", CPU client/server {cpu}")
+        },
     )
+}
+
+/// A step's objectives' figures with their 95% intervals:
+/// `p99<1ms 812us [640us-1.02ms]`; its p99 where it has none.
+pub fn step_figures(s: &Step) -> String {
+    if s.intervals.is_empty() {
+        return format!("p99 {}", format_ns(s.p99_ns as f64));
+    }
+    s.slos
+        .iter()
+        .zip(&s.intervals)
+        .map(|(o, ci)| {
+            let f = |v: f64| {
+                if o.slo.contains("ops") {
+                    format!("{v:.0}/s")
+                } else if o.slo.contains("errors") {
+                    format!("{v:.2}%")
+                } else {
+                    format_ns(v)
+                }
+            };
+            format!(
+                "{} {} [{}-{}]",
+                o.slo,
+                f(ci.estimate),
+                f(ci.low),
+                f(ci.high)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A step's client and server CPU as shares of their CPUs: `55%/97%`.
+pub fn step_cpu(s: &Step) -> String {
+    match (s.client_cpu_pct, s.server_cpu_pct) {
+        (Some(c), Some(v)) => format!("{c:.0}%/{v:.0}%"),
+        (Some(c), None) => format!("{c:.0}%/-"),
+        _ => "-".into(),
+    }
 }
 
 /// What an ipc-compare is about to measure (`variants` of them per round).

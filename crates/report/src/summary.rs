@@ -499,6 +499,9 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
             "  CPUs:              client {} (busiest {:.1}% busy){server_cpus}",
             r.placement.client_cpus, s.client_core_max_busy_pct
         )?;
+        if let Some(limit) = limit_line(r) {
+            writeln!(out, "  limit:             {limit}")?;
+        }
     }
     let mib = |b: u64| b as f64 / (1 << 20) as f64;
     let server_rss = s
@@ -669,6 +672,49 @@ fn print_stages(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Below this share of its CPUs a side did not run out of CPU (at
+/// `BOUND_PCT`, 90%, it did: between the two, neither is said).
+const WELL_BELOW_PCT: f64 = 70.0;
+
+/// Which side ran out of CPU: the run's verdicts (client-bound,
+/// server-bound, both), or, in a closed loop where both sides' CPU is
+/// known (the embedded server, or one observed) and each used well below
+/// its CPUs, that neither did; between the two, undecided. None where CPU
+/// says nothing of the load (busy-polling, an exec program, an open loop
+/// that kept its rate).
+fn limit_line(r: &RunResult) -> Option<String> {
+    let s = &r.summary;
+    if r.spec.poll || s.tool.is_some() {
+        return None;
+    }
+    let c = s.client_cpu_pct?;
+    let closed = r.spec.rate_per_s.is_none() && r.spec.stages.is_empty();
+    let server_cpus = r.placement.server_cpus.as_ref().map_or(0, |c| c.len());
+    let client = format!("the client used {c:.0}% of the CPU(s) it may use");
+    Some(match (s.client_bound, s.server_bound, s.server_cpu_pct) {
+        (true, true, sv) => format!(
+            "either side: {client}, the server {:.0}% of its {server_cpus}",
+            sv.unwrap_or(0.0)
+        ),
+        (true, false, _) => format!("the client: {client} (a faster server would not show)"),
+        (false, true, sv) => format!(
+            "the server: it used {:.0}% of its {server_cpus} CPU(s)",
+            sv.unwrap_or(0.0)
+        ),
+        _ if !closed => return None,
+        (false, false, Some(sv)) if c < WELL_BELOW_PCT && sv < WELL_BELOW_PCT => format!(
+            "neither side ran out of CPU ({client}, the server {sv:.0}% of its {server_cpus}): the round trip sets the rate (each connection waits on its {} outstanding), or the network, locks or the protocol",
+            r.spec.depth
+        ),
+        (false, false, Some(sv)) => format!(
+            "undecided: {client} and the server {sv:.0}% of its {server_cpus}, neither near all its CPUs nor well below"
+        ),
+        (false, false, None) => format!(
+            "{client}; the server's CPU was not observed (--server-pid, --server-cmd or --server-cgroup)"
+        ),
+    })
 }
 
 /// The server's cores actually used, its CPU by thread group, its context
@@ -857,9 +903,11 @@ pub fn print_search(
         "completed/s",
         "p50",
         "p99",
+        "figure [95% CI]",
+        "CPU client/server",
         "objectives",
     ]);
-    t.left = vec![6];
+    t.left = vec![6, 7, 8];
     for (i, s) in steps {
         t.row([
             (i + 1).to_string(),
@@ -868,17 +916,21 @@ pub fn print_search(
             format!("{:.1}", s.completed_per_s),
             format_ns(s.p50_ns as f64),
             format_ns(s.p99_ns as f64),
+            crate::progress::step_figures(s),
+            crate::progress::step_cpu(s),
             {
                 let v = match (s.pass, s.at_saturation, s.measured_again) {
                     (true, false, _) => "pass",
                     (true, true, _) => "pass, at saturation",
                     (false, _, true) => "missed in a stall: not counted",
+                    (false, _, false) if s.undecided => "undecided",
+                    (false, _, false) if !s.kept_up => "MISSED (fell behind)",
                     (false, _, false) if s.stalled_seconds > 0 => "MISSED (in a stall)",
                     (false, _, false) => "MISSED",
                 };
                 match s.tries {
                     0 | 1 => v.to_string(),
-                    n => format!("{v} ({} of {n} tries)", s.tries_passed),
+                    n => format!("{v} ({n} tries pooled)"),
                 }
             },
         ]);
@@ -896,6 +948,13 @@ pub fn print_search(
             out,
             "the step budget (--max-steps) ran out after {} step(s), before the search bracketed and confirmed its answer: what follows is partial; raise --max-steps or --start-rate",
             r.steps.len()
+        )?;
+    }
+    let left: usize = r.steps.iter().map(|s| s.stalled_left_out).sum();
+    if left > 0 {
+        writeln!(
+            out,
+            "{left} measured second(s) in which the platform stalled (the hiccup meter's probe woke late) were left out of the steps' figures"
         )?;
     }
     let again = r.steps.iter().filter(|s| s.measured_again).count();
@@ -918,18 +977,25 @@ pub fn print_search(
             wirebench_core::summaries::STALL_RETRIES + 1
         )?;
     }
-    let agreed = r.steps.iter().filter(|s| s.tries > 1).count();
-    if agreed > 0 {
+    let again = r.steps.iter().filter(|s| s.tries > 1).count();
+    if again > 0 {
         writeln!(
             out,
-            "{agreed} step(s) sat within the noise of an objective: measured up to {} times, the majority's verdict taken",
+            "{again} step(s) had an objective's 95% interval straddle it: measured again, the seconds of every try pooled (up to {} tries)",
             wirebench_core::summaries::AGREEMENT_TRIES
+        )?;
+    }
+    if !r.undecided_rates.is_empty() {
+        writeln!(
+            out,
+            "undecided after every try (neither held nor failed, so not counted): {}",
+            rates_text(&r.undecided_rates)
         )?;
     }
     if let Some(f) = &r.latency_flat {
         writeln!(
             out,
-            "warning: {} did not rise with the rate from {:.0}/s to {:.0}/s (between {} and {}, rank correlation {:.2}): the load does not set it, so its misses are noise; the answer is the highest rate that held, a lower bound of what the server takes",
+            "note: {} did not rise with the rate from {:.0}/s to {:.0}/s (between {} and {}, rank correlation {:.2}): the load does not set it",
             f.slo,
             f.from_rate_per_s,
             f.to_rate_per_s,
@@ -938,23 +1004,32 @@ pub fn print_search(
             f.rank_correlation
         )?;
     }
-    match (r.best_rate_per_s, r.confirmed) {
-        (Some(b), _) if r.latency_flat.is_some() => writeln!(
+    if let (Some((lo, hi)), false) = (r.band, r.missed_below.is_empty()) {
+        writeln!(
             out,
-            "highest rate meeting {}: at least {b:.0}/s (a lower bound: latency is flat with the rate)",
+            "{} missed at {} and held from {lo:.0}/s to {hi:.0}/s: latency is worse at low rates, most likely wake-ups (a server or client that sleeps between requests wakes for each); those misses do not set the answer",
+            r.slos.join(", "),
+            rates_text(&r.missed_below)
+        )?;
+    }
+    match (r.best_rate_per_s, r.confirmed, r.band) {
+        (Some(b), true, Some((lo, _))) => writeln!(
+            out,
+            "highest rate meeting {}: {b:.0}/s (the top of the rates that held from {lo:.0}/s, each by its 95% interval)",
             r.slos.join(", ")
         )?,
-        (Some(b), true) => writeln!(
+        (Some(b), true, None) => {
+            writeln!(out, "highest rate meeting {}: {b:.0}/s", r.slos.join(", "))?
+        }
+        (Some(b), false, _) => writeln!(
             out,
-            "highest rate meeting {}: {b:.0}/s (passed twice)",
+            "highest rate meeting {} so far: {b:.0}/s (not confirmed: it held alone, no rate next below it held)",
             r.slos.join(", ")
         )?,
-        (Some(b), false) => writeln!(
-            out,
-            "highest rate meeting {} so far: {b:.0}/s (not confirmed)",
-            r.slos.join(", ")
-        )?,
-        (None, _) => writeln!(out, "no rate tried met {}", r.slos.join(", "))?,
+        (None, ..) => writeln!(out, "no rate tried met {}", r.slos.join(", "))?,
+    }
+    if let Some(l) = &r.limit {
+        writeln!(out, "what ran out where the answer ends: {l}")?;
     }
     match r.saturation_ops_per_s {
         Some(s) => {
@@ -978,6 +1053,16 @@ pub fn print_search(
     }
     writeln!(out, "steps saved in {}", r.dir.display())?;
     Ok(())
+}
+
+/// `1000/s, 2000/s and 4000/s`.
+fn rates_text(rates: &[f64]) -> String {
+    let v: Vec<String> = rates.iter().map(|r| format!("{r:.0}/s")).collect();
+    match v.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// An ipc-compare's variants: medians with their range, ratios to the Unix

@@ -399,13 +399,21 @@ impl Target for Observed {
         match (&self.started, &self.procs) {
             (Some(s), _) => format!("the server command (pid {})", s.pid),
             (None, ServerProcs::Cgroup(d)) => format!("the server's cgroup {}", d.display()),
-            (None, ServerProcs::Pids(p)) => format!(
-                "the observed server (pid {})",
-                p.iter()
+            (None, ServerProcs::Pids(p)) => {
+                let given = p
+                    .iter()
                     .map(|p| p.to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+                    .join(", ");
+                // Its workers are observed too: said, with how many.
+                match self.procs.pids().len().saturating_sub(p.len()) {
+                    0 => format!("the observed server (pid {given})"),
+                    more => format!(
+                        "the observed server (pid {given} and {more} process(es) it started: {} in all)",
+                        more + p.len()
+                    ),
+                }
+            }
             (None, ServerProcs::Group(g)) => format!("the observed server (group {g})"),
         }
     }

@@ -20,6 +20,11 @@ use wirebench_load::recorder::{IntervalData, LaneData};
 
 /// A side that used more than this share of its CPUs is bound by them.
 pub const BOUND_PCT: f64 = 90.0;
+/// An observed server that used less CPU than this per operation, in ns,
+/// over at least OBSERVED_IDLE_MIN_OPS operations, did not serve them: no
+/// server answers a request in 100 ns of its own CPU.
+const OBSERVED_IDLE_NS_PER_OP: f64 = 100.0;
+const OBSERVED_IDLE_MIN_OPS: u64 = 20_000;
 /// A measured second with more steal than this makes the run noisy.
 pub const NOISY_STEAL_PCT: f64 = 5.0;
 /// Open loop: a rate below this share of the asked one was not reached.
@@ -170,6 +175,27 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
     if spec.poll {
         w.push(Warning::Polling);
     }
+    // An observed server that used under OBSERVED_IDLE_NS_PER_OP of CPU an
+    // operation over many operations (enough that a real server's CPU
+    // shows in the clock's 10 ms ticks) did not serve them.
+    if let (Some(obs), Some(cpu_s)) = (&spec.observe, s.server_cpu_s)
+        && s.ops >= OBSERVED_IDLE_MIN_OPS
+        && cpu_s * 1e9 < OBSERVED_IDLE_NS_PER_OP * s.ops as f64
+    {
+        w.push(Warning::ObservedIdle {
+            server_cpu_s: cpu_s,
+            ops: s.ops,
+            processes: match &obs.source {
+                wirebench_core::spec::ServerSource::Pids(p) => {
+                    wirebench_load::procs::ServerProcs::Pids(p.clone())
+                        .pids()
+                        .len()
+                }
+                // A group or a cgroup: counted where it is watched.
+                _ => 0,
+            },
+        });
+    }
     if let Some(&requests) = s.failures.get(wirebench_core::result::UNANSWERED) {
         w.push(Warning::Unanswered {
             requests,
@@ -190,6 +216,7 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
             w.push(Warning::RateNotAnswered {
                 ops_per_s: s.ops_per_s,
                 rate_per_s: rate,
+                errors_per_s: s.errors as f64 / (s.measured_ns as f64 / 1e9),
             });
         }
     }
@@ -453,6 +480,7 @@ pub fn from_outcome(
         endpoints: by_endpoint(spec, m, secs),
         agents_window: None,
         stages,
+        ramp: None,
         point: Vec::new(),
         cpu_seconds: out.cpu_seconds.clone(),
         instances: vec![],

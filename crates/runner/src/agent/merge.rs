@@ -222,6 +222,7 @@ pub(super) fn parts(
         m.warnings.push(Warning::RateNotAnswered {
             ops_per_s: m.summary.ops_per_s,
             rate_per_s: rate,
+            errors_per_s: m.summary.errors as f64 / (m.summary.measured_ns as f64 / 1e9),
         });
     }
     m.endpoints = by_endpoint(&results, &breakdown)?;

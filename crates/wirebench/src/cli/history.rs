@@ -28,8 +28,10 @@ enum HistoryCommand {
     /// One run (by its id) or one series (by its id or a prefix of it): its settings, machine,
     /// labels and metrics; a series' runs, oldest first.
     Show(ShowArgs),
-    /// Find the change points of each series (same settings, same machine): exit 4 when a
-    /// metric got worse, 10 when no series has enough runs, 0 otherwise.
+    /// Find the change points of each series (same settings, same machine), and the runs that
+    /// are outliers (not changes): exit 4 when a metric got worse, 1 when a run has a value no
+    /// run can have (negative, or a latency of a run with no operation: named, left out), 10
+    /// when no series has enough runs, 0 otherwise.
     Check(CheckArgs),
 }
 
@@ -215,6 +217,8 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{ending}");
     }
     Ok(ExitCode::from(match report.regressions() {
+        // Values no run can have: the check's answer is not to be trusted.
+        0 if !report.data_errors.is_empty() => 1,
         0 if report.checked.is_empty() => EXIT_TOO_FEW,
         0 => 0,
         _ => EXIT_REGRESSION,

@@ -69,6 +69,8 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     };
     let mut console = Console::new(b.req.format());
     console.results = false;
+    // A line per step, not its seconds.
+    console.seconds = false;
     crate::ui::progress::watch(&mut console, &a.run.metrics)?;
     let r = search::search(
         &b.req,

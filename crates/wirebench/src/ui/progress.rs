@@ -33,6 +33,9 @@ pub struct Console {
     pub exporter: Option<wirebench_runner::metrics::Exporter>,
     /// The live view (`--live`), in place of the lines.
     pub live: Option<wirebench_report::live::Live>,
+    /// Print the connect line, the header and each second (a search prints
+    /// a line per step instead).
+    pub seconds: bool,
     /// What goes to stdout after the live view's last frame, when both are
     /// on the terminal.
     deferred: Vec<u8>,
@@ -49,6 +52,7 @@ impl Console {
             csv_header: false,
             exporter: None,
             live: None,
+            seconds: true,
             deferred: Vec::new(),
         }
     }
@@ -113,7 +117,7 @@ impl Events for Console {
                 format_ns(connect_time_ns as f64)
             ));
             l.connected();
-        } else if self.text() {
+        } else if self.text() && self.seconds {
             eprintln!("connected in {}", format_ns(connect_time_ns as f64));
             eprintln!("{}", progress::interval_header());
         }
@@ -125,7 +129,7 @@ impl Events for Console {
         }
         if let Some(l) = &mut self.live {
             l.interval(&iv.point(), &iv.data.hist);
-        } else if self.text() {
+        } else if self.text() && self.seconds {
             eprintln!("{}", progress::interval_line(&iv.point(), self.stall_ns));
         }
     }
