@@ -670,8 +670,75 @@ fn print_stages(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
             late,
             if s.kept_up { "" } else { "  behind" }
         )?;
+        if s.backlog_in > 0 {
+            writeln!(
+                out,
+                "                     {:<width$} backlog carried in: {} request(s) due before it (in the warm-up or earlier stages), {} sent in it (not its rate; its latency counts them, late since they were due)",
+                "", s.backlog_in, s.backlog_sent
+            )?;
+        }
+        // A ramp's bands: its seconds grouped, each with its own rate.
+        for b in &s.bands {
+            writeln!(
+                out,
+                "                     {:<width$} {:>10.1} {:>10.1} {:>10.1} {:>9} {:>9}",
+                format!("  {:.0}-{:.0}s", b.start_s, b.start_s + b.measured_s),
+                b.asked_per_s,
+                b.sent_per_s,
+                b.completed_per_s,
+                format_ns(b.latency.p50_ns as f64),
+                format_ns(b.latency.p99_ns as f64),
+            )?;
+        }
+    }
+    if let Some(v) = &r.ramp {
+        for line in ramp_lines(v) {
+            writeln!(out, "  {line}")?;
+        }
     }
     Ok(())
+}
+
+/// Where a ramp broke, as lines: its knee (or why none), each objective's
+/// rate of failing for good.
+pub fn ramp_lines(v: &wirebench_core::stages::RampVerdict) -> Vec<String> {
+    let mut out = Vec::new();
+    match (&v.knee, &v.knee_undecided) {
+        (Some(k), _) => out.push(format!(
+            "knee:              {:.0}/s (between {:.0}/s, p50 still within {}x of its low-load {}, and {:.0}/s, from which p50 stayed above: {} there); the server completed at most {:.0}/s past it",
+            k.rate_per_s,
+            k.last_low_per_s,
+            wirebench_core::stages::KNEE_FACTOR,
+            format_ns(k.low_p50_ns as f64),
+            k.first_high_per_s,
+            format_ns(k.high_p50_ns as f64),
+            k.max_completed_per_s
+        )),
+        (None, Some(why)) => out.push(format!("knee:              undecided: {why}")),
+        (None, None) => out.push(format!(
+            "knee:              none: p50 stayed within {}x of its low-load level up to {:.0}/s, the highest rate asked",
+            wirebench_core::stages::KNEE_FACTOR,
+            v.max_asked_per_s
+        )),
+    }
+    for b in &v.breaks {
+        let below = match b.failed_below {
+            0 => String::new(),
+            n => format!("; it also missed at {n} lower rate(s), then held again"),
+        };
+        out.push(match (b.failed_from_per_s, b.held_to_per_s) {
+            (Some(f), Some(h)) => format!(
+                "{}: failed for good from {f:.0}/s (held at {h:.0}/s){below}",
+                b.slo
+            ),
+            (Some(f), None) => format!("{}: failed from {f:.0}/s, the lowest rate asked", b.slo),
+            (None, _) => format!(
+                "{}: held at the highest rate asked ({:.0}/s){below}",
+                b.slo, v.max_asked_per_s
+            ),
+        });
+    }
+    out
 }
 
 /// Below this share of its CPUs a side did not run out of CPU (at

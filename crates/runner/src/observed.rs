@@ -213,7 +213,10 @@ impl Observed {
     ) -> Result<Observed, String> {
         let obs = spec.observe.as_ref().expect("an observed server");
         let (procs, started) = match &obs.source {
-            ServerSource::Pids(p) => (ServerProcs::Pids(p.clone()), None),
+            ServerSource::Pids(p) => (
+                ServerProcs::Tree(wirebench_load::procs::PidTree::new(p.clone())),
+                None,
+            ),
             ServerSource::Cgroup(d) => (ServerProcs::Cgroup(d.clone()), None),
             ServerSource::Command { cmd, ready } => {
                 let s = start_command(obs, cmd, ready.as_ref(), endpoint, env, values, dir)?;
@@ -399,7 +402,15 @@ impl Target for Observed {
         match (&self.started, &self.procs) {
             (Some(s), _) => format!("the server command (pid {})", s.pid),
             (None, ServerProcs::Cgroup(d)) => format!("the server's cgroup {}", d.display()),
-            (None, ServerProcs::Pids(p)) => {
+            (None, ServerProcs::Pids(p)) => format!(
+                "the observed server (pid {})",
+                p.iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (None, ServerProcs::Tree(t)) => {
+                let p = t.roots();
                 let given = p
                     .iter()
                     .map(|p| p.to_string())

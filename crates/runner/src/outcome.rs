@@ -187,9 +187,7 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
             ops: s.ops,
             processes: match &obs.source {
                 wirebench_core::spec::ServerSource::Pids(p) => {
-                    wirebench_load::procs::ServerProcs::Pids(p.clone())
-                        .pids()
-                        .len()
+                    wirebench_load::procs::PidTree::new(p.clone()).pids().len()
                 }
                 // A group or a cgroup: counted where it is watched.
                 _ => 0,

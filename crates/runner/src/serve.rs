@@ -48,6 +48,42 @@ impl FromStr for Stall {
     }
 }
 
+/// `--wake COST/IDLE`: a request that comes after the server had none for
+/// IDLE is held COST longer (a server that sleeps when idle, woken).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wake {
+    pub cost: Duration,
+    pub idle: Duration,
+}
+
+impl FromStr for Wake {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Wake, String> {
+        let form = || {
+            format!(
+                "'{s}' is not COST/IDLE: write e.g. 2ms/500us (a request after 500 us without one waits 2 ms more)"
+            )
+        };
+        let (a, b) = s.split_once('/').ok_or_else(form)?;
+        let (cost, idle) = (
+            a.parse::<Dur>().map_err(|_| form())?.0,
+            b.parse::<Dur>().map_err(|_| form())?.0,
+        );
+        if cost.is_zero() || idle.is_zero() {
+            return Err(format!(
+                "'{s}': the cost and the idle time must be longer than 0"
+            ));
+        }
+        Ok(Wake { cost, idle })
+    }
+}
+
+impl std::fmt::Display for Wake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", Dur(self.cost), Dur(self.idle))
+    }
+}
+
 impl std::fmt::Display for Stall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", Dur(self.stall), Dur(self.period))
@@ -107,6 +143,11 @@ pub struct ServeRequest {
     #[arg(long)]
     #[serde(default, with = "wirebench_core::units::text")]
     pub stall: Option<Stall>,
+    /// Fault injection (echo): a request that comes after the server had none for IDLE waits
+    /// COST more, e.g. 2ms/500us: latency worse at low rates (a server that sleeps when idle).
+    #[arg(long)]
+    #[serde(default, with = "wirebench_core::units::text")]
+    pub wake: Option<Wake>,
     /// Fault injection (echo): each request holds one of --workers workers this long (a queueing
     /// server with a capacity of workers / service requests per second).
     #[arg(long)]
@@ -238,6 +279,7 @@ impl ServeRequest {
             ("--response-size", self.response_size.is_some()),
             ("--delay", self.delay.is_some()),
             ("--stall", self.stall.is_some()),
+            ("--wake", self.wake.is_some()),
             ("--service", self.service.is_some()),
             ("--max-frame", self.max_frame.is_some()),
         ];
@@ -417,6 +459,7 @@ impl ServeRequest {
             ("--delay", self.delay.map(|d| d.0)),
             ("--service", self.service.map(|d| d.0)),
             ("--stall", self.stall.map(|s| s.period)),
+            ("--wake", self.wake.map(|w| w.cost.max(w.idle))),
         ] {
             if let Some(d) = d.filter(|d| *d > longest) {
                 return Err(SpecError::Range {
@@ -427,19 +470,25 @@ impl ServeRequest {
                 });
             }
         }
-        let faulty = delay.is_some() || self.stall.is_some() || self.service.is_some();
+        let faulty = delay.is_some()
+            || self.stall.is_some()
+            || self.service.is_some()
+            || self.wake.is_some();
         if faulty && raw.is_some() {
             return Err(flag(
                 "--delay",
-                "--stall and --service apply to msgr echo, not to --mode rr",
+                "--delay, --stall, --wake and --service apply to msgr echo, not to --mode rr",
             ));
         }
         let faults = faulty.then(|| {
-            Arc::new(Faults::new(
-                delay.map_or(Duration::ZERO, |d| d.0),
-                self.stall.map(|s| (s.stall, s.period)),
-                self.service.map(|s| (s.0, self.workers.unwrap_or(1))),
-            ))
+            Arc::new(
+                Faults::new(
+                    delay.map_or(Duration::ZERO, |d| d.0),
+                    self.stall.map(|s| (s.stall, s.period)),
+                    self.service.map(|s| (s.0, self.workers.unwrap_or(1))),
+                )
+                .with_wake(self.wake.map(|w| (w.cost, w.idle))),
+            )
         });
         let (max_conns, idle_timeout) = self.connection_limits()?;
         Ok(Checked::Msgr(ServerConfig {

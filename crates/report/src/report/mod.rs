@@ -12,6 +12,59 @@ use wirebench_core::units::{format_ns, format_rate};
 use wirebench_core::vars;
 
 mod figures;
+
+/// Latency against the rate asked over a ramp's points (its bands and its
+/// constant stages), the knee a vertical line.
+fn ramp_figure(r: &RunResult, v: &wirebench_core::stages::RampVerdict) -> crate::export::Figure {
+    let mut p50 = Vec::new();
+    let mut p99 = Vec::new();
+    for s in r.stages.iter().filter(|s| s.conns.is_none()) {
+        let points: Vec<(f64, u64, u64)> = if s.bands.is_empty() {
+            vec![(s.asked_per_s, s.latency.p50_ns, s.latency.p99_ns)]
+        } else {
+            s.bands
+                .iter()
+                .map(|b| (b.asked_per_s, b.latency.p50_ns, b.latency.p99_ns))
+                .collect()
+        };
+        for (x, a, b) in points {
+            p50.push((x, a as f64));
+            p99.push((x, b as f64));
+        }
+    }
+    let mut series = vec![
+        Series {
+            name: "p50".into(),
+            points: p50,
+        },
+        Series {
+            name: "p99".into(),
+            points: p99.clone(),
+        },
+    ];
+    if let Some(k) = &v.knee {
+        let (lo, hi) = p99
+            .iter()
+            .chain(&series[0].points)
+            .map(|p| p.1)
+            .filter(|y| *y > 0.0)
+            .fold((f64::MAX, 0.0f64), |(a, b), y| (a.min(y), b.max(y)));
+        series.push(Series {
+            name: format!("knee {}", format_rate(k.rate_per_s)),
+            points: vec![(k.rate_per_s, lo), (k.rate_per_s, hi)],
+        });
+    }
+    let title = format!("Latency vs rate asked over the ramp [{}]", r.run_id);
+    crate::export::Figure {
+        svg: plot::lines(
+            &title,
+            Axis::linear("rate asked (ops/s)", format_rate),
+            Axis::log("latency", format_ns),
+            &series,
+        ),
+        title,
+    }
+}
 mod names;
 mod tables;
 
@@ -331,8 +384,22 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
     if let Some(t) = stages_table(runs) {
         d = d
             .heading("Stages")
-            .text("Each stage of an open loop in stages: the rate it asked, the rates sent and completed, its latency, and the requests still due at its end (behind: sent more than 2% below the rate asked).")
+            .text("Each stage of an open loop in stages: the rate it asked, the rates sent and completed, its latency, and the requests still due at its end (behind: sent more than 2% below the rate asked); a ramp's seconds in bands under it.")
             .table(t);
+        for r in runs {
+            if let Some(v) = &r.ramp {
+                let lines: Vec<(String, String)> = crate::summary::ramp_lines(v)
+                    .into_iter()
+                    .map(|l| {
+                        let (k, rest) = l.split_once(':').unwrap_or(("", &l));
+                        (k.trim().to_string(), rest.trim().to_string())
+                    })
+                    .collect();
+                d = d
+                    .push(Block::List(lines))
+                    .push(Block::Figures(vec![ramp_figure(r, v)]));
+            }
+        }
     }
     if let Some(t) = instances_table(runs) {
         d = d

@@ -280,8 +280,27 @@ pub(super) fn stages_table(runs: &[RunResult]) -> Option<Table> {
                     Some(_) => "-".into(),
                     None => s.late_sends.to_string(),
                 },
-                if s.kept_up { "yes" } else { "behind" }.into(),
+                if s.kept_up {
+                    "yes".to_string()
+                } else if s.backlog_in > 0 {
+                    format!("behind ({} due before it)", s.backlog_in)
+                } else {
+                    "behind".into()
+                },
             ]);
+            for b in &s.bands {
+                t.rows.push(vec![
+                    String::new(),
+                    format!("  {:.0}-{:.0}s", b.start_s, b.start_s + b.measured_s),
+                    format_rate(b.asked_per_s),
+                    format_rate(b.sent_per_s),
+                    format_rate(b.completed_per_s),
+                    format_ns(b.latency.p50_ns as f64),
+                    format_ns(b.latency.p99_ns as f64),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
         }
     }
     (!t.rows.is_empty()).then_some(t)

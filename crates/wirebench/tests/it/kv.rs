@@ -77,6 +77,20 @@ impl Daemon {
         ))
     }
 
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stops the processes it started (`children`, by PID), then itself.
+    pub(crate) fn stop_tree(self, children: &[u32]) {
+        for &c in children {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(c as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+
     fn redis(extra: &[&str]) -> Option<Daemon> {
         let mut args = vec![
             "--port",

@@ -4,6 +4,7 @@
 
 mod agent_attacks;
 mod agents;
+mod answers;
 mod bounded;
 mod cli_errors;
 mod endpoints;

@@ -1,6 +1,9 @@
 //! Faults a reference server can inject, to test the measurement itself:
-//! a fixed delay per request, periodic stalls, and a queueing server with a
-//! known capacity (`workers` / `service` requests per second).
+//! a fixed delay per request, periodic stalls, a queueing server with a
+//! known capacity (`workers` / `service` requests per second), and a server
+//! that sleeps when idle (a request after `idle` without one waits `cost`
+//! more: latency worse at low rates, as on a VM whose server wakes for
+//! each request).
 //!
 //! Each request's departure time is computed when it is read, from a model
 //! kept in virtual time (no sleeping worker threads): the precise timer then
@@ -25,6 +28,11 @@ pub struct Faults {
     /// Connections being served; when the last one closes, the work queued
     /// for the closed ones is dropped, as a real server would.
     live: std::sync::atomic::AtomicUsize,
+    /// (cost, idle): a request read `idle` or more after the last one
+    /// waits `cost` more.
+    pub wake: Option<(Duration, Duration)>,
+    /// When the last request was read.
+    last_arrival: Mutex<Option<Instant>>,
 }
 
 /// Held while a connection is served (see [`Faults::serving`]).
@@ -64,7 +72,15 @@ impl Faults {
             workers: Mutex::new(workers),
             epoch,
             live: Default::default(),
+            wake: None,
+            last_arrival: Mutex::new(None),
         }
+    }
+
+    /// The same, sleeping when idle (see [`Faults::wake`]).
+    pub fn with_wake(mut self, wake: Option<(Duration, Duration)>) -> Faults {
+        self.wake = wake;
+        self
     }
 
     /// Counts a connection as served until the guard is dropped.
@@ -76,6 +92,14 @@ impl Faults {
     /// When the response to a request read at `arrival` may leave.
     pub fn departure(&self, arrival: Instant) -> Instant {
         let mut t = arrival;
+        if let Some((cost, idle)) = self.wake {
+            let mut last = self.last_arrival.lock().expect("arrival lock");
+            let slept = last.is_none_or(|l| arrival.saturating_duration_since(l) >= idle);
+            *last = Some(last.map_or(arrival, |l| l.max(arrival)));
+            if slept {
+                t += cost;
+            }
+        }
         if let Some(service) = self.service {
             let mut workers = self.workers.lock().expect("workers lock");
             let (i, free) = workers
@@ -104,6 +128,20 @@ impl Faults {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 45: a server that sleeps when idle holds the first request
+    /// after a quiet spell, not those that come close together.
+    #[test]
+    fn a_request_after_an_idle_spell_waits_to_wake_the_server() {
+        let f = Faults::new(Duration::ZERO, None, None)
+            .with_wake(Some((Duration::from_millis(2), Duration::from_micros(500))));
+        let a = Instant::now();
+        assert_eq!(f.departure(a), a + Duration::from_millis(2));
+        let close = a + Duration::from_micros(100);
+        assert_eq!(f.departure(close), close);
+        let late = close + Duration::from_millis(1);
+        assert_eq!(f.departure(late), late + Duration::from_millis(2));
+    }
 
     #[test]
     fn delay_adds_a_fixed_time() {

@@ -7,6 +7,7 @@
 //! in the middle of the run.
 
 mod agents;
+mod answers;
 mod exec;
 mod hardening;
 mod history;
