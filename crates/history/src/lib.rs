@@ -346,7 +346,8 @@ impl History {
         }
         let status = match (s.best_rate_per_s, s.confirmed, s.interrupted) {
             (_, _, true) => "interrupted",
-            (Some(_), true, false) => "complete",
+            // A search that ran out of steps has not bounded its answer.
+            (Some(_), true, false) if !s.budget_exhausted => "complete",
             _ => "unconfirmed",
         };
         tx.execute(

@@ -418,10 +418,20 @@ fn pooled_seconds(tries: &[RunResult]) -> (Vec<&wirebench_core::result::Interval
     let quiet: Vec<&wirebench_core::result::Interval> =
         all.iter().copied().filter(|iv| !iv.stalled).collect();
     let stalled = all.len() - quiet.len();
+    // A warm-up that stalled leaves its backlog in the measured seconds:
+    // it cannot be left out.
+    let warmup: usize = tries
+        .iter()
+        .flat_map(|r| {
+            r.intervals
+                .iter()
+                .filter(|iv| iv.phase != wirebench_core::result::Phase::Measure && iv.stalled)
+        })
+        .count();
     if quiet.len() >= 2 {
-        (quiet, 0, stalled)
+        (quiet, warmup, stalled)
     } else {
-        (all, stalled, 0)
+        (all, stalled + warmup, 0)
     }
 }
 

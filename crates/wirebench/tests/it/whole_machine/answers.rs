@@ -132,13 +132,11 @@ fn issue_45_a_search_is_not_driven_down_by_misses_at_low_rates() {
         "{missed:?} {r:#}"
     );
     let best = r["best_rate_per_s"].as_f64().expect("an answer");
-    let top_miss = missed.iter().copied().fold(0.0, f64::max);
-    assert!(
-        best >= 4.0 * top_miss,
-        "{best} against misses {missed:?}: {r:#}"
-    );
+    // 10x the rates the server's sleep fails (a debug client misses now
+    // and then in between too, which is noise, not the server's).
+    assert!(best >= 2000.0, "{best} against misses {missed:?}: {r:#}");
     let band_from = r["band"][0].as_f64().unwrap();
-    assert!(band_from > top_miss, "{r:#}");
+    assert!(band_from > 200.0, "{r:#}");
     assert_eq!(r["confirmed"], true, "{r:#}");
     // A line per step on stderr: no connect line, no empty header.
     assert!(!err.contains("connected in"), "{err}");
@@ -150,6 +148,55 @@ fn issue_45_a_search_is_not_driven_down_by_misses_at_low_rates() {
         steps,
         "{err}"
     );
+}
+
+/// A search told of its server (`--server-pid`) observes it: each step has
+/// the server's CPU beside the client's, and the answer says which side ran
+/// out where it ends. The queueing server (one worker, 1 ms a request:
+/// 1,000/s) waits in virtual time, using almost no CPU: neither side ran
+/// out of CPU, and the search says so.
+#[test]
+fn issue_45_a_search_observes_the_server_it_is_told_of() {
+    let _g = exclusive();
+    let (client, server) = cpus();
+    let srv = Server::start(&["--cpus", &server, "--service", "1ms"]);
+    let dir = TempDir::new("search-observed");
+    let mut p = Proc::spawn(&[
+        "search",
+        "--target",
+        &srv.endpoint,
+        "--client-cpus",
+        &client,
+        "--slo",
+        "p99<50ms",
+        "--start-rate",
+        "250",
+        "--duration",
+        "1s",
+        "--warmup",
+        "300ms",
+        "--server-pid",
+        &srv.proc.pid.to_string(),
+        "--results",
+        dir.str(),
+        "--format",
+        "json",
+    ]);
+    let st = p.wait(Duration::from_secs(300));
+    let err = p.stderr_all();
+    srv.stop();
+    assert!(st.code() == Some(0) || st.code() == Some(5), "{err}");
+    let r: serde_json::Value = serde_json::from_str(&p.stdout_all()).unwrap();
+    for s in r["steps"].as_array().unwrap() {
+        assert!(
+            s["server_cpu_pct"].is_number() && s["client_cpu_pct"].is_number(),
+            "{s:#}"
+        );
+    }
+    let limit = r["limit"]
+        .as_str()
+        .unwrap_or_else(|| panic!("which side ran out: {r:#}"));
+    assert!(limit.starts_with("neither side ran out of CPU"), "{limit}");
 }
 
 /// nginx as it is run: a master and 2 workers. Observed by the master's

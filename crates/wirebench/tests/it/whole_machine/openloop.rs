@@ -232,9 +232,11 @@ fn a_step_missed_while_the_search_was_stopped_is_measured_again() {
         dir.str(),
     ]);
     // Stop the whole search for 300 ms inside its first step (1.5 s from
-    // its connection): every request sent in and after it waits 300 ms.
+    // the line that says it started, printed as it connects): every
+    // request sent in and after it waits 300 ms. The step's one measured
+    // second stalled, so it cannot be left out: the step is measured again.
     p.stderr_until(std::time::Duration::from_secs(30), |l| {
-        l.starts_with("connected in")
+        l.starts_with("wirebench search:")
     });
     std::thread::sleep(std::time::Duration::from_millis(400));
     p.signal(nix::sys::signal::Signal::SIGSTOP);
