@@ -10,7 +10,7 @@ a 1 KiB file), `wirebench search --slo 'p99<1ms'` with its defaults, N
 times (5), the servers interleaved (redis, nginx, redis, ...). Then a grid
 of `wirebench run --rate R` around the median answer (R = median x 1.1^k,
 k = -3..3, each rate run twice with the search's own settings: 3 s after
-1 s of warm-up, depth 1024), and the highest rate of the grid that passed
+1 s of warm-up, depth 1024 for redis, HTTP/1.1's one for nginx), and the highest rate of the grid that passed
 twice (p99 within the search's headroom: under 0.8 ms; the rate kept up).
 
 Prints, per server, each answer and its time, the spread (highest answer
@@ -90,8 +90,11 @@ def search(target, client, results):
 
 
 def grid_passes(target, client, results, rate):
-    """Whether `run --rate` at `rate` held p99 within the headroom and kept up."""
-    cmd = [WB, "run", "--target", target, "--rate", f"{rate:.0f}/s", "--depth", "1024", "--duration", "3s",
+    """Whether `run --rate` at `rate` held p99 within the headroom and kept up.
+    The search's depth: 1024 requests outstanding a connection, but a
+    typed-call transport's own (HTTP/1.1: one)."""
+    depth = ["--depth", "1024"] if target.startswith("redis://") else []
+    cmd = [WB, "run", "--target", target, "--rate", f"{rate:.0f}/s", *depth, "--duration", "3s",
            "--warmup", "1s", "--client-cpus", str(client), "--results", results, "--format", "json"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
