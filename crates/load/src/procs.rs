@@ -179,7 +179,7 @@ const TREE_REFRESH: std::time::Duration = std::time::Duration::from_secs(1);
 type Found = (std::time::Instant, Vec<u32>);
 
 /// Processes and their descendants, found again at most every
-/// [`TREE_REFRESH`] (clones share what was found).
+/// second (clones share what was found).
 #[derive(Debug, Clone)]
 pub struct PidTree {
     roots: Vec<u32>,
