@@ -645,12 +645,8 @@ pub fn verdict(r: &crate::result::RunResult, slos: &[crate::slo::Slo]) -> Option
                     !secs.is_empty() && slo.window(p.from_s, &secs).is_ok_and(|w| w.pass)
                 })
                 .collect();
-            // The lowest point from which every point failed.
-            let from = (0..=held.len())
-                .rev()
-                .take_while(|&i| i == held.len() || !held[i])
-                .last()
-                .filter(|&i| i < held.len());
+            let failed: Vec<bool> = held.iter().map(|h| !h).collect();
+            let from = for_good(&failed);
             SloBreak {
                 slo: slo.text.clone(),
                 failed_from_per_s: from.map(|i| points[i].asked),
@@ -693,13 +689,11 @@ fn knee(points: &[Point]) -> (Option<Knee>, Option<String>) {
     if level == 0 {
         return (None, Some("no latency measured at the lowest rates".into()));
     }
-    let high = |p: &Point| p.p50_ns as f64 > KNEE_FACTOR * level as f64;
-    // The lowest point from which every point is high.
-    let Some(first) = (0..points.len())
-        .rev()
-        .take_while(|&i| high(&points[i]))
-        .last()
-    else {
+    let high: Vec<bool> = points
+        .iter()
+        .map(|p| p.p50_ns as f64 > KNEE_FACTOR * level as f64)
+        .collect();
+    let Some(first) = for_good(&high) else {
         return (None, None);
     };
     if first < low_n {
@@ -723,6 +717,17 @@ fn knee(points: &[Point]) -> (Option<Knee>, Option<String>) {
         }),
         None,
     )
+}
+
+/// The lowest index from which every flag is set (None: the last is not).
+fn for_good(flags: &[bool]) -> Option<usize> {
+    let unset_after = flags.iter().rposition(|f| !f);
+    match unset_after {
+        None if flags.is_empty() => None,
+        None => Some(0),
+        Some(i) if i + 1 < flags.len() => Some(i + 1),
+        Some(_) => None,
+    }
 }
 
 /// The latency histograms of `seconds`, merged.
@@ -800,5 +805,51 @@ mod result_tests {
         assert_eq!(r[1].late_sends, 50);
         assert!(!r[1].kept_up);
         assert_eq!(r[1].text, "2s:100->300/s");
+    }
+
+    #[test]
+    fn for_good_is_the_lowest_index_from_which_every_flag_is_set() {
+        assert_eq!(for_good(&[]), None);
+        assert_eq!(for_good(&[true, true]), Some(0));
+        assert_eq!(for_good(&[false, true, false, true, true]), Some(3));
+        assert_eq!(for_good(&[true, false]), None);
+    }
+
+    /// Forged points, p50 flat at 100 us to 18k/s, then 10x from 20k/s
+    /// on (with one high point at 6k/s that does not last): the knee lies
+    /// between 18k and 20k/s; a ramp whose latency never leaves its level
+    /// has none; too few points are undecided.
+    #[test]
+    fn the_knee_is_where_p50_left_its_level_for_good() {
+        let point = |asked: f64, p50_ns: u64| Point {
+            asked,
+            completed: asked.min(20_000.0),
+            p50_ns,
+            from_s: 0.0,
+            to_s: 1.0,
+        };
+        let pts: Vec<Point> = (1..=15)
+            .map(|k| {
+                let asked = 2000.0 * f64::from(k);
+                let p50 = if asked >= 20_000.0 || asked == 6000.0 {
+                    1_000_000
+                } else {
+                    100_000
+                };
+                point(asked, p50)
+            })
+            .collect();
+        let (k, why) = knee(&pts);
+        let k = k.expect("a knee");
+        assert_eq!(why, None);
+        assert_eq!((k.last_low_per_s, k.first_high_per_s), (18_000.0, 20_000.0));
+        assert_eq!(k.rate_per_s, 19_000.0);
+        assert_eq!(k.low_p50_ns, 100_000);
+        assert_eq!(k.max_completed_per_s, 20_000.0);
+        let flat: Vec<Point> = (1..=8)
+            .map(|k| point(1000.0 * f64::from(k), 100_000))
+            .collect();
+        assert_eq!(knee(&flat), (None, None));
+        assert!(knee(&flat[..3]).1.is_some());
     }
 }

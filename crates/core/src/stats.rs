@@ -16,6 +16,18 @@ pub struct Spread {
 }
 
 /// Two-sided 97.5% quantile of Student's t with `df` degrees of freedom.
+/// The median of `xs` (sorted in place; the mean of the middle two for an
+/// even count); 0 for none.
+pub fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => xs[n / 2],
+        _ => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
+    }
+}
+
 pub fn t975(df: usize) -> f64 {
     const T: [f64; 30] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,

@@ -19,6 +19,7 @@
 //! outliers, and the change points are searched among the other runs.
 
 use serde::Serialize;
+use wirebench_core::stats::median;
 
 /// How change points are searched for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -144,20 +145,6 @@ impl Outlier {
 pub struct Analysis {
     pub changes: Vec<ChangePoint>,
     pub outliers: Vec<Outlier>,
-}
-
-/// The median of `v` (sorted in place); 0 for none.
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// The isolated outliers of `xs` (see the module's overview). Each side's

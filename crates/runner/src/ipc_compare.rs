@@ -146,19 +146,6 @@ pub fn ipc_compare(
     })
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
 fn table(results: &[(usize, RunResult)]) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     for (v, (name, _, _)) in VARIANTS.iter().enumerate() {
@@ -170,7 +157,9 @@ fn table(results: &[(usize, RunResult)]) -> Vec<Row> {
         if runs.is_empty() {
             continue;
         }
-        let med = |f: &dyn Fn(&RunResult) -> f64| median(runs.iter().map(|r| f(r)).collect());
+        let med = |f: &dyn Fn(&RunResult) -> f64| {
+            wirebench_core::stats::median(&mut runs.iter().map(|r| f(r)).collect::<Vec<_>>())
+        };
         let has_latency = runs.iter().all(|r| r.summary.latency.count > 0);
         let per_op = if runs[0].spec.transport.has_response() {
             2.0

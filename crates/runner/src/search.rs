@@ -295,12 +295,12 @@ pub fn search(
                 .iter()
                 .filter(|r| holds_alone(&slos, r, rate, settings.headroom))
                 .count(),
-            intervals: j.intervals,
+            intervals: j.intervals.clone(),
             undecided: j.undecided,
             seconds: j.seconds,
             client_cpu_pct: mean_opt(tries.iter().map(|r| r.summary.client_cpu_pct)),
             server_cpu_pct: mean_opt(tries.iter().map(|r| r.summary.server_cpu_pct)),
-            slos: pooled_outcomes(&slos, &tries, &j.figures),
+            slos: pooled_outcomes(&slos, &tries, &j.intervals),
             run_id: last.run_id.clone(),
         };
         let next = take(&mut steps, step, settings.precision);
@@ -396,8 +396,7 @@ struct Judged {
     /// left out.
     stalled_used: usize,
     stalled_left_out: usize,
-    /// Each objective's figure and interval (NaN where none).
-    figures: Vec<f64>,
+    /// Each objective's figure (`estimate`; NaN where none) and interval.
     intervals: Vec<FigureInterval>,
 }
 
@@ -447,13 +446,11 @@ fn judge(slos: &[Slo], tries: &[RunResult], rate: f64, headroom: f64) -> Judged 
     let ops: u64 = tries.iter().map(|r| r.summary.ops).sum();
     let completed_per_s = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
     let kept_up = completed_per_s >= 0.95 * rate;
-    let mut figures = Vec::new();
     let mut intervals = Vec::new();
     let mut decided = Vec::new();
     for (i, slo) in slos.iter().enumerate() {
         match slo.interval(&seconds) {
             Some(ci) => {
-                figures.push(ci.estimate);
                 decided.push(slo.decide(&ci, headroom));
                 intervals.push(ci);
             }
@@ -464,7 +461,6 @@ fn judge(slos: &[Slo], tries: &[RunResult], rate: f64, headroom: f64) -> Judged 
                     .last()
                     .and_then(|r| r.slos.get(i))
                     .map_or(f64::NAN, |o| o.actual);
-                figures.push(v);
                 decided.push(Some(slo.holds(v, headroom)));
                 intervals.push(FigureInterval {
                     estimate: v,
@@ -484,7 +480,6 @@ fn judge(slos: &[Slo], tries: &[RunResult], rate: f64, headroom: f64) -> Judged 
         seconds: secs,
         stalled_used,
         stalled_left_out,
-        figures,
         intervals,
     }
 }
@@ -502,12 +497,12 @@ fn holds_alone(slos: &[Slo], r: &RunResult, rate: f64, headroom: f64) -> bool {
 fn pooled_outcomes(
     slos: &[Slo],
     tries: &[RunResult],
-    figures: &[f64],
+    intervals: &[FigureInterval],
 ) -> Vec<wirebench_core::result::SloOutcome> {
     slos.iter()
-        .zip(figures)
+        .zip(intervals.iter().map(|ci| ci.estimate))
         .enumerate()
-        .map(|(i, (slo, &v))| wirebench_core::result::SloOutcome {
+        .map(|(i, (slo, v))| wirebench_core::result::SloOutcome {
             slo: slo.text.clone(),
             actual: v,
             pass: slo.holds(v, 0.0),
