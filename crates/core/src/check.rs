@@ -632,10 +632,12 @@ impl RunRequest {
         };
         let end = s.first.checked_add(conns as u64);
         if end.is_none_or(|e| e > s.total) {
+            // The share is the coordinator's (made from `--agents`), never
+            // a flag of its own: the error names the flag it comes from.
             return Err(invalid(
-                "share",
+                "--agents",
                 format!(
-                    "connections {}+{conns} are not among the run's {}",
+                    "this agent's share, connections {}+{conns}, is not among the run's {}",
                     s.first, s.total
                 ),
             ));
