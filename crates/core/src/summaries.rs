@@ -43,6 +43,12 @@ pub struct Step {
     /// the same rate again and this step does not count.
     #[serde(default)]
     pub measured_again: bool,
+    /// A decided miss below rates that held, whose verdict ended the band
+    /// the answer would otherwise have reached: measured again, once, in a
+    /// later step that pools its tries with this one's; this step does not
+    /// count (one noisy moment does not end a band).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remeasured: bool,
     /// A step whose objective's interval straddled it was measured again,
     /// its seconds pooled with the earlier tries': how many tries, and how
     /// many passed alone. 1 try: it was clear at once.
@@ -97,6 +103,12 @@ impl Step {
         !self.pass && self.stalled_seconds > 0
     }
 
+    /// Whether the step's verdict counts: not one measured again (for a
+    /// stall, or as a miss below rates that held).
+    pub fn counts(&self) -> bool {
+        !self.measured_again && !self.remeasured
+    }
+
     /// Passed, and below the saturation by the spare capacity.
     pub fn holds(&self, saturation: Option<f64>) -> bool {
         self.pass && saturation.is_none_or(|s| self.rate_per_s < (1.0 - SPARE_CAPACITY) * s)
@@ -136,6 +148,12 @@ pub struct SearchResult {
     /// server takes (None: not judged, too few steps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_flat: Option<FlatLatency>,
+    /// The answer is not sharp: an objective's figure stayed near its
+    /// limit over the top octave of the band, so the rates above and below
+    /// the answer differ by less than the machine's noise (None: sharp,
+    /// or not judged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_sharp: Option<NotSharp>,
     pub interrupted: bool,
     /// The band the answer tops: the lowest and highest of the consecutive
     /// rates tried (by rate) that held.
@@ -157,6 +175,29 @@ pub struct SearchResult {
     #[serde(skip)]
     pub dir: std::path::PathBuf,
 }
+
+/// An answer its objective barely separates from the rates around it:
+/// every step from half the answer up to it had the figure within
+/// [`NEAR_LIMIT`] of the line a pass must stay under. Searched again on a
+/// noisy machine, such a server answers anywhere in a wide range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotSharp {
+    /// The objective (`p99<1ms`).
+    pub slo: String,
+    /// The steps judged: their lowest and highest rate, and the figure's
+    /// lowest and highest value over them.
+    pub from_rate_per_s: f64,
+    pub to_rate_per_s: f64,
+    pub min: f64,
+    pub max: f64,
+    /// The line a pass stays under: the objective's threshold less the
+    /// headroom.
+    pub pass_line: f64,
+}
+
+/// How near a figure is to the pass line for [`NotSharp`]: at least this
+/// fraction of it.
+pub const NEAR_LIMIT: f64 = 0.75;
 
 /// What showed latency flat with the rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -639,6 +639,7 @@ mod tests {
             budget_exhausted: false,
             missed_in_stalls: vec![],
             latency_flat: None,
+            not_sharp: None,
             interrupted: false,
             ..Default::default()
         }

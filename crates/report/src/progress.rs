@@ -66,6 +66,7 @@ pub fn interval_line(iv: &Interval, stall_ns: u64) -> String {
 /// its verdict with why.
 pub fn search_step(n: usize, s: &Step) -> String {
     let verdict = match (s.pass, s.kept_up, s.measured_again) {
+        _ if s.remeasured => "missed below rates that held: measured again".to_string(),
         (_, true, _) if s.undecided => "undecided".to_string(),
         (true, _, _) => "pass".to_string(),
         (false, _, true) => format!(

@@ -987,6 +987,7 @@ pub fn print_search(
             crate::progress::step_cpu(s),
             {
                 let v = match (s.pass, s.at_saturation, s.measured_again) {
+                    _ if s.remeasured => "missed below rates that held: measured again",
                     (true, false, _) => "pass",
                     (true, true, _) => "pass, at saturation",
                     (false, _, true) => "missed in a stall: not counted",
@@ -1044,6 +1045,19 @@ pub fn print_search(
             wirebench_core::summaries::STALL_RETRIES + 1
         )?;
     }
+    let again: Vec<f64> = r
+        .steps
+        .iter()
+        .filter(|s| s.remeasured)
+        .map(|s| s.rate_per_s)
+        .collect();
+    if !again.is_empty() {
+        writeln!(
+            out,
+            "missed once below rates that held, and alone in the way of a higher band: {}; measured again, the tries pooled, before the miss could end the band",
+            rates_text(&again)
+        )?;
+    }
     let again = r.steps.iter().filter(|s| s.tries > 1).count();
     if again > 0 {
         writeln!(
@@ -1094,6 +1108,19 @@ pub fn print_search(
             r.slos.join(", ")
         )?,
         (None, ..) => writeln!(out, "no rate tried met {}", r.slos.join(", "))?,
+    }
+    if let Some(n) = &r.not_sharp {
+        writeln!(
+            out,
+            "warning: the answer is not sharp: {} read {} to {} from {:.0}/s to {:.0}/s, all within {:.0}% of the {} a pass must stay under; there it barely tells one rate from another, so a search again may answer anywhere from about half this rate to well above it. For an answer that holds still: an objective further from that level, or longer steps (--duration)",
+            n.slo,
+            format_ns(n.min),
+            format_ns(n.max),
+            n.from_rate_per_s,
+            n.to_rate_per_s,
+            100.0 * (1.0 - wirebench_core::summaries::NEAR_LIMIT),
+            format_ns(n.pass_line)
+        )?;
     }
     if let Some(l) = &r.limit {
         writeln!(out, "what ran out where the answer ends: {l}")?;
