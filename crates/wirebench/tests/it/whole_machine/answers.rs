@@ -286,3 +286,145 @@ fn children_of(pid: u32) -> Vec<u32> {
         })
         .collect()
 }
+
+/// One `wirebench` command to its end: its stdout as JSON.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let mut p = Proc::spawn(args);
+    let st = p.wait(Duration::from_secs(300));
+    let (out, err) = (p.stdout_all(), p.stderr_all());
+    assert!(st.success(), "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+}
+
+/// Two searches of a real redis-server agree with each other and with a
+/// grid of `run --rate` the test measures. One connection, one request at
+/// a time: the server's capacity is the round trip (about 19k/s here), and
+/// `p99<50ms` holds up to where it falls behind, an answer the objective
+/// marks sharply (at p99<1ms this VM's own millisecond hiccups set p99,
+/// and the answer says it is not sharp; see `docs/benchmarks/`).
+///
+/// Issue 45's tolerances, 10% between the searches and 15% to the grid,
+/// are widened by what this run's grid showed of the machine: the highest
+/// rate that held in one of its two rounds over the highest that held in
+/// both. A VM whose capacity moves from one 3 s run to the next moves any
+/// answer by as much; a search that answered a fraction of the capacity
+/// (the 4/s of issue 45) fails either way.
+#[test]
+fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
+    let _g = exclusive();
+    if !installed("redis-server", "WIREBENCH_REQUIRE_KV") {
+        return;
+    }
+    let (client, server) = cpus();
+    let port = free_port().to_string();
+    // The server on its own CPU, the client on another.
+    let redis = crate::kv::Daemon::spawn(
+        "taskset",
+        &[
+            "-c",
+            &server,
+            "redis-server",
+            "--port",
+            &port,
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]
+        .map(String::from),
+        &[format!("127.0.0.1:{port}")],
+    );
+    let url = format!("redis://{}", redis.addr);
+    let dir = TempDir::new("agree");
+    let search = || {
+        let r = json_of(&[
+            "search",
+            "--target",
+            &url,
+            "--slo",
+            "p99<50ms",
+            "--depth",
+            "1",
+            "--client-cpus",
+            &client,
+            "--results",
+            dir.str(),
+            "--format",
+            "json",
+        ]);
+        r["best_rate_per_s"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no answer: {r:#}"))
+    };
+    let answers = [search(), search()];
+    let (lo, hi) = (answers[0].min(answers[1]), answers[0].max(answers[1]));
+    // The grid: 6 rates from below the answers to past the capacity, 8%
+    // apart, two rounds (its top must fail once: a grid that held
+    // everywhere bounds nothing). A run
+    // holds when it completed 95% of the rate with p99 under 40 ms (the
+    // search's 20% headroom); one that missed in a second the platform
+    // stalled in is run again (twice at most), as a search's step is.
+    let mid = (lo + hi) / 2.0;
+    let rates: Vec<f64> = (-2..=3).map(|k| mid * 1.08f64.powi(k)).collect();
+    let holds = |rate: f64| {
+        for _ in 0..3 {
+            let r = json_of(&[
+                "run",
+                "--target",
+                &url,
+                "--rate",
+                &format!("{rate:.0}/s"),
+                "--depth",
+                "1",
+                "--duration",
+                "3s",
+                "--warmup",
+                "1s",
+                "--client-cpus",
+                &client,
+                "--results",
+                dir.str(),
+                "--format",
+                "json",
+            ]);
+            let s = &r["summary"];
+            let held = s["ops_per_s"].as_f64().unwrap() >= 0.95 * rate
+                && s["latency"]["p99_ns"].as_f64().unwrap() < 40e6;
+            let stalled = s["hiccup"]["stalled_seconds"].as_u64().unwrap_or(0) > 0;
+            if held || !stalled {
+                return held;
+            }
+        }
+        false
+    };
+    let rounds: Vec<Vec<bool>> = (0..2)
+        .map(|_| rates.iter().map(|&r| holds(r)).collect())
+        .collect();
+    drop(redis);
+    let twice = (0..rates.len())
+        .filter(|&i| rounds[0][i] && rounds[1][i])
+        .map(|i| rates[i])
+        .fold(0.0, f64::max);
+    let once = (0..rates.len())
+        .filter(|&i| rounds[0][i] || rounds[1][i])
+        .map(|i| rates[i])
+        .fold(0.0, f64::max);
+    let seen = format!("searches {answers:?}; grid {rates:.0?}: {rounds:?}");
+    assert!(twice > 0.0, "no rate of the grid held twice: {seen}");
+    assert!(
+        !(rounds[0][5] && rounds[1][5]),
+        "the grid's top held twice: it bounds nothing: {seen}"
+    );
+    let noise = once / twice;
+    assert!(hi / lo <= 1.10 * noise, "the searches disagree: {seen}");
+    for a in answers {
+        let ratio = a / twice;
+        assert!(
+            ratio >= 1.0 / (1.15 * noise) && ratio <= 1.15 * noise,
+            "{a} against the grid's {twice:.0} (machine noise {noise:.2}): {seen}"
+        );
+    }
+    eprintln!("{seen}; grid {twice:.0}, noise {noise:.2}");
+}
