@@ -64,6 +64,11 @@ pub struct Step {
     /// step neither holds nor fails.
     #[serde(default)]
     pub undecided: bool,
+    /// Every latency objective's figure was at least [`NEAR_LIMIT`] of
+    /// its pass line: the objective barely tells this rate from its
+    /// neighbours (see [`NotSharp`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub near_pass_line: bool,
     /// Measured seconds, every try's.
     #[serde(default)]
     pub seconds: f64,

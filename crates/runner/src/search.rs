@@ -300,6 +300,7 @@ pub fn search(
                 .iter()
                 .filter(|r| holds_alone(&slos, r, rate, settings.headroom))
                 .count(),
+            near_pass_line: near_pass_line(&slos, &j.intervals, settings.headroom),
             intervals: j.intervals.clone(),
             undecided: j.undecided,
             seconds: j.seconds,
@@ -639,6 +640,33 @@ fn flat_latency(slos: &[Slo], steps: &[Step]) -> Option<FlatLatency> {
     })
 }
 
+/// Whether every objective a figure must stay under (a latency) read at
+/// least [`NEAR_LIMIT`] of its pass line (false when there is none).
+fn near_pass_line(slos: &[Slo], intervals: &[FigureInterval], headroom: f64) -> bool {
+    let mut under = slos
+        .iter()
+        .zip(intervals)
+        .filter(|(slo, _)| {
+            matches!(
+                slo.cmp,
+                wirebench_core::slo::Cmp::Lt | wirebench_core::slo::Cmp::Le
+            )
+        })
+        .peekable();
+    under.peek().is_some()
+        && under.all(|(slo, ci)| ci.estimate >= NEAR_LIMIT * slo.threshold * (1.0 - headroom))
+}
+
+/// The steps the server kept up with from half `best` up to it, two or
+/// more, all near the pass line: the objective barely tells them apart,
+/// so closing in on `best` more finely measures the machine's noise.
+fn blurred(steps: &[Step], best: f64) -> bool {
+    let near: Vec<&Step> = counted(steps)
+        .filter(|s| s.kept_up && s.rate_per_s >= best / 2.0 && s.rate_per_s <= best)
+        .collect();
+    near.len() >= 2 && near.iter().all(|s| s.near_pass_line)
+}
+
 /// Whether the answer `best` is sharp: for each objective a figure must
 /// stay under (a latency), the steps the server kept up with from half the
 /// answer up to it (two or more); when every one's figure is at least
@@ -847,6 +875,11 @@ fn bound_above(steps: &[Step], rate: f64) -> Option<f64> {
         .min_by(f64::total_cmp)
 }
 
+/// Whether the step that counts at `rate` stayed undecided.
+fn undecided_at(steps: &[Step], rate: f64) -> bool {
+    counted(steps).any(|s| s.rate_per_s == rate && s.undecided)
+}
+
 /// The next rate from the steps so far.
 fn next_rate(steps: &[Step], precision: f64) -> Next {
     let v = by_rate(steps);
@@ -865,8 +898,15 @@ fn next_rate(steps: &[Step], precision: f64) -> Next {
     match top_of_band(&v) {
         // Between the band's top and what bounds it above (an undecided
         // rate too: bisected below it, never measured again).
+        // Not where the band's top is blurred and what bounds it is only
+        // undecided: there, a finer answer would be the machine's noise.
         Some((i, true)) => match bound_above(steps, v[i].0) {
-            Some(above) if !close(v[i].0, above) => Next::Try((v[i].0 + above) / 2.0),
+            Some(above)
+                if !close(v[i].0, above)
+                    && !(undecided_at(steps, above) && blurred(steps, v[i].0)) =>
+            {
+                Next::Try((v[i].0 + above) / 2.0)
+            }
             _ => Next::Done,
         },
         // A lone pass: a rate just below it tells a band from luck (no
@@ -1347,5 +1387,33 @@ mod tests {
             "{best:?} {done:#?}"
         );
         assert_eq!(done.iter().filter(|s| s.remeasured).count(), 1);
+    }
+
+    /// Search 5 of the redis benchmark (2026-11-29): p99 near the pass line
+    /// from 256k/s up, 448k/s undecided above the band's top at 352k/s.
+    /// Bisecting on (400k, 424k, 412k/s, three tries each) measured noise
+    /// for 40 s; the search stops there instead. A sharp band, or a decided
+    /// miss above, is bisected as before.
+    #[test]
+    fn issue_45_a_blurred_answer_below_an_undecided_rate_is_not_bisected_further() {
+        let forged = |near: bool, undecided: bool| {
+            let mut steps: Vec<Step> = [1000.0, 4000.0, 64_000.0, 256_000.0, 352_000.0]
+                .iter()
+                .map(|&r| {
+                    let mut s = step(r, true, r);
+                    s.near_pass_line = near && r >= 256_000.0;
+                    s
+                })
+                .collect();
+            let mut u = step(448_000.0, false, 448_000.0);
+            u.undecided = undecided;
+            steps.push(u);
+            steps.push(step(1_024_000.0, false, 1_024_000.0));
+            steps.push(step(8_192_000.0, false, 4_000_000.0));
+            steps
+        };
+        assert!(matches!(next_rate(&forged(true, true), 0.05), Next::Done));
+        assert!(matches!(next_rate(&forged(false, true), 0.05), Next::Try(r) if r == 400_000.0));
+        assert!(matches!(next_rate(&forged(true, false), 0.05), Next::Try(r) if r == 400_000.0));
     }
 }
