@@ -51,6 +51,7 @@ pub mod stages;
 pub mod stats;
 pub mod store;
 pub mod summaries;
+pub mod text;
 pub mod topo;
 pub mod transport;
 pub mod units;

@@ -277,6 +277,12 @@ pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> 
         opt(s.server_cpu_s),
         r.env.build_profile.clone(),
     ];
+    // The target and the build are text from the command line or a peer:
+    // shown, never obeyed.
+    let row: Vec<String> = row
+        .iter()
+        .map(|c| crate::text::visible(c).into_owned())
+        .collect();
     w.write_record(&row).map_err(csv_err)?;
     w.flush().map_err(io(&path))
 }

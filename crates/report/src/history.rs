@@ -345,7 +345,10 @@ pub fn otava_csv(entries: &[Entry]) -> String {
     let mut head = vec!["time".to_string(), "commit".into(), "series".into()];
     head.extend(keys.iter().map(|k| k.to_string()));
     head.extend(Metric::ALL.iter().map(|m| m.name().to_string()));
-    let _ = w.write_record(&head);
+    let _ = w.write_record(
+        head.iter()
+            .map(|c| wirebench_core::text::visible(c).into_owned()),
+    );
     for e in entries.iter().filter(|e| e.status == "complete") {
         let mut row = vec![
             e.started_at.clone(),
@@ -361,7 +364,11 @@ pub fn otava_csv(entries: &[Entry]) -> String {
                 .iter()
                 .map(|m| e.metric(*m).map(|v| v.to_string()).unwrap_or_default()),
         );
-        let _ = w.write_record(&row);
+        // Labels are a peer's text: shown, never obeyed.
+        let _ = w.write_record(
+            row.iter()
+                .map(|c| wirebench_core::text::visible(c).into_owned()),
+        );
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }

@@ -9,10 +9,17 @@
 /// `eprintln!` that never panics: a closed stderr loses the line, never
 /// the report. It stands in for std's in
 /// this whole crate (declared before the modules that use it).
+/// A peer's text in the line is shown escaped, never obeyed
+/// (`wirebench_core::text::visible`).
 macro_rules! eprintln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", wirebench_core::text::visible(&line));
     }};
 }
 

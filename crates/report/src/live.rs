@@ -167,6 +167,8 @@ impl Live {
     /// Lines above the dashboard (wrapped to the terminal's width), where
     /// they stay; before the dashboard is drawn, plain lines.
     pub fn note(&mut self, text: &str) {
+        // A note may carry a peer's text: shown, never obeyed.
+        let text = &*wirebench_core::text::visible(text);
         let Some(term) = self.term.as_mut() else {
             eprintln!("{text}");
             return;

@@ -895,16 +895,15 @@ fn next_rate(steps: &[Step], precision: f64) -> Next {
         return Next::Again(i);
     }
     let close = |lo: f64, hi: f64| hi / lo - 1.0 <= precision;
+    // Noise, not a boundary: a blurred top under a rate only undecided.
+    let noise = |top: f64, above: f64| undecided_at(steps, above) && blurred(steps, top);
     match top_of_band(&v) {
         // Between the band's top and what bounds it above (an undecided
         // rate too: bisected below it, never measured again).
         // Not where the band's top is blurred and what bounds it is only
         // undecided: there, a finer answer would be the machine's noise.
         Some((i, true)) => match bound_above(steps, v[i].0) {
-            Some(above)
-                if !close(v[i].0, above)
-                    && !(undecided_at(steps, above) && blurred(steps, v[i].0)) =>
-            {
+            Some(above) if !close(v[i].0, above) && !noise(v[i].0, above) => {
                 Next::Try((v[i].0 + above) / 2.0)
             }
             _ => Next::Done,

@@ -12,10 +12,17 @@
 /// `eprintln!` that never panics: a server whose stderr was closed (its
 /// parent's `2>&1 | head -1`) goes on serving. It stands in for std's in
 /// this whole crate (declared before the modules that use it).
+/// A peer's text in the line is shown escaped, never obeyed
+/// (`wirebench_core::text::visible`).
 macro_rules! eprintln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", wirebench_core::text::visible(&line));
     }};
 }
 

@@ -7,20 +7,34 @@
 
 /// `eprintln!` that never panics: a closed stderr (`wirebench run 2>&1 |
 /// head -1`) loses the line, never the run. It stands in for std's in this
-/// whole crate (declared before the modules that use it).
+/// whole crate (declared before the modules that use it). What it prints
+/// may hold a peer's text (a server's error, an agent's note, a label):
+/// control characters are shown escaped, never obeyed
+/// (`wirebench_core::text::visible`).
 macro_rules! eprintln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", wirebench_core::text::visible(&line));
     }};
 }
 
 /// `println!` that never panics: a closed stdout ends nothing half-way
 /// (the command's own writes to stdout report a broken pipe, exit 0).
+/// Escaped as `eprintln!` is.
 macro_rules! println {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stdout(), "{}", wirebench_core::text::visible(&line));
     }};
 }
 

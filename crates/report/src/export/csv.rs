@@ -2,6 +2,7 @@
 //! other (a blank line between two).
 
 use super::document::{Document, Exporter};
+use wirebench_core::text::visible;
 
 pub struct CsvExporter;
 
@@ -12,9 +13,13 @@ impl Exporter for CsvExporter {
             let mut w = csv::Writer::from_writer(Vec::new());
             // Writing to memory fails only on a row of another length,
             // which Table's users never make; such a row is left out.
-            let _ = w.write_record(&t.head);
+            // A peer's text in a cell is shown, never obeyed.
+            let shown = |r: &[String]| -> Vec<String> {
+                r.iter().map(|c| visible(c).into_owned()).collect()
+            };
+            let _ = w.write_record(shown(&t.head));
             for r in &t.rows {
-                let _ = w.write_record(r);
+                let _ = w.write_record(shown(r));
             }
             let bytes = w.into_inner().unwrap_or_default();
             parts.push(String::from_utf8_lossy(&bytes).into_owned());

@@ -2,6 +2,7 @@
 //! HTML), or, with [`MarkdownFiguresExporter`], as SVG files beside it.
 
 use super::document::{Block, Document, Exporter, Figure, Table};
+use wirebench_core::text::{md_text as md, one_line, visible};
 
 pub struct MarkdownExporter;
 
@@ -46,9 +47,9 @@ fn figures(doc: &Document) -> impl Iterator<Item = &Figure> {
         .flatten()
 }
 
-/// `|` inside a cell would end it.
+/// One cell: on one line, no markup, `|` escaped (it would end the cell).
 fn cell(c: &str) -> String {
-    c.replace('|', "\\|")
+    wirebench_core::text::md_cell(c)
 }
 
 pub(super) fn table(t: &Table) -> String {
@@ -86,14 +87,15 @@ fn export(doc: &Document, dir: Option<&str>) -> String {
     let mut figure_no = 0;
     let mut s = String::new();
     if !doc.title.is_empty() {
-        s.push_str(&format!("# {}\n\n", doc.title));
+        s.push_str(&format!("# {}\n\n", md(&one_line(&doc.title))));
     }
     for b in &doc.blocks {
         match b {
-            Block::Heading(h) => s.push_str(&format!("## {h}\n\n")),
-            Block::Text(t) => s.push_str(&format!("{t}\n\n")),
+            Block::Heading(h) => s.push_str(&format!("## {}\n\n", md(&one_line(h)))),
+            Block::Text(t) => s.push_str(&format!("{}\n\n", md(t))),
             Block::List(items) => {
                 for (what, detail) in items {
+                    let (what, detail) = (md(&one_line(what)), md(&one_line(detail)));
                     if detail.is_empty() {
                         s.push_str(&format!("- {what}\n"));
                     } else {
@@ -106,16 +108,20 @@ fn export(doc: &Document, dir: Option<&str>) -> String {
                 s.push_str(&table(t));
                 s.push('\n');
             }
-            Block::Pre(p) => s.push_str(&format!("```text\n{}\n```\n\n", p.trim_end())),
+            // A fence inside would end the block early.
+            Block::Pre(p) => s.push_str(&format!(
+                "```text\n{}\n```\n\n",
+                visible(p.trim_end()).replace("```", "`\u{200b}``")
+            )),
             Block::Figures(f) => {
                 for x in f {
                     match dir {
                         Some(d) => s.push_str(&format!(
                             "![{}]({d}/{})\n\n",
-                            x.title.replace(['[', ']'], ""),
+                            md(&one_line(&x.title)).replace(['[', ']'], ""),
                             file_name(figure_no, x)
                         )),
-                        None => s.push_str(&format!("- figure: {}\n", x.title)),
+                        None => s.push_str(&format!("- figure: {}\n", md(&one_line(&x.title)))),
                     }
                     figure_no += 1;
                 }

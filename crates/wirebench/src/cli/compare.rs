@@ -89,7 +89,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         let doc = wirebench_report::junit::write("wirebench compare", &suites);
         wirebench_core::store::write_atomic(j, doc.as_bytes())?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     if a.format == "json" {
         let j = compare::json_with_gates(&variants, &rows, &tripped);
         serde_json::to_writer_pretty(&mut out, &j)?;

@@ -67,7 +67,7 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         let svg = flame::differential_of(&d[0], &d[1], a.off_cpu)?;
         wirebench_core::store::write_atomic(&a.output, svg.as_bytes())?;
         writeln!(
-            std::io::stdout(),
+            crate::ui::stdout(),
             "differential flamegraph: {}",
             a.output.display()
         )?;
@@ -142,7 +142,7 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     };
     for l in lines {
-        writeln!(std::io::stdout(), "{l}")?;
+        writeln!(crate::ui::stdout(), "{l}")?;
     }
     Ok(ExitCode::from(f.exit_code()))
 }
@@ -168,7 +168,7 @@ fn off_cpu(f: wirebench_runner::flame::FlameRun, merge_threads: bool) -> anyhow:
         return Ok(ExitCode::from(1));
     };
     for l in lines {
-        writeln!(std::io::stdout(), "{l}")?;
+        writeln!(crate::ui::stdout(), "{l}")?;
     }
     if let Some(w) = warning {
         eprintln!("warning: {w}");

@@ -143,7 +143,7 @@ fn import(a: ImportArgs) -> anyhow::Result<ExitCode> {
         eprintln!("skipped {}: {why}", file.display());
     }
     writeln!(
-        std::io::stdout(),
+        crate::ui::stdout(),
         "{} run(s) indexed, {} indexed before, {} unreadable: {}",
         got.new,
         got.known,
@@ -155,7 +155,7 @@ fn import(a: ImportArgs) -> anyhow::Result<ExitCode> {
 
 fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     let entries = a.at.entries()?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     if a.format == "json" {
         serde_json::to_writer_pretty(&mut out, &entries)?;
         writeln!(out)?;
@@ -172,7 +172,7 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let h = History::open_existing(&History::path_in(&a.results))?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     match h.find(&a.id) {
         Ok(Found::Run(e)) => {
             serde_json::to_writer_pretty(&mut out, &e)?;
@@ -198,7 +198,7 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     let entries = a.at.entries()?;
     let report = wirebench_history::check::check(&entries, &metrics, &o);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     if a.format == "json" {
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;

@@ -82,7 +82,7 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
     )
     .map_err(runner_error)?;
     events.console.finish()?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     match b.req.format() {
         Format::Text => {
             wirebench_report::summary::print_ipc(&mut out, &c.rows, &c.dir, c.results.len())?

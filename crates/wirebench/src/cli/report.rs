@@ -123,7 +123,7 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     wirebench_core::store::write_atomic(&md_path, md.as_bytes())
         .with_context(|| format!("writing {}", md_path.display()))?;
     writeln!(
-        std::io::stdout(),
+        crate::ui::stdout(),
         "report of {} run(s), {} figure(s): {} and {} (figures in {})",
         runs.len(),
         figures.len(),
@@ -176,7 +176,7 @@ fn history(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let bmf = serde_json::to_vec_pretty(&wirebench_report::history::bmf(&entries))?;
     write(&bmf_path, &bmf)?;
     writeln!(
-        std::io::stdout(),
+        crate::ui::stdout(),
         "history of {} run(s): {}, {} (Otava) and {} (BMF)",
         entries.len(),
         a.output.display(),

@@ -97,7 +97,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             // reads JSON still gets it, and so does stdout when the result
             // could be kept nowhere.
             if req.format() == Format::Json || u.kept.is_none() {
-                let mut out = std::io::stdout().lock();
+                let mut out = crate::ui::stdout();
                 let _ = writeln!(out, "{}", u.json).and_then(|()| out.flush());
             }
             anyhow::bail!("{u}");
@@ -110,7 +110,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // A closed stdout (`| head -1`) is no failure of the run: it is saved,
     // and its exit status still says how it went.
     let printed = console.finish().and_then(|()| {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::ui::stdout();
         wirebench_report::summary::print_repetitions_as(
             &mut out,
             req.format(),

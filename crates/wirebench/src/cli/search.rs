@@ -90,7 +90,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         );
         wirebench_core::store::write_atomic(j, doc.as_bytes())?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     if b.req.format() == Format::Text {
         wirebench_report::summary::print_search(&mut out, &r)?;
     } else {

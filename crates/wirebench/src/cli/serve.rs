@@ -75,7 +75,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<ExitCode> {
             (Some(_), Some(_)) => a.order(secret),
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     serve::serve(
         &order.request,
         order.credentials,

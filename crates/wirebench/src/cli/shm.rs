@@ -23,7 +23,7 @@ pub fn clean(a: CleanArgs) -> anyhow::Result<ExitCode> {
         true => cleanup::scan(&places),
         false => cleanup::clean(&places),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     for line in done.lines(a.dry_run, &places) {
         writeln!(out, "{line}")?;
     }

@@ -90,7 +90,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         Err(e) => usage!("{e}"),
     };
     if a.dry_run {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::ui::stdout();
         for line in plan::describe(&exp, &runs, &a.results) {
             writeln!(out, "{line}")?;
         }

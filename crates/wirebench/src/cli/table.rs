@@ -27,7 +27,7 @@ pub fn table(a: TableArgs) -> anyhow::Result<ExitCode> {
             Ok(r) => r,
             Err(e) => usage!("{e}"),
         };
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::ui::stdout();
         // One header per shape (the data channel has no mode column).
         let mut last_head = String::new();
         for r in &runs {
@@ -51,7 +51,7 @@ pub fn table(a: TableArgs) -> anyhow::Result<ExitCode> {
     } else {
         MarkdownExporter.export(&doc)
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     write!(out, "{text}")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)

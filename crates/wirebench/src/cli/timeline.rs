@@ -82,7 +82,7 @@ pub fn timeline(mut a: TimelineArgs) -> anyhow::Result<ExitCode> {
         Err(e) => usage!("{e}"),
     };
     let shapes = timeline::shapes(&ops);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     if shapes.is_empty() {
         if split.is_given() {
             usage!("no operation matched --begin/--end/--id in the trace");

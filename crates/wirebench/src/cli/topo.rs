@@ -98,7 +98,7 @@ pub fn topo(a: TopoArgs) -> anyhow::Result<ExitCode> {
         false => a.counts.clone(),
     };
     let tables = placement::tables(&t, &counts).map_err(anyhow::Error::msg)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::ui::stdout();
     if a.format == "json" {
         serde_json::to_writer_pretty(&mut out, &wirebench_report::topo::json(&t, &tables))?;
         writeln!(out)?;

@@ -92,7 +92,7 @@ impl Console {
             let _ = f(&mut self.deferred);
             return;
         }
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::ui::stdout();
         if let Err(e) = f(&mut out).and_then(|_| out.flush()) {
             self.failed = Some(e);
         }

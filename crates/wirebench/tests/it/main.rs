@@ -22,6 +22,7 @@ mod modes;
 mod never_lost;
 mod observe;
 mod openloop;
+mod peer_text;
 mod report;
 mod reports;
 mod results;
