@@ -138,7 +138,7 @@ impl Credentials {
         }
         let flag = match (&access_key, &secret_key) {
             (Some(_), _) => "--access-key",
-            (None, Some(_)) => "--secret-key",
+            (None, Some(_)) => "--secret-key-file",
             (None, None) => return Ok(None),
         };
         let signing = wirebench_core::kind::all()
@@ -154,7 +154,8 @@ impl Credentials {
         })
     }
 
-    /// The pair given (both or neither), else `AWS_ACCESS_KEY_ID` and
+    /// The pair given, else the access key given with
+    /// `AWS_SECRET_ACCESS_KEY`, else `AWS_ACCESS_KEY_ID` and
     /// `AWS_SECRET_ACCESS_KEY`.
     pub fn given_or_env(
         access_key: Option<String>,
@@ -174,9 +175,26 @@ impl Credentials {
                         secret_key,
                     }))
             }
-            _ => Err(SpecError::Flag {
-                flag: "--access-key",
-                why: "and --secret-key go together".into(),
+            // The secret of a key given: from the environment.
+            (Some(access_key), None) => {
+                match std::env::var("AWS_SECRET_ACCESS_KEY")
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                {
+                    Some(secret_key) => Ok(Some(Credentials {
+                        access_key,
+                        secret_key,
+                    })),
+                    None => Err(SpecError::Flag {
+                        flag: "--access-key",
+                        why: "needs its secret: --secret-key-file FILE, or AWS_SECRET_ACCESS_KEY"
+                            .into(),
+                    }),
+                }
+            }
+            (None, Some(_)) => Err(SpecError::Flag {
+                flag: "--secret-key-file",
+                why: "needs --access-key (or AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY)".into(),
             }),
         }
     }

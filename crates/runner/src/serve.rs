@@ -727,7 +727,7 @@ fn exposure_warning(endpoint: &Endpoint, note: &str) -> Option<String> {
     }
     let who = match endpoint {
         Endpoint::S3 { .. } if note.contains("anonymous") => {
-            ": the fake S3 server is anonymous, so anyone who reaches it can write and read; give --access-key and --secret-key to require signed requests"
+            ": the fake S3 server is anonymous, so anyone who reaches it can write and read; give --access-key (its secret from AWS_SECRET_ACCESS_KEY) to require signed requests"
         }
         Endpoint::S3 { .. } => ": the fake S3 server requires signed requests",
         _ => ", with no authentication",

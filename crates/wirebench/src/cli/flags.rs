@@ -19,9 +19,16 @@ pub struct RunFlags {
     /// Access key (default: $AWS_ACCESS_KEY_ID). Never printed nor stored.
     #[arg(long, help_heading = wirebench_core::request::heading::S3)]
     access_key: Option<String>,
-    /// Secret key (default: $AWS_SECRET_ACCESS_KEY). Never printed nor stored.
-    #[arg(long, help_heading = wirebench_core::request::heading::S3)]
+    /// Refused: a secret on the command line is seen by every user of the
+    /// host (ps, /proc/PID/cmdline) for the whole run. Kept so that the
+    /// error names it.
+    #[arg(long, hide = true)]
     secret_key: Option<String>,
+    /// The secret key, read from this file (its first line; default:
+    /// $AWS_SECRET_ACCESS_KEY). Never printed nor stored; never given on
+    /// the command line, where ps shows it.
+    #[arg(long, value_name = "FILE", help_heading = wirebench_core::request::heading::S3)]
+    secret_key_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub agents: AgentFlags,
     #[command(flatten)]
@@ -87,8 +94,17 @@ impl RunFlags {
 
     /// The S3 credentials of the flags, else of the AWS_* variables (S3 runs only).
     pub fn credentials(&self) -> Result<Option<Credentials>, SpecError> {
-        let (k, s) = (self.access_key.clone(), self.secret_key.clone());
-        Credentials::for_request(&self.request(), k, s)
+        if self.secret_key.is_some() {
+            return Err(SpecError::Invalid {
+                flag: "--secret-key",
+                why: "on the command line it is seen by every user of this host (ps, /proc/PID/cmdline) for the whole run: give --secret-key-file FILE, or set AWS_SECRET_ACCESS_KEY".into(),
+            });
+        }
+        let s = match &self.secret_key_file {
+            Some(f) => Some(secret_from(f)?),
+            None => None,
+        };
+        Credentials::for_request(&self.request(), self.access_key.clone(), s)
     }
 
     /// The session options of these flags.
@@ -139,4 +155,28 @@ pub fn warn_if_debug() {
             "warning: this is a debug build: its figures are not representative; build with `cargo build --release`"
         );
     }
+}
+
+/// The secret key in `file`: its first line, trimmed; a file too large to
+/// be a key (over 4 KiB), or an empty one, is refused by the flag's name.
+fn secret_from(file: &std::path::Path) -> Result<String, SpecError> {
+    let bad = |why: String| SpecError::Invalid {
+        flag: "--secret-key-file",
+        why,
+    };
+    let mut f = std::fs::File::open(file).map_err(|e| bad(format!("{}: {e}", file.display())))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(&mut f, 4097), &mut text)
+        .map_err(|e| bad(format!("{}: {e}", file.display())))?;
+    if text.len() > 4096 {
+        return Err(bad(format!(
+            "{}: over 4 KiB, not a secret key",
+            file.display()
+        )));
+    }
+    let key = text.lines().next().unwrap_or("").trim();
+    if key.is_empty() {
+        return Err(bad(format!("{}: empty", file.display())));
+    }
+    Ok(key.to_string())
 }

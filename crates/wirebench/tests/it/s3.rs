@@ -103,6 +103,9 @@ struct Minio {
     child: std::process::Child,
     addr: String,
     _data: TempDir,
+    /// The secret in a file (`--secret-key-file`): never on a command line.
+    _secret: TempDir,
+    secret_file: String,
 }
 
 const MINIO_USER: &str = "wirebench";
@@ -161,10 +164,14 @@ impl Minio {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start MinIO");
+        let secret = TempDir::new("minio-secret");
+        std::fs::write(secret.path().join("key"), format!("{MINIO_PASSWORD}\n")).unwrap();
         let m = Minio {
             child,
             addr,
             _data: data,
+            secret_file: secret.path().join("key").display().to_string(),
+            _secret: secret,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
         // Over TLS, an accepting port is as far as a plain probe goes.
@@ -199,8 +206,13 @@ impl Minio {
             && out.starts_with("HTTP/1.1 200")
     }
 
-    fn creds(&self) -> [&'static str; 4] {
-        ["--access-key", MINIO_USER, "--secret-key", MINIO_PASSWORD]
+    fn creds(&self) -> [&str; 4] {
+        [
+            "--access-key",
+            MINIO_USER,
+            "--secret-key-file",
+            &self.secret_file,
+        ]
     }
 }
 
@@ -282,6 +294,16 @@ fn every_workload_runs_against_minio_and_the_data_checks() {
 fn fails_up_front(args: &[&str], code: i32, says: &str) {
     let dir = TempDir::new("s3err");
     let mut all = vec!["run", "--results", dir.str()];
+    // A secret comes from a file: `--secret-key S` is refused.
+    let file = dir.path().join("secret");
+    let file = file.to_str().unwrap();
+    let mut args = args.to_vec();
+    if let Some(i) = args.iter().position(|a| *a == "--secret-key") {
+        std::fs::write(file, args[i + 1]).unwrap();
+        args[i] = "--secret-key-file";
+        args[i + 1] = file;
+    }
+    let args = &args[..];
     all.extend_from_slice(args);
     let mut p = Proc::spawn(&all);
     let st = p.wait(Duration::from_secs(60));

@@ -161,6 +161,65 @@ fn issue_35_the_fake_servers_secret_is_never_on_its_command_line() {
     );
 }
 
+/// Issue 46: `run --secret-key SECRET` is refused by name like `serve`'s
+/// (it would sit in ps and /proc/PID/cmdline for the whole run), and the
+/// secret is not echoed; `--secret-key-file` signs with the file's key
+/// (a wrong one is refused by the server).
+#[test]
+fn issue_46_a_runs_secret_is_never_on_its_command_line() {
+    let _g = shared();
+    let srv = Server::start_env(
+        &["AWS_SECRET_ACCESS_KEY=right-secret"],
+        &["--transport", "s3", "--access-key", "AK"],
+    );
+    // s3://HOST:PORT/BUCKET
+    let target = srv.endpoint.clone();
+    let dir = TempDir::new("secretfile");
+    let run = |secret: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--transport",
+            "s3",
+            "--target",
+            &target,
+            "--access-key",
+            "AK",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--results",
+            dir.str(),
+            "--create-bucket",
+        ];
+        args.extend_from_slice(secret);
+        let mut p = Proc::spawn(&args);
+        let st = p.wait(Duration::from_secs(60));
+        (st, p.stderr_all())
+    };
+    let (st, err) = run(&["--secret-key", "visible-to-ps"]);
+    assert_eq!(st.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--secret-key") && err.contains("--secret-key-file"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("visible-to-ps"),
+        "the secret is echoed: {err}"
+    );
+    let file = dir.path().join("key");
+    std::fs::write(&file, "right-secret\n").unwrap();
+    let (st, err) = run(&["--secret-key-file", file.to_str().unwrap()]);
+    assert!(st.success(), "{err}");
+    std::fs::write(&file, "wrong-secret\n").unwrap();
+    let (st, err) = run(&["--secret-key-file", file.to_str().unwrap()]);
+    assert!(
+        !st.success() && err.contains("SignatureDoesNotMatch"),
+        "{err}"
+    );
+    srv.stop();
+}
+
 /// An S3 "server" that answers every request 200 with an empty body, and
 /// a listing with `listing`.
 fn lying_s3(listing: &'static str) -> (String, std::sync::Arc<std::sync::atomic::AtomicBool>) {
