@@ -34,6 +34,9 @@ pub trait SweepEvents {
     }
     /// A run ended (its entry in the index).
     fn run_ended(&mut self, _entry: &Entry) {}
+    /// The run under way serves its live metrics at `url` (the port it
+    /// bound: with `--metrics-listen HOST:0`, a new one each point).
+    fn metrics_at(&mut self, _url: &str) {}
 }
 
 /// How a sweep ended.
@@ -190,7 +193,7 @@ pub fn sweep(
         }
         let eta = (i > 0).then(|| began.elapsed().mul_f64((todo.len() - i) as f64 / i as f64));
         events.run_started(runs.len() - todo.len() + i + 1, runs.len(), r, eta);
-        let mut entry = run_one(&exe, &dir, r, cancel, metrics)?;
+        let mut entry = run_one(&exe, &dir, r, cancel, metrics, events)?;
         entry.requests = Some(r.requests.clone());
         // Each instance's run in the results' history (the runs save
         // themselves, and leave the index to the sweep).
@@ -230,6 +233,7 @@ fn run_one(
     r: &PlannedRun,
     cancel: &Cancel,
     metrics: &[String],
+    events: &mut dyn SweepEvents,
 ) -> Result<Entry, RunError> {
     let mut children: Vec<Child> = Vec::new();
     for (i, req) in r.requests.iter().enumerate() {
@@ -263,25 +267,25 @@ fn run_one(
         let _ = child.stdin.take().expect("piped").write_all(&line);
         children.push(child);
     }
-    // Drain the pipes while they run (a full pipe would block a child).
+    // Drain the pipes while they run (a full pipe would block a child); the
+    // address a run's metrics are served at is passed on as it comes.
+    let (urls, served_at) = std::sync::mpsc::channel::<String>();
     let readers: Vec<_> = children
         .iter_mut()
         .map(|c| {
             let mut out = c.stdout.take().expect("piped");
-            let mut err = c.stderr.take().expect("piped");
+            let err = c.stderr.take().expect("piped");
+            let urls = urls.clone();
             let o = std::thread::spawn(move || {
                 let mut s = String::new();
                 let _ = out.read_to_string(&mut s);
                 s
             });
-            let e = std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = err.read_to_string(&mut s);
-                s
-            });
+            let e = std::thread::spawn(move || stderr_of(err, &urls));
             (o, e)
         })
         .collect();
+    drop(urls);
     let mut forwarded = false;
     loop {
         let running = children
@@ -289,6 +293,9 @@ fn run_one(
             .filter_map(|c| c.try_wait().ok())
             .filter(|s| s.is_none())
             .count();
+        while let Ok(url) = served_at.try_recv() {
+            events.metrics_at(&url);
+        }
         if running == 0 {
             break;
         }
@@ -367,4 +374,23 @@ fn changed_points(ix: &Index, runs: &[PlannedRun]) -> Vec<(String, Vec<String>)>
         }
     }
     out
+}
+
+/// A run's stderr, whole, read line by line: each `metrics: URL` line's
+/// URL sent on `urls` as it comes.
+fn stderr_of(err: impl std::io::Read, urls: &std::sync::mpsc::Sender<String>) -> String {
+    use std::io::BufRead as _;
+    let mut s = String::new();
+    let mut r = std::io::BufReader::new(err);
+    loop {
+        let mut line = String::new();
+        match r.read_line(&mut line) {
+            Ok(0) | Err(_) => return s,
+            Ok(_) => {}
+        }
+        if let Some(url) = line.trim_end().strip_prefix("metrics: ") {
+            let _ = urls.send(url.to_string());
+        }
+        s.push_str(&line);
+    }
 }

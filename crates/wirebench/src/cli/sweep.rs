@@ -68,6 +68,10 @@ impl SweepEvents for Progress {
         eprintln!("{line}");
     }
 
+    fn metrics_at(&mut self, url: &str) {
+        eprintln!("  metrics: {url}");
+    }
+
     fn run_ended(&mut self, e: &Entry) {
         if e.status != "complete" {
             eprintln!(
@@ -101,7 +105,10 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     }
     let metrics = a.metrics.for_sweep().map_err(super::error::UsageError)?;
     if let Some(addr) = a.metrics.metrics_listen {
-        eprintln!("metrics: http://{addr}/metrics (each run's, while it works)");
+        // A port 0 is each run's own: said as each point binds it.
+        if addr.port() != 0 {
+            eprintln!("metrics: http://{addr}/metrics (each run's, while it works)");
+        }
     }
     // Ctrl-C and SIGTERM: the run under way is stopped (its partial result
     // saved), the index written, and the sweep ends; --resume continues it.

@@ -447,3 +447,37 @@ instances = [1, 2]
     assert_eq!(s1.stop()["conns_accepted"], 2);
     assert_eq!(s2.stop()["conns_accepted"], 2);
 }
+
+/// Issue 46: `sweep --metrics-listen 127.0.0.1:0` said
+/// `http://127.0.0.1:0/metrics` and never the ports the runs bound; each
+/// point now says its own, as it binds it.
+#[test]
+fn issue_46_a_sweep_on_port_0_prints_each_points_bound_port() {
+    let _g = shared();
+    let dir = TempDir::new("sweep-port0");
+    let results = dir.path().join("results");
+    let spec = write_spec(
+        &dir,
+        "port0.toml",
+        "name = \"port0\"\n[base]\nduration = \"1s\"\nwarmup = \"0s\"\n[matrix]\ndepth = [1, 2]\n",
+    );
+    let mut p = Proc::spawn(&[
+        "sweep",
+        &spec,
+        "--results",
+        results.to_str().unwrap(),
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    let st = p.wait(Duration::from_secs(120));
+    let err = p.stderr_all();
+    assert!(st.success(), "{err}");
+    assert!(!err.contains("127.0.0.1:0/"), "{err}");
+    let ports: Vec<u16> = err
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("metrics: http://127.0.0.1:"))
+        .map(|rest| rest.trim_end_matches("/metrics").parse().unwrap())
+        .collect();
+    assert_eq!(ports.len(), 2, "a port for each point: {err}");
+    assert!(ports.iter().all(|&p| p != 0), "{err}");
+}
