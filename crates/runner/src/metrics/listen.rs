@@ -3,9 +3,14 @@
 //! Safe by default: an address that is not loopback is refused unless a
 //! bearer token is given (`--metrics-token-file`; Prometheus sends it with
 //! `authorization: {credentials_file: ...}`), and then every request must
-//! carry it. Each peer is bounded: at most [`MAX_CONNS`] connections at
-//! once (more are closed at once), headers within [`HEADER_TIMEOUT`] and
-//! hyper's size limit, and a connection lives at most [`CONN_LIFETIME`].
+//! carry it. Each peer is bounded: a connection waits for its first request
+//! in one of [`MAX_PENDING`] slots ([`MAX_PENDING_PER_PEER`] per address),
+//! its headers within [`HEADER_TIMEOUT`] and hyper's size limit; only a
+//! request that passed the token takes one of the [`MAX_CONNS`] serving
+//! slots, so peers without the token (dripping their headers, say) never
+//! keep a scraper that has it out. A request without the token is answered
+//! 401 and its connection closed; a connection lives at most
+//! [`CONN_LIFETIME`].
 
 use super::board::Shared;
 use super::expose::{Format, page};
@@ -17,8 +22,12 @@ use std::net::{SocketAddr, TcpListener as StdListener};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Connections served at once.
+/// Connections served at once (each past the token).
 pub const MAX_CONNS: usize = 16;
+/// Connections waiting for their first request (not yet past the token).
+pub const MAX_PENDING: usize = 64;
+/// Of those, from one peer address.
+pub const MAX_PENDING_PER_PEER: usize = 32;
 /// Time a peer has to send a request's headers.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest a connection is kept (a scraper then opens another).
@@ -103,22 +112,32 @@ impl Listener {
                         return;
                     };
                     let mut conns = tokio::task::JoinSet::new();
+                    let served = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNS));
+                    let pending = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_PENDING));
+                    let per_peer = PerPeer::default();
                     loop {
                         tokio::select! {
                             _ = &mut stop_rx => break,
                             a = listener.accept() => {
-                                let Ok((stream, _)) = a else {
+                                let Ok((stream, peer)) = a else {
                                     // Out of descriptors, say: wait, then go on.
                                     tokio::time::sleep(Duration::from_millis(50)).await;
                                     continue;
                                 };
-                                if conns.len() >= MAX_CONNS {
+                                // A slot to wait in for the first request,
+                                // else the connection is closed at once.
+                                let Ok(wait) = pending.clone().try_acquire_owned() else {
                                     continue;
-                                }
-                                let (board, auth) = (board.clone(), auth.clone());
+                                };
+                                let Some(peer) = per_peer.enter(peer.ip()) else {
+                                    continue;
+                                };
+                                let slot = std::sync::Arc::new(std::sync::Mutex::new(Slot::Pending { _held: (wait, peer) }));
+                                let (board, auth, served) = (board.clone(), auth.clone(), served.clone());
                                 conns.spawn(async move {
                                     let svc = hyper::service::service_fn(move |req| {
-                                        let r = answer(&req, &board, &auth);
+                                        let r = admit(&req, &auth, &slot, &served)
+                                            .unwrap_or_else(|| answer(&req, &board));
                                         async move { Ok::<_, std::convert::Infallible>(r) }
                                     });
                                     let mut http = hyper::server::conn::http1::Builder::new();
@@ -169,11 +188,80 @@ impl Drop for Listener {
 
 type Auth = (hmac::Key, Option<hmac::Tag>);
 
-fn answer<B>(req: &http::Request<B>, board: &Shared, auth: &Auth) -> http::Response<Full<Bytes>> {
-    let reply = |status: http::StatusCode, text: &str| {
-        let mut r = http::Response::new(Full::new(Bytes::from(text.to_string())));
-        *r.status_mut() = status;
-        r
+/// How many connections each peer address has waiting for their first
+/// request.
+#[derive(Clone, Default)]
+struct PerPeer(
+    std::sync::Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>,
+);
+
+/// One waiting connection of a peer: counted until dropped.
+struct PeerWait {
+    of: PerPeer,
+    ip: std::net::IpAddr,
+}
+
+impl PerPeer {
+    /// A waiting place for `ip`, unless it has [`MAX_PENDING_PER_PEER`].
+    fn enter(&self, ip: std::net::IpAddr) -> Option<PeerWait> {
+        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let n = m.entry(ip).or_insert(0);
+        if *n >= MAX_PENDING_PER_PEER {
+            return None;
+        }
+        *n += 1;
+        Some(PeerWait {
+            of: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for PeerWait {
+    fn drop(&mut self) {
+        let mut m = self.of.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = m.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Where a connection stands: waiting for a request past the token (in a
+/// waiting slot), or served (in a serving slot).
+/// Each holds its slot until it is replaced or dropped.
+enum Slot {
+    Pending {
+        _held: (tokio::sync::OwnedSemaphorePermit, PeerWait),
+    },
+    Served {
+        _held: tokio::sync::OwnedSemaphorePermit,
+    },
+}
+
+fn reply(status: http::StatusCode, text: &str) -> http::Response<Full<Bytes>> {
+    let mut r = http::Response::new(Full::new(Bytes::from(text.to_string())));
+    *r.status_mut() = status;
+    r
+}
+
+/// The token, then a serving slot: None when the request may be answered;
+/// else the answer (401, or 503 with every serving slot taken), and the
+/// connection is closed after it.
+fn admit<B>(
+    req: &http::Request<B>,
+    auth: &Auth,
+    slot: &std::sync::Mutex<Slot>,
+    served: &std::sync::Arc<tokio::sync::Semaphore>,
+) -> Option<http::Response<Full<Bytes>>> {
+    let close = |mut r: http::Response<Full<Bytes>>| {
+        r.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+        Some(r)
     };
     if let (key, Some(want)) = auth {
         let given = req
@@ -187,9 +275,27 @@ fn answer<B>(req: &http::Request<B>, board: &Shared, auth: &Auth) -> http::Respo
                 http::header::WWW_AUTHENTICATE,
                 http::HeaderValue::from_static("Bearer"),
             );
-            return r;
+            return close(r);
         }
     }
+    let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Slot::Pending { .. } = &*s {
+        match served.clone().try_acquire_owned() {
+            // The waiting slot is given back as the serving one is taken.
+            Ok(p) => *s = Slot::Served { _held: p },
+            Err(_) => {
+                return close(reply(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "every connection this listener serves is taken\n",
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The page (or why not), for a request past the token.
+fn answer<B>(req: &http::Request<B>, board: &Shared) -> http::Response<Full<Bytes>> {
     if req.uri().path() != "/metrics" {
         return reply(http::StatusCode::NOT_FOUND, "only /metrics is here\n");
     }

@@ -426,3 +426,64 @@ fn issue_38_a_sweep_serves_each_runs_metrics_labelled_by_its_point() {
     assert_eq!(st.code(), Some(2), "{err}");
     assert!(err.contains("--live: `sweep` has no live view"), "{err}");
 }
+
+/// Issue 46: with `--metrics-token-file`, 20 peers without the token that
+/// drip their headers held the 16 connection slots before the token was
+/// checked, and 16 of 19 authorised scrapes failed. A connection now waits
+/// for its first request apart; only one past the token takes a serving
+/// slot: every authorised scrape is served while the drippers drip, and a
+/// peer without the token is answered 401 and closed.
+#[test]
+fn issue_46_peers_without_the_token_cannot_keep_a_scraper_out() {
+    let _g = shared();
+    let dir = TempDir::new("metrics-drip");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "metrics-token-0123456789\n").unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut p = Proc::spawn(&[
+        "run",
+        "--rate",
+        "200",
+        "--duration",
+        "20s",
+        "--warmup",
+        "0s",
+        "--metrics-listen",
+        &addr,
+        "--metrics-token-file",
+        token.to_str().unwrap(),
+        "--results",
+        dir.path().join("results").to_str().unwrap(),
+    ]);
+    p.stderr_until(Duration::from_secs(30), |l| l.starts_with("metrics: "));
+    // 20 drippers: a request line, then a header byte now and then.
+    let mut drippers: Vec<std::net::TcpStream> = (0..20)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n").unwrap();
+            s
+        })
+        .collect();
+    let bearer = [("Authorization", "Bearer metrics-token-0123456789")];
+    let mut served = 0;
+    for _ in 0..19 {
+        for d in &mut drippers {
+            let _ = d.write_all(b"X");
+        }
+        if let Some((200, body)) = get(&addr, "/metrics", &bearer) {
+            served += usize::from(body.contains("wirebench_running{"));
+        }
+    }
+    assert_eq!(served, 19, "authorised scrapes served while 20 peers drip");
+    // Without the token: 401, and the connection is closed after it.
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+    drop(drippers);
+    p.signal(nix::sys::signal::Signal::SIGINT);
+    p.wait(Duration::from_secs(30));
+}
