@@ -794,14 +794,25 @@ fn counted(steps: &[Step]) -> impl Iterator<Item = &Step> {
 /// behind in is one too (a VM's capacity dips for a moment: redis at depth
 /// 1 fell behind at 17,500/s and kept up at 19,000/s a minute later).
 /// Measured again once: a miss that stays decided stands.
+///
+/// Also measured again: a step the server fell behind in at a rate it
+/// completed more than in another step (under the saturation by the spare
+/// capacity): the server can take that rate, so the step saw a dip of the
+/// machine, and bisecting below it would answer the dip.
 fn suspect_miss(steps: &[Step]) -> Option<usize> {
     let (now, confirmed) = answer(steps);
     let raised = |a: Option<f64>, c: bool| c && (!confirmed || a > now);
+    let sat = saturation(steps);
+    let dipped =
+        |s: &Step| !s.kept_up && sat.is_some_and(|sat| s.rate_per_s < (1.0 - SPARE_CAPACITY) * sat);
     steps
         .iter()
         .enumerate()
         .filter(|(_, s)| s.counts() && !s.undecided && !s.pass && s.tries == 1)
-        .filter(|&(i, _)| {
+        .filter(|&(i, s)| {
+            if dipped(s) {
+                return true;
+            }
             let mut without = steps.to_vec();
             without[i].remeasured = true;
             let (a, c) = answer(&without);
@@ -1414,5 +1425,45 @@ mod tests {
         assert!(matches!(next_rate(&forged(true, true), 0.05), Next::Done));
         assert!(matches!(next_rate(&forged(false, true), 0.05), Next::Try(r) if r == 400_000.0));
         assert!(matches!(next_rate(&forged(true, false), 0.05), Next::Try(r) if r == 400_000.0));
+    }
+
+    /// Redis at depth 1 (2026-11-29): the server completed 19,000/s in one
+    /// step, then fell behind at 17,500/s in a moment the VM slowed. A
+    /// step that fell behind at a rate the server has completed more than
+    /// is measured again before the bisection answers below it.
+    #[test]
+    fn issue_45_falling_behind_below_what_the_server_completed_is_measured_again() {
+        let dips = std::cell::Cell::new(0);
+        let mut steps: Vec<Step> = Vec::new();
+        let mut rate: f64 = 1000.0;
+        let mut tries = 1;
+        let done = loop {
+            assert!(steps.len() < 30, "no end: {steps:#?}");
+            let mut completed = rate.min(19_000.0);
+            if (17_000.0..18_000.0).contains(&rate) && dips.get() == 0 {
+                dips.set(1);
+                completed = 0.9 * rate;
+            }
+            let mut s = step(rate, completed >= 0.95 * rate, completed);
+            s.tries = tries;
+            tries = 1;
+            match take(&mut steps, s, 0.05) {
+                Next::Try(r) => rate = r,
+                Next::Again(i) => {
+                    steps[i].remeasured = true;
+                    rate = steps[i].rate_per_s;
+                    tries = steps[i].tries + 1;
+                }
+                Next::Done => break steps,
+            }
+        };
+        assert_eq!(
+            dips.get(),
+            1,
+            "no rate in the dip's range was tried: {done:#?}"
+        );
+        let (best, confirmed) = answer(&done);
+        assert!(confirmed && best.unwrap() >= 17_000.0, "{best:?} {done:#?}");
+        assert_eq!(done.iter().filter(|s| s.remeasured).count(), 1);
     }
 }

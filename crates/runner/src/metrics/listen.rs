@@ -79,6 +79,8 @@ impl MetricsOptions {
 /// The listening thread; stopped by [`Listener::finish`] or on drop.
 pub struct Listener {
     addr: SocketAddr,
+    /// The serving thread's id (0 until it has started).
+    tid: std::sync::Arc<std::sync::atomic::AtomicI32>,
     hold: Duration,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -104,9 +106,12 @@ impl Listener {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
+        let tid = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let tid_of = tid.clone();
         let thread = std::thread::Builder::new()
             .name("wb-metrics".into())
             .spawn(move || {
+                tid_of.store(nix::unistd::gettid().as_raw(), std::sync::atomic::Ordering::Release);
                 rt.block_on(async move {
                     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
                         return;
@@ -154,6 +159,7 @@ impl Listener {
             })?;
         Ok(Listener {
             addr,
+            tid,
             hold: opts.hold,
             stop: Some(stop_tx),
             thread: Some(thread),
@@ -162,6 +168,31 @@ impl Listener {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Keeps the serving thread off `busy` (the client's CPUs): on the
+    /// other CPUs this process may use. Where it runs after, as a CPU list
+    /// (None: every CPU it may use is busy, so it stays where it was, or
+    /// it could not be moved).
+    pub fn keep_off(&self, busy: &[usize]) -> Option<Vec<usize>> {
+        let tid = self.tid.load(std::sync::atomic::Ordering::Acquire);
+        if tid == 0 || busy.is_empty() {
+            return None;
+        }
+        let mine = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok()?;
+        let mut set = nix::sched::CpuSet::new();
+        let mut free = Vec::new();
+        for cpu in 0..nix::sched::CpuSet::count() {
+            if mine.is_set(cpu).unwrap_or(false) && !busy.contains(&cpu) {
+                set.set(cpu).ok()?;
+                free.push(cpu);
+            }
+        }
+        if free.is_empty() {
+            return None;
+        }
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid), &set).ok()?;
+        Some(free)
     }
 
     /// Keeps serving for the hold, then stops.
@@ -308,8 +339,8 @@ fn answer<B>(req: &http::Request<B>, board: &Shared) -> http::Response<Full<Byte
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let format = Format::of_accept(accept);
-    let body = board.with(|b| page(b, format));
-    let mut r = http::Response::new(Full::new(Bytes::from(body)));
+    let body = board.page(format as usize, |b| page(b, format));
+    let mut r = http::Response::new(Full::new(body));
     r.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static(format.content_type()),

@@ -43,6 +43,9 @@ pub struct Exporter {
     agents: Vec<String>,
     warmup_ns: u64,
     stages: Vec<wirebench_core::stages::Stage>,
+    /// The CPUs the serving thread was kept to, off the client's (None:
+    /// not moved: the client may use every CPU).
+    serving_on: Option<Vec<usize>>,
 }
 
 impl Exporter {
@@ -61,6 +64,7 @@ impl Exporter {
             agents: Vec::new(),
             warmup_ns: 0,
             stages: Vec::new(),
+            serving_on: None,
         })
     }
 
@@ -76,6 +80,12 @@ impl Exporter {
         Exporter::start(&opts).map(Some).map_err(Err)
     }
 
+    /// The CPUs its serving thread runs on, off the client's (None: not
+    /// moved, the client may use every CPU this process may).
+    pub fn serving_on(&self) -> Option<&[usize]> {
+        self.serving_on.as_deref()
+    }
+
     /// Where it listens (the port chosen, when 0 was asked).
     pub fn addr(&self) -> std::net::SocketAddr {
         self.listener.addr()
@@ -83,6 +93,8 @@ impl Exporter {
 
     /// A run's session is open: its labels, and its series at 0.
     pub fn started(&mut self, spec: &wirebench_core::spec::RunSpec) {
+        // Serving scrapes takes CPU: not the client's, where there is other.
+        self.serving_on = self.listener.keep_off(spec.client_cpus.cpus());
         self.warmup_ns = spec.warmup_ns;
         self.stages = spec.stages.clone();
         self.agents = spec.agents.iter().map(|a| a.address.clone()).collect();

@@ -31,6 +31,8 @@ pub struct Console {
     pub csv_header: bool,
     /// Live metrics (`--metrics-listen`), fed each second.
     pub exporter: Option<wirebench_runner::metrics::Exporter>,
+    /// Where scrapes are served was said (once).
+    said_serving: bool,
     /// The live view (`--live`), in place of the lines.
     pub live: Option<wirebench_report::live::Live>,
     /// Print the connect line, the header and each second (a search prints
@@ -51,6 +53,7 @@ impl Console {
             stall_ns: 10_000_000,
             csv_header: false,
             exporter: None,
+            said_serving: false,
             live: None,
             seconds: true,
             deferred: Vec::new(),
@@ -149,8 +152,24 @@ impl Events for Console {
 impl RunEvents for Console {
     fn started(&mut self, spec: &RunSpec, p: &Placement, endpoint: &Endpoint, pid: Option<u32>) {
         self.stall_ns = spec.hiccup_threshold_ns.unwrap_or(u64::MAX);
+        let mut serving = None;
         if let Some(e) = &mut self.exporter {
+            let first = !self.said_serving;
             e.started(spec);
+            // Said once: where scrapes are served, when it must be the
+            // client's CPUs (the client may use every CPU).
+            if first && e.serving_on().is_none() && !spec.client_cpus.is_empty() {
+                serving = Some(format!(
+                    "metrics: scrapes are served on the client's CPUs ({}): the client may use every CPU; each scrape takes a little of its time",
+                    spec.client_cpus
+                ));
+            }
+        }
+        if let Some(s) = &serving {
+            self.said_serving = true;
+            if self.text() {
+                eprintln!("{s}");
+            }
         }
         let headline = wirebench_report::summary::headline(spec, p, endpoint, pid);
         if let Some(l) = &mut self.live {

@@ -460,7 +460,8 @@ fn issue_46_peers_without_the_token_cannot_keep_a_scraper_out() {
     let mut drippers: Vec<std::net::TcpStream> = (0..20)
         .map(|_| {
             let mut s = std::net::TcpStream::connect(&addr).unwrap();
-            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n").unwrap();
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
             s
         })
         .collect();
@@ -478,7 +479,8 @@ fn issue_46_peers_without_the_token_cannot_keep_a_scraper_out() {
     // Without the token: 401, and the connection is closed after it.
     let mut s = std::net::TcpStream::connect(&addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut out = Vec::new();
     s.read_to_end(&mut out).unwrap();
     let text = String::from_utf8_lossy(&out);
