@@ -208,7 +208,11 @@ fn a_search_runs_each_step_on_the_agents() {
             r.agents.iter().map(|a| a.ops).sum::<u64>(),
             "{id}"
         );
-        assert_eq!(s["completed_per_s"].as_f64(), Some(r.summary.ops_per_s));
+        // A step measured again pools its tries' seconds: its figure is
+        // theirs, the last run's only when it had one try.
+        if s["tries"].as_u64() == Some(1) {
+            assert_eq!(s["completed_per_s"].as_f64(), Some(r.summary.ops_per_s));
+        }
     }
     // Twice the capacity asked: the server fell behind, near its capacity.
     let saturation = v["saturation_ops_per_s"].as_f64().expect("saturated");
