@@ -230,8 +230,14 @@ pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> 
     if plain && first_line(&path).is_some_and(|l| !l.is_empty() && l != header) {
         path = root.join(format!("summary-{}.csv", crate::result::SCHEMA_VERSION));
     }
-    let (file, new) = open_append(&path).map_err(io(&path))?;
-    let mut w = csv::Writer::from_writer(file);
+    let (mut file, _) = open_append(&path).map_err(io(&path))?;
+    // One writer at a time (runs of a sweep, or of several shells, end
+    // together): under the lock, whether the file is new is known for
+    // sure, and the header and the line go out in one write. The lock
+    // goes with the file when it is closed.
+    file.lock().map_err(io(&path))?;
+    let new = file.metadata().map_err(io(&path))?.len() == 0;
+    let mut w = csv::Writer::from_writer(Vec::new());
     let csv_err = |source| StoreError::Csv {
         path: path.clone(),
         source,
@@ -284,7 +290,11 @@ pub fn append_summary_csv(root: &Path, r: &RunResult) -> Result<(), StoreError> 
         .map(|c| crate::text::visible(c).into_owned())
         .collect();
     w.write_record(&row).map_err(csv_err)?;
-    w.flush().map_err(io(&path))
+    let bytes = w.into_inner().map_err(|e| StoreError::Csv {
+        path: path.clone(),
+        source: e.into_error().into(),
+    })?;
+    std::io::Write::write_all(&mut file, &bytes).map_err(io(&path))
 }
 
 pub const CSV_HEADER: [&str; 29] = [
@@ -359,6 +369,44 @@ pub fn load(path: &Path) -> Result<RunResult, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 46: 20 runs appending at once gave summary.csv a second
+    /// header (each saw an empty file, then both wrote one). 20 writers of
+    /// 10 lines each, started together: one header, 200 whole lines.
+    #[test]
+    fn issue_46_concurrent_appends_to_summary_csv_write_one_header() {
+        let root = std::env::temp_dir().join(format!("wb-store-race-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        let r = crate::result::tests::sample();
+        let go = std::sync::Arc::new(std::sync::Barrier::new(20));
+        let writers: Vec<_> = (0..20)
+            .map(|_| {
+                let (root, r, go) = (root.clone(), r.clone(), go.clone());
+                std::thread::spawn(move || {
+                    go.wait();
+                    for _ in 0..10 {
+                        append_summary_csv(&root, &r).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let csv = fs::read_to_string(root.join("summary.csv")).unwrap();
+        let header = CSV_HEADER.join(",");
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.iter().filter(|l| **l == header).count(), 1, "{csv}");
+        assert_eq!(lines[0], header);
+        assert_eq!(lines.len(), 201);
+        let fields = CSV_HEADER.len();
+        let mut rd = csv::Reader::from_reader(csv.as_bytes());
+        for rec in rd.records() {
+            assert_eq!(rec.unwrap().len(), fields);
+        }
+        let _ = fs::remove_dir_all(&root);
+    }
 
     #[test]
     fn save_load_and_csv() {

@@ -343,7 +343,22 @@ pub fn otava_csv(entries: &[Entry]) -> String {
         .collect();
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut head = vec!["time".to_string(), "commit".into(), "series".into()];
-    head.extend(keys.iter().map(|k| k.to_string()));
+    // A label named as a fixed or metric column (`p99`, `time`) would give
+    // two columns of one name: it is `label.p99` (and so on, until unique).
+    let fixed: BTreeSet<String> = head
+        .iter()
+        .cloned()
+        .chain(Metric::ALL.iter().map(|m| m.name().to_string()))
+        .collect();
+    let mut taken = fixed.clone();
+    for k in &keys {
+        let mut name = k.to_string();
+        while taken.contains(&name) {
+            name = format!("label.{name}");
+        }
+        taken.insert(name.clone());
+        head.push(name);
+    }
     head.extend(Metric::ALL.iter().map(|m| m.name().to_string()));
     let _ = w.write_record(
         head.iter()
@@ -458,4 +473,70 @@ pub fn check_ending(r: &Report) -> Option<String> {
             wirebench_history::changes::MIN_POINTS
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 46: labels named `ops_per_s`, `p99` or `time` gave
+    /// history.csv two columns of one name (Otava reads one of them). Each
+    /// column's name is now unique, the label's under `label.`.
+    #[test]
+    fn issue_46_labels_named_as_columns_get_columns_of_their_own() {
+        let labels: std::collections::BTreeMap<String, String> = [
+            ("commit", "c1"),
+            ("ops_per_s", "label-ops"),
+            ("p99", "label-p99"),
+            ("label.p99", "taken-too"),
+            ("time", "label-time"),
+            ("host", "a"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let e = Entry {
+            run_id: "r1".into(),
+            kind: "run".into(),
+            dir: "/nonexistent".into(),
+            started_at: "2026-11-29T00:00:00Z".into(),
+            series: "s1".into(),
+            settings: String::new(),
+            machine: String::new(),
+            description: String::new(),
+            transport: "msgr".into(),
+            status: "complete".into(),
+            labels,
+            metrics: [("ops_per_s".to_string(), 1000.0), ("p99".to_string(), 5e5)]
+                .into_iter()
+                .collect(),
+        };
+        let csv = otava_csv(&[e]);
+        let mut rd = csv::Reader::from_reader(csv.as_bytes());
+        let head: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+        let unique: BTreeSet<&String> = head.iter().collect();
+        assert_eq!(unique.len(), head.len(), "{head:?}");
+        let row: Vec<String> = rd
+            .records()
+            .next()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(String::from)
+            .collect();
+        let at = |name: &str| {
+            row[head
+                .iter()
+                .position(|h| h == name)
+                .unwrap_or_else(|| panic!("{name}: {head:?}"))]
+            .clone()
+        };
+        assert_eq!(at("ops_per_s"), "1000");
+        assert_eq!(at("label.ops_per_s"), "label-ops");
+        assert_eq!(at("label.p99"), "taken-too");
+        assert_eq!(at("label.label.p99"), "label-p99");
+        assert_eq!(at("label.time"), "label-time");
+        assert_eq!(at("host"), "a");
+        assert_eq!(at("commit"), "c1");
+    }
 }
