@@ -646,12 +646,7 @@ fn near_pass_line(slos: &[Slo], intervals: &[FigureInterval], headroom: f64) -> 
     let mut under = slos
         .iter()
         .zip(intervals)
-        .filter(|(slo, _)| {
-            matches!(
-                slo.cmp,
-                wirebench_core::slo::Cmp::Lt | wirebench_core::slo::Cmp::Le
-            )
-        })
+        .filter(|(slo, _)| is_ceiling(slo))
         .peekable();
     under.peek().is_some()
         && under.all(|(slo, ci)| ci.estimate >= NEAR_LIMIT * slo.threshold * (1.0 - headroom))
@@ -661,10 +656,22 @@ fn near_pass_line(slos: &[Slo], intervals: &[FigureInterval], headroom: f64) -> 
 /// more, all near the pass line: the objective barely tells them apart,
 /// so closing in on `best` more finely measures the machine's noise.
 fn blurred(steps: &[Step], best: f64) -> bool {
-    let near: Vec<&Step> = counted(steps)
-        .filter(|s| s.kept_up && s.rate_per_s >= best / 2.0 && s.rate_per_s <= best)
-        .collect();
+    let near: Vec<&Step> = top_octave(steps, best).collect();
     near.len() >= 2 && near.iter().all(|s| s.near_pass_line)
+}
+
+/// An objective a figure must stay under (a latency), not over.
+fn is_ceiling(slo: &Slo) -> bool {
+    matches!(
+        slo.cmp,
+        wirebench_core::slo::Cmp::Lt | wirebench_core::slo::Cmp::Le
+    )
+}
+
+/// The steps that count and kept up, from half `best` up to it: where
+/// the answer's sharpness is judged.
+fn top_octave(steps: &[Step], best: f64) -> impl Iterator<Item = &Step> {
+    counted(steps).filter(move |s| s.kept_up && s.rate_per_s >= best / 2.0 && s.rate_per_s <= best)
 }
 
 /// Whether the answer `best` is sharp: for each objective a figure must
@@ -674,15 +681,11 @@ fn blurred(steps: &[Step], best: f64) -> bool {
 /// apart there, and the answer moves with the machine's noise.
 fn not_sharp(slos: &[Slo], steps: &[Step], best: f64, headroom: f64) -> Option<NotSharp> {
     slos.iter().enumerate().find_map(|(i, slo)| {
-        if !matches!(
-            slo.cmp,
-            wirebench_core::slo::Cmp::Lt | wirebench_core::slo::Cmp::Le
-        ) {
+        if !is_ceiling(slo) {
             return None;
         }
         let pass_line = slo.threshold * (1.0 - headroom);
-        let near: Vec<(f64, f64)> = counted(steps)
-            .filter(|s| s.kept_up && s.rate_per_s >= best / 2.0 && s.rate_per_s <= best)
+        let near: Vec<(f64, f64)> = top_octave(steps, best)
             .filter_map(|s| Some((s.rate_per_s, s.intervals.get(i)?.estimate)))
             .filter(|(_, v)| v.is_finite())
             .collect();
