@@ -52,6 +52,38 @@ pub enum HistoryError {
     },
     #[error("{path}: {why}")]
     Io { path: PathBuf, why: String },
+    /// Not a plain file of its own: a link (followed, it would make or
+    /// overwrite a file elsewhere), a directory, a device.
+    #[error("{path}: refused: {why}")]
+    Refused { path: PathBuf, why: String },
+    /// Not a database, or a damaged one.
+    #[error("{path}: the history database is damaged ({source})")]
+    Corrupt {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    /// Another process held its write lock for longer than [`LOCK_WAIT`].
+    #[error("{path}: another process held the history's lock for more than {wait:?}")]
+    Locked { path: PathBuf, wait: Duration },
+}
+
+/// How long a writer waits for another's lock on the history (writers
+/// hold it for milliseconds: a run saving, an import).
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// The runs saved while the history was locked, one directory a line,
+/// indexed by the next writer that finds it free.
+pub const PENDING: &str = "history.pending";
+
+/// What became of a run given to the index.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Indexed {
+    New,
+    /// Its run id was indexed before, with the same figures.
+    Known,
+    /// Its run id was indexed before with other figures: the history keeps
+    /// the first (why says where each is and what differs).
+    Conflict(String),
 }
 
 /// The schema, one step per version: a database at version k gets steps
@@ -177,6 +209,118 @@ pub struct Imported {
     pub known: usize,
     /// `run.json` files that could not be read, and why.
     pub unreadable: Vec<(PathBuf, String)>,
+    /// Run ids found again with other figures (the first kept), and where.
+    pub conflicts: Vec<String>,
+}
+
+/// What [`History::rebuild`] did.
+#[derive(Debug)]
+pub struct Rebuilt {
+    /// Where the database that was there went.
+    pub moved_to: Option<PathBuf>,
+    pub imported: Imported,
+}
+
+/// Indexes a run saved in `dir` (with `add`) in the history of `results`,
+/// whatever the database's state; returns what to tell the user:
+/// - runs queued while it was locked are indexed first;
+/// - a damaged database is moved aside and made again from the run
+///   directories (which holds `dir`'s run too);
+/// - a lock held past [`LOCK_WAIT`] queues `dir` in [`PENDING`]: the run
+///   stays saved, and is indexed by the next writer.
+///
+/// An error only where the history can be neither used nor made again (a
+/// link, a newer schema, a directory that takes no file).
+pub fn record(
+    results: &Path,
+    dir: &Path,
+    add: &mut dyn FnMut(&mut History) -> Result<Indexed, HistoryError>,
+) -> Result<Vec<String>, HistoryError> {
+    let path = History::path_in(results);
+    let mut notes = Vec::new();
+    let mut attempt = |notes: &mut Vec<String>| -> Result<(), HistoryError> {
+        let mut h = History::open(&path)?;
+        h.drain_pending(results, notes)?;
+        if let Indexed::Conflict(why) = add(&mut h)? {
+            notes.push(why);
+        }
+        Ok(())
+    };
+    match attempt(&mut notes) {
+        Ok(()) => Ok(notes),
+        Err(HistoryError::Corrupt { source, .. }) => {
+            let (_, done) = History::rebuild(results, "damaged")?;
+            notes.push(rebuilt_note(&path, &source.to_string(), &done));
+            notes.extend(done.imported.conflicts);
+            Ok(notes)
+        }
+        Err(e @ HistoryError::Locked { .. }) => {
+            queue(results, dir)?;
+            notes.push(format!(
+                "{e}: the run is saved in {}, and the next run that finds the history free indexes it (or `wirebench history import {}`)",
+                dir.display(),
+                results.display()
+            ));
+            Ok(notes)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The runs of the history of `results` that meet `filter`, and what to
+/// tell the user: a damaged database is moved aside and made again first.
+pub fn read(results: &Path, filter: &Filter) -> Result<(Vec<Entry>, Vec<String>), HistoryError> {
+    let path = History::path_in(results);
+    match History::open_existing(&path).and_then(|h| h.entries(filter)) {
+        Ok(all) => Ok((all, Vec::new())),
+        Err(HistoryError::Corrupt { source, .. }) => {
+            let (h, done) = History::rebuild(results, "damaged")?;
+            let mut notes = vec![rebuilt_note(&path, &source.to_string(), &done)];
+            notes.extend(done.imported.conflicts);
+            Ok((h.entries(filter)?, notes))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What the user is told of a damaged history made again.
+pub fn rebuilt_note(path: &Path, why: &str, done: &Rebuilt) -> String {
+    format!(
+        "{}: the history database was damaged ({why}): moved to {} and made again from the run directories ({} runs, {} unreadable)",
+        path.display(),
+        done.moved_to
+            .as_ref()
+            .map_or("(gone)".into(), |p| p.display().to_string()),
+        done.imported.new,
+        done.imported.unreadable.len(),
+    )
+}
+
+/// Adds `dir` to the runs waiting for the history of `results`.
+fn queue(results: &Path, dir: &Path) -> Result<(), HistoryError> {
+    use std::io::Write;
+    let file = results.join(PENDING);
+    let io = |e: std::io::Error| HistoryError::Io {
+        path: file.clone(),
+        why: e.to_string(),
+    };
+    let dir = std::path::absolute(dir).map_err(io)?;
+    let mut f = open_pending(&file, true).map_err(io)?;
+    f.lock().map_err(io)?;
+    f.write_all(format!("{}\n", dir.display()).as_bytes())
+        .map_err(io)
+}
+
+/// The queue's file, opened without following a link.
+fn open_pending(file: &Path, create: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(create)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(file)
 }
 
 /// An open history database.
@@ -193,6 +337,8 @@ impl History {
 
     /// Opens the history at `path`, made if absent, its schema brought up
     /// to date.
+    /// The database and the files SQLite keeps beside it are opened only
+    /// as plain files of their own: a link is refused, never followed.
     pub fn open(path: &Path) -> Result<History, HistoryError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| HistoryError::Io {
@@ -200,7 +346,11 @@ impl History {
                 why: e.to_string(),
             })?;
         }
-        let conn = Connection::open(path).map_err(db(path))?;
+        for file in std::iter::once(path.to_path_buf()).chain(sidecars(path)) {
+            plain_or_absent(&file)?;
+        }
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(db(path))?;
         let mut h = History {
             conn,
             path: path.to_path_buf(),
@@ -223,6 +373,76 @@ impl History {
         &self.path
     }
 
+    /// Moves the history of `results` aside (as `history.sqlite.TAG-SECS`)
+    /// and makes it again from the run directories under `results`.
+    pub fn rebuild(results: &Path, tag: &str) -> Result<(History, Rebuilt), HistoryError> {
+        let path = History::path_in(results);
+        plain_or_absent(&path)?;
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(format!(".{tag}-{secs}"));
+        let aside = PathBuf::from(aside);
+        let io = |p: &Path| {
+            let p = p.to_path_buf();
+            move |e: std::io::Error| HistoryError::Io {
+                path: p,
+                why: e.to_string(),
+            }
+        };
+        let moved_to = match path.exists() {
+            true => {
+                std::fs::rename(&path, &aside).map_err(io(&path))?;
+                Some(aside.clone())
+            }
+            false => None,
+        };
+        // A journal belongs to the database it was written for.
+        for (side, aside_side) in sidecars(&path).zip(sidecars(&aside)) {
+            if plain_or_absent(&side).is_ok() && side.exists() {
+                std::fs::rename(&side, &aside_side).map_err(io(&side))?;
+            }
+        }
+        let mut h = History::open(&path)?;
+        let imported = h.import(results)?;
+        let _ = std::fs::remove_file(results.join(PENDING));
+        Ok((h, Rebuilt { moved_to, imported }))
+    }
+
+    /// Indexes the runs queued while the history was locked.
+    fn drain_pending(
+        &mut self,
+        results: &Path,
+        notes: &mut Vec<String>,
+    ) -> Result<(), HistoryError> {
+        let file = results.join(PENDING);
+        let io = |e: std::io::Error| HistoryError::Io {
+            path: file.clone(),
+            why: e.to_string(),
+        };
+        let mut f = match open_pending(&file, false) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io(e)),
+        };
+        f.lock().map_err(io)?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).map_err(io)?;
+        let mut new = 0;
+        for dir in text.lines().map(Path::new).filter(|d| d.is_dir()) {
+            let got = self.import(dir)?;
+            new += got.new;
+            notes.extend(got.conflicts);
+        }
+        if new > 0 {
+            notes.push(format!(
+                "{new} run(s) saved while the history was locked are indexed now"
+            ));
+        }
+        f.set_len(0).map_err(io)
+    }
+
     /// A transaction that writes: its lock taken at its start, so that two
     /// writers wait for each other (the busy timeout) instead of one
     /// failing at once when both read first and then both want to write.
@@ -235,9 +455,7 @@ impl History {
         let path = self.path.clone();
         // Several runs may save at once (a sweep's instances, two jobs on
         // one results directory): a writer waits for the other's lock.
-        self.conn
-            .busy_timeout(Duration::from_secs(10))
-            .map_err(db(&path))?;
+        self.conn.busy_timeout(LOCK_WAIT).map_err(db(&path))?;
         self.conn
             .pragma_update(None, "foreign_keys", true)
             .map_err(db(&path))?;
@@ -260,24 +478,71 @@ impl History {
         tx.commit().map_err(db(&path))
     }
 
-    /// Indexes the run saved in `dir`. False when it was indexed already
-    /// (its run id is known).
-    pub fn index(&mut self, dir: &Path, r: &RunResult) -> Result<bool, HistoryError> {
+    /// Indexes the run saved in `dir`, unless its run id is known.
+    pub fn index(&mut self, dir: &Path, r: &RunResult) -> Result<Indexed, HistoryError> {
         let path = self.path.clone();
         let series = Series::of(r);
+        let m = |metric: Metric| metric.of(r);
         let tx = self.write().map_err(db(&path))?;
-        let known: Option<i64> = tx
+        type Row = (String, String, String, Option<f64>, Option<f64>);
+        let known: Option<Row> = tx
             .query_row(
-                "SELECT id FROM runs WHERE run_id = ?1",
+                "SELECT dir, started_at, status, ops_per_s, p99_us FROM runs WHERE run_id = ?1",
                 [&r.run_id],
-                |row| row.get(0),
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                    ))
+                },
             )
             .optional()
             .map_err(db(&path))?;
-        if known.is_some() {
-            return Ok(false);
+        if let Some((was_in, started_at, status, ops, p99)) = known {
+            let ours = (
+                r.started_at.clone(),
+                format!("{:?}", r.status.state).to_lowercase(),
+            );
+            let differs = [
+                (
+                    "started",
+                    started_at != ours.0,
+                    started_at.clone(),
+                    ours.0.clone(),
+                ),
+                ("status", status != ours.1, status.clone(), ours.1.clone()),
+                (
+                    "ops/s",
+                    !same(ops, m(Metric::OpsPerS)),
+                    show(ops),
+                    show(m(Metric::OpsPerS)),
+                ),
+                (
+                    "p99 us",
+                    !same(p99, m(Metric::P99)),
+                    show(p99),
+                    show(m(Metric::P99)),
+                ),
+            ];
+            let what: Vec<String> = differs
+                .iter()
+                .filter(|d| d.1)
+                .map(|(name, _, a, b)| format!("{name} {a} there, {b} here"))
+                .collect();
+            return Ok(match what.is_empty() {
+                true => Indexed::Known,
+                false => Indexed::Conflict(format!(
+                    "run id {} in {} was indexed before from {} with other figures ({}): the history keeps the first",
+                    r.run_id,
+                    dir.display(),
+                    was_in,
+                    what.join(", ")
+                )),
+            });
         }
-        let m = |metric: Metric| metric.of(r);
         tx.execute(
             "INSERT INTO runs (run_id, kind, dir, started_at, series, settings, machine,
                 description, transport, status, ops_per_s, p50_us, p99_us, p999_us,
@@ -312,7 +577,7 @@ impl History {
             .map_err(db(&path))?;
         }
         tx.commit().map_err(db(&path))?;
-        Ok(true)
+        Ok(Indexed::New)
     }
 
     /// Indexes a search (its directory `dir`, with `search.json`) as one
@@ -429,10 +694,13 @@ impl History {
             match wirebench_core::store::load(&file) {
                 Ok(r) => {
                     let run_dir = file.parent().unwrap_or(dir);
-                    if self.index(run_dir, &r)? {
-                        out.new += 1;
-                    } else {
-                        out.known += 1;
+                    match self.index(run_dir, &r)? {
+                        Indexed::New => out.new += 1,
+                        Indexed::Known => out.known += 1,
+                        Indexed::Conflict(why) => {
+                            out.known += 1;
+                            out.conflicts.push(why);
+                        }
                     }
                 }
                 Err(e) => out.unreadable.push((file, e.to_string())),
@@ -572,11 +840,68 @@ fn search_description(r: &RunResult) -> String {
     )
 }
 
+/// A database error, by what can be done about it: a damaged database is
+/// rebuilt, a locked one waited for.
 fn db(path: &Path) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
-    move |source| HistoryError::Db {
-        path: path.to_path_buf(),
-        source,
+    use rusqlite::ErrorCode as C;
+    move |source| match source.sqlite_error_code() {
+        Some(C::NotADatabase | C::DatabaseCorrupt) => HistoryError::Corrupt {
+            path: path.to_path_buf(),
+            source,
+        },
+        Some(C::DatabaseBusy | C::DatabaseLocked) => HistoryError::Locked {
+            path: path.to_path_buf(),
+            wait: LOCK_WAIT,
+        },
+        _ => HistoryError::Db {
+            path: path.to_path_buf(),
+            source,
+        },
     }
+}
+
+/// The files SQLite keeps beside the database `path`.
+fn sidecars(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    ["-journal", "-wal", "-shm"].into_iter().map(move |end| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(end);
+        PathBuf::from(name)
+    })
+}
+
+/// `file` is absent or a plain file, never a link (not even to a plain
+/// file: it would be written through).
+fn plain_or_absent(file: &Path) -> Result<(), HistoryError> {
+    let refused = |why: String| {
+        Err(HistoryError::Refused {
+            path: file.to_path_buf(),
+            why,
+        })
+    };
+    match std::fs::symlink_metadata(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => refused(e.to_string()),
+        Ok(m) if m.file_type().is_symlink() => refused(format!(
+            "a symbolic link (to {}): wirebench follows no link in a results directory; remove it",
+            std::fs::read_link(file)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into())
+        )),
+        Ok(m) if !m.is_file() => refused("not a plain file".into()),
+        Ok(_) => Ok(()),
+    }
+}
+
+fn same(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+fn show(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v}"))
 }
 
 /// Every `run.json` under `dir`; symbolic links are not followed.
@@ -720,17 +1045,15 @@ mod tests {
     fn runs_are_indexed_once_with_their_labels_and_a_port_makes_no_new_series() {
         let d = Dir::new("index");
         let mut h = History::open(&History::path_in(&d.0)).unwrap();
-        assert!(
-            h.index(&d.0.join("a"), &run("a", "c1", 400_000, 7000))
-                .unwrap()
-        );
-        assert!(
-            !h.index(&d.0.join("a"), &run("a", "c1", 400_000, 7000))
-                .unwrap()
-        );
-        assert!(
+        let a = run("a", "c1", 400_000, 7000);
+        assert_eq!(h.index(&d.0.join("a"), &a).unwrap(), Indexed::New);
+        assert_eq!(h.index(&d.0.join("a"), &a).unwrap(), Indexed::Known);
+        // The same figures from a copy elsewhere: the same run.
+        assert_eq!(h.index(&d.0.join("copy"), &a).unwrap(), Indexed::Known);
+        assert_eq!(
             h.index(&d.0.join("bb"), &run("bb", "c2", 500_000, 7001))
-                .unwrap()
+                .unwrap(),
+            Indexed::New
         );
         let all = h.entries(&Filter::default()).unwrap();
         assert_eq!(all.len(), 2);
@@ -789,6 +1112,173 @@ mod tests {
         });
         let h = History::open_existing(&path).unwrap();
         assert_eq!(h.entries(&Filter::default()).unwrap().len(), 60);
+    }
+
+    /// Issue 46: the same run id with other figures is said, and the
+    /// first kept.
+    #[test]
+    fn a_run_id_found_again_with_other_figures_is_reported() {
+        let d = Dir::new("conflict");
+        let mut h = History::open(&History::path_in(&d.0)).unwrap();
+        h.index(&d.0.join("one"), &run("x", "c1", 400_000, 7000))
+            .unwrap();
+        let Indexed::Conflict(why) = h
+            .index(&d.0.join("two"), &run("x", "c1", 900_000, 7000))
+            .unwrap()
+        else {
+            panic!("not a conflict")
+        };
+        assert!(
+            why.contains("run id x") && why.contains("p99 us 400 there, 900 here"),
+            "{why}"
+        );
+        assert!(why.contains("one") && why.contains("two"), "{why}");
+        let all = h.entries(&Filter::default()).unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].metric(Metric::P99), Some(400.0));
+        // An import says it too.
+        for (sub, p99) in [("a", 400_000), ("b", 900_000)] {
+            let r = run("y", "c1", p99, 7000);
+            let dir = d.0.join("imp").join(sub);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("run.json"), serde_json::to_vec(&r).unwrap()).unwrap();
+        }
+        let got = h.import(&d.0.join("imp")).unwrap();
+        assert_eq!(
+            (got.new, got.known, got.conflicts.len()),
+            (1, 1, 1),
+            "{got:?}"
+        );
+    }
+
+    /// Issue 46: a link where the database (or its journal) goes is refused
+    /// by name, and nothing is made or written at its target.
+    #[test]
+    fn a_link_for_the_database_is_refused_and_its_target_untouched() {
+        let d = Dir::new("links");
+        let path = History::path_in(&d.0);
+        let target = d.0.join("elsewhere.db");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let e = History::open(&path).err().unwrap().to_string();
+        assert!(
+            e.contains("history.sqlite: refused: a symbolic link"),
+            "{e}"
+        );
+        assert!(!target.exists(), "a database was made at the link's target");
+        std::fs::remove_file(&path).unwrap();
+        // A link to an empty file: not written through.
+        std::fs::write(&target, b"").unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        assert!(History::open(&path).is_err());
+        assert_eq!(std::fs::metadata(&target).unwrap().len(), 0);
+        std::fs::remove_file(&path).unwrap();
+        // The journal SQLite would write beside it.
+        let journal = d.0.join("history.sqlite-journal");
+        std::os::unix::fs::symlink(&target, &journal).unwrap();
+        let e = History::open(&path).err().unwrap().to_string();
+        assert!(e.contains("history.sqlite-journal: refused"), "{e}");
+        // And `record` refuses it too, rather than rebuilding around it.
+        let e = record(&d.0, &d.0, &mut |_| Ok(Indexed::New)).unwrap_err();
+        assert!(e.to_string().contains("refused"), "{e}");
+    }
+
+    /// Issue 46: random bytes over the database: the next run moves it
+    /// aside (named), makes it again from the run directories, and is
+    /// indexed itself.
+    #[test]
+    fn a_damaged_database_is_moved_aside_and_made_again() {
+        let d = Dir::new("damaged");
+        let path = History::path_in(&d.0);
+        let mut saved = Vec::new();
+        for id in ["r1", "r22", "r333"] {
+            let r = run(id, "c1", 400_000, 7000);
+            let dir = d.0.join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("run.json"), serde_json::to_vec(&r).unwrap()).unwrap();
+            saved.push((dir, r));
+        }
+        let mut h = History::open(&path).unwrap();
+        for (dir, r) in &saved[..2] {
+            h.index(dir, r).unwrap();
+        }
+        drop(h);
+        let mut noise = 0x9e37_79b9_7f4a_7c15u64;
+        let bytes: Vec<u8> = (0..8192)
+            .map(|_| {
+                noise ^= noise << 13;
+                noise ^= noise >> 7;
+                noise ^= noise << 17;
+                noise as u8
+            })
+            .collect();
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(
+            History::open(&path),
+            Err(HistoryError::Corrupt { .. })
+        ));
+        let (dir, r) = &saved[2];
+        let notes = record(&d.0, dir, &mut |h| h.index(dir, r)).unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("damaged") && notes[0].contains("moved to"),
+            "{notes:?}"
+        );
+        let aside = std::fs::read_dir(&d.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .find(|n| n.starts_with("history.sqlite.damaged-"))
+            .expect("moved aside");
+        assert!(notes[0].contains(&aside), "{notes:?}");
+        assert_eq!(std::fs::read(d.0.join(&aside)).unwrap(), bytes);
+        let (all, notes) = read(&d.0, &Filter::default()).unwrap();
+        assert!(notes.is_empty());
+        assert_eq!(all.len(), 3);
+        // A reader that finds it damaged makes it again too.
+        std::fs::write(&path, &bytes).unwrap();
+        let (all, notes) = read(&d.0, &Filter::default()).unwrap();
+        assert_eq!((all.len(), notes.len()), (3, 1), "{notes:?}");
+    }
+
+    /// Issue 46: a writer holding the lock past LOCK_WAIT: the run is
+    /// queued, said, and indexed by the next writer that finds it free.
+    #[test]
+    fn a_run_saved_while_the_history_is_locked_is_indexed_later() {
+        let d = Dir::new("locked");
+        let path = History::path_in(&d.0);
+        drop(History::open(&path).unwrap());
+        let mut saved = Vec::new();
+        for id in ["l1", "l22"] {
+            let r = run(id, "c1", 400_000, 7000);
+            let dir = d.0.join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("run.json"), serde_json::to_vec(&r).unwrap()).unwrap();
+            saved.push((dir, r));
+        }
+        let holder = Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let t = std::time::Instant::now();
+        let (dir, r) = &saved[0];
+        let notes = record(&d.0, dir, &mut |h| h.index(dir, r)).unwrap();
+        let waited = t.elapsed();
+        assert!(waited >= LOCK_WAIT, "{waited:?}");
+        assert!(waited < LOCK_WAIT * 4, "{waited:?}");
+        assert!(
+            notes.len() == 1 && notes[0].contains("lock") && notes[0].contains("indexes it"),
+            "{notes:?}"
+        );
+        let queued = std::fs::read_to_string(d.0.join(PENDING)).unwrap();
+        assert!(queued.contains("l1"), "{queued}");
+        holder.execute_batch("ROLLBACK").unwrap();
+        drop(holder);
+        let (dir, r) = &saved[1];
+        let notes = record(&d.0, dir, &mut |h| h.index(dir, r)).unwrap();
+        assert!(
+            notes.iter().any(|n| n.contains("1 run(s) saved while")),
+            "{notes:?}"
+        );
+        let (all, _) = read(&d.0, &Filter::default()).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(std::fs::read_to_string(d.0.join(PENDING)).unwrap(), "");
     }
 
     #[test]

@@ -379,7 +379,7 @@ pub fn flame(
         let (mut result, rec) =
             record_off_cpu(&mut session, &spec, &placement, how, data, &results, events)?;
         session.close(Some(&mut result), events);
-        let dir = recorder.save_as(&mut result, run_id, started_at)?;
+        let dir = recorder.save_as(&mut result, run_id, started_at, events)?;
         events.saved(&result, &dir, &recorder.slos);
         return Ok(FlameRun {
             result,
@@ -447,7 +447,7 @@ pub fn flame(
         })
         .unwrap_or_default();
     session.close(Some(&mut result), events);
-    let dir = recorder.save_as(&mut result, run_id, started_at)?;
+    let dir = recorder.save_as(&mut result, run_id, started_at, events)?;
     let script = Command::new("perf")
         .args(["script", "-i"])
         .arg(&data.0)

@@ -125,6 +125,7 @@ pub fn ipc_compare(
                 &mut r,
                 &format!("ipc-compare-{name}-r{}", round + 1),
                 store::now_rfc3339(),
+                events,
             )?;
             events.measured(round + 1, name, &r);
             let state = r.status.state;

@@ -5,6 +5,7 @@
 //! optional outputs: the histogram log and the traces.
 
 use crate::RunError;
+use crate::session::Events;
 use std::path::{Path, PathBuf};
 use wirebench_core::result::{RunResult, TraceCounts, Warning};
 use wirebench_core::slo::Slo;
@@ -57,8 +58,9 @@ impl Recorder {
         r: &mut RunResult,
         label: &str,
         started_at: String,
+        events: &mut dyn Events,
     ) -> Result<PathBuf, RunError> {
-        self.save_as(r, store::new_run_id(label), started_at)
+        self.save_as(r, store::new_run_id(label), started_at, events)
     }
 
     /// As [`Recorder::save`], with a run id chosen beforehand (a server the
@@ -68,6 +70,7 @@ impl Recorder {
         r: &mut RunResult,
         run_id: String,
         started_at: String,
+        events: &mut dyn Events,
     ) -> Result<PathBuf, RunError> {
         r.run_id = run_id;
         r.command_line = self.command_line.clone();
@@ -94,7 +97,7 @@ impl Recorder {
             })?;
         }
         if let Some(db) = &self.history {
-            index(db, &dir, r)?;
+            index(db, &dir, r, &mut |n| events.note(n))?;
         }
         Ok(dir)
     }
@@ -126,20 +129,29 @@ impl Recorder {
     }
 }
 
-/// Indexes the run saved in `dir` in the history at `db`. A run saved but
-/// not indexed fails loudly, saying how to index it later: the index is
-/// made again from the files by `history import`.
-pub fn index(db: &Path, dir: &Path, r: &RunResult) -> Result<(), RunError> {
-    wirebench_history::History::open(db)
-        .and_then(|mut h| h.index(dir, r))
-        .map(|_| ())
-        .map_err(|e| {
-            RunError::Failed(format!(
-                "the result is saved in {}, but not indexed in the history: {e}; `wirebench history import {}` indexes it",
-                dir.display(),
-                db.parent().unwrap_or(Path::new(".")).display()
-            ))
-        })
+/// Indexes the run saved in `dir` in the history at `db` (a damaged
+/// database made again, a locked one leaving the run queued: each said in
+/// a note). A run saved but not indexed otherwise fails loudly, saying how
+/// to index it later: the index is made again from the files by `history
+/// import`.
+pub fn index(
+    db: &Path,
+    dir: &Path,
+    r: &RunResult,
+    note: &mut dyn FnMut(&str),
+) -> Result<(), RunError> {
+    let results = db.parent().unwrap_or(Path::new("."));
+    match wirebench_history::record(results, dir, &mut |h| h.index(dir, r)) {
+        Ok(notes) => {
+            notes.iter().for_each(|n| note(n));
+            Ok(())
+        }
+        Err(e) => Err(RunError::Failed(format!(
+            "the result is saved in {}, but not indexed in the history: {e}; `wirebench history import {}` indexes it",
+            dir.display(),
+            results.display()
+        ))),
+    }
 }
 
 /// Writes the run's per-second histograms to `path` (HdrHistogram

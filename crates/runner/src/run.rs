@@ -167,7 +167,7 @@ pub fn run(
             },
             None => None,
         };
-        let dir = recorder.save_as(&mut result, run_id, started_at)?;
+        let dir = recorder.save_as(&mut result, run_id, started_at, events)?;
         if let Some(e) = trace_failed {
             return Err(RunError::Failed(format!(
                 "{e}: no trace; the run's result is saved in {}",

@@ -378,13 +378,20 @@ pub fn search(
     )?;
     // Its answer in the history too: capacity over commits.
     if let (Some(db), Some(step)) = (&recorder.history, &first_step) {
-        let indexed = wirebench_history::History::open(db)
-            .and_then(|mut h| h.index_search(&dir, &result, step));
-        if let Err(e) = indexed {
-            events.note(&format!(
-                "the search is saved in {}, but not indexed in the history: {e}; `wirebench history import` indexes it",
-                dir.display()
-            ));
+        let results = db.parent().unwrap_or(std::path::Path::new("."));
+        let indexed = wirebench_history::record(results, &dir, &mut |h| {
+            Ok(match h.index_search(&dir, &result, step)? {
+                true => wirebench_history::Indexed::New,
+                false => wirebench_history::Indexed::Known,
+            })
+        });
+        match indexed {
+            Ok(notes) => notes.iter().for_each(|n| events.note(n)),
+            Err(e) => events.note(&format!(
+                "the search is saved in {}, but not indexed in the history: {e}; `wirebench history import {}` indexes it",
+                dir.display(),
+                results.display()
+            )),
         }
     }
     Ok(result)
@@ -547,7 +554,7 @@ fn measure(
     match steps_by {
         Stepper::Here(session) => {
             let mut r = session.measure(spec, placement, events);
-            recorder.save(&mut r, label, store::now_rfc3339())?;
+            recorder.save(&mut r, label, store::now_rfc3339(), events)?;
             Ok(r)
         }
         Stepper::Agents(a) => {

@@ -37,6 +37,8 @@ pub trait SweepEvents {
     /// The run under way serves its live metrics at `url` (the port it
     /// bound: with `--metrics-listen HOST:0`, a new one each point).
     fn metrics_at(&mut self, _url: &str) {}
+    /// Something to tell the user (the history made again, a run queued).
+    fn note(&mut self, _text: &str) {}
 }
 
 /// How a sweep ended.
@@ -200,7 +202,13 @@ pub fn sweep(
         for id in &entry.run_ids {
             let run_dir = dir.join(id);
             if let Ok(run) = store::load(&run_dir.join("run.json")) {
-                crate::record::index(&history, &run_dir, &run)?;
+                // Saved whatever the history's state: a point not indexed
+                // is said, and the sweep goes on.
+                if let Err(e) =
+                    crate::record::index(&history, &run_dir, &run, &mut |n| events.note(n))
+                {
+                    events.note(&e.to_string());
+                }
             }
         }
         if entry.status != "complete" {

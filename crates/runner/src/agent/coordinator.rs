@@ -461,7 +461,7 @@ pub fn run(
             1 => label.clone(),
             _ => format!("{label}-r{}", k + 1),
         };
-        let dir = recorder.save_as(&mut result, store::new_run_id(&name), started_at)?;
+        let dir = recorder.save_as(&mut result, store::new_run_id(&name), started_at, events)?;
         if let Some(path) = &req.hlog {
             record::write_hlog(path, &result)?;
         }

@@ -23,6 +23,9 @@ pub struct HistoryArgs {
 enum HistoryCommand {
     /// Index the runs saved under a directory (any depth: runs, sweeps, searches).
     Import(ImportArgs),
+    /// Make the index again from the run directories: the database there is moved aside
+    /// (history.sqlite.old-SECS), never deleted. A damaged one is made again by itself.
+    Rebuild(ImportArgs),
     /// The runs indexed, oldest first (or, with --series, the series).
     List(ListArgs),
     /// One run (by its id) or one series (by its id or a prefix of it): its settings, machine,
@@ -53,8 +56,9 @@ impl Where {
             Ok(f) => f,
             Err(e) => usage!("{e}"),
         };
-        let h = History::open_existing(&History::path_in(&self.results))?;
-        Ok(h.entries(&filter)?)
+        let (entries, notes) = wirebench_history::read(&self.results, &filter)?;
+        notes.iter().for_each(|n| eprintln!("{n}"));
+        Ok(entries)
     }
 }
 
@@ -127,6 +131,7 @@ const EXIT_TOO_FEW: u8 = 10;
 pub fn history(a: HistoryArgs) -> anyhow::Result<ExitCode> {
     match a.command {
         HistoryCommand::Import(a) => import(a),
+        HistoryCommand::Rebuild(a) => rebuild(a),
         HistoryCommand::List(a) => list(a),
         HistoryCommand::Show(a) => show(a),
         HistoryCommand::Check(a) => check(a),
@@ -137,11 +142,22 @@ fn import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     if !a.dir.is_dir() {
         usage!("{}: not a directory of results", a.dir.display());
     }
-    let mut h = History::open(&History::path_in(&a.dir))?;
-    let got = h.import(&a.dir)?;
-    for (file, why) in &got.unreadable {
-        eprintln!("skipped {}: {why}", file.display());
-    }
+    let path = History::path_in(&a.dir);
+    let (h, got) = match History::open(&path).and_then(|mut h| h.import(&a.dir).map(|got| (h, got)))
+    {
+        Err(wirebench_history::HistoryError::Corrupt { source, .. }) => {
+            let (h, done) = History::rebuild(&a.dir, "damaged")?;
+            eprintln!(
+                "{}",
+                wirebench_history::rebuilt_note(&path, &source.to_string(), &done)
+            );
+            (h, done.imported)
+        }
+        other => other?,
+    };
+    // Indexed now: nothing waits for the history any more.
+    let _ = std::fs::remove_file(a.dir.join(wirebench_history::PENDING));
+    said(&got);
     writeln!(
         crate::ui::stdout(),
         "{} run(s) indexed, {} indexed before, {} unreadable: {}",
@@ -151,6 +167,36 @@ fn import(a: ImportArgs) -> anyhow::Result<ExitCode> {
         h.path().display()
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn rebuild(a: ImportArgs) -> anyhow::Result<ExitCode> {
+    if !a.dir.is_dir() {
+        usage!("{}: not a directory of results", a.dir.display());
+    }
+    let (h, done) = History::rebuild(&a.dir, "old")?;
+    said(&done.imported);
+    writeln!(
+        crate::ui::stdout(),
+        "{} run(s) indexed, {} unreadable: {}{}",
+        done.imported.new,
+        done.imported.unreadable.len(),
+        h.path().display(),
+        done.moved_to
+            .map(|p| format!(" (the one before is {})", p.display()))
+            .unwrap_or_default()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What an import could not read, and the runs found twice with other
+/// figures.
+fn said(got: &wirebench_history::Imported) {
+    for (file, why) in &got.unreadable {
+        eprintln!("skipped {}: {why}", file.display());
+    }
+    for why in &got.conflicts {
+        eprintln!("{why}");
+    }
 }
 
 fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
@@ -171,7 +217,20 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
-    let h = History::open_existing(&History::path_in(&a.results))?;
+    let path = History::path_in(&a.results);
+    let h = match History::open_existing(&path)
+        .and_then(|h| h.entries(&Filter::default()).map(|_| h))
+    {
+        Err(wirebench_history::HistoryError::Corrupt { source, .. }) => {
+            let (h, done) = History::rebuild(&a.results, "damaged")?;
+            eprintln!(
+                "{}",
+                wirebench_history::rebuilt_note(&path, &source.to_string(), &done)
+            );
+            h
+        }
+        other => other?,
+    };
     let mut out = crate::ui::stdout();
     match h.find(&a.id) {
         Ok(Found::Run(e)) => {

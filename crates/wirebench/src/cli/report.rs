@@ -136,8 +136,8 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
 
 /// `report --history RESULTS`: the page of the history, its CSV and BMF.
 fn history(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    use wirebench_history::Filter;
     use wirebench_history::series::Metric;
-    use wirebench_history::{Filter, History};
     use wirebench_report::export::{Exporter, HtmlExporter};
     let [results] = a.paths.as_slice() else {
         usage!(
@@ -157,7 +157,8 @@ fn history(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let bmf_path = a.output.with_extension("bmf.json");
     check_output(&csv_path, a.force)?;
     check_output(&bmf_path, a.force)?;
-    let entries = History::open_existing(&History::path_in(results))?.entries(&filter)?;
+    let (entries, notes) = wirebench_history::read(results, &filter)?;
+    notes.iter().for_each(|n| eprintln!("{n}"));
     if entries.is_empty() {
         usage!("{}: no run in its history matches", results.display());
     }

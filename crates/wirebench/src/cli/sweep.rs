@@ -72,6 +72,10 @@ impl SweepEvents for Progress {
         eprintln!("  metrics: {url}");
     }
 
+    fn note(&mut self, text: &str) {
+        eprintln!("  {text}");
+    }
+
     fn run_ended(&mut self, e: &Entry) {
         if e.status != "complete" {
             eprintln!(

@@ -404,3 +404,162 @@ fn abort_on_fail_ends_the_run_at_the_first_missed_window() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--abort-on-fail"), "{err}");
 }
+
+/// Issue 46: `history.sqlite` as a link (dangling, or to an empty file) is
+/// refused by name: the run stays saved and says so, nothing is made or
+/// written at the link's target.
+#[test]
+fn issue_46_a_history_that_is_a_link_is_refused_by_name() {
+    let _g = shared();
+    let dir = TempDir::new("history-link");
+    let target = dir.path().join("elsewhere.sqlite");
+    let db = dir.path().join("history.sqlite");
+    std::os::unix::fs::symlink(&target, &db).unwrap();
+    let (code, _, err) = wb(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--duration",
+        "200ms",
+        "--warmup",
+        "0s",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("history.sqlite: refused: a symbolic link") && err.contains("saved in"),
+        "{err}"
+    );
+    assert!(!target.exists(), "a database was made at the link's target");
+    std::fs::remove_file(&db).unwrap();
+    std::fs::write(&target, b"").unwrap();
+    std::os::unix::fs::symlink(&target, &db).unwrap();
+    let (code, _, err) = wb(&["history", "import", dir.str()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("refused"), "{err}");
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), 0);
+}
+
+/// Issue 46: random bytes over the history: the next run moves it aside
+/// (named), makes it again from the run directories and goes on (exit 0);
+/// `history rebuild` does it on demand, keeping the old one.
+#[test]
+fn issue_46_a_damaged_history_is_moved_aside_and_made_again() {
+    let _g = shared();
+    let dir = TempDir::new("history-damaged");
+    let quick = [
+        "--results",
+        dir.str(),
+        "--duration",
+        "200ms",
+        "--warmup",
+        "0s",
+    ];
+    let mut args = vec!["run", "--repeat", "2"];
+    args.extend(quick);
+    let (code, _, err) = wb(&args);
+    assert_eq!(code, Some(0), "{err}");
+    let db = dir.path().join("history.sqlite");
+    let junk: Vec<u8> = (0..16384u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&db, &junk).unwrap();
+    let mut args = vec!["run"];
+    args.extend(quick);
+    let (code, _, err) = wb(&args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("the history database was damaged") && err.contains("history.sqlite.damaged-"),
+        "{err}"
+    );
+    assert_eq!(history_json(dir.path(), &[]).as_array().unwrap().len(), 3);
+    let (code, out, err) = wb(&["history", "rebuild", dir.str()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("3 run(s) indexed") && out.contains("history.sqlite.old-"),
+        "{out}"
+    );
+    assert_eq!(history_json(dir.path(), &[]).as_array().unwrap().len(), 3);
+}
+
+/// Issue 46: another process holds the history's write lock: a 3-point
+/// sweep makes all its points (each waits a bounded time, then is queued,
+/// said), and the next run, the lock gone, indexes them.
+#[test]
+fn issue_46_a_locked_history_delays_the_index_not_the_sweep() {
+    let _g = shared();
+    let dir = TempDir::new("history-locked");
+    let (code, _, err) = wb(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--duration",
+        "200ms",
+        "--warmup",
+        "0s",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let db = dir.path().join("history.sqlite");
+    let hold = format!(
+        "import sqlite3, time\nc = sqlite3.connect({:?}, isolation_level=None)\nc.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(600)\n",
+        db.to_str().unwrap()
+    );
+    let mut holder = Proc::spawn_program("python3", &["-c", &hold]);
+    assert_eq!(
+        holder.stdout.recv_timeout(Duration::from_secs(20)).unwrap(),
+        "locked"
+    );
+    let spec = dir.path().join("three.toml");
+    std::fs::write(
+        &spec,
+        "name = \"locked\"\n[base]\nduration = \"200ms\"\nwarmup = \"0s\"\n[matrix]\nclients = [1, 2, 3]\n",
+    )
+    .unwrap();
+    let mut p = Proc::spawn(&["sweep", spec.to_str().unwrap(), "--results", dir.str()]);
+    let st = p.wait(Duration::from_secs(120));
+    let err = p.stderr_all();
+    assert!(st.success(), "{err}");
+    assert_eq!(err.matches("held the history's lock").count(), 3, "{err}");
+    let queued = std::fs::read_to_string(dir.path().join("history.pending")).unwrap();
+    assert_eq!(queued.lines().count(), 3, "{queued}");
+    holder.signal(nix::sys::signal::Signal::SIGKILL);
+    holder.wait(Duration::from_secs(10));
+    let (code, _, err) = wb(&[
+        "run",
+        "--results",
+        dir.str(),
+        "--duration",
+        "200ms",
+        "--warmup",
+        "0s",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("3 run(s) saved while the history was locked are indexed now"),
+        "{err}"
+    );
+    assert_eq!(history_json(dir.path(), &[]).as_array().unwrap().len(), 5);
+}
+
+/// Issue 46: one run id imported twice with other figures: said, the first
+/// kept.
+#[test]
+fn issue_46_a_run_id_imported_twice_with_other_data_is_reported() {
+    let _g = shared();
+    let dir = TempDir::new("history-twice");
+    let (st, r, err) = run_json(&dir, &["--duration", "200ms", "--warmup", "0s"]);
+    assert!(st.success(), "{err}");
+    let copy = dir.path().join("copied").join(&r.run_id);
+    std::fs::create_dir_all(&copy).unwrap();
+    let mut other = r.clone();
+    other.summary.ops += 1000;
+    other.summary.ops_per_s *= 2.0;
+    std::fs::write(copy.join("run.json"), serde_json::to_vec(&other).unwrap()).unwrap();
+    let (code, out, err) = wb(&["history", "import", dir.str()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("0 run(s) indexed, 2 indexed before"), "{out}");
+    assert!(
+        err.contains(&format!("run id {} in", r.run_id))
+            && err.contains("with other figures (ops/s"),
+        "{err}"
+    );
+}
