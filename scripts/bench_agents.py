@@ -107,7 +107,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="wb-bench-agents-")
     try:
         token = os.path.join(tmp, "token")
-        with open(token, "w") as f:
+        with open(os.open(token, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
             f.write(TOKEN)
         srv = subprocess.Popen(net.cmd(0, "serve", "--listen", f"tcp://{net.addr(0)}:0", "--cpus", "1"),
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -149,7 +149,7 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, a.conns * 2 + 256)), hard))
     work = tempfile.mkdtemp(prefix="wb-soak-agent.")
     token = os.path.join(work, "token")
-    with open(token, "w") as f:
+    with open(os.open(token, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
         f.write(secrets.token_hex(32))
     procs = []
     try:

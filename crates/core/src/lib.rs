@@ -32,6 +32,7 @@ macro_rules! text_enum {
 
 pub mod check;
 pub mod env;
+pub mod files;
 pub mod hash;
 pub mod hist;
 pub mod hlog;

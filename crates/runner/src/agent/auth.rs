@@ -32,8 +32,10 @@ impl Token {
     /// `--token-file FILE` if given, else `WIREBENCH_TOKEN` if set.
     pub fn given_or_env(file: Option<&Path>) -> Result<Option<Token>, String> {
         if let Some(f) = file {
-            let text = std::fs::read_to_string(f)
-                .map_err(|e| format!("--token-file {}: {e}", f.display()))?;
+            let (text, loose) = wirebench_core::files::read_secret(f, "--token-file")?;
+            if let Some(w) = loose {
+                eprintln!("{w}");
+            }
             return Token::new(&text)
                 .map(Some)
                 .map_err(|e| format!("--token-file {}: {e}", f.display()));

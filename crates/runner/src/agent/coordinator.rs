@@ -256,14 +256,16 @@ impl Fleet {
         build: &BuildId,
         wait: Duration,
     ) -> Result<Fleet, RunError> {
-        let (tx, rx) = mpsc::channel();
+        // Bounded: an agent that floods waits for the coordinator (TCP
+        // holds the rest), it does not grow its memory.
+        let (tx, rx) = mpsc::sync_channel(256);
         let mut links = Vec::new();
         for (i, a) in agents.iter().enumerate() {
             let (w, mut rd) = handshake(a, &dial[i], tokens[i].as_ref(), build, wait)?;
             let tx = tx.clone();
             std::thread::spawn(move || {
                 loop {
-                    let heard = match wire::recv::<FromAgent>(&mut rd, wire::LINE_MAX) {
+                    let heard = match wire::recv_from_agent(&mut rd) {
                         Ok(Some(m)) => Heard::Msg(i, m, os::monotonic_ns()),
                         Ok(None) => Heard::Gone(i, "it closed the connection".into()),
                         Err(e)
@@ -547,6 +549,8 @@ fn measure(
         .map_err(|e| fail(&l.spec.address, e))?;
     }
     let mut parts: Vec<Part> = (0..n).map(|_| Part::Preparing).collect();
+    // Notes heard of each agent (the first AGENT_NOTES_MAX printed).
+    let mut notes = vec![0usize; n];
     let mut heard = vec![Instant::now(); n];
     let mut connect_ns = 0;
     let mut started = false;
@@ -609,7 +613,19 @@ fn measure(
         heard[i] = now;
         let addr = fleet.links[i].spec.address.clone();
         match msg {
-            FromAgent::Note { text } => events.note(&format!("agent {addr}: {text}")),
+            FromAgent::Note { text } => {
+                notes[i] += 1;
+                match notes[i].cmp(&wire::AGENT_NOTES_MAX) {
+                    std::cmp::Ordering::Less => {
+                        events.note(&format!("agent {addr}: {}", agent_text(&text)))
+                    }
+                    std::cmp::Ordering::Equal => events.note(&format!(
+                        "agent {addr}: more than {} notes: the rest are not shown",
+                        wire::AGENT_NOTES_MAX - 1
+                    )),
+                    std::cmp::Ordering::Greater => {}
+                }
+            }
             FromAgent::Ready { connect_ns: c } => {
                 connect_ns = connect_ns.max(c);
                 parts[i] = Part::Running;
@@ -636,8 +652,10 @@ fn measure(
                 row[i] = Some(*interval);
             }
             FromAgent::Done { result, dir } => parts[i] = Part::Done(result, dir),
-            FromAgent::Failed { why } => parts[i] = Part::Failed(why),
-            FromAgent::Refused { why } => parts[i] = Part::Failed(format!("refused: {why}")),
+            FromAgent::Failed { why } => parts[i] = Part::Failed(agent_text(&why)),
+            FromAgent::Refused { why } => {
+                parts[i] = Part::Failed(format!("refused: {}", agent_text(&why)))
+            }
             FromAgent::Beat
             | FromAgent::Probe { .. }
             | FromAgent::Hello { .. }
@@ -739,4 +757,18 @@ fn measure(
         merged.status.reason = Some(why);
     }
     Ok(merged)
+}
+
+/// An agent's text as the coordinator keeps and prints it: one line, its
+/// control characters shown, at most [`wire::AGENT_TEXT_MAX`] bytes.
+fn agent_text(text: &str) -> String {
+    let mut end = text.len().min(wire::AGENT_TEXT_MAX);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = match end < text.len() {
+        true => format!(" ... ({} bytes more)", text.len() - end),
+        false => String::new(),
+    };
+    format!("{}{cut}", wirebench_core::text::one_line(&text[..end]))
 }

@@ -612,6 +612,23 @@ fn part(
             return say(w, &FromAgent::Failed { why });
         }
     };
+    // The agent's own credentials go only where its operator said.
+    let own = ctx.opts.policy.credentials_for(&req);
+    let is_s3 = matches!(
+        req.target,
+        Some(wirebench_core::values::Endpoint::S3 { .. })
+    );
+    if !own && is_s3 && ctx.opts.credentials.is_some() {
+        let why = format!(
+            "refused: this agent's S3 credentials go only to the targets its operator listed (--allow-target HOST:PORT), and {} is not one: its requests would go unsigned",
+            req.target
+                .as_ref()
+                .and_then(|t| t.tcp_addr())
+                .unwrap_or("the target")
+        );
+        log(&why);
+        return say(w, &FromAgent::Failed { why });
+    }
     let cancel = Cancel::new();
     *mine.lock().expect("not poisoned") = Some(cancel.clone());
     *ctx.current.lock().expect("not poisoned") = Some(cancel.clone());
@@ -634,7 +651,8 @@ fn part(
         rx,
         cancel: cancel.clone(),
     };
-    let mut opts = SessionOptions::of(&req, ctx.opts.credentials.clone());
+    let mut opts = SessionOptions::of(&req, ctx.opts.credentials.clone().filter(|_| own));
+    opts.env_secrets = own;
     // A part is not a run of its own: the coordinator indexes the merged run.
     opts.history = None;
     let out = run::run(

@@ -20,6 +20,13 @@ pub const LINE_MAX: usize = 256 << 20;
 /// The longest line a coordinator sends after it: its largest message is a
 /// part's request, a few KiB.
 pub const COORDINATOR_LINE_MAX: usize = 1 << 20;
+/// The longest message of an agent that is not its result (a second with
+/// its histograms is a few KiB; a note a line).
+pub const AGENT_MESSAGE_MAX: usize = 1 << 20;
+/// The most a coordinator keeps and prints of an agent's note or reason.
+pub const AGENT_TEXT_MAX: usize = 1 << 10;
+/// The most notes a coordinator prints of one agent's part.
+pub const AGENT_NOTES_MAX: usize = 100;
 
 /// What an agent says.
 #[derive(Debug, Serialize, Deserialize)]
@@ -122,6 +129,33 @@ pub fn recv<T: for<'de> Deserialize<'de>>(
     r: &mut impl BufRead,
     max: usize,
 ) -> io::Result<Option<T>> {
+    recv_where(r, max, usize::MAX)
+}
+
+/// An agent's message after the handshake: its result may take
+/// [`LINE_MAX`], any other message [`AGENT_MESSAGE_MAX`] (a peer's 200 MiB
+/// note is dropped with its connection as soon as it passes 1 MiB).
+pub fn recv_from_agent(r: &mut impl BufRead) -> io::Result<Option<FromAgent>> {
+    recv_where(r, LINE_MAX, AGENT_MESSAGE_MAX)
+}
+
+/// Whether a line so far is a `done` message (a result).
+fn is_result(line: &[u8]) -> bool {
+    let head: Vec<u8> = line
+        .iter()
+        .take(64)
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    head.starts_with(br#"{"done""#)
+}
+
+/// [`recv`], where only a result may be longer than `short_max`.
+fn recv_where<T: for<'de> Deserialize<'de>>(
+    r: &mut impl BufRead,
+    max: usize,
+    short_max: usize,
+) -> io::Result<Option<T>> {
     let mut line = Vec::new();
     loop {
         let buf = r.fill_buf()?;
@@ -144,8 +178,15 @@ pub fn recv<T: for<'de> Deserialize<'de>>(
                 format!("a message longer than {max} bytes"),
             ));
         }
+        let was = line.len();
         line.extend_from_slice(&buf[..take]);
         r.consume(take);
+        if was <= short_max && line.len() > short_max.saturating_add(1) && !is_result(&line) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a message longer than {short_max} bytes that is not a result"),
+            ));
+        }
         if done {
             break;
         }
@@ -177,6 +218,22 @@ mod tests {
         assert!(e.to_string().contains("agent protocol"), "{e}");
         let e = recv::<FromCoordinator>(&mut io::Cursor::new("{\"beat\""), 100).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        // Only an agent's result may be longer than AGENT_MESSAGE_MAX.
+        let note = format!(
+            "{{\"note\":{{\"text\":\"{}\"}}}}\n",
+            "x".repeat(AGENT_MESSAGE_MAX)
+        );
+        let e = recv_from_agent(&mut io::Cursor::new(note)).unwrap_err();
+        assert!(e.to_string().contains("not a result"), "{e}");
+        let done = format!(
+            "{{\"done\":{{\"dir\":\"{}\"}}}}\n",
+            "x".repeat(AGENT_MESSAGE_MAX)
+        );
+        let e = recv_from_agent(&mut io::Cursor::new(done)).unwrap_err();
+        assert!(
+            e.to_string().contains("agent protocol"),
+            "a long result is read: {e}"
+        );
     }
 }
 

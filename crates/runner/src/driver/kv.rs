@@ -11,7 +11,7 @@ pub(super) fn open(at: &mut Opening<'_>, kv: &KvSpec) -> Result<Box<dyn Driver>,
         prepare: None,
     };
     for e in at.endpoints.clone() {
-        let one = KvDriver::open(at.spec, kv, e, at.cancel, at.events)?;
+        let one = KvDriver::open(at.spec, kv, e, at.opts.env_secrets, at.cancel, at.events)?;
         all.clients.extend(one.clients);
         all.prepare = sum_phases(all.prepare, one.prepare);
     }
@@ -32,18 +32,27 @@ impl KvDriver {
         spec: &RunSpec,
         kvspec: &wirebench_core::spec::KvSpec,
         endpoint: &Endpoint,
+        env_secrets: bool,
         cancel: &Cancel,
         events: &mut dyn Events,
     ) -> Result<KvDriver, RunError> {
+        let password = std::env::var("REDISCLI_AUTH")
+            .ok()
+            .filter(|p| !p.is_empty());
+        // An agent's password goes only to a target its operator listed.
+        let withheld = !env_secrets && password.is_some() && matches!(endpoint, Endpoint::Redis { .. });
         let auth = match endpoint {
-            Endpoint::Redis { user, .. } => std::env::var("REDISCLI_AUTH")
-                .ok()
-                .filter(|p| !p.is_empty())
-                .map(|password| kv::Auth {
-                    user: user.clone(),
-                    password,
-                }),
+            Endpoint::Redis { user, .. } if env_secrets => password.map(|password| kv::Auth {
+                user: user.clone(),
+                password,
+            }),
             _ => None,
+        };
+        let said = |e: String| match withheld {
+            true => RunError::Failed(format!(
+                "{e} (this agent's $REDISCLI_AUTH was not sent: it goes only to the targets its operator listed with --allow-target)"
+            )),
+            false => RunError::Failed(e),
         };
         let client = kv::KvClient::new(
             endpoint,
@@ -67,7 +76,7 @@ impl KvDriver {
                     cancel.reason().unwrap_or("cancelled")
                 )));
             }
-            Some(r) => r.map_err(|e| RunError::Failed(format!("checking {endpoint}: {e}")))?,
+            Some(r) => r.map_err(|e| said(format!("checking {endpoint}: {e}")))?,
         }
         let mut prepare = None;
         if kv::needs_prepare(kvspec) {
@@ -94,7 +103,7 @@ impl KvDriver {
                     ));
                     prepare = Some(p);
                 }
-                Some(Err(e)) => return Err(RunError::Failed(e)),
+                Some(Err(e)) => return Err(said(e)),
             }
         }
         Ok(KvDriver {

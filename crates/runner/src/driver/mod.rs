@@ -53,6 +53,10 @@ pub struct SessionOptions {
     /// The history every saved run is indexed in (None: none; a sweep's
     /// runs are indexed by the sweep, in its results' history).
     pub history: Option<PathBuf>,
+    /// Whether the secrets of this process's environment (`$REDISCLI_AUTH`)
+    /// may be sent to the target (an agent's: only to targets its operator
+    /// listed).
+    pub env_secrets: bool,
 }
 
 impl SessionOptions {
@@ -70,6 +74,7 @@ impl SessionOptions {
             ssh_config: None,
             agents_wait: std::time::Duration::ZERO,
             history: Some(wirebench_history::History::path_in(&req.results_dir())),
+            env_secrets: true,
         }
     }
 }

@@ -53,9 +53,10 @@ impl MetricsOptions {
     pub fn check(&self) -> Result<Option<String>, String> {
         let token = match &self.token_file {
             Some(f) => {
-                let t = std::fs::read_to_string(f)
-                    .map_err(|e| format!("--metrics-token-file {}: {e}", f.display()))?;
-                let t = t.trim().to_string();
+                let (t, loose) = wirebench_core::files::read_secret(f, "--metrics-token-file")?;
+                if let Some(w) = loose {
+                    eprintln!("{w}");
+                }
                 if t.len() < 16 {
                     return Err(format!(
                         "--metrics-token-file {}: a token is at least 16 characters (e.g. `openssl rand -hex 32`)",

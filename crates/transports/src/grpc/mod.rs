@@ -263,8 +263,8 @@ pub async fn prepare(
     )?;
     let (pool, source) = match &spec.proto_set {
         Some(f) => {
-            let bytes =
-                std::fs::read(f).map_err(|e| format!("--proto-set {}: {e}", f.display()))?;
+            let bytes = wirebench_core::files::read_regular(f, wirebench_core::files::INPUT_MAX)
+                .map_err(|e| format!("--proto-set {}: {e}", f.display()))?;
             let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| {
                 format!(
                     "--proto-set {}: not a descriptor set (protoc --descriptor_set_out=FILE --include_imports): {e}",

@@ -13,8 +13,10 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 fn certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    let bytes = wirebench_core::files::read_regular(path, wirebench_core::files::INPUT_MAX)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let certs = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{}: {e}", path.display()))?;
     if certs.is_empty() {
         return Err(format!("{}: no PEM certificate in it", path.display()));

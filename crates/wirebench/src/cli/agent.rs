@@ -28,6 +28,15 @@ pub struct AgentArgs {
     /// default: a part is then load and a result, nothing else.
     #[arg(long)]
     allow_exec: bool,
+    /// Let coordinators name files (--ca-file, --proto-set) in this directory (repeatable),
+    /// by absolute paths that cross no link. Default: none; no file a part names is read.
+    #[arg(long, value_name = "DIR")]
+    allow_files: Vec<PathBuf>,
+    /// Use this agent's own credentials (AWS_* for S3, $REDISCLI_AUTH for Redis) for this
+    /// target, HOST:PORT as the run writes it (repeatable). Default: none; a part against any
+    /// other target goes without them.
+    #[arg(long, value_name = "HOST:PORT")]
+    allow_target: Vec<String>,
     /// Where this agent keeps the results of its parts (and any file a part writes).
     #[arg(long, default_value = "results")]
     results: PathBuf,
@@ -45,6 +54,33 @@ pub struct AgentArgs {
     /// Test only: claim this sha256 for the binary (another build).
     #[arg(long, hide = true)]
     pretend_sha256: Option<String>,
+}
+
+/// `--allow-files`: existing directories, canonical (a part names files
+/// by their real path).
+fn allowed_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for d in dirs {
+        match d.canonicalize() {
+            Ok(c) if c.is_dir() && c != std::path::Path::new("/") => out.push(c),
+            Ok(_) => usage!("--allow-files {}: not a directory below /", d.display()),
+            Err(e) => usage!("--allow-files {}: {e}", d.display()),
+        }
+    }
+    Ok(out)
+}
+
+/// `--allow-target HOST:PORT`, each checked.
+fn allowed_targets(targets: &[String]) -> anyhow::Result<Vec<String>> {
+    for t in targets {
+        let ok = t.rsplit_once(':').is_some_and(|(h, p)| {
+            !h.is_empty() && !h.contains('/') && p.parse::<u16>().is_ok_and(|p| p > 0)
+        });
+        if !ok {
+            usage!("--allow-target {t}: not HOST:PORT");
+        }
+    }
+    Ok(targets.to_vec())
 }
 
 pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
@@ -72,6 +108,8 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
         policy: Policy {
             results: a.results,
             allow_exec: a.allow_exec,
+            allow_files: allowed_dirs(&a.allow_files)?,
+            allow_targets: allowed_targets(&a.allow_target)?,
         },
         credentials: Credentials::given_or_env(None, None)?,
         build,

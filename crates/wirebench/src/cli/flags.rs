@@ -164,19 +164,15 @@ fn secret_from(file: &std::path::Path) -> Result<String, SpecError> {
         flag: "--secret-key-file",
         why,
     };
-    let mut f = std::fs::File::open(file).map_err(|e| bad(format!("{}: {e}", file.display())))?;
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::Read::take(&mut f, 4097), &mut text)
-        .map_err(|e| bad(format!("{}: {e}", file.display())))?;
-    if text.len() > 4096 {
-        return Err(bad(format!(
-            "{}: over 4 KiB, not a secret key",
-            file.display()
-        )));
+    let (key, loose) =
+        wirebench_core::files::read_secret(file, "--secret-key-file").map_err(|why| {
+            bad(why
+                .strip_prefix("--secret-key-file ")
+                .unwrap_or(&why)
+                .to_string())
+        })?;
+    if let Some(w) = loose {
+        eprintln!("{w}");
     }
-    let key = text.lines().next().unwrap_or("").trim();
-    if key.is_empty() {
-        return Err(bad(format!("{}: empty", file.display())));
-    }
-    Ok(key.to_string())
+    Ok(key)
 }

@@ -29,6 +29,10 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Accept a token or key file that group or others may read, or that is a link (each
+    /// said in a warning); without it such a file is refused, as ssh refuses a loose key.
+    #[arg(long, global = true)]
+    accept_loose_secret_files: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -70,6 +74,9 @@ enum Command {
 
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    if cli.accept_loose_secret_files {
+        wirebench_core::files::accept_loose_secret_files();
+    }
     match cli.command {
         Command::Run(a) => run::run(*a),
         Command::Search(a) => search::search(*a),

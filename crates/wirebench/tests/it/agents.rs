@@ -5,6 +5,7 @@
 //! They need root; without it they skip, unless $WIREBENCH_REQUIRE_NETNS
 //! is set (as `.ci/run` does): then they fail.
 
+use crate::helpers::write_secret;
 use crate::helpers::{Proc, TempDir, running_with, shared};
 use std::process::Command;
 use std::time::Duration;
@@ -158,7 +159,7 @@ pub(crate) fn agent(
 
 pub(crate) fn token_file(dir: &TempDir, secret: &str) -> String {
     let f = dir.path().join(format!("token-{}", secret.len()));
-    std::fs::write(&f, secret).unwrap();
+    write_secret(&f, secret);
     f.display().to_string()
 }
 

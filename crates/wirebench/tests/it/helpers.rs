@@ -122,6 +122,16 @@ impl Proc {
         s
     }
 
+    /// Whether it exited (without waiting).
+    pub fn exited(&mut self) -> bool {
+        if self.status.is_none()
+            && let Ok(s) = self.exit.try_recv()
+        {
+            self.status = Some(s);
+        }
+        self.status.is_some()
+    }
+
     /// Reads stderr until a line matches; returns it. Panics after `limit`.
     pub fn stderr_until(&mut self, limit: Duration, pred: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + limit;
@@ -435,4 +445,21 @@ pub fn running_with(needle: &str) -> Vec<u32> {
         }
     }
     pids
+}
+
+/// Writes a secret's file (a token, a key) as only its owner may read it:
+/// wirebench refuses a looser one.
+pub fn write_secret(path: &Path, text: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap();
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .unwrap();
+    f.write_all(text.as_bytes()).unwrap();
 }

@@ -3,6 +3,7 @@
 //! PromQL against the merged run.json.
 
 use crate::agents::{run_on_agents, two_loopback_agents};
+use crate::helpers::write_secret;
 use crate::helpers::{Proc, Server, TempDir, shared};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -319,7 +320,7 @@ fn issue_38_metrics_need_a_token_off_loopback_and_serve_only_their_page() {
 
     // With a token: a scrape without it is refused, one with it served.
     let token = dir.path().join("token");
-    std::fs::write(&token, "metrics-token-0123456789\n").unwrap();
+    write_secret(&token, "metrics-token-0123456789\n");
     let addr = format!("127.0.0.1:{}", free_port());
     let mut p = Proc::spawn(&[
         "run",
@@ -438,7 +439,7 @@ fn issue_46_peers_without_the_token_cannot_keep_a_scraper_out() {
     let _g = shared();
     let dir = TempDir::new("metrics-drip");
     let token = dir.path().join("token");
-    std::fs::write(&token, "metrics-token-0123456789\n").unwrap();
+    write_secret(&token, "metrics-token-0123456789\n");
     let addr = format!("127.0.0.1:{}", free_port());
     let mut p = Proc::spawn(&[
         "run",

@@ -165,7 +165,7 @@ impl Minio {
             .spawn()
             .expect("start MinIO");
         let secret = TempDir::new("minio-secret");
-        std::fs::write(secret.path().join("key"), format!("{MINIO_PASSWORD}\n")).unwrap();
+        write_secret(&secret.path().join("key"), &format!("{MINIO_PASSWORD}\n"));
         let m = Minio {
             child,
             addr,
@@ -299,7 +299,7 @@ fn fails_up_front(args: &[&str], code: i32, says: &str) {
     let file = file.to_str().unwrap();
     let mut args = args.to_vec();
     if let Some(i) = args.iter().position(|a| *a == "--secret-key") {
-        std::fs::write(file, args[i + 1]).unwrap();
+        write_secret(std::path::Path::new(file), args[i + 1]);
         args[i] = "--secret-key-file";
         args[i + 1] = file;
     }

@@ -208,10 +208,10 @@ fn issue_46_a_runs_secret_is_never_on_its_command_line() {
         "the secret is echoed: {err}"
     );
     let file = dir.path().join("key");
-    std::fs::write(&file, "right-secret\n").unwrap();
+    write_secret(&file, "right-secret\n");
     let (st, err) = run(&["--secret-key-file", file.to_str().unwrap()]);
     assert!(st.success(), "{err}");
-    std::fs::write(&file, "wrong-secret\n").unwrap();
+    write_secret(&file, "wrong-secret\n");
     let (st, err) = run(&["--secret-key-file", file.to_str().unwrap()]);
     assert!(
         !st.success() && err.contains("SignatureDoesNotMatch"),
