@@ -4,8 +4,9 @@
 For every crate under crates/, each file is a module (lib.rs and main.rs:
 the crate root; x/mod.rs: x). A module depends on another when it names
 it in code: `use crate::a::b`, `crate::a::b::f()`, `super::x`, `self::x`
-(test modules at the bottom of a file are left out: they may use what they
-like). A module's own children and ancestors named through `super` count
+(test modules are left out, each to its closing brace, wherever it is in
+the file: they may use what they like; what follows one is code like any
+other). A module's own children and ancestors named through `super` count
 like any other module. `mod x;` declarations are not uses.
 
 Also fails when the crates depend on each other against the design's
@@ -56,14 +57,94 @@ def module_of(src: Path, f: Path) -> tuple:
     return tuple(parts)
 
 
+TEST_MOD = re.compile(r"^[ \t]*#\[cfg\(test\)\]\s*(?:pub(?:\(crate\))?\s+)?mod \w+\s*\{", re.M)
+
+
+def block_end(text: str, open_at: int) -> int:
+    """The index just past the brace that closes the one at `open_at`,
+    skipping strings, raw strings and character literals (comments are
+    gone already)."""
+    depth, i, n = 0, open_at, len(text)
+    while i < n:
+        end = literal_end(text, i)
+        if end > i:
+            i = end
+            continue
+        c = text[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
+
+
 def strip_tests(text: str) -> str:
-    m = re.search(r"^#\[cfg\(test\)\]\s*\n\s*(pub(\(crate\))?\s+)?mod \w+", text, re.M)
-    return text[: m.start()] if m else text
+    """`text` without its `#[cfg(test)] mod x { ... }` blocks."""
+    out, at = [], 0
+    for m in TEST_MOD.finditer(text):
+        if m.start() < at:
+            continue
+        out.append(text[at : m.start()])
+        at = block_end(text, m.end() - 1)
+    out.append(text[at:])
+    return "".join(out)
+
+
+RAW = re.compile(r'r(#*)"')
+CHAR = re.compile(r"'(\\.[^']*|[^\\'])'")
+
+
+def literal_end(text: str, i: int) -> int:
+    """If a string, raw string or character literal starts at `i`, the
+    index just past it; else `i`."""
+    c = text[i]
+    word_before = i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")
+    if c in "rb" and not word_before:
+        j = i + 1 if c == "r" else (i + 2 if text.startswith("br", i) else i)
+        m = RAW.match(text, j - 1) if j > i else None
+        if m and text[j - 1] == "r":
+            hashes = len(m.group(1))
+            end = text.find('"' + "#" * hashes, m.end())
+            return len(text) if end < 0 else end + 1 + hashes
+    if c == '"':
+        j = i + 1
+        while j < len(text) and text[j] != '"':
+            j += 2 if text[j] == "\\" else 1
+        return j + 1
+    if c == "'":
+        m = CHAR.match(text, i)
+        if m:
+            return m.end()
+    return i
 
 
 def strip_comments(text: str) -> str:
-    text = re.sub(r"//[^\n]*", "", text)
-    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    """`text` without its comments (those inside strings are text)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        end = literal_end(text, i)
+        if end > i:
+            out.append(text[i:end])
+            i = end
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 PATH = re.compile(r"\b(crate|super|self)((?:::\w+)+)")
@@ -96,7 +177,7 @@ def crate_cycles(src: Path) -> list:
     modules = {module_of(src, f): f for f in files}
     edges: dict = {m: set() for m in modules}
     for m, f in modules.items():
-        text = strip_comments(strip_tests(f.read_text()))
+        text = strip_tests(strip_comments(f.read_text()))
         refs = []
         for g in USE_GROUP.finditer(text):
             head, pre, inner = g.group(1), g.group(2), g.group(3)

@@ -43,6 +43,7 @@ pub mod limits;
 pub mod merge;
 pub mod placement;
 pub mod plan;
+pub mod ramp;
 pub mod request;
 pub mod result;
 pub mod share;

@@ -290,7 +290,7 @@ pub fn instances(parts: &[RunResult]) -> Result<RunResult, MergeError> {
                 ..*s
             })
             .collect();
-        m.stages = crate::stages::results(&asked, m.spec.warmup_ns, &m.intervals);
+        m.stages = crate::ramp::judge::results(&asked, m.spec.warmup_ns, &m.intervals);
     }
     m.placement.notes.clear();
     m.server = None;

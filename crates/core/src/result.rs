@@ -506,11 +506,11 @@ pub struct RunResult {
     pub agents_window: Option<AgentsWindow>,
     /// An open loop in stages: each stage as measured (see `--stages`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stages: Vec<crate::stages::StageResult>,
+    pub stages: Vec<crate::ramp::StageResult>,
     /// A run with a ramp: where its latency left its low-load level, and
     /// where each objective failed for good.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ramp: Option<crate::stages::RampVerdict>,
+    pub ramp: Option<crate::ramp::RampVerdict>,
     /// The sweep point this run measured (`server_cmd=crimson clients=2`),
     /// as its experiment's index names it: set when a run is read from an
     /// experiment's directory, so that a report can split runs by any

@@ -701,14 +701,14 @@ fn print_stages(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
 
 /// Where a ramp broke, as lines: its knee (or why none), each objective's
 /// rate of failing for good.
-pub fn ramp_lines(v: &wirebench_core::stages::RampVerdict) -> Vec<String> {
+pub fn ramp_lines(v: &wirebench_core::ramp::RampVerdict) -> Vec<String> {
     let mut out = Vec::new();
     match (&v.knee, &v.knee_undecided) {
         (Some(k), _) => out.push(format!(
             "knee:              {:.0}/s (between {:.0}/s, p50 still within {}x of its low-load {}, and {:.0}/s, from which p50 stayed above: {} there); the server completed at most {:.0}/s past it",
             k.rate_per_s,
             k.last_low_per_s,
-            wirebench_core::stages::KNEE_FACTOR,
+            wirebench_core::ramp::KNEE_FACTOR,
             format_ns(k.low_p50_ns as f64),
             k.first_high_per_s,
             format_ns(k.high_p50_ns as f64),
@@ -717,7 +717,7 @@ pub fn ramp_lines(v: &wirebench_core::stages::RampVerdict) -> Vec<String> {
         (None, Some(why)) => out.push(format!("knee:              undecided: {why}")),
         (None, None) => out.push(format!(
             "knee:              none: p50 stayed within {}x of its low-load level up to {:.0}/s, the highest rate asked",
-            wirebench_core::stages::KNEE_FACTOR,
+            wirebench_core::ramp::KNEE_FACTOR,
             v.max_asked_per_s
         )),
     }

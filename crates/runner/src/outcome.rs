@@ -222,7 +222,7 @@ pub fn warnings(spec: &RunSpec, placement: &Placement, s: &Summary) -> Vec<Warni
 }
 
 /// A warning for each stage whose requests left behind its rate.
-pub fn stage_warnings(stages: &[wirebench_core::stages::StageResult]) -> Vec<Warning> {
+pub fn stage_warnings(stages: &[wirebench_core::ramp::StageResult]) -> Vec<Warning> {
     stages
         .iter()
         .filter(|s| !s.kept_up)
@@ -418,7 +418,8 @@ pub fn from_outcome(
     summary.hiccup = hiccup(spec, out.hiccup.as_ref(), &mut intervals);
     judge(spec, &placement, &mut summary, &intervals);
     let mut warnings = warnings(spec, &placement, &summary);
-    let stages = wirebench_core::stages::results(&own_stages(spec), spec.warmup_ns, &intervals);
+    let stages =
+        wirebench_core::ramp::judge::results(&own_stages(spec), spec.warmup_ns, &intervals);
     warnings.extend(stage_warnings(&stages));
     let (state, reason) = match end {
         // A run that measured nothing is a failure, never "complete".

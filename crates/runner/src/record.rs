@@ -77,7 +77,7 @@ impl Recorder {
         r.started_at = started_at;
         let checked: Result<Vec<_>, String> = self.slos.iter().map(|s| s.check_run(r)).collect();
         r.slos = checked.map_err(RunError::Failed)?;
-        r.ramp = wirebench_core::stages::verdict(r, &self.slos);
+        r.ramp = wirebench_core::ramp::judge::verdict(r, &self.slos);
         let made = self.root.join(&r.run_id);
         let saved = if made.is_dir() && !made.join("run.json").exists() {
             store::save(&self.root, r)

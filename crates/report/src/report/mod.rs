@@ -15,7 +15,7 @@ mod figures;
 
 /// Latency against the rate asked over a ramp's points (its bands and its
 /// constant stages), the knee a vertical line.
-fn ramp_figure(r: &RunResult, v: &wirebench_core::stages::RampVerdict) -> crate::export::Figure {
+fn ramp_figure(r: &RunResult, v: &wirebench_core::ramp::RampVerdict) -> crate::export::Figure {
     let mut p50 = Vec::new();
     let mut p99 = Vec::new();
     for s in r.stages.iter().filter(|s| s.conns.is_none()) {
@@ -476,7 +476,7 @@ mod tests {
     fn a_staged_run_has_its_stages_table() {
         let mut r = run("staged", 1, "balanced", 1000.0);
         let stages = wirebench_core::stages::parse("1s:100, 2s:100->1k").unwrap();
-        r.stages = wirebench_core::stages::results(&stages, 0, &r.intervals);
+        r.stages = wirebench_core::ramp::judge::results(&stages, 0, &r.intervals);
         r.stages[1].kept_up = false;
         let md = markdown(&[r], &[], &[]);
         assert!(md.contains("## Stages"), "{md}");

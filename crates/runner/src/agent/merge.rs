@@ -104,7 +104,7 @@ pub(super) fn parts(
     m.spec = spec.clone();
     m.summary.requested_rate_per_s = spec.rate_per_s;
     // The stages of the merged seconds (each part's were its share's).
-    m.stages = wirebench_core::stages::results(&spec.stages, spec.warmup_ns, &m.intervals);
+    m.stages = wirebench_core::ramp::judge::results(&spec.stages, spec.warmup_ns, &m.intervals);
     m.warnings
         .retain(|w| !matches!(w, Warning::StageBehind { .. }));
     m.warnings.extend(crate::outcome::stage_warnings(&m.stages));

@@ -16,6 +16,7 @@ mod helpers;
 mod history;
 mod http;
 mod kv;
+mod layers;
 mod live;
 mod metrics;
 mod modes;
