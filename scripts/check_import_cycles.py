@@ -11,7 +11,9 @@ like any other module. `mod x;` declarations are not uses.
 
 Also fails when the crates depend on each other against the design's
 direction (core <- load <- transports <- runner <- binary; history on core
-only; report on core, trace and history only).
+only; report on core, trace and history only), and when a module of a
+layered crate (the runner) imports one of a layer above its own, or is in
+no layer (a new module is placed where it belongs).
 
 Usage: python3 scripts/check_import_cycles.py [ROOT]
 """
@@ -44,6 +46,27 @@ ALLOWED = {
         "wirebench-report",
         "wirebench-history",
     },
+}
+
+
+# The runner's modules, lowest layer first: a module may use its own layer
+# and those below, never one above (the agent, which runs parts over the
+# whole pipeline, sits above the pipeline it uses).
+LAYERS = {
+    "wirebench-runner": [
+        ["process"],
+        ["abort", "auth", "capture", "events", "outcome", "serve", "tree", "worker"],
+        ["target"],
+        ["observed"],
+        ["exec"],
+        ["driver"],
+        ["session"],
+        ["record"],
+        ["command", "ipc_compare", "metrics", "sweep"],
+        ["run"],
+        ["agent", "flame"],
+        ["search"],
+    ],
 }
 
 
@@ -172,7 +195,8 @@ def resolve(me: tuple, head: str, rest: list, modules: set) -> tuple | None:
     return best
 
 
-def crate_cycles(src: Path) -> list:
+def crate_edges(src: Path) -> dict:
+    """Each module of the crate at `src`, and the modules it uses."""
     files = [f for f in src.rglob("*.rs")]
     modules = {module_of(src, f): f for f in files}
     edges: dict = {m: set() for m in modules}
@@ -207,6 +231,30 @@ def crate_cycles(src: Path) -> list:
                 t = resolve(target, "self", [x for x in p.group(1).split("::") if x], set(modules))
                 if t is not None and t != m:
                     edges[m].add(t)
+    return edges
+
+
+def arrows_up(src: Path, layers: list) -> list:
+    """(module, module it uses, why) for each use of a higher layer, and
+    each top-level module in no layer."""
+    level = {name: i for i, group in enumerate(layers) for name in group}
+    edges = crate_edges(src)
+    bad = []
+    tops = sorted({m[0] for m in edges if m})
+    for t in tops:
+        if t not in level:
+            bad.append((t, None, "in no layer of scripts/check_import_cycles.py's LAYERS"))
+    for m, targets in edges.items():
+        if not m or m[0] not in level:
+            continue
+        for t in targets:
+            if t and t[0] in level and level[t[0]] > level[m[0]]:
+                bad.append((name(m), name(t), "a layer above"))
+    return sorted(set(bad), key=str)
+
+
+def crate_cycles(src: Path) -> list:
+    edges = crate_edges(src)
     # Find cycles (Tarjan's strongly connected components).
     index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
 
@@ -256,8 +304,11 @@ def main() -> int:
         for comp in crate_cycles(manifest.parent / "src"):
             print(f"{crate}: modules import each other in a circle: {', '.join(sorted(name(m) for m in comp))}")
             bad += 1
+        for m, t, why in arrows_up(manifest.parent / "src", LAYERS.get(crate, [])) if crate in LAYERS else []:
+            print(f"{crate}: {m} uses {t}: {why}" if t else f"{crate}: crate::{m}: {why}")
+            bad += 1
     if bad == 0:
-        print("no import circles; crate dependencies point one way")
+        print("no import circles; crate dependencies point one way; no layer uses one above it")
     return 1 if bad else 0
 
 

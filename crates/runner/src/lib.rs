@@ -29,6 +29,7 @@
 
 pub mod abort;
 pub mod agent;
+pub mod auth;
 pub mod capture;
 pub mod command;
 pub mod driver;

@@ -5,7 +5,7 @@
 //! optional outputs: the histogram log and the traces.
 
 use crate::RunError;
-use crate::session::Events;
+use crate::events::Events;
 use std::path::{Path, PathBuf};
 use wirebench_core::result::{RunResult, TraceCounts, Warning};
 use wirebench_core::slo::Slo;

@@ -10,12 +10,12 @@
 //! merges them exactly (histograms added, never percentiles averaged),
 //! keeping each agent's part beside the merge.
 
-use super::auth::{self, BuildId, Token};
 use super::clock::{self, ClockEstimate};
 use super::daemon::{HANDSHAKE_TIMEOUT, SILENCE};
 use super::merge::{Ended, Seen};
 use super::wire::{self, FromAgent, FromCoordinator};
 use crate::RunError;
+use crate::auth::{self, BuildId, Token};
 use crate::command::Checked;
 use crate::process::Cancel;
 use crate::record::{self};

@@ -18,9 +18,9 @@
 //! hears the coordinator: a `stop`, or its silence for [`SILENCE`], stops
 //! *its* part at once; nothing another connection does touches it.
 
-use super::auth::{self, BuildId, Token};
 use super::policy::Policy;
 use super::wire::{self, FromAgent, FromCoordinator};
+use crate::auth::{self, BuildId, Token};
 use crate::process::Cancel;
 use crate::run::{self, RunEvents};
 use crate::session::{Events, SessionOptions};
@@ -729,7 +729,7 @@ impl Events for AgentEvents<'_> {
             &FromAgent::Interval {
                 index: iv.index,
                 interval: Box::new(iv.point()),
-                live: super::wire::LiveSecond::of(iv),
+                live: crate::events::LiveSecond::of(iv),
             },
         );
     }

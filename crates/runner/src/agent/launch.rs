@@ -11,8 +11,8 @@
 //! coordinator's end closes, the agent stops; the control connection
 //! tunnelled from a local loopback port to the agent's.
 
-use super::auth::{self, BuildId, Token};
 use crate::RunError;
+use crate::auth::{self, BuildId, Token};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -2,7 +2,8 @@
 //! read with a size bound and a timeout, so that no peer (a port scanner, a
 //! stalled or hostile coordinator) holds an agent's memory or thread.
 
-use crate::agent::auth::BuildId;
+use crate::auth::BuildId;
+use crate::events::LiveSecond;
 use serde::{Deserialize, Serialize};
 use std::io::{self, BufRead, Write};
 use wirebench_core::request::RunRequest;
@@ -234,37 +235,5 @@ mod tests {
             e.to_string().contains("agent protocol"),
             "a long result is read: {e}"
         );
-    }
-}
-
-/// What live metrics show of an agent's second beyond what a run keeps:
-/// its open loop's schedule lag and its errors by cause.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct LiveSecond {
-    /// The schedule lag's histogram (`hist::encode`); None in a closed loop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lag_hist: Option<String>,
-    /// Failed operations by cause, at most [`LIVE_CAUSES`] (the rest are
-    /// the second's errors beyond them).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub causes: std::collections::BTreeMap<String, u64>,
-}
-
-/// The most causes an agent sends with a second.
-pub const LIVE_CAUSES: usize = 32;
-
-impl LiveSecond {
-    /// Of a second as the load engine reported it.
-    pub fn of(iv: &wirebench_load::engine::IntervalReport) -> LiveSecond {
-        let d = &iv.data;
-        LiveSecond {
-            lag_hist: d.lag.as_deref().map(wirebench_core::hist::encode),
-            causes: d
-                .failures
-                .iter()
-                .take(LIVE_CAUSES)
-                .map(|(k, v)| (k.clone(), *v))
-                .collect(),
-        }
     }
 }

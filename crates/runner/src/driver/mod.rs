@@ -44,7 +44,7 @@ pub struct SessionOptions {
     /// The placeholders' values of the run (set by the session).
     pub values: std::collections::BTreeMap<&'static str, String>,
     /// What proves this coordinator to its load agents.
-    pub agent_token: Option<crate::agent::auth::Token>,
+    pub agent_token: Option<crate::auth::Token>,
     /// `ssh -F` of `--launch ssh:` (None: the user's ssh configuration).
     pub ssh_config: Option<PathBuf>,
     /// How long the coordinator tries again to reach an agent that is not

@@ -152,12 +152,7 @@ impl Exporter {
     }
 
     /// A second of one of a coordinator's agents.
-    pub fn agent_interval(
-        &mut self,
-        agent: &str,
-        iv: &Interval,
-        live: &crate::agent::wire::LiveSecond,
-    ) {
+    pub fn agent_interval(&mut self, agent: &str, iv: &Interval, live: &crate::events::LiveSecond) {
         self.agents_seen = true;
         let report = report_of(iv, live);
         let stage = self.stage_at(&report);
@@ -222,7 +217,7 @@ fn stage_at(
 /// An agent's second, as the load engine would have reported it: its
 /// counters, latency histogram, schedule lag and errors by cause (its
 /// operation kinds stay with the agent).
-fn report_of(iv: &Interval, live: &crate::agent::wire::LiveSecond) -> IntervalReport {
+fn report_of(iv: &Interval, live: &crate::events::LiveSecond) -> IntervalReport {
     let mut r = IntervalReport::from_point(0, iv);
     if let Some(lag) = &live.lag_hist
         && let Ok(h) = wirebench_core::hist::decode(lag)
@@ -256,7 +251,7 @@ mod tests {
             b.ensure(agent);
         }
         let iv = wirebench_core::result::fixture::interval(0, 10.0, 100_000);
-        let live = crate::agent::wire::LiveSecond::default();
+        let live = crate::events::LiveSecond::default();
         b.add("a:1", &report_of(&iv, &live), &iv);
         b.add("b:2", &report_of(&iv, &live), &iv);
         let ops: u64 = b.totals.values().map(|t| t.ops).sum();
@@ -270,7 +265,7 @@ mod tests {
     fn an_agents_lag_and_error_causes_reach_the_page() {
         let mut lag = wirebench_core::hist::new_hist();
         lag.record_n(20_000, 5).unwrap();
-        let live = crate::agent::wire::LiveSecond {
+        let live = crate::events::LiveSecond {
             lag_hist: Some(wirebench_core::hist::encode(&lag)),
             causes: [("503 SlowDown".to_string(), 2)].into_iter().collect(),
         };

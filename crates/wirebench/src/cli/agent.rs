@@ -5,9 +5,9 @@ use super::error::{UsageError, runner_error, usage};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wirebench_runner::agent::auth::{BuildId, Token};
 use wirebench_runner::agent::daemon::{self, AgentOptions};
 use wirebench_runner::agent::policy::Policy;
+use wirebench_runner::auth::{BuildId, Token};
 use wirebench_runner::{Credentials, process};
 
 #[derive(Args, Debug)]

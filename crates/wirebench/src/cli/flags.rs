@@ -9,7 +9,7 @@ use clap::Args;
 use std::path::PathBuf;
 use wirebench_core::request::RunRequest;
 use wirebench_core::units::Dur;
-use wirebench_runner::agent::auth::Token;
+use wirebench_runner::auth::Token;
 use wirebench_runner::{Credentials, SpecError};
 
 #[derive(Args, Debug, Default)]

@@ -51,7 +51,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         if !req.agents.is_empty() {
             // A sweep's agents are proven with $WIREBENCH_TOKEN.
             opts.agent_token =
-                wirebench_runner::agent::auth::Token::given_or_env(None).map_err(UsageError)?;
+                wirebench_runner::auth::Token::given_or_env(None).map_err(UsageError)?;
         }
         (req, opts)
     } else {

@@ -141,7 +141,7 @@ impl Events for Console {
         &mut self,
         agent: &str,
         iv: &wirebench_core::result::Interval,
-        live: &wirebench_runner::agent::wire::LiveSecond,
+        live: &wirebench_runner::events::LiveSecond,
     ) {
         if let Some(e) = &mut self.exporter {
             e.agent_interval(agent, iv, live);

@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 use wirebench_core::request::RunRequest;
-use wirebench_runner::agent::auth::{self, Token};
+use wirebench_runner::auth::{self, Token};
 
 const TOKEN: &str = "the-token-of-the-attack-tests-0123456789";
 

@@ -10,12 +10,16 @@ use std::process::Command;
 /// Runs the check on a tree of one crate made of `files`: its exit code
 /// and stdout.
 fn check(files: &[(&str, &str)]) -> (Option<i32>, String) {
+    check_crate("wirebench-core", files)
+}
+
+fn check_crate(crate_name: &str, files: &[(&str, &str)]) -> (Option<i32>, String) {
     let root = TempDir::new("layers");
     let src = root.path().join("crates/demo/src");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(
         root.path().join("crates/demo/Cargo.toml"),
-        "[package]\nname = \"wirebench-core\"\nversion = \"0.1.0\"\n",
+        format!("[package]\nname = \"{crate_name}\"\nversion = \"0.1.0\"\n"),
     )
     .unwrap();
     for (name, text) in files {
@@ -77,4 +81,120 @@ mod tests {
     let (code, out) = check(&[("lib.rs", lib), ("a.rs", a_inside), ("b.rs", b)]);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("no import circles"), "{out}");
+}
+
+/// Issue 47: the runner's layers. A low module that uses a high one (the
+/// event channel naming the agent's wire types, as it did) is an arrow
+/// running back up; a module in no layer is named, so that a new one is
+/// placed.
+#[test]
+fn issue_47_a_runner_module_using_a_layer_above_is_named() {
+    let lib = "pub mod events;\npub mod agent;\npub mod gizmo;\n";
+    let events = "pub fn e(_: &crate::agent::Live) {}\n";
+    let agent = "pub struct Live;\npub fn a() { crate::events::e(&Live); }\n";
+    let (code, out) = check_crate(
+        "wirebench-runner",
+        &[
+            ("lib.rs", lib),
+            ("events.rs", events),
+            ("agent.rs", agent),
+            ("gizmo.rs", ""),
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("crate::events uses crate::agent: a layer above"),
+        "{out}"
+    );
+    assert!(out.contains("crate::gizmo: in no layer"), "{out}");
+    assert!(
+        !out.contains("crate::agent uses"),
+        "using a lower layer is fine: {out}"
+    );
+}
+
+/// Issue 47: docs/architecture.md is checked against the tree: every
+/// module at the top of a crate (and every file of the binary's `cli/` and
+/// `ui/`) is named in its crate's section, and every module a line names
+/// (`name` — ...) exists.
+#[test]
+fn issue_47_the_architecture_page_names_every_module_and_only_real_ones() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut problems = Vec::new();
+    // Each crate's section: from its `crates/NAME (` line to the next.
+    let mut sections: Vec<(String, String)> = Vec::new();
+    for line in doc.lines() {
+        if let Some(rest) = line.strip_prefix("crates/")
+            && let Some((dir, _)) = rest.split_once(" (")
+        {
+            sections.push((dir.to_string(), String::new()));
+        } else if let Some((_, text)) = sections.last_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    assert!(sections.len() >= 8, "{sections:?}");
+    for (dir, text) in &sections {
+        let src = root.join("crates").join(dir).join("src");
+        let named: Vec<String> = text
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(|n| n.replace("::", "/"))
+            .collect();
+        let is_named = |m: &str| {
+            named
+                .iter()
+                .any(|n| n == m || n.starts_with(&format!("{m}/")) || n == &format!("{m}.rs"))
+        };
+        let mut modules = Vec::new();
+        for e in std::fs::read_dir(&src).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().to_string();
+            if e.file_type().unwrap().is_dir() {
+                if dir == "wirebench" {
+                    for f in std::fs::read_dir(e.path()).unwrap() {
+                        let f = f.unwrap().file_name().to_string_lossy().to_string();
+                        if f != "mod.rs" {
+                            modules.push(format!("{name}/{f}"));
+                        }
+                    }
+                } else if e.path().join("mod.rs").exists() {
+                    modules.push(name);
+                }
+            } else if let Some(m) = name.strip_suffix(".rs")
+                && m != "lib"
+                && (m != "main" || dir == "wirebench")
+            {
+                modules.push(if m == "main" {
+                    name.clone()
+                } else {
+                    m.to_string()
+                });
+            }
+        }
+        for m in modules {
+            if !is_named(&m) {
+                problems.push(format!("crates/{dir}: `{m}` is not named"));
+            }
+        }
+        // Each `name` — that opens a description is a module of the crate.
+        for (i, _) in text.match_indices("` —") {
+            let start = text[..i].rfind('`').unwrap() + 1;
+            let n = text[start..i].replace("::", "/");
+            let exists = n.starts_with("tests/")
+                || src.join(&n).exists()
+                || src.join(format!("{n}.rs")).exists()
+                || (dir != "trace" && n == "lib");
+            if !exists {
+                problems.push(format!("crates/{dir}: `{n}` is named but no such module"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/architecture.md:\n{}",
+        problems.join("\n")
+    );
 }
