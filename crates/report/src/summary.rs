@@ -9,7 +9,7 @@ use wirebench_core::hist::LatencySummary;
 use wirebench_core::result::{Placement, RunResult, RunState};
 use wirebench_core::slo::{Slo, SloOutcome};
 use wirebench_core::spec::{
-    Endpoint, MsgrMode, RunSpec, S3Workload, ShmMode, StopSpec, TargetSpec, TransportSpec,
+    Endpoint, MsgrMode, RunSpec, ShmMode, StopSpec, TargetSpec, TransportSpec,
 };
 use wirebench_core::units::{format_ns, format_size, whole};
 
@@ -37,75 +37,7 @@ pub fn headline(
     server_pid: Option<u32>,
 ) -> String {
     let t = &spec.transport;
-    let sizes = match t {
-        TransportSpec::S3(s3) if s3.workload == S3Workload::Mixed => {
-            let mix: Vec<String> = s3.mix.iter().map(|(m, w)| format!("{m}={w}")).collect();
-            format!("{} objects of {} ({})", s3.objects, s3.sizes, mix.join(","))
-        }
-        TransportSpec::S3(s3) => format!(
-            "{} objects of {}{}",
-            s3.objects,
-            s3.sizes,
-            if s3.key_dist == wirebench_core::spec::KeyDist::Uniform {
-                String::new()
-            } else {
-                format!(" picked {}", s3.key_dist)
-            }
-        ),
-        TransportSpec::Redis(kv) | TransportSpec::Memcached(kv) => format!(
-            "{} keys ({}) of {}, {}{}",
-            kv.keys,
-            kv.key_dist,
-            kv.sizes,
-            kv.protocol,
-            if kv.mode == wirebench_core::spec::KvMode::Mixed {
-                format!(", SET:GET {}", kv.ratio)
-            } else {
-                String::new()
-            }
-        ),
-        TransportSpec::Grpc(g) => format!(
-            "request {}, {} stream(s) per conn{}",
-            if g.data.chars().count() <= 60 {
-                g.data.clone()
-            } else {
-                format!(
-                    "{}... ({})",
-                    g.data.chars().take(57).collect::<String>(),
-                    format_size(g.data.len() as u64)
-                )
-            },
-            spec.depth,
-            g.proto_set
-                .as_ref()
-                .map_or(String::new(), |p| format!(", types from {}", p.display()))
-        ),
-        TransportSpec::Http(h) => {
-            let mut d = match h.version {
-                wirebench_core::spec::HttpVersion::H1 => "HTTP/1.1".to_string(),
-                wirebench_core::spec::HttpVersion::H2 => {
-                    format!("HTTP/2, {} stream(s) per conn", spec.depth)
-                }
-            };
-            if h.method.has_body() {
-                d = format!("bodies of {}, {d}", format_size(h.body_bytes));
-            }
-            if h.churn {
-                d.push_str(", a new connection per request");
-            }
-            if let Some(k) = h.keys {
-                d.push_str(&format!(", {k} keys ({}) in the path", h.key_dist));
-            }
-            d
-        }
-        TransportSpec::Exec(e) => format!("{} (parser {})", e.program(), e.parser.name()),
-        _ if t.has_response() => format!(
-            "{} -> {}",
-            format_size(t.size_bytes()),
-            format_size(t.response_size_bytes())
-        ),
-        _ => format_size(t.size_bytes()),
-    };
+    let sizes = t.describe().workload(spec.depth);
     let stop = match spec.stop {
         StopSpec::DurationNs(ns) => format!("{} s", ns as f64 / 1e9),
         StopSpec::Count(c) => format!("{c} ops"),

@@ -616,3 +616,46 @@ fn stages_come_as_tables_too_and_travel_as_text() {
         assert!(e.contains(says), "{bad}: {e}");
     }
 }
+
+/// Issue 47: what a run's headline says its operations carry comes from
+/// each transport's own `Describe::workload` (it was a match over every
+/// transport in the report crate); the texts are those the headline had.
+#[test]
+fn each_transport_says_what_its_operations_carry() {
+    let said = |json: &str| {
+        let (spec, _) = req(json).check(&two_cpus()).unwrap();
+        spec.transport.describe().workload(spec.depth)
+    };
+    assert_eq!(said("{}"), "64B -> 64B");
+    assert_eq!(
+        said(r#"{"target": "s3://127.0.0.1:9000/bench", "objects": 100, "size": "4KiB"}"#),
+        "100 objects of 4KiB"
+    );
+    assert_eq!(
+        said(
+            r#"{"target": "s3://127.0.0.1:9000/bench", "objects": 100, "size": "4KiB", "key_dist": "zipf:0.99"}"#
+        ),
+        "100 objects of 4KiB picked zipf:0.99"
+    );
+    assert_eq!(
+        said(r#"{"target": "redis://127.0.0.1:6379", "keys": 1000, "size": "100B"}"#),
+        "1000 keys (uniform) of 100B, resp2"
+    );
+    let h2 =
+        said(r#"{"target": "http://127.0.0.1:80/o/{key}", "http": "2", "depth": 4, "keys": 10}"#);
+    assert_eq!(
+        h2,
+        "HTTP/2, 4 stream(s) per conn, 10 keys (uniform) in the path"
+    );
+    let data = format!("{{\"name\": \"{}\"}}", "x".repeat(80));
+    let g = said(
+        &serde_json::json!({"target": "grpc://127.0.0.1:50051", "call": "a.B/C", "data": data})
+            .to_string(),
+    );
+    let cut: String = data.chars().take(57).collect();
+    assert_eq!(g, format!("request {cut}... (92B), 1 stream(s) per conn"));
+    assert_eq!(
+        said(r#"{"transport": "exec", "client_cmd": "fio --name x", "parser": "fio-json"}"#),
+        "fio (parser fio-json)"
+    );
+}

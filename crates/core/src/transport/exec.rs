@@ -187,6 +187,10 @@ pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec,
 }
 
 impl Describe for ExecSpec {
+    fn workload(&self, _depth: usize) -> String {
+        format!("{} (parser {})", self.program(), self.parser.name())
+    }
+
     fn mode_name(&self) -> String {
         self.parser.name().to_string()
     }

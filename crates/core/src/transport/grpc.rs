@@ -119,6 +119,24 @@ pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec,
 }
 
 impl Describe for GrpcSpec {
+    fn workload(&self, depth: usize) -> String {
+        format!(
+            "request {}, {depth} stream(s) per conn{}",
+            if self.data.chars().count() <= 60 {
+                self.data.clone()
+            } else {
+                format!(
+                    "{}... ({})",
+                    self.data.chars().take(57).collect::<String>(),
+                    crate::units::format_size(self.data.len() as u64)
+                )
+            },
+            self.proto_set
+                .as_ref()
+                .map_or(String::new(), |p| format!(", types from {}", p.display()))
+        )
+    }
+
     fn mode_name(&self) -> String {
         self.call.clone()
     }

@@ -203,6 +203,23 @@ pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec,
 }
 
 impl Describe for HttpSpec {
+    fn workload(&self, depth: usize) -> String {
+        let mut d = match self.version {
+            HttpVersion::H1 => "HTTP/1.1".to_string(),
+            HttpVersion::H2 => format!("HTTP/2, {depth} stream(s) per conn"),
+        };
+        if self.method.has_body() {
+            d = format!("bodies of {}, {d}", crate::units::format_size(self.body_bytes));
+        }
+        if self.churn {
+            d.push_str(", a new connection per request");
+        }
+        if let Some(k) = self.keys {
+            d.push_str(&format!(", {k} keys ({}) in the path", self.key_dist));
+        }
+        d
+    }
+
     fn mode_name(&self) -> String {
         self.method.to_string()
     }

@@ -156,6 +156,21 @@ pub(crate) fn check(req: &RunRequest, kind: TransportKind) -> Result<TransportSp
 }
 
 impl Describe for KvSpec {
+    fn workload(&self, _depth: usize) -> String {
+        format!(
+            "{} keys ({}) of {}, {}{}",
+            self.keys,
+            self.key_dist,
+            self.sizes,
+            self.protocol,
+            if self.mode == KvMode::Mixed {
+                format!(", SET:GET {}", self.ratio)
+            } else {
+                String::new()
+            }
+        )
+    }
+
     fn mode_name(&self) -> String {
         self.mode.to_string()
     }

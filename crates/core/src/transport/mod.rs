@@ -138,6 +138,20 @@ pub trait Describe {
     fn spins(&self) -> bool {
         false
     }
+    /// What the operations carry, for a run's headline: `4KiB -> 4KiB`,
+    /// `1000 objects of 4KiB`, the program and its parser. `depth`: the
+    /// run's (HTTP/2's and gRPC's streams per connection).
+    fn workload(&self, _depth: usize) -> String {
+        let size = crate::units::format_size;
+        match self.has_response() {
+            true => format!(
+                "{} -> {}",
+                size(self.size_bytes()),
+                size(self.response_size_bytes())
+            ),
+            false => size(self.size_bytes()),
+        }
+    }
     /// What names a run's results: `echo-reactor`, `shm-sync-adaptive`,
     /// `s3-get-external`. By default the mode, then the embedded server's
     /// design or `external`.

@@ -211,6 +211,23 @@ pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec,
 }
 
 impl Describe for S3Spec {
+    fn workload(&self, _depth: usize) -> String {
+        if self.workload == S3Workload::Mixed {
+            let mix: Vec<String> = self.mix.iter().map(|(m, w)| format!("{m}={w}")).collect();
+            return format!("{} objects of {} ({})", self.objects, self.sizes, mix.join(","));
+        }
+        format!(
+            "{} objects of {}{}",
+            self.objects,
+            self.sizes,
+            if self.key_dist == KeyDist::Uniform {
+                String::new()
+            } else {
+                format!(" picked {}", self.key_dist)
+            }
+        )
+    }
+
     fn mode_name(&self) -> String {
         self.workload.to_string()
     }
