@@ -28,78 +28,118 @@ pub(super) fn warmup(runs: &[&RunResult]) -> Option<plot::Shade> {
 
 pub(super) const MAX_PER_RUN: usize = 8;
 
+/// What every figure of a report is drawn from: the runs that measured
+/// something, how they are laid out and named.
+struct Drawn<'a> {
+    ok: Vec<&'a RunResult>,
+    l: &'a Layout,
+    vary: Vec<String>,
+    shown: Shown,
+}
+
+impl Drawn<'_> {
+    fn name(&self, r: &RunResult) -> String {
+        run_name(r, self.l, &self.vary, &self.shown)
+    }
+}
+
 /// Every figure the runs allow.
 pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
-    let mut out = Vec::new();
     let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
     let vary = varying(&ok);
     let shown = Shown::of(&ok);
+    let d = Drawn { ok, l, vary, shown };
     let Resolved {
         x,
         series: series_by,
         panel,
-    } = resolve(l, &ok, &vary);
-    // Throughput vs the x variable, one line per series; one plot per
-    // panel, all on the same axes.
+    } = resolve(l, &d.ok, &d.vary);
+    let mut out = Vec::new();
     if let Some(x) = x.as_deref() {
-        // Panel (None: one plot) to line to points.
-        type Lines = BTreeMap<String, Vec<(f64, f64)>>;
-        let mut panels: BTreeMap<Option<String>, Lines> = BTreeMap::new();
-        for r in &ok {
-            if let Some(v) = variable(r, x) {
-                let p = panel.as_deref().and_then(|p| shown.pair(r, p));
-                panels
-                    .entry(p)
-                    .or_default()
-                    .entry(series_key(r, l, &series_by, &shown))
-                    .or_default()
-                    .push((num(&v), r.summary.ops_per_s));
-            }
-        }
-        let points = || panels.values().flat_map(|g| g.values().flatten());
-        let mut distinct_x: Vec<u64> = points().map(|p| p.0.to_bits()).collect();
-        distinct_x.sort_unstable();
-        distinct_x.dedup();
-        if distinct_x.len() >= 2 {
-            let xs: Vec<f64> = points().map(|p| p.0).collect();
-            let ys: Vec<f64> = points().map(|p| p.1).collect();
-            let bounds = plot::Bounds::of(&xs, &ys);
-            for (p, groups) in &panels {
-                let series: Vec<Series> = groups
-                    .iter()
-                    .map(|(k, pts)| {
-                        let mut pts = pts.clone();
-                        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                        Series {
-                            name: k.clone(),
-                            points: pts,
-                        }
-                    })
-                    .collect();
-                let title = match p {
-                    Some(p) => format!("Throughput vs {}: {p}", vars::label(x)),
-                    None => format!("Throughput vs {}", vars::label(x)),
-                };
-                out.push(Figure {
-                    svg: plot::lines_within(
-                        &title,
-                        x_axis(x, &xs),
-                        Axis::linear("ops/s", format_rate),
-                        &series,
-                        (panels.len() > 1).then_some(&bounds),
-                    ),
-                    title,
-                });
-            }
+        out.extend(throughput_vs(&d, x, &series_by, panel.as_deref()));
+    }
+    let all_series: Vec<String> = panel.iter().chain(&series_by).cloned().collect();
+    out.extend(latency_response(&d, &all_series));
+    // S3: the time to first byte of every test, in one figure (s3bench's
+    // histogram of all tests together).
+    out.extend(ttfb_histogram(&d.ok, l, &d.vary, &d.shown));
+    out.extend(spectrum(&d));
+    out.extend(per_second(&d));
+    // Per-core CPU over time, client and server cores apart: of up to four
+    // runs spread over the set.
+    let step = d.ok.len().div_ceil(4).max(1);
+    for r in d.ok.iter().step_by(step) {
+        out.extend(cpu_heatmap(&d, r));
+        out.extend(reactor_heatmap(&d, r));
+    }
+    out
+}
+
+/// Throughput vs the x variable, one line per series; one plot per panel,
+/// all on the same axes.
+fn throughput_vs(d: &Drawn, x: &str, series_by: &[String], panel: Option<&str>) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let (ok, l, shown) = (&d.ok, d.l, &d.shown);
+    // Panel (None: one plot) to line to points.
+    type Lines = BTreeMap<String, Vec<(f64, f64)>>;
+    let mut panels: BTreeMap<Option<String>, Lines> = BTreeMap::new();
+    for r in ok.iter() {
+        if let Some(v) = variable(r, x) {
+            let p = panel.and_then(|p| shown.pair(r, p));
+            panels
+                .entry(p)
+                .or_default()
+                .entry(series_key(r, l, series_by, shown))
+                .or_default()
+                .push((num(&v), r.summary.ops_per_s));
         }
     }
-    // Latency-response: mean and p99 against the throughput achieved, a
-    // line per series and panel.
-    let all_series: Vec<String> = panel.iter().chain(&series_by).cloned().collect();
-    if ok.len() >= 2 && ok.iter().any(|r| r.summary.latency.count > 0) {
+    let points = || panels.values().flat_map(|g| g.values().flatten());
+    let mut distinct_x: Vec<u64> = points().map(|p| p.0.to_bits()).collect();
+    distinct_x.sort_unstable();
+    distinct_x.dedup();
+    if distinct_x.len() >= 2 {
+        let xs: Vec<f64> = points().map(|p| p.0).collect();
+        let ys: Vec<f64> = points().map(|p| p.1).collect();
+        let bounds = plot::Bounds::of(&xs, &ys);
+        for (p, groups) in &panels {
+            let series: Vec<Series> = groups
+                .iter()
+                .map(|(k, pts)| {
+                    let mut pts = pts.clone();
+                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    Series {
+                        name: k.clone(),
+                        points: pts,
+                    }
+                })
+                .collect();
+            let title = match p {
+                Some(p) => format!("Throughput vs {}: {p}", vars::label(x)),
+                None => format!("Throughput vs {}", vars::label(x)),
+            };
+            out.push(Figure {
+                svg: plot::lines_within(
+                    &title,
+                    x_axis(x, &xs),
+                    Axis::linear("ops/s", format_rate),
+                    &series,
+                    (panels.len() > 1).then_some(&bounds),
+                ),
+                title,
+            });
+        }
+    }
+    out
+}
+
+/// Latency-response: mean and p99 against the throughput achieved, a line
+/// per series and panel.
+fn latency_response(d: &Drawn, all_series: &[String]) -> Option<Figure> {
+    if d.ok.len() >= 2 && d.ok.iter().any(|r| r.summary.latency.count > 0) {
         let mut by: BTreeMap<String, Vec<&RunResult>> = BTreeMap::new();
-        for r in ok.iter().filter(|r| r.summary.latency.count > 0) {
-            by.entry(series_key(r, l, &all_series, &shown))
+        for r in d.ok.iter().filter(|r| r.summary.latency.count > 0) {
+            by.entry(series_key(r, d.l, all_series, &d.shown))
                 .or_default()
                 .push(r);
         }
@@ -128,7 +168,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
             series.retain(|s| !s.points.is_empty());
         }
         let title = "Latency-response: latency vs throughput achieved".to_string();
-        out.push(Figure {
+        return Some(Figure {
             svg: plot::lines(
                 &title,
                 Axis::linear("throughput achieved (ops/s)", format_rate),
@@ -138,34 +178,33 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
             title,
         });
     }
-    // S3: the time to first byte of every test, in one figure (s3bench's
-    // histogram of all tests together).
-    if let Some(f) = ttfb_histogram(&ok, l, &vary, &shown) {
-        out.push(f);
-    }
-    // Percentile spectrum per run.
+    None
+}
+
+/// Latency by percentile, a line per run (at most [`MAX_PER_RUN`]).
+fn spectrum(d: &Drawn) -> Option<Figure> {
     let quantiles = [0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999];
-    let spectrum: Vec<Series> = ok
-        .iter()
-        .filter(|r| r.summary.latency.count > 0)
-        .take(MAX_PER_RUN)
-        .filter_map(|r| {
-            // An exec program's statistics without a distribution: no spectrum.
-            let h = hist::decode(&r.latency_hist)
-                .ok()
-                .filter(|h| !h.is_empty())?;
-            Some(Series {
-                name: run_name(r, l, &vary, &shown),
-                points: quantiles
-                    .iter()
-                    .map(|&q| (1.0 / (1.0 - q), h.value_at_quantile(q) as f64))
-                    .collect(),
+    let spectrum: Vec<Series> =
+        d.ok.iter()
+            .filter(|r| r.summary.latency.count > 0)
+            .take(MAX_PER_RUN)
+            .filter_map(|r| {
+                // An exec program's statistics without a distribution: no spectrum.
+                let h = hist::decode(&r.latency_hist)
+                    .ok()
+                    .filter(|h| !h.is_empty())?;
+                Some(Series {
+                    name: d.name(r),
+                    points: quantiles
+                        .iter()
+                        .map(|&q| (1.0 / (1.0 - q), h.value_at_quantile(q) as f64))
+                        .collect(),
+                })
             })
-        })
-        .collect();
+            .collect();
     if !spectrum.is_empty() {
         let title = "Latency by percentile".to_string();
-        out.push(Figure {
+        return Some(Figure {
             svg: plot::lines(
                 &title,
                 Axis::log("percentile", |v| {
@@ -179,12 +218,17 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
             title,
         });
     }
-    // Per-second throughput and p99.
+    None
+}
+
+/// Throughput and p99 per second, a line per run (at most [`MAX_PER_RUN`]).
+fn per_second(d: &Drawn) -> Vec<Figure> {
+    let mut out = Vec::new();
     let per_second = |f: fn(&wirebench_core::result::Interval) -> f64| -> Vec<Series> {
-        ok.iter()
+        d.ok.iter()
             .take(MAX_PER_RUN)
             .map(|r| Series {
-                name: run_name(r, l, &vary, &shown),
+                name: d.name(r),
                 points: r
                     .intervals
                     .iter()
@@ -198,7 +242,7 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
             .collect()
     };
     let tput = per_second(|i| i.ops_per_s);
-    let warm = warmup(&ok);
+    let warm = warmup(&d.ok);
     if !tput.is_empty() {
         let title = "Throughput per second".to_string();
         out.push(Figure {
@@ -226,122 +270,127 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
             });
         }
     }
-    // Per-core CPU over time, client and server cores apart: of up to four
-    // runs spread over the set. An exec run whose program printed no
-    // per-second lines has them apart (`cpu_seconds`).
-    let step = ok.len().div_ceil(4).max(1);
-    for r in ok.iter().step_by(step) {
-        type Cores<'a> = (
-            u64,
-            u64,
-            &'a [wirebench_core::result::CoreBusy],
-            &'a [wirebench_core::result::CoreBusy],
-        );
-        let spans: Vec<Cores> = if r
-            .intervals
+    out
+}
+
+/// CPU busy per core over time, client and server cores apart. An exec
+/// run whose program printed no per-second lines has them apart
+/// (`cpu_seconds`).
+fn cpu_heatmap(d: &Drawn, r: &RunResult) -> Option<Figure> {
+    type Cores<'a> = (
+        u64,
+        u64,
+        &'a [wirebench_core::result::CoreBusy],
+        &'a [wirebench_core::result::CoreBusy],
+    );
+    let spans: Vec<Cores> = if r
+        .intervals
+        .iter()
+        .any(|i| !i.client_cores.is_empty() || !i.server_cores.is_empty())
+    {
+        r.intervals
             .iter()
-            .any(|i| !i.client_cores.is_empty() || !i.server_cores.is_empty())
-        {
-            r.intervals
-                .iter()
-                .map(|i| {
-                    (
-                        i.start_ns,
-                        i.end_ns,
-                        &i.client_cores[..],
-                        &i.server_cores[..],
-                    )
-                })
-                .collect()
-        } else {
-            r.cpu_seconds
-                .iter()
-                .map(|c| {
-                    (
-                        c.start_ns,
-                        c.end_ns,
-                        &c.client_cores[..],
-                        &c.server_cores[..],
-                    )
-                })
-                .collect()
-        };
-        let n = spans.len();
-        let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
-        for (who, side) in [("client", 0), ("server", 1)] {
-            let mut cores: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-            for (k, sp) in spans.iter().enumerate() {
-                for c in if side == 0 { sp.2 } else { sp.3 } {
-                    cores.entry(c.cpu).or_insert_with(|| vec![0.0; n])[k] = c.busy_pct;
-                }
-            }
-            for (cpu, v) in cores {
-                rows.push((format!("{who} cpu {cpu}"), v));
+            .map(|i| {
+                (
+                    i.start_ns,
+                    i.end_ns,
+                    &i.client_cores[..],
+                    &i.server_cores[..],
+                )
+            })
+            .collect()
+    } else {
+        r.cpu_seconds
+            .iter()
+            .map(|c| {
+                (
+                    c.start_ns,
+                    c.end_ns,
+                    &c.client_cores[..],
+                    &c.server_cores[..],
+                )
+            })
+            .collect()
+    };
+    let n = spans.len();
+    let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
+    for (who, side) in [("client", 0), ("server", 1)] {
+        let mut cores: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+        for (k, sp) in spans.iter().enumerate() {
+            for c in if side == 0 { sp.2 } else { sp.3 } {
+                cores.entry(c.cpu).or_insert_with(|| vec![0.0; n])[k] = c.busy_pct;
             }
         }
-        let edges: Vec<f64> = spans
-            .first()
-            .map(|s| s.0 as f64 / 1e9)
-            .into_iter()
-            .chain(spans.iter().map(|s| s.1 as f64 / 1e9))
-            .collect();
-        if !rows.is_empty() {
-            let title = format!("CPU busy per core: {}", run_name(r, l, &vary, &shown));
-            out.push(Figure {
-                svg: plot::heatmap(
-                    &title,
-                    "time since the load started (s)",
-                    &rows,
-                    &edges,
-                    warmup(std::slice::from_ref(r)).as_ref(),
-                ),
-                title,
-            });
-        }
-        // What the program said of its own threads (perf-crimson-msgr's
-        // client reactors), second by second.
-        let threads = r
-            .intervals
-            .iter()
-            .map(|i| i.program_busy_pct.len())
-            .max()
-            .unwrap_or(0);
-        if threads > 0 {
-            let rows: Vec<(String, Vec<f64>)> = (0..threads)
-                .map(|t| {
-                    (
-                        format!("reactor {t}"),
-                        r.intervals
-                            .iter()
-                            .map(|i| i.program_busy_pct.get(t).copied().unwrap_or(0.0))
-                            .collect(),
-                    )
-                })
-                .collect();
-            let edges: Vec<f64> = r
-                .intervals
-                .first()
-                .map(|i| i.start_ns as f64 / 1e9)
-                .into_iter()
-                .chain(r.intervals.iter().map(|i| i.end_ns as f64 / 1e9))
-                .collect();
-            let title = format!(
-                "The program's reactor utilisation (its own %): {}",
-                run_name(r, l, &vary, &shown)
-            );
-            out.push(Figure {
-                svg: plot::heatmap(
-                    &title,
-                    "time since its measured phase began (s)",
-                    &rows,
-                    &edges,
-                    None,
-                ),
-                title,
-            });
+        for (cpu, v) in cores {
+            rows.push((format!("{who} cpu {cpu}"), v));
         }
     }
-    out
+    let edges: Vec<f64> = spans
+        .first()
+        .map(|s| s.0 as f64 / 1e9)
+        .into_iter()
+        .chain(spans.iter().map(|s| s.1 as f64 / 1e9))
+        .collect();
+    if !rows.is_empty() {
+        let title = format!("CPU busy per core: {}", d.name(r));
+        return Some(Figure {
+            svg: plot::heatmap(
+                &title,
+                "time since the load started (s)",
+                &rows,
+                &edges,
+                warmup(&[r]).as_ref(),
+            ),
+            title,
+        });
+    }
+    None
+}
+
+/// What the program said of its own threads (perf-crimson-msgr's client
+/// reactors), second by second.
+fn reactor_heatmap(d: &Drawn, r: &RunResult) -> Option<Figure> {
+    let threads = r
+        .intervals
+        .iter()
+        .map(|i| i.program_busy_pct.len())
+        .max()
+        .unwrap_or(0);
+    if threads > 0 {
+        let rows: Vec<(String, Vec<f64>)> = (0..threads)
+            .map(|t| {
+                (
+                    format!("reactor {t}"),
+                    r.intervals
+                        .iter()
+                        .map(|i| i.program_busy_pct.get(t).copied().unwrap_or(0.0))
+                        .collect(),
+                )
+            })
+            .collect();
+        let edges: Vec<f64> = r
+            .intervals
+            .first()
+            .map(|i| i.start_ns as f64 / 1e9)
+            .into_iter()
+            .chain(r.intervals.iter().map(|i| i.end_ns as f64 / 1e9))
+            .collect();
+        let title = format!(
+            "The program's reactor utilisation (its own %): {}",
+            d.name(r)
+        );
+        return Some(Figure {
+            svg: plot::heatmap(
+                &title,
+                "time since its measured phase began (s)",
+                &rows,
+                &edges,
+                None,
+            ),
+            title,
+        });
+    }
+    None
 }
 
 /// The most tests the TTFB histogram draws.
