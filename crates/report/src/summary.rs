@@ -275,7 +275,43 @@ fn print_ops(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
 
 pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()> {
     let s = &r.summary;
-    let state = match r.status.state {
+    writeln!(out, "-------------- summary --------------")?;
+    writeln!(
+        out,
+        "all(clients={} x conns={} x depth={}):",
+        r.spec.clients, r.spec.conns_per_client, r.spec.depth
+    )?;
+    writeln!(out, "  status:            {}", state_text(r))?;
+    count_lines(out, r)?;
+    latency_lines(out, r)?;
+    if !s.by_op.is_empty() {
+        print_ops(out, r)?;
+    }
+    cpu_lines(out, r)?;
+    print_server_threads(out, r)?;
+    if let Some(st) = r.server.as_ref().and_then(|s| s.stats.as_ref()) {
+        writeln!(
+            out,
+            "  server:            {} conns accepted, {} refused, most outstanding on a conn {}",
+            st.conns_accepted, st.conns_refused, st.max_outstanding_per_conn
+        )?;
+    }
+    if s.errors > 0 {
+        writeln!(out, "  errors:            {}", s.errors)?;
+    }
+    print_agents(out, r)?;
+    print_endpoints(out, r)?;
+    print_stages(out, r)?;
+    writeln!(out, "  result:            {}", path.display())?;
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// A run's status, with why when it has a reason.
+fn state_text(r: &RunResult) -> String {
+    match r.status.state {
         // Complete, ended early by --abort-on-fail: why.
         RunState::Complete => match &r.status.reason {
             Some(why) => format!("complete ({why})"),
@@ -286,14 +322,12 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         }
         RunState::Failed => format!("failed ({})", r.status.reason.as_deref().unwrap_or("")),
         RunState::Degraded => format!("degraded ({})", r.status.reason.as_deref().unwrap_or("")),
-    };
-    writeln!(out, "-------------- summary --------------")?;
-    writeln!(
-        out,
-        "all(clients={} x conns={} x depth={}):",
-        r.spec.clients, r.spec.conns_per_client, r.spec.depth
-    )?;
-    writeln!(out, "  status:            {state}")?;
+    }
+}
+
+/// What was sent and received, in what time, at what rate.
+fn count_lines(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
+    let s = &r.summary;
     if s.tool.is_none() || s.connect_time_ns > 0 {
         writeln!(
             out,
@@ -346,6 +380,13 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
             s.sent_per_s, s.ops_per_s
         )?;
     }
+    Ok(())
+}
+
+/// The latency lines: round trip, from the intended send (with service
+/// time and schedule lag), a program's own, or why there are none.
+fn latency_lines(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
+    let s = &r.summary;
     let open = r.spec.rate_per_s.is_some();
     let stream = matches!(
         &r.spec.transport,
@@ -381,9 +422,13 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
             }
         }
     }
-    if !s.by_op.is_empty() {
-        print_ops(out, r)?;
-    }
+    Ok(())
+}
+
+/// CPU time, platform stalls, run-queue wait, the CPUs and the limit, and
+/// peak memory.
+fn cpu_lines(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
+    let s = &r.summary;
     let server_cpu = match (s.server_cpu_s, s.server_cpu_us_per_op) {
         (Some(c), Some(p)) => format!(", server {c:.2} s ({p:.2} us/op)"),
         _ => String::new(),
@@ -445,24 +490,6 @@ pub fn print(out: &mut impl Write, r: &RunResult, path: &Path) -> io::Result<()>
         "  peak RSS:          client {:.1} MiB{server_rss}",
         mib(s.client_peak_rss_bytes)
     )?;
-    print_server_threads(out, r)?;
-    if let Some(st) = r.server.as_ref().and_then(|s| s.stats.as_ref()) {
-        writeln!(
-            out,
-            "  server:            {} conns accepted, {} refused, most outstanding on a conn {}",
-            st.conns_accepted, st.conns_refused, st.max_outstanding_per_conn
-        )?;
-    }
-    if s.errors > 0 {
-        writeln!(out, "  errors:            {}", s.errors)?;
-    }
-    print_agents(out, r)?;
-    print_endpoints(out, r)?;
-    print_stages(out, r)?;
-    writeln!(out, "  result:            {}", path.display())?;
-    for w in &r.warnings {
-        writeln!(out, "warning: {w}")?;
-    }
     Ok(())
 }
 
@@ -891,6 +918,18 @@ pub fn print_search(
     out: &mut impl Write,
     r: &wirebench_core::summaries::SearchResult,
 ) -> io::Result<()> {
+    search_table(out, r)?;
+    search_how(out, r)?;
+    search_answer(out, r)?;
+    writeln!(out, "steps saved in {}", r.dir.display())?;
+    Ok(())
+}
+
+/// The steps, a row each, by rate.
+fn search_table(
+    out: &mut impl Write,
+    r: &wirebench_core::summaries::SearchResult,
+) -> io::Result<()> {
     use crate::export::{Document, Exporter, Table, TextExporter};
     use wirebench_core::summaries::Step;
     let mut steps: Vec<(usize, &Step)> = r.steps.iter().enumerate().collect();
@@ -917,26 +956,34 @@ pub fn print_search(
             format_ns(s.p99_ns as f64),
             crate::progress::step_figures(s),
             crate::progress::step_cpu(s),
-            {
-                let v = match (s.pass, s.at_saturation, s.measured_again) {
-                    _ if s.remeasured => "missed below rates that held: measured again",
-                    (true, false, _) => "pass",
-                    (true, true, _) => "pass, at saturation",
-                    (false, _, true) => "missed in a stall: not counted",
-                    (false, _, false) if s.undecided => "undecided",
-                    (false, _, false) if !s.kept_up => "MISSED (fell behind)",
-                    (false, _, false) if s.stalled_seconds > 0 => "MISSED (in a stall)",
-                    (false, _, false) => "MISSED",
-                };
-                match s.tries {
-                    0 | 1 => v.to_string(),
-                    n => format!("{v} ({n} tries pooled)"),
-                }
-            },
+            step_verdict(s),
         ]);
     }
     write!(out, "{}", TextExporter.export(&Document::new("").table(t)))?;
-    let top = r.steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max);
+    Ok(())
+}
+
+/// A step's verdict, as its row reads it.
+fn step_verdict(s: &wirebench_core::summaries::Step) -> String {
+    let v = match (s.pass, s.at_saturation, s.measured_again) {
+        _ if s.remeasured => "missed below rates that held: measured again",
+        (true, false, _) => "pass",
+        (true, true, _) => "pass, at saturation",
+        (false, _, true) => "missed in a stall: not counted",
+        (false, _, false) if s.undecided => "undecided",
+        (false, _, false) if !s.kept_up => "MISSED (fell behind)",
+        (false, _, false) if s.stalled_seconds > 0 => "MISSED (in a stall)",
+        (false, _, false) => "MISSED",
+    };
+    match s.tries {
+        0 | 1 => v.to_string(),
+        n => format!("{v} ({n} tries pooled)"),
+    }
+}
+
+/// How the search went: cut short, stalls left out, steps measured again,
+/// rates undecided, latency that the load did not set, misses at low rates.
+fn search_how(out: &mut impl Write, r: &wirebench_core::summaries::SearchResult) -> io::Result<()> {
     if r.interrupted {
         writeln!(
             out,
@@ -1025,6 +1072,15 @@ pub fn print_search(
             rates_text(&r.missed_below)
         )?;
     }
+    Ok(())
+}
+
+/// The answer, how sure it is, what ran out, and the saturation.
+fn search_answer(
+    out: &mut impl Write,
+    r: &wirebench_core::summaries::SearchResult,
+) -> io::Result<()> {
+    let top = r.steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max);
     match (r.best_rate_per_s, r.confirmed, r.band) {
         (Some(b), true, Some((lo, _))) => writeln!(
             out,
@@ -1077,7 +1133,6 @@ pub fn print_search(
             "saturation: not reached: the server kept up with every rate tried (up to {top:.0}/s)"
         )?,
     }
-    writeln!(out, "steps saved in {}", r.dir.display())?;
     Ok(())
 }
 
