@@ -95,9 +95,95 @@ impl RunRequest {
     /// the machine: the spec of the run and where each side runs.
     pub fn check(&self, topo: &Topology) -> Result<(RunSpec, Placement), SpecError> {
         let kind = self.transport_kind();
+        let (clients, conns) = self.connections_checked()?;
+        self.target_matches(kind)?;
+        let transport = crate::transport::check(self, kind)?;
+        self.refuse_others_flags(kind)?;
+        let about = kind.about();
+        let stream = transport.describe().is_stream();
+        self.trace_checked(&transport)?;
+        let stages = self.stages_checked(kind, clients, conns, stream)?;
+        let rate = self.rate_checked(&stages, stream)?;
+        let agents = self.agents_checked(kind, clients)?;
+        let share = self.share_checked(clients * conns)?;
+        Self::rate_per_conn_checked(rate, &stages, share.as_ref(), clients * conns)?;
+        // Open loop: depth caps the requests outstanding, which keeps memory
+        // bounded when the server falls behind the timetable.
+        let depth = self
+            .depth
+            .unwrap_or(transport.describe().default_depth(rate.is_some()));
+        if !(1..=MAX_DEPTH).contains(&depth) {
+            return Err(range("--depth", depth, 1, MAX_DEPTH));
+        }
+        let stop = self.stop_checked(&stages)?;
+        let warmup_ns = self.warmup_checked(about)?;
+        let op_timeout = self.op_timeout.map_or(DEFAULT_OP_TIMEOUT, |d| d.0);
+        let hiccup = self.hiccup_checked()?;
+        if op_timeout > MAX_PHASE {
+            return Err(value(
+                "--op-timeout",
+                Dur(op_timeout),
+                "at most 720h; 0s turns the limit off",
+            ));
+        }
+        let arch = self.arch.unwrap_or(Arch::Reactor);
+        let poll = self.poll.unwrap_or(false);
+        if poll && self.target.is_none() && about.arch && arch == Arch::Pool {
+            return Err(invalid(
+                "--poll",
+                "the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)",
+            ));
+        }
+        let observe = self.observed()?;
+        self.embedded_flags_checked(observe.is_some())?;
+        self.repeat_checked(&transport)?;
+        self.slos()?;
+        if let Some(h) = &self.hlog {
+            parent_exists("--hlog", h)?;
+        }
+        if let Some(f) = self.trace_file() {
+            parent_exists("--trace", f)?;
+        }
+        let placement = self.placement(topo, clients)?;
+        let target = self.target_spec(about, &placement, arch, poll);
+        let spin = transport.describe().spins();
+        let spec = RunSpec {
+            target,
+            clients,
+            conns_per_client: conns,
+            depth: if stream { 1 } else { depth },
+            rate_per_s: match stages.is_empty() {
+                true => self.rate.map(|r| r.0),
+                // A closed loop's stages ask connections, not a rate.
+                false if crate::stages::closed(&stages) => None,
+                false => Some(crate::stages::mean_rate(&stages)),
+            },
+            stages,
+            arrival: self.arrival.unwrap_or(Arrival::Uniform),
+            stop,
+            warmup_ns,
+            op_timeout_ns: crate::units::nanos(op_timeout),
+            hiccup_threshold_ns: hiccup,
+            poll: poll || spin,
+            verify: self.verify.unwrap_or(false),
+            client_cpus: placement.client_cpus.clone(),
+            trace_sample: self.traced().then(|| self.trace_sample.unwrap_or(1)),
+            transport,
+            observe,
+            server_env: env_map(&self.server_env),
+            labels: env_map(&self.label),
+            also_target: self.also_target.clone(),
+            agents,
+            share,
+        };
+        Ok((spec, placement))
+    }
+
+    /// `--clients` and `--conns-per-client` (a closed loop in stages opens
+    /// the most connections a stage has, over the clients, unless told how
+    /// many per client).
+    fn connections_checked(&self) -> Result<(usize, usize), SpecError> {
         let clients = self.clients.unwrap_or(1);
-        // A closed loop in stages opens the most connections a stage has
-        // (over the clients), unless told how many per client.
         let peak_conns = self
             .stages
             .as_deref()
@@ -125,6 +211,11 @@ impl RunRequest {
                 ),
             ));
         }
+        Ok((clients, conns))
+    }
+
+    /// A target of another transport's scheme names that transport.
+    fn target_matches(&self, kind: TransportKind) -> Result<(), SpecError> {
         if let Some(t) = &self.target
             && let Some(named) = t.scheme_transport()
             && named != kind
@@ -136,10 +227,11 @@ impl RunRequest {
                 format!("a {named} endpoint; add --transport {named}"),
             ));
         }
-        let transport = crate::transport::check(self, kind)?;
-        self.refuse_others_flags(kind)?;
-        let about = kind.about();
-        let stream = transport.describe().is_stream();
+        Ok(())
+    }
+
+    /// `--trace` and `--trace-sample`.
+    fn trace_checked(&self, transport: &TransportSpec) -> Result<(), SpecError> {
         if self.traced()
             && let Some(why) = transport.describe().untraceable()
         {
@@ -155,13 +247,24 @@ impl RunRequest {
         if self.trace_sample.is_some() && !self.traced() {
             return Err(flag("--trace-sample", "needs --trace"));
         }
+        Ok(())
+    }
+
+    /// `--stages` (and `--depth` of a stream, checked first as before).
+    fn stages_checked(
+        &self,
+        kind: TransportKind,
+        clients: usize,
+        conns: usize,
+        stream: bool,
+    ) -> Result<Vec<crate::stages::Stage>, SpecError> {
         if stream && self.depth.is_some() {
             return Err(flag(
                 "--depth",
                 "does not apply to --mode stream: the server sends without waiting for requests",
             ));
         }
-        let stages = match &self.stages {
+        Ok(match &self.stages {
             None => Vec::new(),
             Some(text) => {
                 let stages =
@@ -196,12 +299,20 @@ impl RunRequest {
                 }
                 stages
             }
-        };
-        // The open loop's rate: the flag's, or the stages' highest (a closed
-        // loop's stages set none).
+        })
+    }
+
+    /// The open loop's rate: the flag's, or the stages' highest (a closed
+    /// loop's stages set none); refused for a stream, and `--arrival`
+    /// without one.
+    fn rate_checked(
+        &self,
+        stages: &[crate::stages::Stage],
+        stream: bool,
+    ) -> Result<Option<f64>, SpecError> {
         let rate = self.rate.map(|r| r.0).or_else(|| {
-            (!stages.is_empty() && !crate::stages::closed(&stages))
-                .then(|| crate::stages::peak_rate(&stages))
+            (!stages.is_empty() && !crate::stages::closed(stages))
+                .then(|| crate::stages::peak_rate(stages))
         });
         if stream && rate.is_some() {
             return Err(flag(
@@ -219,8 +330,18 @@ impl RunRequest {
                 "applies to an open loop: add --rate (or --stages)",
             ));
         }
-        let agents = self.agents_checked(kind, clients)?;
-        let share = self.share_checked(clients * conns)?;
+        Ok(rate)
+    }
+
+    /// What one connection must send: neither more than it can nor less
+    /// than 0.1/s (an agent's share keeps the run's total rate over all
+    /// its connections).
+    fn rate_per_conn_checked(
+        rate: Option<f64>,
+        stages: &[crate::stages::Stage],
+        share: Option<&crate::share::ConnShare>,
+        all: usize,
+    ) -> Result<(), SpecError> {
         let rate_flag = if stages.is_empty() {
             "--rate"
         } else {
@@ -229,7 +350,7 @@ impl RunRequest {
         if let Some(rate) = rate {
             // An agent's share keeps the run's total rate over all its
             // connections.
-            let all_conns = share.map_or((clients * conns) as f64, |s| s.total as f64);
+            let all_conns = share.map_or(all as f64, |s| s.total as f64);
             let per_conn = rate / all_conns;
             if per_conn > MAX_RATE_PER_CONN {
                 return Err(value(
@@ -248,17 +369,15 @@ impl RunRequest {
                 ));
             }
         }
-        // Open loop: depth caps the requests outstanding, which keeps memory
-        // bounded when the server falls behind the timetable.
-        let depth = self
-            .depth
-            .unwrap_or(transport.describe().default_depth(rate.is_some()));
-        if !(1..=MAX_DEPTH).contains(&depth) {
-            return Err(range("--depth", depth, 1, MAX_DEPTH));
-        }
-        let stop = match (self.count, self.duration) {
+        Ok(())
+    }
+
+    /// How the measured phase ends: the stages' length, `--count` or
+    /// `--duration`.
+    fn stop_checked(&self, stages: &[crate::stages::Stage]) -> Result<StopSpec, SpecError> {
+        Ok(match (self.count, self.duration) {
             _ if !stages.is_empty() => {
-                StopSpec::DurationNs(phase_ns("--stages", crate::stages::total(&stages))?)
+                StopSpec::DurationNs(phase_ns("--stages", crate::stages::total(stages))?)
             }
             (Some(_), Some(_)) => {
                 return Err(flag("--count", "and --duration: give one of them"));
@@ -272,22 +391,29 @@ impl RunRequest {
                 "--duration",
                 d.map_or(Duration::from_secs(5), |d| d.0),
             )?),
-        };
+        })
+    }
+
+    /// The warm-up (none for a program of the user's: it warms up as told).
+    fn warmup_checked(&self, about: &crate::transport::About) -> Result<u64, SpecError> {
         if about.own_program && self.warmup.is_some() {
             return Err(flag(
                 "--warmup",
                 "does not apply to --transport exec: the program warms up as it is told (in --client-cmd)",
             ));
         }
-        let warmup_ns = match about.own_program {
+        Ok(match about.own_program {
             true => 0,
             false => phase_ns(
                 "--warmup",
                 self.warmup.map_or(Duration::from_secs(1), |d| d.0),
             )?,
-        };
-        let op_timeout = self.op_timeout.map_or(DEFAULT_OP_TIMEOUT, |d| d.0);
-        let hiccup = match (self.no_hiccup, self.hiccup_threshold) {
+        })
+    }
+
+    /// The hiccup meter's threshold (None: `--no-hiccup`).
+    fn hiccup_checked(&self) -> Result<Option<u64>, SpecError> {
+        Ok(match (self.no_hiccup, self.hiccup_threshold) {
             (Some(true), Some(_)) => {
                 return Err(flag(
                     "--hiccup-threshold",
@@ -301,30 +427,15 @@ impl RunRequest {
             (_, t) => Some(crate::units::nanos(
                 t.map_or(DEFAULT_HICCUP_THRESHOLD, |d| d.0),
             )),
-        };
-        if op_timeout > MAX_PHASE {
-            return Err(value(
-                "--op-timeout",
-                Dur(op_timeout),
-                "at most 720h; 0s turns the limit off",
-            ));
-        }
-        let arch = self.arch.unwrap_or(Arch::Reactor);
-        let poll = self.poll.unwrap_or(false);
-        if poll && self.target.is_none() && about.arch && arch == Arch::Pool {
-            return Err(invalid(
-                "--poll",
-                "the pool server has no poll mode; use --arch reactor, or drop --poll (with --target, --poll applies to the client only)",
-            ));
-        }
-        let observe = self.observed()?;
+        })
+    }
+
+    /// The embedded server's flags, refused with a target.
+    fn embedded_flags_checked(&self, observed: bool) -> Result<(), SpecError> {
         if self.target.is_some() {
             for (name, set) in [
                 ("--arch", self.arch.is_some()),
-                (
-                    "--server-cpus",
-                    self.server_cpus.is_some() && observe.is_none(),
-                ),
+                ("--server-cpus", self.server_cpus.is_some() && !observed),
                 ("--listen", self.listen.is_some()),
                 ("--max-frame", self.max_frame.is_some()),
             ] {
@@ -336,6 +447,11 @@ impl RunRequest {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `--repeat`, and what one run alone can record.
+    fn repeat_checked(&self, transport: &TransportSpec) -> Result<(), SpecError> {
         let repeat = self.repeat();
         if !(1..=MAX_REPEAT).contains(&repeat) {
             return Err(range("--repeat", repeat, 1, MAX_REPEAT));
@@ -354,15 +470,19 @@ impl RunRequest {
         {
             return Err(invalid("--repeat", why));
         }
-        self.slos()?;
-        if let Some(h) = &self.hlog {
-            parent_exists("--hlog", h)?;
-        }
-        if let Some(f) = self.trace_file() {
-            parent_exists("--trace", f)?;
-        }
-        let placement = self.placement(topo, clients)?;
-        let target = match &self.target {
+        Ok(())
+    }
+
+    /// The server: the target given, the port a server command serves, none
+    /// (a program of the user's), or the embedded one on its CPUs.
+    fn target_spec(
+        &self,
+        about: &crate::transport::About,
+        placement: &Placement,
+        arch: Arch,
+        poll: bool,
+    ) -> TargetSpec {
+        match &self.target {
             Some(endpoint) => TargetSpec::External {
                 endpoint: endpoint.clone(),
             },
@@ -385,38 +505,7 @@ impl RunRequest {
                     .or_else(|| about.embedded.map(|listen| listen()))
                     .unwrap_or_else(crate::transport::loopback),
             },
-        };
-        let spin = transport.describe().spins();
-        let spec = RunSpec {
-            target,
-            clients,
-            conns_per_client: conns,
-            depth: if stream { 1 } else { depth },
-            rate_per_s: match stages.is_empty() {
-                true => self.rate.map(|r| r.0),
-                // A closed loop's stages ask connections, not a rate.
-                false if crate::stages::closed(&stages) => None,
-                false => Some(crate::stages::mean_rate(&stages)),
-            },
-            stages,
-            arrival: self.arrival.unwrap_or(Arrival::Uniform),
-            stop,
-            warmup_ns,
-            op_timeout_ns: crate::units::nanos(op_timeout),
-            hiccup_threshold_ns: hiccup,
-            poll: poll || spin,
-            verify: self.verify.unwrap_or(false),
-            client_cpus: placement.client_cpus.clone(),
-            trace_sample: self.traced().then(|| self.trace_sample.unwrap_or(1)),
-            transport,
-            observe,
-            server_env: env_map(&self.server_env),
-            labels: env_map(&self.label),
-            also_target: self.also_target.clone(),
-            agents,
-            share,
-        };
-        Ok((spec, placement))
+        }
     }
 }
 
