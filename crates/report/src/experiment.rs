@@ -140,43 +140,7 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
         path: e.path.clone(),
         why: e.why,
     })? {
-        Some(ix) => {
-            let mut rows = Vec::new();
-            for e in &ix.runs {
-                rows.push(from_entry(e));
-                // A point of several instances: a row per instance under
-                // the aggregate's, its own figures and cpusets.
-                if e.run_ids.len() > 1 {
-                    for (k, id) in e.run_ids.iter().enumerate() {
-                        if let Ok(r) = wirebench_core::store::load(&dir.join(id)) {
-                            let mut row = from_run(&r);
-                            let n = e.run_ids.len();
-                            row.vars = e
-                                .point
-                                .iter()
-                                .filter(|(k, _)| k != "clients" && k != "placement")
-                                .map(|(key, v)| match key.as_str() {
-                                    "instances" => (key.clone(), format!("↳ {} of {n}", k + 1)),
-                                    _ => (key.clone(), v.clone()),
-                                })
-                                .collect();
-                            // Its own cpusets, where its placement is.
-                            row.placement = format!(
-                                "{} (server {}, client {})",
-                                row.placement,
-                                r.placement
-                                    .server_cpus
-                                    .as_ref()
-                                    .map_or("-".into(), |c| c.to_string()),
-                                r.placement.client_cpus
-                            );
-                            rows.push(row);
-                        }
-                    }
-                }
-            }
-            rows
-        }
+        Some(ix) => ix.runs.iter().flat_map(|e| entry_rows(dir, e)).collect(),
         None => runs_under(dir)?.iter().map(from_run).collect(),
     };
     if rows.is_empty() {
@@ -190,9 +154,67 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
             }
         }
     }
-    // Long values (server commands) by short names.
-    let mut short: std::collections::BTreeMap<(String, String), String> = Default::default();
-    for k in &var_names {
+    let short = short_values(&rows, &var_names);
+    // S3: the S3 report's TTFB columns, before the status.
+    let with_ttfb = rows.iter().any(|r| r.ttfb_ms.is_some());
+    let mut t = Table::new(table_head(&var_names, with_ttfb));
+    t.left = (0..var_names.len())
+        .chain([
+            var_names.len() + 1,
+            var_names.len() + 12 + if with_ttfb { 2 } else { 0 },
+        ])
+        .collect();
+    for r in &rows {
+        t.row(table_row(r, &var_names, &short, with_ttfb));
+    }
+    Ok(t)
+}
+
+/// A sweep's point as rows: its aggregate, and for a point of several
+/// instances a row per instance under it, with its own figures and
+/// cpusets.
+fn entry_rows(dir: &Path, e: &index::Entry) -> Vec<Row> {
+    let mut rows = vec![from_entry(e)];
+    if e.run_ids.len() <= 1 {
+        return rows;
+    }
+    let n = e.run_ids.len();
+    for (k, id) in e.run_ids.iter().enumerate() {
+        let Ok(r) = wirebench_core::store::load(&dir.join(id)) else {
+            continue;
+        };
+        let mut row = from_run(&r);
+        row.vars = e
+            .point
+            .iter()
+            .filter(|(k, _)| k != "clients" && k != "placement")
+            .map(|(key, v)| match key.as_str() {
+                "instances" => (key.clone(), format!("↳ {} of {n}", k + 1)),
+                _ => (key.clone(), v.clone()),
+            })
+            .collect();
+        // Its own cpusets, where its placement is.
+        row.placement = format!(
+            "{} (server {}, client {})",
+            row.placement,
+            r.placement
+                .server_cpus
+                .as_ref()
+                .map_or("-".into(), |c| c.to_string()),
+            r.placement.client_cpus
+        );
+        rows.push(row);
+    }
+    rows
+}
+
+/// Long values (server commands) by short names, per variable.
+fn short_values(
+    rows: &[Row],
+    var_names: &[String],
+) -> std::collections::BTreeMap<(String, String), String> {
+    let mut short = std::collections::BTreeMap::new();
+    for k in var_names {
         let mut values: Vec<String> = rows
             .iter()
             .flat_map(|r| {
@@ -211,6 +233,12 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
             short.insert((k.clone(), raw.clone()), name);
         }
     }
+    short
+}
+
+/// The columns: the variables, then the figures (the TTFB's before the
+/// status when a run has them).
+fn table_head(var_names: &[String], with_ttfb: bool) -> Vec<String> {
     let mut head: Vec<String> = var_names
         .iter()
         .map(|k| wirebench_core::vars::label(k).to_string())
@@ -233,8 +261,6 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
         ]
         .map(String::from),
     );
-    // S3: the S3 report's TTFB columns, before the status.
-    let with_ttfb = rows.iter().any(|r| r.ttfb_ms.is_some());
     if with_ttfb {
         let at = head.len() - 1;
         head.splice(
@@ -242,13 +268,16 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
             ["ttfb mean (ms)", "ttfb p99 (ms)"].map(String::from),
         );
     }
-    let mut t = Table::new(head);
-    t.left = (0..var_names.len())
-        .chain([
-            var_names.len() + 1,
-            var_names.len() + 12 + if with_ttfb { 2 } else { 0 },
-        ])
-        .collect();
+    head
+}
+
+/// A row's cells.
+fn table_row(
+    r: &Row,
+    var_names: &[String],
+    short: &std::collections::BTreeMap<(String, String), String>,
+    with_ttfb: bool,
+) -> Vec<String> {
     let ms = |v: f64| {
         if v.is_nan() {
             "-".to_string()
@@ -256,38 +285,35 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
             format!("{v:.6}")
         }
     };
-    for r in &rows {
-        let mut c: Vec<String> = var_names
-            .iter()
-            .map(|k| {
-                r.vars
-                    .iter()
-                    .find(|(x, _)| x == k)
-                    .map_or("-".into(), |(_, v)| {
-                        short.get(&(k.clone(), v.clone())).unwrap_or(v).clone()
-                    })
-            })
-            .collect();
-        c.extend([
-            format!("{:.3}", r.ops_per_s / 1e3),
-            r.placement.clone(),
-            r.clients.to_string(),
-            format!("{:.6}", r.connect_s),
-            ms(r.latency_ms),
-            r.received.to_string(),
-            format!("{:.3}", r.messaging_s),
-            format!("{:.3}", r.mb_out),
-            r.smp.to_string(),
-            ms(r.p99_ms),
-            format!("{:.3}", r.cpu_us_per_op),
-            r.scaling.map_or("-".into(), |s| format!("{s:.2}")),
-        ]);
-        if with_ttfb {
-            let (mean, p99) = r.ttfb_ms.unwrap_or((f64::NAN, f64::NAN));
-            c.extend([ms(mean), ms(p99)]);
-        }
-        c.push(r.status.clone());
-        t.row(c);
+    let mut c: Vec<String> = var_names
+        .iter()
+        .map(|k| {
+            r.vars
+                .iter()
+                .find(|(x, _)| x == k)
+                .map_or("-".into(), |(_, v)| {
+                    short.get(&(k.clone(), v.clone())).unwrap_or(v).clone()
+                })
+        })
+        .collect();
+    c.extend([
+        format!("{:.3}", r.ops_per_s / 1e3),
+        r.placement.clone(),
+        r.clients.to_string(),
+        format!("{:.6}", r.connect_s),
+        ms(r.latency_ms),
+        r.received.to_string(),
+        format!("{:.3}", r.messaging_s),
+        format!("{:.3}", r.mb_out),
+        r.smp.to_string(),
+        ms(r.p99_ms),
+        format!("{:.3}", r.cpu_us_per_op),
+        r.scaling.map_or("-".into(), |s| format!("{s:.2}")),
+    ]);
+    if with_ttfb {
+        let (mean, p99) = r.ttfb_ms.unwrap_or((f64::NAN, f64::NAN));
+        c.extend([ms(mean), ms(p99)]);
     }
-    Ok(t)
+    c.push(r.status.clone());
+    c
 }
