@@ -59,88 +59,20 @@ fn mean_busy(r: &RunResult, server: bool) -> Vec<(usize, f64)> {
 
 /// Hints about one run.
 pub fn of_run(r: &RunResult) -> Vec<Hint> {
-    let mut out = Vec::new();
     let id = Some(r.run_id.clone());
     // The bound and busy rules are the runner's: their verdicts are in the
     // result, with their figures.
-    for w in &r.warnings {
-        let (kind, text, evidence) = match w {
-            Warning::ClientBound {
-                client_cpu_pct,
-                cpus,
-            } => (
-                Kind::ClientBound,
-                "the result is likely client-bound: a faster server would not show",
-                format!(
-                    "the client's own CPU time was {client_cpu_pct:.0}% of the {cpus} CPU(s) it may use over the measured seconds"
-                ),
-            ),
-            Warning::ServerBound {
-                server_cpu_pct,
-                cpus,
-            } => (
-                Kind::ServerBound,
-                "the server is the limit: it used nearly all its CPUs",
-                format!(
-                    "the server's CPU time was {server_cpu_pct:.0}% of its {cpus} CPU(s) over the measured seconds"
-                ),
-            ),
-            Warning::BothBound {
-                client_cpu_pct,
-                client_cpus,
-                server_cpu_pct,
-                server_cpus,
-            } => (
-                Kind::BothBound,
-                "the client and the server both used nearly all their CPUs: either may be the limit",
-                format!(
-                    "the client's own CPU time was {client_cpu_pct:.0}% of the {client_cpus} CPU(s) it may use, the server's {server_cpu_pct:.0}% of its {server_cpus}; give the client more CPUs to tell which"
-                ),
-            ),
-            Warning::MachineBusy {
-                runq_wait_s,
-                foreign_cpu_s,
-                measured_s,
-                server_unobserved,
-            } => (
-                Kind::MachineBusy,
-                if *server_unobserved {
-                    "the run's CPUs were shared, the unobserved server under test among them: observe it to tell its CPU from others'"
-                } else {
-                    "the machine was busy: part of what was measured is contention the server did not cause"
-                },
-                format!(
-                    "run-queue wait {runq_wait_s:.2} s and other processes' CPU {foreign_cpu_s:.2} s on the run's CPUs, in {measured_s:.1} s measured"
-                ),
-            ),
-            Warning::Stalls {
-                seconds,
-                max_ns,
-                lost_s,
-                ..
-            } => (
-                Kind::PlatformStalls,
-                "the platform stalled: those seconds' figures include stalls the server did not cause",
-                format!(
-                    "the hiccup meter woke up to {} late in {seconds} measured second(s), {:.1} ms lost in all",
-                    format_ns(*max_ns as f64),
-                    lost_s * 1e3
-                ),
-            ),
-            Warning::AgentBound { agent, why } => (
-                Kind::AgentBound,
-                "one load agent may be the limit, not the server",
-                format!("agent {agent}: {why}"),
-            ),
-            _ => continue,
-        };
-        out.push(Hint {
+    let mut out: Vec<Hint> = r
+        .warnings
+        .iter()
+        .filter_map(warning_hint)
+        .map(|(kind, text, evidence)| Hint {
             kind,
             run_id: id.clone(),
             text: text.into(),
             evidence,
-        });
-    }
+        })
+        .collect();
     // A result of schema 2 has the client-bound verdict without its figures.
     if r.summary.client_bound
         && !out
@@ -157,6 +89,89 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
             ),
         });
     }
+    out.extend(imbalance(r));
+    out.extend(slow_endpoint(r));
+    out.extend(tail(r));
+    out
+}
+
+/// The hint a warning of the runner's gives (its kind, text and evidence),
+/// if it gives one.
+fn warning_hint(w: &Warning) -> Option<(Kind, &'static str, String)> {
+    Some(match w {
+        Warning::ClientBound {
+            client_cpu_pct,
+            cpus,
+        } => (
+            Kind::ClientBound,
+            "the result is likely client-bound: a faster server would not show",
+            format!(
+                "the client's own CPU time was {client_cpu_pct:.0}% of the {cpus} CPU(s) it may use over the measured seconds"
+            ),
+        ),
+        Warning::ServerBound {
+            server_cpu_pct,
+            cpus,
+        } => (
+            Kind::ServerBound,
+            "the server is the limit: it used nearly all its CPUs",
+            format!(
+                "the server's CPU time was {server_cpu_pct:.0}% of its {cpus} CPU(s) over the measured seconds"
+            ),
+        ),
+        Warning::BothBound {
+            client_cpu_pct,
+            client_cpus,
+            server_cpu_pct,
+            server_cpus,
+        } => (
+            Kind::BothBound,
+            "the client and the server both used nearly all their CPUs: either may be the limit",
+            format!(
+                "the client's own CPU time was {client_cpu_pct:.0}% of the {client_cpus} CPU(s) it may use, the server's {server_cpu_pct:.0}% of its {server_cpus}; give the client more CPUs to tell which"
+            ),
+        ),
+        Warning::MachineBusy {
+            runq_wait_s,
+            foreign_cpu_s,
+            measured_s,
+            server_unobserved,
+        } => (
+            Kind::MachineBusy,
+            if *server_unobserved {
+                "the run's CPUs were shared, the unobserved server under test among them: observe it to tell its CPU from others'"
+            } else {
+                "the machine was busy: part of what was measured is contention the server did not cause"
+            },
+            format!(
+                "run-queue wait {runq_wait_s:.2} s and other processes' CPU {foreign_cpu_s:.2} s on the run's CPUs, in {measured_s:.1} s measured"
+            ),
+        ),
+        Warning::Stalls {
+            seconds,
+            max_ns,
+            lost_s,
+            ..
+        } => (
+            Kind::PlatformStalls,
+            "the platform stalled: those seconds' figures include stalls the server did not cause",
+            format!(
+                "the hiccup meter woke up to {} late in {seconds} measured second(s), {:.1} ms lost in all",
+                format_ns(*max_ns as f64),
+                lost_s * 1e3
+            ),
+        ),
+        Warning::AgentBound { agent, why } => (
+            Kind::AgentBound,
+            "one load agent may be the limit, not the server",
+            format!("agent {agent}: {why}"),
+        ),
+        _ => return None,
+    })
+}
+
+/// One server core saturated while another idles.
+fn imbalance(r: &RunResult) -> Option<Hint> {
     let server = mean_busy(r, true);
     if server.len() >= 2 && !r.spec.poll {
         let (hi_cpu, hi) = server
@@ -168,16 +183,21 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
             .copied()
             .fold((0, f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
         if hi > 90.0 && lo < 50.0 {
-            out.push(Hint {
+            return Some(Hint {
                 kind: Kind::Imbalance,
-                run_id: id.clone(),
+                run_id: Some(r.run_id.clone()),
                 text: "one server core is saturated while another idles: the load is not spread"
                     .into(),
                 evidence: format!("server CPU {hi_cpu} {hi:.0}% busy, CPU {lo_cpu} {lo:.0}%"),
             });
         }
     }
-    out.extend(slow_endpoint(r));
+    None
+}
+
+/// A p99 ten times p50 or more: a tail sets the percentile; its worst
+/// seconds.
+fn tail(r: &RunResult) -> Option<Hint> {
     let l = &r.summary.latency;
     if l.count > 0 && l.p50_ns > 0 && l.p99_ns >= 10 * l.p50_ns {
         let mut worst: Vec<(usize, u64, f64)> = r
@@ -193,9 +213,9 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
             .take(3)
             .map(|(_, p99, t)| format!("{t:.0}-{:.0} s: p99 {}", t + 1.0, format_ns(*p99 as f64)))
             .collect();
-        out.push(Hint {
+        return Some(Hint {
             kind: Kind::Tail,
-            run_id: id,
+            run_id: Some(r.run_id.clone()),
             text: format!(
                 "p99 is {:.0} times p50: a tail, not the typical operation, sets the percentile",
                 l.p99_ns as f64 / l.p50_ns as f64
@@ -208,7 +228,7 @@ pub fn of_run(r: &RunResult) -> Vec<Hint> {
             ),
         });
     }
-    out
+    None
 }
 
 /// Of a run's endpoints, one that answered no operation, or whose median
