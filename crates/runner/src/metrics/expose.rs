@@ -150,9 +150,30 @@ pub struct Family {
     pub samples: Vec<Sample>,
 }
 
-/// The board as metric families (a family without samples is left out).
-pub fn families(b: &Board) -> Vec<Family> {
-    let run = |extra: &[(&'static str, String)]| {
+/// The families made so far; one without samples is left out.
+struct Families(Vec<Family>);
+
+impl Families {
+    fn add(&mut self, name: &'static str, help: &'static str, samples: Vec<Sample>) {
+        if !samples.is_empty() {
+            self.0.push(Family {
+                name,
+                help,
+                samples,
+            });
+        }
+    }
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+/// The labels of a board's samples.
+struct Named<'a>(&'a Board);
+
+impl Named<'_> {
+    /// The run's own (run, transport, point), then `extra`.
+    fn run(&self, extra: &[(&'static str, String)]) -> Labels {
+        let b = self.0;
         let mut l = vec![
             ("run", b.labels.run.to_string()),
             ("transport", b.labels.transport.clone()),
@@ -162,150 +183,183 @@ pub fn families(b: &Board) -> Vec<Family> {
         }
         l.extend(extra.iter().cloned());
         l
-    };
-    let who = |agent: &str, phase: Phase| -> Vec<(&'static str, String)> {
+    }
+
+    /// An agent's (none for the run's own load) in a phase.
+    fn who(&self, agent: &str, phase: Phase) -> Labels {
         let mut l = Vec::new();
         if !agent.is_empty() {
             l.push(("agent", agent.to_string()));
         }
         l.push(("phase", phase_name(phase).to_string()));
-        run(&l)
-    };
-    let mut fams = Vec::new();
-    let mut fam = |name, help, samples: Vec<Sample>| {
-        if !samples.is_empty() {
-            fams.push(Family {
-                name,
-                help,
-                samples,
-            });
+        self.run(&l)
+    }
+
+    /// An agent's, whatever the phase.
+    fn agent(&self, agent: &str) -> Labels {
+        match agent.is_empty() {
+            true => self.run(&[]),
+            false => self.run(&[("agent", agent.to_string())]),
         }
-    };
-    let per = |f: &dyn Fn(&Totals) -> Option<Value>| -> Vec<Sample> {
-        b.totals
+    }
+
+    /// A sample per agent and phase of what `f` reads of its totals.
+    fn per(&self, f: &dyn Fn(&Totals) -> Option<Value>) -> Vec<Sample> {
+        self.0
+            .totals
             .iter()
             .filter_map(|((agent, phase), t)| {
                 Some(Sample {
-                    labels: who(agent, *phase),
+                    labels: self.who(agent, *phase),
                     value: f(t)?,
                 })
             })
             .collect()
-    };
-    fam(
+    }
+
+    /// A sample per agent and phase and per each of what `split` makes of
+    /// its totals (a label's value and a value).
+    fn per_split(
+        &self,
+        label: &'static str,
+        split: &dyn Fn(&Totals) -> Vec<(String, Value)>,
+    ) -> Vec<Sample> {
+        let mut out = Vec::new();
+        for ((agent, phase), t) in &self.0.totals {
+            for (v, value) in split(t) {
+                let mut l = self.who(agent, *phase);
+                l.push((label, v));
+                out.push(Sample { labels: l, value });
+            }
+        }
+        out
+    }
+
+    /// The samples `f` makes of each agent's last second.
+    fn last(&self, f: &dyn Fn(&str, &LastSecond) -> Vec<Sample>) -> Vec<Sample> {
+        self.0.last.iter().flat_map(|(a, l)| f(a, l)).collect()
+    }
+}
+
+/// The board as metric families (a family without samples is left out).
+pub fn families(b: &Board) -> Vec<Family> {
+    let n = Named(b);
+    let mut f = Families(Vec::new());
+    f.add(
         "wirebench_running",
         "1 while the load runs, 0 before and after.",
         vec![Sample {
-            labels: run(&[]),
+            labels: n.run(&[]),
             value: Value::Gauge(if b.running { 1.0 } else { 0.0 }),
         }],
     );
-    fam(
+    totals(&n, &mut f);
+    last_second(&n, &mut f);
+    if let Some((stage, rate)) = b.stage {
+        f.add(
+            "wirebench_stage",
+            "The open loop's stage now (from 1; 0 in the warm-up).",
+            vec![Sample {
+                labels: n.run(&[]),
+                value: Value::Gauge(stage as f64),
+            }],
+        );
+        // A closed loop's stages ask connections, not a rate.
+        if !rate.is_nan() {
+            f.add(
+                "wirebench_asked_rate_per_second",
+                "The arrival rate the stages ask now.",
+                vec![Sample {
+                    labels: n.run(&[]),
+                    value: Value::Gauge(rate),
+                }],
+            );
+        }
+    }
+    f.0
+}
+
+/// What the load did so far, per agent and phase.
+fn totals(n: &Named, f: &mut Families) {
+    f.add(
         "wirebench_operations",
         "Operations that succeeded.",
-        per(&|t| Some(Value::Counter(t.ops as f64))),
+        n.per(&|t| Some(Value::Counter(t.ops as f64))),
     );
-    fam(
+    f.add(
         "wirebench_sent",
         "Requests sent.",
-        per(&|t| Some(Value::Counter(t.sent as f64))),
+        n.per(&|t| Some(Value::Counter(t.sent as f64))),
     );
-    let mut errors = Vec::new();
-    for ((agent, phase), t) in &b.totals {
-        // No error yet: a series at 0, so that rate() has one.
-        let none = [("other".to_string(), 0)].into_iter().collect();
-        let causes = if t.causes.is_empty() {
-            &none
-        } else {
-            &t.causes
-        };
-        for (cause, n) in causes {
-            let mut l = who(agent, *phase);
-            l.push(("cause", cause.clone()));
-            errors.push(Sample {
-                labels: l,
-                value: Value::Counter(*n as f64),
-            });
-        }
-    }
-    fam(
+    f.add(
         "wirebench_errors",
         "Operations that failed, by cause.",
-        errors,
+        n.per_split("cause", &|t| {
+            // No error yet: a series at 0, so that rate() has one.
+            if t.causes.is_empty() {
+                return vec![("other".to_string(), Value::Counter(0.0))];
+            }
+            t.causes
+                .iter()
+                .map(|(cause, n)| (cause.clone(), Value::Counter(*n as f64)))
+                .collect()
+        }),
     );
-    let mut bytes = Vec::new();
-    for ((agent, phase), t) in &b.totals {
-        for (dir, n) in [("out", t.bytes_out), ("in", t.bytes_in)] {
-            let mut l = who(agent, *phase);
-            l.push(("direction", dir.to_string()));
-            bytes.push(Sample {
-                labels: l,
-                value: Value::Counter(n as f64),
-            });
-        }
-    }
-    fam(
+    f.add(
         "wirebench_bytes",
         "Payload bytes sent (out) and received (in).",
-        bytes,
+        n.per_split("direction", &|t| {
+            vec![
+                ("out".to_string(), Value::Counter(t.bytes_out as f64)),
+                ("in".to_string(), Value::Counter(t.bytes_in as f64)),
+            ]
+        }),
     );
-    fam(
+    f.add(
         "wirebench_latency_seconds",
         "Latency of the operations that succeeded (from the intended send in an open loop).",
-        per(&|t| Some(Value::Histogram(buckets(&t.latency)))),
+        n.per(&|t| Some(Value::Histogram(buckets(&t.latency)))),
     );
-    fam(
+    f.add(
         "wirebench_schedule_lag_seconds",
         "Open loop: how late each request left after its intended send time.",
-        per(&|t| Some(Value::Histogram(buckets(t.lag.as_ref()?)))),
+        n.per(&|t| Some(Value::Histogram(buckets(t.lag.as_ref()?)))),
     );
-    let mut ops = Vec::new();
-    for ((agent, phase), t) in &b.totals {
-        for (op, (_, h)) in &t.by_op {
-            let mut l = who(agent, *phase);
-            l.push(("operation", op.clone()));
-            ops.push(Sample {
-                labels: l,
-                value: Value::Histogram(buckets(h)),
-            });
-        }
-    }
-    fam(
+    f.add(
         "wirebench_operation_latency_seconds",
         "Latency by operation kind (typed transports: S3's get, put...).",
-        ops,
+        n.per_split("operation", &|t| {
+            t.by_op
+                .iter()
+                .map(|(op, (_, h))| (op.clone(), Value::Histogram(buckets(h))))
+                .collect()
+        }),
     );
-    fam(
+    f.add(
         "wirebench_hiccup_lost_seconds",
         "Time the hiccup meter's probe lost to stalls of the platform.",
-        per(&|t| Some(Value::Counter(t.hiccup_lost_ns as f64 / 1e9))),
+        n.per(&|t| Some(Value::Counter(t.hiccup_lost_ns as f64 / 1e9))),
     );
-    let last = |f: &dyn Fn(&str, &LastSecond) -> Vec<Sample>| -> Vec<Sample> {
-        b.last.iter().flat_map(|(a, l)| f(a, l)).collect()
-    };
-    let agent_label = |agent: &str| -> Vec<(&'static str, String)> {
-        if agent.is_empty() {
-            run(&[])
-        } else {
-            run(&[("agent", agent.to_string())])
-        }
-    };
-    fam(
+}
+
+/// What each agent's last second showed.
+fn last_second(n: &Named, f: &mut Families) {
+    f.add(
         "wirebench_ops_per_second",
         "Operations per second in the last second reported.",
-        last(&|a, l| {
+        n.last(&|a, l| {
             vec![Sample {
-                labels: agent_label(a),
+                labels: n.agent(a),
                 value: Value::Gauge(l.ops_per_s),
             }]
         }),
     );
     let cores = |busy: bool| {
-        last(&|a, l| {
+        n.last(&|a, l| {
             let mut out = Vec::new();
             for (side, cs) in [("client", &l.client_cores), ("server", &l.server_cores)] {
                 for c in cs {
-                    let mut labels = agent_label(a);
+                    let mut labels = n.agent(a);
                     labels.push(("side", side.to_string()));
                     labels.push(("cpu", c.cpu.to_string()));
                     let pct = if busy { c.busy_pct } else { c.steal_pct };
@@ -318,51 +372,29 @@ pub fn families(b: &Board) -> Vec<Family> {
             out
         })
     };
-    fam(
+    f.add(
         "wirebench_cpu_busy_ratio",
         "How busy each CPU of the client's and the server's sets was in the last second (0 to 1).",
         cores(true),
     );
-    fam(
+    f.add(
         "wirebench_cpu_steal_ratio",
         "The share of the last second the hypervisor ran something else on the CPU.",
         cores(false),
     );
-    fam(
+    f.add(
         "wirebench_hiccup_max_seconds",
         "The hiccup meter's latest wake-up in the last second.",
-        last(&|a, l| {
+        n.last(&|a, l| {
             l.hiccup_max_s
                 .map(|s| Sample {
-                    labels: agent_label(a),
+                    labels: n.agent(a),
                     value: Value::Gauge(s),
                 })
                 .into_iter()
                 .collect()
         }),
     );
-    if let Some((stage, rate)) = b.stage {
-        fam(
-            "wirebench_stage",
-            "The open loop's stage now (from 1; 0 in the warm-up).",
-            vec![Sample {
-                labels: run(&[]),
-                value: Value::Gauge(stage as f64),
-            }],
-        );
-        // A closed loop's stages ask connections, not a rate.
-        if !rate.is_nan() {
-            fam(
-                "wirebench_asked_rate_per_second",
-                "The arrival rate the stages ask now.",
-                vec![Sample {
-                    labels: run(&[]),
-                    value: Value::Gauge(rate),
-                }],
-            );
-        }
-    }
-    fams
 }
 
 fn phase_name(p: Phase) -> &'static str {
