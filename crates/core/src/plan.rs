@@ -454,165 +454,223 @@ pub fn plan(exp: &Experiment, topo: &Topology, check: bool) -> Result<Vec<Planne
     let mut runs = Vec::new();
     for rep in 1..=exp.repetitions {
         for point in expand(&exp.matrix) {
-            let all: Vec<(String, toml::Value)> = exp
-                .base
-                .iter()
-                .cloned()
-                .chain(point.iter().cloned())
-                .collect();
-            let get = |k: &str| all.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone());
-            let num = |k: &str| -> Result<usize, PlanError> {
-                match get(k) {
-                    None => Ok(1),
-                    Some(toml::Value::Integer(n)) if n > 0 => {
-                        Ok(usize::try_from(n).unwrap_or(usize::MAX))
-                    }
-                    Some(v) => refuse!("{k} = {v}: a whole number, at least 1"),
-                }
-            };
-            let clients = num("clients")?;
-            let instances = num("instances")?;
-            // Each of K instances also runs alone (the contention check).
-            let alone = match get("alone") {
-                None | Some(toml::Value::Boolean(false)) => false,
-                Some(toml::Value::Boolean(true)) => true,
-                Some(v) => refuse!("alone = {v}: true or false"),
-            };
-            if clients % instances != 0 {
-                refuse!(
-                    "instances = {instances} with clients = {clients}: the clients must divide evenly among the instances"
-                );
-            }
-            let policy = match get("placement").as_ref().map(value_text).as_deref() {
-                None => None,
-                Some("balanced") => Some(Policy::Balanced),
-                Some("separated") => Some(Policy::Separated),
-                Some("explicit") => match &exp.table {
-                    Some(t) => Some(Policy::Explicit(t.clone())),
-                    None => refuse!("placement = \"explicit\" needs cpusets = \"TABLE.json\""),
-                },
-                Some(other) => refuse!(
-                    "placement = \"{other}\": one of balanced, separated, explicit (did you mean '{}'?)",
-                    closest(other, ["balanced", "separated", "explicit"])
-                ),
-            };
-            if policy.is_some() && (get("server_cpus").is_some() || get("client_cpus").is_some()) {
-                refuse!("placement chooses the cpusets: drop server_cpus and client_cpus");
-            }
-            let placed = match &policy {
-                Some(p) => Some(match placement::place(p, clients, topo) {
-                    Ok(pl) => pl,
-                    Err(e) => refuse!("placement {}: {e}", p.name()),
-                }),
-                None => None,
-            };
-            let point_strs: Vec<(String, String)> = point
-                .iter()
-                .map(|(k, v)| (k.clone(), exp.value_name(k, v)))
-                .collect();
-            // A server given by its endpoint (not started by the run) has
-            // no cpuset here.
-            let external = get("target").is_some() && get("server_cmd").is_none();
-            let too_few = |l: &CpuList| l.len() < instances;
-            let shared_note = placed
-                .as_ref()
-                .is_some_and(|p| too_few(&p.server) || too_few(&p.client))
-                || (placed.is_none()
-                    && instances > 1
-                    && topo.usable().len() < if external { 1 } else { 2 } * instances);
-            let mut table = toml::Table::new();
-            for (k, v) in &all {
-                if !SWEEP_KEYS.contains(&k.as_str()) {
-                    table.insert(k.clone(), v.clone());
-                }
-            }
-            let base_req = RunRequest::deserialize(toml::Value::Table(table)).map_err(|e| {
-                PlanError(format!("run {}: {}", point_text(&point_strs), e.message()))
-            })?;
-            let endpoints: Vec<Endpoint> = base_req
-                .target
-                .iter()
-                .chain(&base_req.also_target)
-                .cloned()
-                .collect();
-            let mut requests = Vec::new();
-            for i in 0..instances {
-                let mut req = base_req.clone();
-                req.clients = Some(clients / instances);
-                req.instance = (instances > 1).then_some(i);
-                if instances > 1 && endpoints.len() > 1 {
-                    let mine = instance_endpoints(&endpoints, instances, i);
-                    req.target = Some(mine[0].clone());
-                    req.also_target = mine[1..].to_vec();
-                }
-                if let Some(pl) = &placed {
-                    if !external {
-                        req.server_cpus = Some(split_cores(&pl.server, instances, i, topo));
-                    }
-                    req.client_cpus = Some(split_cores(&pl.client, instances, i, topo));
-                    req.placement_policy = Some(pl.policy.clone());
-                    req.placement_note.extend(pl.notes.iter().cloned());
-                } else if instances > 1 && external {
-                    // A server of the user's: the clients share every CPU.
-                    req.client_cpus = Some(split(&topo.usable(), instances, i));
-                } else if instances > 1 {
-                    let usable = topo.usable();
-                    let mid = usable.len() / 2;
-                    let c = CpuList::from_cpus(usable.cpus()[..mid.max(1)].to_vec())
-                        .map_err(|e| PlanError(e.to_string()))?;
-                    let s = CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())
-                        .map_err(|e| PlanError(e.to_string()))?;
-                    req.server_cpus = Some(split_cores(&s, instances, i, topo));
-                    req.client_cpus = Some(split_cores(&c, instances, i, topo));
-                }
-                if shared_note {
-                    req.placement_note.push(format!(
-                        "{instances} instances on too few CPUs: their cpusets overlap"
-                    ));
-                }
-                if check && let Err(e) = req.check(topo) {
-                    refuse!("run {}: {e}", point_text(&point_strs));
-                }
-                requests.push(req);
-            }
-            let mut key = point_text(&point_strs);
-            if exp.repetitions > 1 {
-                key = format!("{key} rep={rep}").trim().to_string();
-            }
-            // The contention check: each instance alone, its cpusets and
-            // clients, the others idle, right after them.
-            let alones: Vec<PlannedRun> = if alone && instances > 1 {
-                requests
-                    .iter()
-                    .enumerate()
-                    .map(|(i, q)| {
-                        let mut point = point_strs.clone();
-                        point.push(("alone".into(), (i + 1).to_string()));
-                        PlannedRun {
-                            key: format!("{key} alone={}", i + 1),
-                            point,
-                            rep,
-                            instances: 1,
-                            placement: placed.clone(),
-                            requests: vec![q.clone()],
-                        }
-                    })
-                    .collect()
-            } else {
-                vec![]
-            };
-            runs.push(PlannedRun {
-                key,
-                point: point_strs,
-                rep,
-                instances,
-                placement: placed,
-                requests,
-            });
-            runs.extend(alones);
+            runs.extend(plan_point(exp, topo, check, rep, &point)?);
         }
     }
     Ok(runs)
+}
+
+/// A point's settings: the base's, then the point's own.
+struct Settings(Vec<(String, toml::Value)>);
+
+impl Settings {
+    fn get(&self, k: &str) -> Option<toml::Value> {
+        self.0.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone())
+    }
+
+    /// A whole number of at least 1 (1 when not given).
+    fn count(&self, k: &str) -> Result<usize, PlanError> {
+        match self.get(k) {
+            None => Ok(1),
+            Some(toml::Value::Integer(n)) if n > 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+            Some(v) => refuse!("{k} = {v}: a whole number, at least 1"),
+        }
+    }
+
+    /// `alone = true`: each of K instances also runs alone (the contention
+    /// check).
+    fn alone(&self) -> Result<bool, PlanError> {
+        match self.get("alone") {
+            None | Some(toml::Value::Boolean(false)) => Ok(false),
+            Some(toml::Value::Boolean(true)) => Ok(true),
+            Some(v) => refuse!("alone = {v}: true or false"),
+        }
+    }
+
+    /// The placement policy the point names, if any.
+    fn policy(&self, exp: &Experiment) -> Result<Option<Policy>, PlanError> {
+        let policy = match self.get("placement").as_ref().map(value_text).as_deref() {
+            None => None,
+            Some("balanced") => Some(Policy::Balanced),
+            Some("separated") => Some(Policy::Separated),
+            Some("explicit") => match &exp.table {
+                Some(t) => Some(Policy::Explicit(t.clone())),
+                None => refuse!("placement = \"explicit\" needs cpusets = \"TABLE.json\""),
+            },
+            Some(other) => refuse!(
+                "placement = \"{other}\": one of balanced, separated, explicit (did you mean '{}'?)",
+                closest(other, ["balanced", "separated", "explicit"])
+            ),
+        };
+        if policy.is_some()
+            && (self.get("server_cpus").is_some() || self.get("client_cpus").is_some())
+        {
+            refuse!("placement chooses the cpusets: drop server_cpus and client_cpus");
+        }
+        Ok(policy)
+    }
+}
+
+/// One point of one repetition: its run (a request per instance), and with
+/// `alone` each instance's run alone after it.
+fn plan_point(
+    exp: &Experiment,
+    topo: &Topology,
+    check: bool,
+    rep: usize,
+    point: &[(String, toml::Value)],
+) -> Result<Vec<PlannedRun>, PlanError> {
+    let all = Settings(
+        exp.base
+            .iter()
+            .cloned()
+            .chain(point.iter().cloned())
+            .collect(),
+    );
+    let clients = all.count("clients")?;
+    let instances = all.count("instances")?;
+    let alone = all.alone()?;
+    if clients % instances != 0 {
+        refuse!(
+            "instances = {instances} with clients = {clients}: the clients must divide evenly among the instances"
+        );
+    }
+    let policy = all.policy(exp)?;
+    let placed = match &policy {
+        Some(p) => Some(match placement::place(p, clients, topo) {
+            Ok(pl) => pl,
+            Err(e) => refuse!("placement {}: {e}", p.name()),
+        }),
+        None => None,
+    };
+    let point_strs: Vec<(String, String)> = point
+        .iter()
+        .map(|(k, v)| (k.clone(), exp.value_name(k, v)))
+        .collect();
+    // A server given by its endpoint (not started by the run) has no
+    // cpuset here.
+    let external = all.get("target").is_some() && all.get("server_cmd").is_none();
+    let too_few = |l: &CpuList| l.len() < instances;
+    let shared_note = placed
+        .as_ref()
+        .is_some_and(|p| too_few(&p.server) || too_few(&p.client))
+        || (placed.is_none()
+            && instances > 1
+            && topo.usable().len() < if external { 1 } else { 2 } * instances);
+    let mut table = toml::Table::new();
+    for (k, v) in &all.0 {
+        if !SWEEP_KEYS.contains(&k.as_str()) {
+            table.insert(k.clone(), v.clone());
+        }
+    }
+    let base_req = RunRequest::deserialize(toml::Value::Table(table))
+        .map_err(|e| PlanError(format!("run {}: {}", point_text(&point_strs), e.message())))?;
+    let mut requests = Vec::new();
+    for i in 0..instances {
+        let mut req = instance_request(
+            &base_req,
+            topo,
+            placed.as_ref(),
+            external,
+            clients,
+            instances,
+            i,
+        )?;
+        if shared_note {
+            req.placement_note.push(format!(
+                "{instances} instances on too few CPUs: their cpusets overlap"
+            ));
+        }
+        if check && let Err(e) = req.check(topo) {
+            refuse!("run {}: {e}", point_text(&point_strs));
+        }
+        requests.push(req);
+    }
+    let mut key = point_text(&point_strs);
+    if exp.repetitions > 1 {
+        key = format!("{key} rep={rep}").trim().to_string();
+    }
+    // The contention check: each instance alone, its cpusets and clients,
+    // the others idle, right after them.
+    let alones: Vec<PlannedRun> = match alone && instances > 1 {
+        true => requests
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let mut point = point_strs.clone();
+                point.push(("alone".into(), (i + 1).to_string()));
+                PlannedRun {
+                    key: format!("{key} alone={}", i + 1),
+                    point,
+                    rep,
+                    instances: 1,
+                    placement: placed.clone(),
+                    requests: vec![q.clone()],
+                }
+            })
+            .collect(),
+        false => vec![],
+    };
+    let mut runs = vec![PlannedRun {
+        key,
+        point: point_strs,
+        rep,
+        instances,
+        placement: placed,
+        requests,
+    }];
+    runs.extend(alones);
+    Ok(runs)
+}
+
+/// Instance `i` of `instances`' request: its share of the clients, its
+/// endpoints, and its cpusets (the placement's, split; the clients sharing
+/// every CPU beside a server of the user's; else the usable CPUs' halves,
+/// split).
+fn instance_request(
+    base_req: &RunRequest,
+    topo: &Topology,
+    placed: Option<&Planned>,
+    external: bool,
+    clients: usize,
+    instances: usize,
+    i: usize,
+) -> Result<RunRequest, PlanError> {
+    let endpoints: Vec<Endpoint> = base_req
+        .target
+        .iter()
+        .chain(&base_req.also_target)
+        .cloned()
+        .collect();
+    let mut req = base_req.clone();
+    req.clients = Some(clients / instances);
+    req.instance = (instances > 1).then_some(i);
+    if instances > 1 && endpoints.len() > 1 {
+        let mine = instance_endpoints(&endpoints, instances, i);
+        req.target = Some(mine[0].clone());
+        req.also_target = mine[1..].to_vec();
+    }
+    if let Some(pl) = placed {
+        if !external {
+            req.server_cpus = Some(split_cores(&pl.server, instances, i, topo));
+        }
+        req.client_cpus = Some(split_cores(&pl.client, instances, i, topo));
+        req.placement_policy = Some(pl.policy.clone());
+        req.placement_note.extend(pl.notes.iter().cloned());
+    } else if instances > 1 && external {
+        // A server of the user's: the clients share every CPU.
+        req.client_cpus = Some(split(&topo.usable(), instances, i));
+    } else if instances > 1 {
+        let usable = topo.usable();
+        let mid = usable.len() / 2;
+        let c = CpuList::from_cpus(usable.cpus()[..mid.max(1)].to_vec())
+            .map_err(|e| PlanError(e.to_string()))?;
+        let s = CpuList::from_cpus(usable.cpus()[mid.min(usable.len() - 1)..].to_vec())
+            .map_err(|e| PlanError(e.to_string()))?;
+        req.server_cpus = Some(split_cores(&s, instances, i, topo));
+        req.client_cpus = Some(split_cores(&c, instances, i, topo));
+    }
+    Ok(req)
 }
 
 impl PlannedRun {
