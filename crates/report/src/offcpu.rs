@@ -247,23 +247,19 @@ pub fn fold(
     window: Window,
     merge_threads: bool,
 ) -> io::Result<OffCpu> {
-    let name = |n: &str| {
-        if merge_threads {
-            merged(n)
-        } else {
-            n.to_string()
-        }
-    };
-    let known: HashMap<u32, &Thread> = threads.iter().map(|t| (t.tid, t)).collect();
-    let mut seen: HashMap<u32, Seen> = HashMap::new();
-    let mut acc = Acc {
-        window,
-        stacks: BTreeMap::new(),
-        out: OffCpu {
-            threads: threads.len(),
-            window_ns: window.len_ns(),
-            on_cpu_ns: threads.iter().map(|t| t.on_cpu_ns).sum(),
-            ..OffCpu::default()
+    let mut f = Folder {
+        known: threads.iter().map(|t| (t.tid, t)).collect(),
+        seen: HashMap::new(),
+        merge_threads,
+        acc: Acc {
+            window,
+            stacks: BTreeMap::new(),
+            out: OffCpu {
+                threads: threads.len(),
+                window_ns: window.len_ns(),
+                on_cpu_ns: threads.iter().map(|t| t.on_cpu_ns).sum(),
+                ..OffCpu::default()
+            },
         },
     };
     // The event being read: its header, then its frames (leaf first).
@@ -277,77 +273,7 @@ pub fn fold(
             Some(l) => !l.starts_with('\t') || l.trim().is_empty(),
         };
         if ends && let Some((comm, t, e)) = header.take() {
-            match e {
-                Event::Switch {
-                    prev,
-                    prev_state,
-                    next,
-                } => {
-                    if let Some(th) = known.get(&prev) {
-                        acc.out.switches_out += 1;
-                        let runnable = prev_state.starts_with('R');
-                        acc.out.preempted += u64::from(runnable);
-                        let s = seen.entry(prev).or_default();
-                        let back = s.back();
-                        // (A first event that is a switch off: it ran when
-                        // the window opened.)
-                        if let Some(o) = s.out.take() {
-                            acc.close(o, back.unwrap_or(t));
-                        }
-                        let mut stack = name(&th.name);
-                        for f in frames.iter().rev() {
-                            stack.push(';');
-                            stack.push_str(f);
-                        }
-                        *s = Seen {
-                            out: Some(Out {
-                                at: t,
-                                stack,
-                                runnable,
-                                woken: None,
-                            }),
-                            any: true,
-                            ..Seen::default()
-                        };
-                    }
-                    if let Some(th) = known.get(&next) {
-                        let s = seen.entry(next).or_default();
-                        if !s.any {
-                            acc.before_window(&name(&th.name), th, t);
-                        }
-                        if s.out.is_some() && s.back_at.is_none() {
-                            s.back_at = Some(t);
-                        }
-                        s.any = true;
-                    }
-                }
-                Event::Waking { wakee } => {
-                    if let Some(Seen {
-                        out:
-                            Some(Out {
-                                woken: woken @ None,
-                                runnable: false,
-                                ..
-                            }),
-                        ..
-                    }) = seen.get_mut(&wakee)
-                    {
-                        *woken = Some((t, name(&comm)));
-                    }
-                }
-                Event::Runtime { pid, ns } => {
-                    if let Some(th) = known.get(&pid) {
-                        let s = seen.entry(pid).or_default();
-                        if !s.any {
-                            acc.before_window(&name(&th.name), th, t.saturating_sub(ns));
-                        }
-                        s.ran_ns += ns;
-                        s.ran_last = t;
-                        s.any = true;
-                    }
-                }
-                Event::Other => {}
-            }
+            f.event(&comm, t, e, &frames);
         }
         let Some(line) = line else { break };
         if line.trim().is_empty() {
@@ -355,52 +281,157 @@ pub fn fold(
         }
         if line.starts_with('\t') {
             if header.is_some()
-                && let Some(f) = frame(&line)
+                && let Some(fr) = frame(&line)
             {
-                frames.push(f);
+                frames.push(fr);
             }
         } else {
             frames.clear();
             header = parse_header(&line);
         }
     }
-    // Off CPU when the window closed, or back and not out again; or no
-    // event at all.
-    for th in threads {
-        let s = seen.remove(&th.tid).unwrap_or_default();
-        let back = s.back();
-        match s.out {
-            Some(o) => {
-                if back.is_none() && !o.runnable {
-                    acc.add(
-                        format!("{};[still waiting when the window closed]", o.stack),
-                        o.at,
-                        window.end_ns,
-                    );
-                } else {
-                    acc.close(o, back.unwrap_or(window.end_ns));
-                }
-            }
-            None if !s.any => acc.add(
-                format!(
-                    "{};[asleep throughout: {}]",
-                    name(&th.name),
-                    if th.wchan.is_empty() { "?" } else { &th.wchan }
-                ),
-                window.start_ns,
-                window.end_ns.saturating_sub(th.on_cpu_ns),
-            ),
-            None => {}
+    Ok(f.finish(threads, window))
+}
+
+/// What the fold keeps while it reads: the threads it follows, what it saw
+/// of each, and the stacks so far.
+struct Folder<'a> {
+    known: HashMap<u32, &'a Thread>,
+    seen: HashMap<u32, Seen>,
+    merge_threads: bool,
+    acc: Acc,
+}
+
+impl Folder<'_> {
+    /// A thread's name as its stacks start (merged: without its number).
+    fn name(&self, n: &str) -> String {
+        if self.merge_threads {
+            merged(n)
+        } else {
+            n.to_string()
         }
     }
-    let mut out = acc.out;
-    out.off_cpu_ns = acc.stacks.values().sum();
-    out.folded = acc
-        .stacks
-        .into_iter()
-        .map(|(k, v)| format!("{k} {v}\n"))
-        .collect();
-    Ok(out)
+
+    /// One event, at `t`, of `comm`, with its frames (leaf first).
+    fn event(&mut self, comm: &str, t: u64, e: Event, frames: &[String]) {
+        match e {
+            Event::Switch {
+                prev,
+                prev_state,
+                next,
+            } => {
+                if let Some(th) = self.known.get(&prev).copied() {
+                    self.acc.out.switches_out += 1;
+                    let runnable = prev_state.starts_with('R');
+                    self.acc.out.preempted += u64::from(runnable);
+                    let mut stack = self.name(&th.name);
+                    for f in frames.iter().rev() {
+                        stack.push(';');
+                        stack.push_str(f);
+                    }
+                    let s = self.seen.entry(prev).or_default();
+                    let back = s.back();
+                    // (A first event that is a switch off: it ran when the
+                    // window opened.)
+                    if let Some(o) = s.out.take() {
+                        self.acc.close(o, back.unwrap_or(t));
+                    }
+                    *s = Seen {
+                        out: Some(Out {
+                            at: t,
+                            stack,
+                            runnable,
+                            woken: None,
+                        }),
+                        any: true,
+                        ..Seen::default()
+                    };
+                }
+                if let Some(th) = self.known.get(&next).copied() {
+                    let name = self.name(&th.name);
+                    let s = self.seen.entry(next).or_default();
+                    if !s.any {
+                        self.acc.before_window(&name, th, t);
+                    }
+                    if s.out.is_some() && s.back_at.is_none() {
+                        s.back_at = Some(t);
+                    }
+                    s.any = true;
+                }
+            }
+            Event::Waking { wakee } => {
+                let waker = self.name(comm);
+                if let Some(Seen {
+                    out:
+                        Some(Out {
+                            woken: woken @ None,
+                            runnable: false,
+                            ..
+                        }),
+                    ..
+                }) = self.seen.get_mut(&wakee)
+                {
+                    *woken = Some((t, waker));
+                }
+            }
+            Event::Runtime { pid, ns } => {
+                if let Some(th) = self.known.get(&pid).copied() {
+                    let name = self.name(&th.name);
+                    let s = self.seen.entry(pid).or_default();
+                    if !s.any {
+                        self.acc.before_window(&name, th, t.saturating_sub(ns));
+                    }
+                    s.ran_ns += ns;
+                    s.ran_last = t;
+                    s.any = true;
+                }
+            }
+            Event::Other => {}
+        }
+    }
+
+    /// Off CPU when the window closed, or back and not out again; or no
+    /// event at all. The result.
+    fn finish(mut self, threads: &[Thread], window: Window) -> OffCpu {
+        for th in threads {
+            let s = self.seen.remove(&th.tid).unwrap_or_default();
+            let back = s.back();
+            match s.out {
+                Some(o) => {
+                    if back.is_none() && !o.runnable {
+                        self.acc.add(
+                            format!("{};[still waiting when the window closed]", o.stack),
+                            o.at,
+                            window.end_ns,
+                        );
+                    } else {
+                        self.acc.close(o, back.unwrap_or(window.end_ns));
+                    }
+                }
+                None if !s.any => {
+                    let name = self.name(&th.name);
+                    self.acc.add(
+                        format!(
+                            "{name};[asleep throughout: {}]",
+                            if th.wchan.is_empty() { "?" } else { &th.wchan }
+                        ),
+                        window.start_ns,
+                        window.end_ns.saturating_sub(th.on_cpu_ns),
+                    )
+                }
+                None => {}
+            }
+        }
+        let mut out = self.acc.out;
+        out.off_cpu_ns = self.acc.stacks.values().sum();
+        out.folded = self
+            .acc
+            .stacks
+            .into_iter()
+            .map(|(k, v)| format!("{k} {v}\n"))
+            .collect();
+        out
+    }
 }
 
 #[cfg(test)]
