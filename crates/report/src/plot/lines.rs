@@ -163,99 +163,139 @@ fn draw(
         for (v, _) in &yt {
             let _ = chart.draw_series(LineSeries::new([(x0, *v), (x1, *v)], grid));
         }
-        let style = ("sans-serif", TEXT_PX).into_font().color(&BLACK);
-        for (v, label) in &xt {
-            let (px, py) = chart.backend_coord(&(*v, y0));
-            let w = text_width(label);
-            let _ = root.draw(&Text::new(
-                label.clone(),
-                (px - w / 2, py + 6),
-                style.clone(),
-            ));
-        }
-        for (v, label) in &yt {
-            let (px, py) = chart.backend_coord(&(x0, *v));
-            let w = text_width(label);
-            let _ = root.draw(&Text::new(
-                label.clone(),
-                (px - w - 6, py - 8),
-                style.clone(),
-            ));
-        }
-        let mut taken = Vec::new();
-        let mut legend = Vec::new();
-        for s in series {
-            let (color, marker) = color_of(&family(&s.name), &mut taken);
-            let mut pts: Vec<(f64, f64)> = s
-                .points
-                .iter()
-                .filter(|p| p.0.is_finite() && p.1.is_finite())
-                .copied()
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let shown: Vec<(f64, f64)> = pts
-                .iter()
-                .map(|&(a, b)| (tx(a, x.log), tx(b, y.log)))
-                .collect();
-            let stroke = color.stroke_width(2);
-            if dashed(&s.name) {
-                let _ = chart.draw_series(DashedLineSeries::new(shown.clone(), 6, 4, stroke));
-            } else {
-                let _ = chart.draw_series(LineSeries::new(shown.clone(), stroke));
-            }
-            for &p in &shown {
-                let at = chart.backend_coord(&p);
-                let _ = root.draw(&mark(marker, at, color));
-            }
-            for (&(a, b), p) in pts.iter().zip(&shown) {
-                let (px, py) = chart.backend_coord(p);
-                let who = if s.name.is_empty() {
-                    String::new()
-                } else {
-                    format!("{}: ", s.name)
-                };
-                hovers.push((
-                    px,
-                    py,
-                    format!(
-                        "{who}{} {}, {} {}",
-                        x.label,
-                        (x.fmt)(a),
-                        y.label,
-                        (y.fmt)(b)
-                    ),
-                ));
-            }
-            legend.push((s.name.clone(), color, marker, dashed(&s.name)));
-        }
+        tick_labels(&chart, &root, &xt, &yt, (x0, y0));
+        let legend = draw_lines(&mut chart, &root, series, &x, &y, &mut hovers);
         if let Some(area) = legend_area {
-            let top = 40;
-            for (i, (name, color, marker, dash)) in legend.iter().enumerate() {
-                let yy = top + 22 * i32::try_from(i).unwrap_or(i32::MAX / 40);
-                let stroke = color.stroke_width(2);
-                if *dash {
-                    let _ = area.draw(&PathElement::new(vec![(8, yy), (14, yy)], stroke));
-                    let _ = area.draw(&PathElement::new(vec![(18, yy), (24, yy)], stroke));
-                } else {
-                    let _ = area.draw(&PathElement::new(vec![(8, yy), (24, yy)], stroke));
-                }
-                let _ = area.draw(&mark(*marker, (16, yy), *color));
-                // Too long: its middle goes, so that its statistic
-                // (" mean", " p99") stays.
-                let chars: Vec<char> = name.chars().collect();
-                let label: String = if chars.len() > 33 {
-                    let head: String = chars[..18].iter().collect();
-                    let tail: String = chars[chars.len() - 12..].iter().collect();
-                    format!("{head}...{tail}")
-                } else {
-                    name.clone()
-                };
-                let _ = area.draw(&Text::new(label, (30, yy - 8), style.clone()));
-            }
+            draw_legend(&area, &legend);
         }
         let _ = root.present();
     }
     with_hovers(svg, &hovers)
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The labels at the ticks chosen (`at`: the plot's lower left corner).
+fn tick_labels(
+    chart: &Chart,
+    root: &Area,
+    xt: &[(f64, String)],
+    yt: &[(f64, String)],
+    at: (f64, f64),
+) {
+    let (x0, y0) = at;
+    let style = ("sans-serif", TEXT_PX).into_font().color(&BLACK);
+    for (v, label) in xt {
+        let (px, py) = chart.backend_coord(&(*v, y0));
+        let w = text_width(label);
+        let _ = root.draw(&Text::new(
+            label.clone(),
+            (px - w / 2, py + 6),
+            style.clone(),
+        ));
+    }
+    for (v, label) in yt {
+        let (px, py) = chart.backend_coord(&(x0, *v));
+        let w = text_width(label);
+        let _ = root.draw(&Text::new(
+            label.clone(),
+            (px - w - 6, py - 8),
+            style.clone(),
+        ));
+    }
+}
+
+/// Each series as a line with its markers (dashed for a statistic drawn
+/// so), each point's hover text kept; the legend's entries.
+fn draw_lines(
+    chart: &mut Chart,
+    root: &Area,
+    series: &[Series],
+    x: &Axis,
+    y: &Axis,
+    hovers: &mut Vec<(i32, i32, String)>,
+) -> Vec<(String, RGBColor, Marker, bool)> {
+    let mut taken = Vec::new();
+    let mut legend = Vec::new();
+    for s in series {
+        let (color, marker) = color_of(&family(&s.name), &mut taken);
+        let mut pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .copied()
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let shown: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|&(a, b)| (tx(a, x.log), tx(b, y.log)))
+            .collect();
+        let stroke = color.stroke_width(2);
+        if dashed(&s.name) {
+            let _ = chart.draw_series(DashedLineSeries::new(shown.clone(), 6, 4, stroke));
+        } else {
+            let _ = chart.draw_series(LineSeries::new(shown.clone(), stroke));
+        }
+        for &p in &shown {
+            let at = chart.backend_coord(&p);
+            let _ = root.draw(&mark(marker, at, color));
+        }
+        for (&(a, b), p) in pts.iter().zip(&shown) {
+            let (px, py) = chart.backend_coord(p);
+            let who = if s.name.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", s.name)
+            };
+            hovers.push((
+                px,
+                py,
+                format!(
+                    "{who}{} {}, {} {}",
+                    x.label,
+                    (x.fmt)(a),
+                    y.label,
+                    (y.fmt)(b)
+                ),
+            ));
+        }
+        legend.push((s.name.clone(), color, marker, dashed(&s.name)));
+    }
+    legend
+}
+
+/// The legend: a line and marker per series, its name (its middle cut
+/// when too long, so that its statistic stays).
+fn draw_legend(area: &Area, legend: &[(String, RGBColor, Marker, bool)]) {
+    let style = ("sans-serif", TEXT_PX).into_font().color(&BLACK);
+    let top = 40;
+    for (i, (name, color, marker, dash)) in legend.iter().enumerate() {
+        let yy = top + 22 * i32::try_from(i).unwrap_or(i32::MAX / 40);
+        let stroke = color.stroke_width(2);
+        if *dash {
+            let _ = area.draw(&PathElement::new(vec![(8, yy), (14, yy)], stroke));
+            let _ = area.draw(&PathElement::new(vec![(18, yy), (24, yy)], stroke));
+        } else {
+            let _ = area.draw(&PathElement::new(vec![(8, yy), (24, yy)], stroke));
+        }
+        let _ = area.draw(&mark(*marker, (16, yy), *color));
+        // Too long: its middle goes, so that its statistic
+        // (" mean", " p99") stays.
+        let chars: Vec<char> = name.chars().collect();
+        let label: String = if chars.len() > 33 {
+            let head: String = chars[..18].iter().collect();
+            let tail: String = chars[chars.len() - 12..].iter().collect();
+            format!("{head}...{tail}")
+        } else {
+            name.clone()
+        };
+        let _ = area.draw(&Text::new(label, (30, yy - 8), style.clone()));
+    }
 }
 
 /// A point's marker at pixel `at`.
