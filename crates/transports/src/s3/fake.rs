@@ -882,67 +882,15 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
                             }
                             let _ = stream.set_nodelay(true);
                             c2.conns.fetch_add(1, Ordering::Relaxed);
-                            let (service, c3, tls) = (service.clone(), c2.clone(), tls.clone());
-                            let fast = fast.clone();
-                            conns.spawn(async move {
-                                let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
-                                    c3.requests.fetch_add(1, Ordering::Relaxed);
-                                    // An XML body (POST: complete an upload,
-                                    // delete objects) is read whole: its size
-                                    // is capped before a byte of it is.
-                                    if let Some(refused) = xml_body_refused(&req) {
-                                        return futures_ready(refused);
-                                    }
-                                    let s = match fast.as_ref().and_then(|(v, anon)| Some((presigned(&v.0, &v.1, &req)?, anon))) {
-                                        Some((uri, anon)) => {
-                                            *req.uri_mut() = uri;
-                                            // Checked: the service that
-                                            // checks nothing sees no
-                                            // signature.
-                                            let h = req.headers_mut();
-                                            h.remove(http::header::AUTHORIZATION);
-                                            h.remove("x-amz-date");
-                                            h.remove("x-amz-content-sha256");
-                                            anon.clone()
-                                        }
-                                        None => service.clone(),
-                                    };
-                                    let traced = req
-                                        .headers()
-                                        .get(TRACE_HEADER)
-                                        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-                                    if let Some(id) = traced {
-                                        trace::record(trace::BEGIN, id);
-                                    }
-                                    Box::pin(async move {
-                                        let r = hyper::service::Service::call(&s, req).await;
-                                        if let Some(id) = traced {
-                                            // A PUT's body read, a GET's response
-                                            // headers ready (its body streams after).
-                                            trace::record("handled", id);
-                                            trace::record(trace::END, id);
-                                        }
-                                        r
-                                    })
-                                });
-                                let mut http = hyper::server::conn::http1::Builder::new();
-                                http.timer(TokioTimer::new()).header_read_timeout(header_timeout);
-                                // Idle connections are closed; so is one
-                                // that sends nothing at all.
-                                let stream = IdleIo::new(stream, idle.unwrap_or(NEVER));
-                                match tls {
-                                    None => {
-                                        let _ = http.serve_connection(TokioIo::new(stream), svc).await;
-                                    }
-                                    // A failed handshake closes this connection only.
-                                    Some(acceptor) => {
-                                        let handshake = tokio::time::timeout(header_timeout, acceptor.accept(stream));
-                                        if let Ok(Ok(s)) = handshake.await {
-                                            let _ = http.serve_connection(TokioIo::new(s), svc).await;
-                                        }
-                                    }
-                                }
-                            });
+                            conns.spawn(serve_conn(
+                                stream,
+                                service.clone(),
+                                fast.clone(),
+                                c2.clone(),
+                                tls.clone(),
+                                header_timeout,
+                                idle,
+                            ));
                         }
                         Some(_) = conns.join_next(), if !conns.is_empty() => {}
                     }
@@ -957,6 +905,85 @@ pub fn start(cfg: &FakeConfig) -> io::Result<FakeServer> {
         stop: Some(stop_tx),
         thread: Some(thread),
     })
+}
+
+/// The fast path's verifier and its service that checks nothing (None:
+/// the server takes requests unsigned).
+type FastPath = Option<(Arc<(Verifier, Seen)>, s3s::service::S3Service)>;
+
+/// Serves one connection: each request to the fast path when its presigned
+/// signature is ours, else to s3s's full check; XML bodies capped; traced
+/// requests marked; closed when its headers are late or nothing moves.
+async fn serve_conn(
+    stream: tokio::net::TcpStream,
+    service: s3s::service::S3Service,
+    fast: FastPath,
+    c3: Arc<Counters>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    header_timeout: Duration,
+    idle: Option<Duration>,
+) {
+    let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+        c3.requests.fetch_add(1, Ordering::Relaxed);
+        // An XML body (POST: complete an upload,
+        // delete objects) is read whole: its size
+        // is capped before a byte of it is.
+        if let Some(refused) = xml_body_refused(&req) {
+            return futures_ready(refused);
+        }
+        let s = match fast
+            .as_ref()
+            .and_then(|(v, anon)| Some((presigned(&v.0, &v.1, &req)?, anon)))
+        {
+            Some((uri, anon)) => {
+                *req.uri_mut() = uri;
+                // Checked: the service that
+                // checks nothing sees no
+                // signature.
+                let h = req.headers_mut();
+                h.remove(http::header::AUTHORIZATION);
+                h.remove("x-amz-date");
+                h.remove("x-amz-content-sha256");
+                anon.clone()
+            }
+            None => service.clone(),
+        };
+        let traced = req
+            .headers()
+            .get(TRACE_HEADER)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if let Some(id) = traced {
+            trace::record(trace::BEGIN, id);
+        }
+        Box::pin(async move {
+            let r = hyper::service::Service::call(&s, req).await;
+            if let Some(id) = traced {
+                // A PUT's body read, a GET's response
+                // headers ready (its body streams after).
+                trace::record("handled", id);
+                trace::record(trace::END, id);
+            }
+            r
+        })
+    });
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    // Idle connections are closed; so is one
+    // that sends nothing at all.
+    let stream = IdleIo::new(stream, idle.unwrap_or(NEVER));
+    match tls {
+        None => {
+            let _ = http.serve_connection(TokioIo::new(stream), svc).await;
+        }
+        // A failed handshake closes this connection only.
+        Some(acceptor) => {
+            let handshake = tokio::time::timeout(header_timeout, acceptor.accept(stream));
+            if let Ok(Ok(s)) = handshake.await {
+                let _ = http.serve_connection(TokioIo::new(s), svc).await;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
