@@ -179,134 +179,172 @@ pub fn ssh(
             local: String::new(),
         });
         let h = launched.hosts.last_mut().expect("pushed");
-        let deadline = Instant::now() + STEP;
-        loop {
-            let ok = Command::new("ssh")
-                .args(&base)
-                .args(["-O", "check", host])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if ok {
-                break;
-            }
-            if let Ok(Some(st)) = h.master.try_wait() {
-                let mut err = String::new();
-                if let Some(e) = h.master.stderr.as_mut() {
-                    let _ = std::io::Read::read_to_string(e, &mut err);
-                }
-                return Err(fail(host, format!("ssh exited ({st}): {}", err.trim())));
-            }
-            if Instant::now() > deadline {
-                return Err(fail(host, format!("no connection within {STEP:?}")));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for_master(&base, host, h)?;
         // The binary, unless the same one is there.
-        let short = build.sha256.get(..16).unwrap_or(&build.sha256);
-        let path = format!(".cache/wirebench/wirebench-{short}");
-        let sum = |base: &[String]| -> Result<String, RunError> {
-            let out = remote(
-                base,
-                host,
-                &format!("sha256sum {path} 2>/dev/null || true"),
-                None,
-            )?;
-            Ok(out.split_whitespace().next().unwrap_or("").to_string())
-        };
-        if sum(&base)? != build.sha256 {
-            note(&format!(
-                "ssh:{host}: copying {} to ~/{path}",
-                exe.display()
-            ));
-            remote(
-                &base,
-                host,
-                &format!(
-                    "mkdir -p .cache/wirebench && cat > {path}.part && chmod 755 {path}.part && mv {path}.part {path}"
-                ),
-                Some(&exe),
-            )?;
-            let got = sum(&base)?;
-            if got != build.sha256 {
-                return Err(fail(
-                    host,
-                    format!(
-                        "the copy ~/{path} has sha256 {got}, not this binary's {}",
-                        build.sha256
-                    ),
-                ));
-            }
-        }
+        let path = copy_binary(&base, host, build, &exe, note)?;
         // The agent, on the host's loopback; its stdin gives it the token
         // and keeps it alive.
-        let mut agent = Command::new("ssh")
-            .args(&base)
-            .args([
-                "-o",
-                "ControlMaster=no",
-                host,
-                &format!(
-                    "exec ./{path} agent --listen tcp://127.0.0.1:0 --token-stdin --results {RESULTS}"
-                ),
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| fail(host, format!("ssh: {e}")))?;
-        let mut stdin = agent.stdin.take().expect("piped");
-        writeln!(stdin, "{secret}").map_err(|e| fail(host, e))?;
-        stdin.flush().map_err(|e| fail(host, e))?;
-        let stdout = agent.stdout.take().expect("piped");
-        h.agent = Some(agent);
-        h.lifeline = Some(stdin);
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(STEP)
-            .map_err(|_| fail(host, format!("the agent did not start within {STEP:?}")))?;
-        let remote_addr = line
-            .trim()
-            .strip_prefix("listening on tcp://")
-            .ok_or_else(|| fail(host, format!("the agent did not start: {}", line.trim())))?
-            .to_string();
+        let remote_addr = start_agent(&base, host, &path, &secret, h)?;
         // The tunnel.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let st = Command::new("ssh")
-            .args(&base)
-            .args([
-                "-O",
-                "forward",
-                "-L",
-                &format!("127.0.0.1:{port}:{remote_addr}"),
-                host,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| fail(host, format!("ssh: {e}")))?;
-        if !st.status.success() {
-            return Err(fail(
-                host,
-                format!(
-                    "cannot tunnel to the agent: {}",
-                    String::from_utf8_lossy(&st.stderr).trim()
-                ),
-            ));
-        }
-        h.local = format!("127.0.0.1:{port}");
+        h.local = tunnel(&base, host, &remote_addr)?;
         note(&format!(
             "ssh:{host}: agent started ({remote_addr} there, tunnelled from {})",
             h.local
         ));
     }
     Ok((launched, token))
+}
+
+/// Waits for the master connection to `host` (every later command shares
+/// it), at most [`STEP`]; its error when ssh exits.
+fn wait_for_master(base: &[String], host: &str, h: &mut Host) -> Result<(), RunError> {
+    let deadline = Instant::now() + STEP;
+    loop {
+        let ok = Command::new("ssh")
+            .args(base)
+            .args(["-O", "check", host])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            break;
+        }
+        if let Ok(Some(st)) = h.master.try_wait() {
+            let mut err = String::new();
+            if let Some(e) = h.master.stderr.as_mut() {
+                let _ = std::io::Read::read_to_string(e, &mut err);
+            }
+            return Err(fail(host, format!("ssh exited ({st}): {}", err.trim())));
+        }
+        if Instant::now() > deadline {
+            return Err(fail(host, format!("no connection within {STEP:?}")));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// Copies this binary to `host` unless the same one is there, and checks
+/// the copy's sha256; where it is, relative to the home directory.
+fn copy_binary(
+    base: &[String],
+    host: &str,
+    build: &BuildId,
+    exe: &Path,
+    note: &mut dyn FnMut(&str),
+) -> Result<String, RunError> {
+    let short = build.sha256.get(..16).unwrap_or(&build.sha256);
+    let path = format!(".cache/wirebench/wirebench-{short}");
+    let sum = |base: &[String]| -> Result<String, RunError> {
+        let out = remote(
+            base,
+            host,
+            &format!("sha256sum {path} 2>/dev/null || true"),
+            None,
+        )?;
+        Ok(out.split_whitespace().next().unwrap_or("").to_string())
+    };
+    if sum(base)? != build.sha256 {
+        note(&format!(
+            "ssh:{host}: copying {} to ~/{path}",
+            exe.display()
+        ));
+        remote(
+            base,
+            host,
+            &format!(
+                "mkdir -p .cache/wirebench && cat > {path}.part && chmod 755 {path}.part && mv {path}.part {path}"
+            ),
+            Some(exe),
+        )?;
+        let got = sum(base)?;
+        if got != build.sha256 {
+            return Err(fail(
+                host,
+                format!(
+                    "the copy ~/{path} has sha256 {got}, not this binary's {}",
+                    build.sha256
+                ),
+            ));
+        }
+    }
+    Ok(path)
+}
+
+/// Starts the agent on `host`'s loopback: its stdin gives it the token and
+/// keeps it alive. Where it listens there.
+fn start_agent(
+    base: &[String],
+    host: &str,
+    path: &str,
+    secret: &str,
+    h: &mut Host,
+) -> Result<String, RunError> {
+    let mut agent = Command::new("ssh")
+        .args(base)
+        .args([
+            "-o",
+            "ControlMaster=no",
+            host,
+            &format!(
+                "exec ./{path} agent --listen tcp://127.0.0.1:0 --token-stdin --results {RESULTS}"
+            ),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| fail(host, format!("ssh: {e}")))?;
+    let mut stdin = agent.stdin.take().expect("piped");
+    writeln!(stdin, "{secret}").map_err(|e| fail(host, e))?;
+    stdin.flush().map_err(|e| fail(host, e))?;
+    let stdout = agent.stdout.take().expect("piped");
+    h.agent = Some(agent);
+    h.lifeline = Some(stdin);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(STEP)
+        .map_err(|_| fail(host, format!("the agent did not start within {STEP:?}")))?;
+    let remote_addr = line
+        .trim()
+        .strip_prefix("listening on tcp://")
+        .ok_or_else(|| fail(host, format!("the agent did not start: {}", line.trim())))?
+        .to_string();
+    Ok(remote_addr)
+}
+
+/// A tunnel from a free port here to the agent there; where it listens.
+fn tunnel(base: &[String], host: &str, remote_addr: &str) -> Result<String, RunError> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let st = Command::new("ssh")
+        .args(base)
+        .args([
+            "-O",
+            "forward",
+            "-L",
+            &format!("127.0.0.1:{port}:{remote_addr}"),
+            host,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| fail(host, format!("ssh: {e}")))?;
+    if !st.status.success() {
+        return Err(fail(
+            host,
+            format!(
+                "cannot tunnel to the agent: {}",
+                String::from_utf8_lossy(&st.stderr).trim()
+            ),
+        ));
+    }
+    Ok(format!("127.0.0.1:{port}"))
 }
