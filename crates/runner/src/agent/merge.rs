@@ -58,26 +58,7 @@ pub(super) fn parts(
             }
             Ended::Failed(why) => {
                 failures.push(format!("agent {}: {why}", l.address));
-                breakdown.push(AgentPart {
-                    agent: l.address.clone(),
-                    run_id: String::new(),
-                    dir: String::new(),
-                    clients: l.clients,
-                    state: RunState::Failed,
-                    reason: Some(why),
-                    ops: 0,
-                    ops_per_s: 0.0,
-                    p50_ns: 0,
-                    p99_ns: 0,
-                    client_cpu_s: 0.0,
-                    client_cpu_us_per_op: 0.0,
-                    requested_rate_per_s: None,
-                    sent_per_s: 0.0,
-                    schedule_lag_p99_ns: None,
-                    clock_offset_ns: l.clock.offset_ns,
-                    clock_uncertainty_ns: l.clock.uncertainty_ns,
-                    clock_drift_ppm: l.drift,
-                });
+                breakdown.push(failed_part(l, why));
             }
         }
     }
@@ -122,55 +103,115 @@ pub(super) fn parts(
         m.status.state = RunState::Failed;
         m.status.reason = Some(failures.join("; "));
     } else if let Some(&(first, at, ref why)) = lost.iter().min_by_key(|(_, at, _)| *at) {
-        // The seconds from the first loss on miss a part.
-        for iv in m.intervals.iter_mut().skip(at) {
-            iv.partial = true;
-        }
-        m.agents_window = window(&m.intervals[..at.min(m.intervals.len())])?;
-        m.status.state = RunState::Degraded;
-        // The parts measured for different lengths: rates are the totals
-        // over the run's measured time, not the sum of the parts' rates.
-        let sm = &mut m.summary;
-        if sm.measured_ns > 0 {
-            let secs = sm.measured_ns as f64 / 1e9;
-            sm.ops_per_s = sm.ops as f64 / secs;
-            sm.sent_per_s = sm.messages_sent as f64 / secs;
-            sm.bytes_per_s_out = sm.bytes_out as f64 / secs;
-            sm.bytes_per_s_in = sm.bytes_in as f64 / secs;
-            sm.mib_per_s_out = units::mib(sm.bytes_per_s_out);
-            sm.mib_per_s_in = units::mib(sm.bytes_per_s_in);
-        }
-        // The throughput's trend is the loss, said by the status.
-        m.warnings.retain(|w| !matches!(w, Warning::Drift { .. }));
-        m.summary.throughput_trend = None;
-        let names: Vec<String> = lost
-            .iter()
-            .map(|(i, _, _)| seen[*i].address.clone())
-            .collect();
-        m.status.reason = Some(format!(
-            "lost agent {} after {at} second(s) ({why}); from then on the seconds are partial{}",
-            seen[first].address,
-            match m.agents_window {
-                Some(ref w) => format!(
-                    "; with every agent, {:.0} ops/s over {:.1} s",
-                    w.ops_per_s,
-                    w.to_s - w.from_s
-                ),
-                None => "; no measured second had every agent".to_string(),
-            }
-        ));
-        if names.len() > 1 {
-            m.status.reason = m
-                .status
-                .reason
-                .map(|r| format!("{r}; lost: {}", names.join(", ")));
-        }
+        degraded(&mut m, &lost, seen, first, at, why)?;
     } else if let Some(r) = results
         .iter()
         .find(|r| r.status.state != RunState::Complete)
     {
         m.status = r.status.clone();
     }
+    agents_bound(&mut m, &results, &breakdown);
+    if let Some(rate) = spec.rate_per_s
+        && m.summary.measured_ns > 0
+        && m.summary.ops_per_s < crate::outcome::RATE_REACHED * rate
+        && spec.transport.has_response()
+    {
+        m.warnings.push(Warning::RateNotAnswered {
+            ops_per_s: m.summary.ops_per_s,
+            rate_per_s: rate,
+            errors_per_s: m.summary.errors as f64 / (m.summary.measured_ns as f64 / 1e9),
+        });
+    }
+    m.endpoints = by_endpoint(&results, &breakdown)?;
+    m.agents = breakdown;
+    Ok(m)
+}
+
+/// The breakdown's line of an agent whose part failed.
+fn failed_part(l: &Seen, why: String) -> AgentPart {
+    AgentPart {
+        agent: l.address.clone(),
+        run_id: String::new(),
+        dir: String::new(),
+        clients: l.clients,
+        state: RunState::Failed,
+        reason: Some(why),
+        ops: 0,
+        ops_per_s: 0.0,
+        p50_ns: 0,
+        p99_ns: 0,
+        client_cpu_s: 0.0,
+        client_cpu_us_per_op: 0.0,
+        requested_rate_per_s: None,
+        sent_per_s: 0.0,
+        schedule_lag_p99_ns: None,
+        clock_offset_ns: l.clock.offset_ns,
+        clock_uncertainty_ns: l.clock.uncertainty_ns,
+        clock_drift_ppm: l.drift,
+    }
+}
+
+/// A run that lost agent `first` after `at` seconds (and maybe others):
+/// its seconds from then on partial, its window with every agent, its
+/// rates over its whole measured time, and why.
+fn degraded(
+    m: &mut RunResult,
+    lost: &[(usize, usize, String)],
+    seen: &[Seen],
+    first: usize,
+    at: usize,
+    why: &str,
+) -> Result<(), RunError> {
+    // The seconds from the first loss on miss a part.
+    for iv in m.intervals.iter_mut().skip(at) {
+        iv.partial = true;
+    }
+    m.agents_window = window(&m.intervals[..at.min(m.intervals.len())])?;
+    m.status.state = RunState::Degraded;
+    // The parts measured for different lengths: rates are the totals
+    // over the run's measured time, not the sum of the parts' rates.
+    let sm = &mut m.summary;
+    if sm.measured_ns > 0 {
+        let secs = sm.measured_ns as f64 / 1e9;
+        sm.ops_per_s = sm.ops as f64 / secs;
+        sm.sent_per_s = sm.messages_sent as f64 / secs;
+        sm.bytes_per_s_out = sm.bytes_out as f64 / secs;
+        sm.bytes_per_s_in = sm.bytes_in as f64 / secs;
+        sm.mib_per_s_out = units::mib(sm.bytes_per_s_out);
+        sm.mib_per_s_in = units::mib(sm.bytes_per_s_in);
+    }
+    // The throughput's trend is the loss, said by the status.
+    m.warnings.retain(|w| !matches!(w, Warning::Drift { .. }));
+    m.summary.throughput_trend = None;
+    let names: Vec<String> = lost
+        .iter()
+        .map(|(i, _, _)| seen[*i].address.clone())
+        .collect();
+    m.status.reason = Some(format!(
+        "lost agent {} after {at} second(s) ({why}); from then on the seconds are partial{}",
+        seen[first].address,
+        match m.agents_window {
+            Some(ref w) => format!(
+                "; with every agent, {:.0} ops/s over {:.1} s",
+                w.ops_per_s,
+                w.to_s - w.from_s
+            ),
+            None => "; no measured second had every agent".to_string(),
+        }
+    ));
+    if names.len() > 1 {
+        m.status.reason = m
+            .status
+            .reason
+            .take()
+            .map(|r| format!("{r}; lost: {}", names.join(", ")));
+    }
+    Ok(())
+}
+
+/// The parts' own warnings that name their host's limits, by agent; an
+/// open loop's agent whose requests leave much later than the others'.
+fn agents_bound(m: &mut RunResult, results: &[RunResult], breakdown: &[AgentPart]) {
     // The parts' own warnings that name their host's limits, by agent.
     m.warnings.retain(|w| {
         !matches!(
@@ -208,26 +249,12 @@ pub(super) fn parts(
     }
     // An open loop's agent whose requests leave much later than the
     // others' falls behind its timetable: its host is the limit.
-    for (agent, why) in lag_stands_out(&breakdown) {
+    for (agent, why) in lag_stands_out(breakdown) {
         let named = |w: &Warning| matches!(w, Warning::AgentBound { agent: a, .. } if *a == agent);
         if !m.warnings.iter().any(named) {
             m.warnings.push(Warning::AgentBound { agent, why });
         }
     }
-    if let Some(rate) = spec.rate_per_s
-        && m.summary.measured_ns > 0
-        && m.summary.ops_per_s < crate::outcome::RATE_REACHED * rate
-        && spec.transport.has_response()
-    {
-        m.warnings.push(Warning::RateNotAnswered {
-            ops_per_s: m.summary.ops_per_s,
-            rate_per_s: rate,
-            errors_per_s: m.summary.errors as f64 / (m.summary.measured_ns as f64 / 1e9),
-        });
-    }
-    m.endpoints = by_endpoint(&results, &breakdown)?;
-    m.agents = breakdown;
-    Ok(m)
 }
 
 /// Each endpoint's share, when the parts went to several: the exact merge
