@@ -354,26 +354,7 @@ fn outcome(
         measured.hist = h.clone();
         measured.service = h.clone();
     }
-    let stat = |s: &str| p.latency_ns.get(s).copied();
-    // A program's microseconds, in whole nanoseconds: 32.532 us is 32532 ns
-    // (32.532 x 1e3 is 32531.999... in floating point).
-    let ns = |s: &str| whole(stat(s).unwrap_or(0.0).round());
-    let latency = match &p.hist {
-        Some(h) => LatencySummary::of(h),
-        None => LatencySummary {
-            count: p
-                .latency_count
-                .unwrap_or(if p.latency_ns.is_empty() { 0 } else { ops }),
-            mean_ns: stat("mean").unwrap_or(0.0),
-            min_ns: ns("min"),
-            p50_ns: ns("p50"),
-            p90_ns: ns("p90"),
-            p99_ns: ns("p99"),
-            p999_ns: ns("p999"),
-            p9999_ns: ns("p9999"),
-            max_ns: ns("max"),
-        },
-    };
+    let latency = program_latency(&p, ops);
     let empty = hist::encode(&hist::new_hist());
     // The CPU over a span of the program's measured phase (ns from its
     // start): the samples nearest its ends (None when one sample is both:
@@ -402,70 +383,22 @@ fn outcome(
             let len = whole(iv.seconds * 1e9);
             let start = at;
             at += len;
-            let (client_cores, server_cores, server_groups) =
-                cpu_over(start, at).unwrap_or_default();
-            Interval {
-                start_ns: start,
-                end_ns: at,
-                phase: Phase::Measure,
-                ops: whole(iv.ops_per_s * iv.seconds),
-                bytes_out: 0,
-                bytes_in: 0,
-                errors: 0,
-                ops_per_s: iv.ops_per_s,
-                sent: whole(iv.ops_per_s * iv.seconds),
-                latency: LatencySummary {
-                    mean_ns: iv.mean_ns.unwrap_or(0.0),
-                    count: u64::from(iv.mean_ns.is_some()),
-                    ..LatencySummary::default()
-                },
-                service_latency: LatencySummary::default(),
-                latency_hist: empty.clone(),
-                client_cores,
-                server_cores,
-                server_groups,
-                hiccup_max_ns: None,
-                hiccup_lost_ns: None,
-                stalled: false,
-                partial: false,
-                program_busy_pct: iv.busy_pct.clone(),
-            }
+            program_interval(
+                iv,
+                start,
+                at,
+                cpu_over(start, at).unwrap_or_default(),
+                &empty,
+            )
         })
         .collect();
     // A program with no per-second lines: the CPU second by second all
     // the same (the report's heatmaps).
-    let cpu_seconds: Vec<wirebench_core::result::CpuSecond> = if intervals.is_empty() {
-        let whole_s = whole(window.round()).max(1);
-        (0..whole_s)
-            .filter_map(|k| {
-                let (start, end) = (
-                    k * 1_000_000_000,
-                    ((k + 1) * 1_000_000_000).min(whole(window * 1e9)),
-                );
-                let (client_cores, server_cores, _) = cpu_over(start, end)?;
-                Some(wirebench_core::result::CpuSecond {
-                    start_ns: start,
-                    end_ns: end,
-                    client_cores,
-                    server_cores,
-                })
-            })
-            .collect()
-    } else {
-        vec![]
+    let cpu_seconds = match intervals.is_empty() {
+        true => cpu_seconds(window, &cpu_over),
+        false => vec![],
     };
-    let latency_stats: Vec<String> = if p.hist.is_some() {
-        wirebench_core::spec::LATENCY_STATS
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        wirebench_core::spec::LATENCY_STATS
-            .iter()
-            .filter(|s| p.latency_ns.contains_key(*s))
-            .map(|s| s.to_string())
-            .collect()
-    };
+    let latency_stats = latency_stats(&p);
     let report = ToolReport {
         program: exec.program(),
         parser: exec.parser.to_string(),
@@ -505,5 +438,116 @@ fn outcome(
         }),
         measured_window: Some((began + from_at, began + wall)),
         cpu_seconds,
+    }
+}
+
+/// What a program's latency figures say: its histogram's, else the
+/// statistics it printed (a program's microseconds in whole nanoseconds:
+/// 32.532 us is 32532 ns, where 32.532 x 1e3 is 32531.999... in floating
+/// point).
+fn program_latency(p: &Parsed, ops: u64) -> LatencySummary {
+    let stat = |s: &str| p.latency_ns.get(s).copied();
+    let ns = |s: &str| whole(stat(s).unwrap_or(0.0).round());
+    match &p.hist {
+        Some(h) => LatencySummary::of(h),
+        None => LatencySummary {
+            count: p
+                .latency_count
+                .unwrap_or(if p.latency_ns.is_empty() { 0 } else { ops }),
+            mean_ns: stat("mean").unwrap_or(0.0),
+            min_ns: ns("min"),
+            p50_ns: ns("p50"),
+            p90_ns: ns("p90"),
+            p99_ns: ns("p99"),
+            p999_ns: ns("p999"),
+            p9999_ns: ns("p9999"),
+            max_ns: ns("max"),
+        },
+    }
+}
+
+/// The CPU of the client's and the server's cores, and the server's thread
+/// groups, over a span of the program's measured phase.
+type SpanCpu = (
+    Vec<wirebench_core::result::CoreBusy>,
+    Vec<wirebench_core::result::CoreBusy>,
+    Vec<wirebench_core::result::GroupCpu>,
+);
+
+/// A second (or a line) the program printed, from `start` to `end` ns of
+/// its measured phase, with the CPU over it.
+fn program_interval(
+    iv: &parse::ParsedInterval,
+    start: u64,
+    end: u64,
+    (client_cores, server_cores, server_groups): SpanCpu,
+    empty: &str,
+) -> Interval {
+    Interval {
+        start_ns: start,
+        end_ns: end,
+        phase: Phase::Measure,
+        ops: whole(iv.ops_per_s * iv.seconds),
+        bytes_out: 0,
+        bytes_in: 0,
+        errors: 0,
+        ops_per_s: iv.ops_per_s,
+        sent: whole(iv.ops_per_s * iv.seconds),
+        latency: LatencySummary {
+            mean_ns: iv.mean_ns.unwrap_or(0.0),
+            count: u64::from(iv.mean_ns.is_some()),
+            ..LatencySummary::default()
+        },
+        service_latency: LatencySummary::default(),
+        latency_hist: empty.to_string(),
+        client_cores,
+        server_cores,
+        server_groups,
+        hiccup_max_ns: None,
+        hiccup_lost_ns: None,
+        stalled: false,
+        partial: false,
+        program_busy_pct: iv.busy_pct.clone(),
+    }
+}
+
+/// The CPU second by second over the program's measured phase of
+/// `window` s (for a program that printed no per-second lines).
+fn cpu_seconds(
+    window: f64,
+    cpu_over: &dyn Fn(u64, u64) -> Option<SpanCpu>,
+) -> Vec<wirebench_core::result::CpuSecond> {
+    let whole_s = whole(window.round()).max(1);
+    (0..whole_s)
+        .filter_map(|k| {
+            let (start, end) = (
+                k * 1_000_000_000,
+                ((k + 1) * 1_000_000_000).min(whole(window * 1e9)),
+            );
+            let (client_cores, server_cores, _) = cpu_over(start, end)?;
+            Some(wirebench_core::result::CpuSecond {
+                start_ns: start,
+                end_ns: end,
+                client_cores,
+                server_cores,
+            })
+        })
+        .collect()
+}
+
+/// The latency statistics the run has: all with a histogram, else those
+/// the program printed.
+fn latency_stats(p: &Parsed) -> Vec<String> {
+    if p.hist.is_some() {
+        wirebench_core::spec::LATENCY_STATS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        wirebench_core::spec::LATENCY_STATS
+            .iter()
+            .filter(|s| p.latency_ns.contains_key(*s))
+            .map(|s| s.to_string())
+            .collect()
     }
 }
