@@ -350,57 +350,16 @@ pub fn from_outcome(
         foreign_cpu_s: None,
         client_bound: false,
         server_bound: false,
-        max_steal_pct: measured
-            .iter()
-            .flat_map(|iv| iv.client_cores.iter().chain(&iv.server_cores))
-            .map(|c| c.steal_pct)
-            .fold(0.0, f64::max),
+        max_steal_pct: max_steal_pct(&measured),
         by_op: m
             .by_op
             .iter()
-            .map(|(k, d)| {
-                let bytes = d.bytes_in + d.bytes_out;
-                let op = result::OpSummary {
-                    ops: d.ops,
-                    errors: d.errors,
-                    ops_per_s: per_s(d.ops),
-                    bytes_out: d.bytes_out,
-                    bytes_in: d.bytes_in,
-                    bytes_per_s: per_s(bytes),
-                    mib_per_s: units::mib(per_s(bytes)),
-                    latency: LatencySummary::of(&d.hist),
-                    ttfb: (d.ttfb_count > 0).then(|| LatencySummary::of(&d.ttfb)),
-                    latency_hist: hist::encode(&d.hist),
-                    ttfb_hist: hist::encode(&d.ttfb),
-                    connect: d.connect.as_deref().map(LatencySummary::of),
-                    tls: d.tls.as_deref().map(LatencySummary::of),
-                    statuses: d
-                        .statuses
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, n)| **n > 0)
-                        .map(|(class, n)| {
-                            let name = match class {
-                                0 => "other".to_string(),
-                                c => format!("{c}xx"),
-                            };
-                            (name, *n)
-                        })
-                        .collect(),
-                };
-                (k.to_string(), op)
-            })
+            .map(|(k, d)| (k.to_string(), op_summary(d, &per_s)))
             .collect(),
         failures: m.failures.clone(),
         tool: out.tool.as_ref().map(|t| t.report.clone()),
         hiccup: None,
-        throughput_trend: Trend::of(
-            &measured
-                .iter()
-                .filter(|iv| iv.seconds() >= 0.9)
-                .map(|iv| iv.ops as f64 / iv.seconds())
-                .collect::<Vec<_>>(),
-        ),
+        throughput_trend: throughput_trend(&measured),
     };
     let intervals: Vec<Interval> = out.intervals.clone();
     let mut summary = summary;
@@ -421,40 +380,7 @@ pub fn from_outcome(
     let stages =
         wirebench_core::ramp::judge::results(&own_stages(spec), spec.warmup_ns, &intervals);
     warnings.extend(stage_warnings(&stages));
-    let (state, reason) = match end {
-        // A run that measured nothing is a failure, never "complete".
-        EndState::Complete if m.ops == 0 && m.errors > 0 => (
-            RunState::Failed,
-            Some(format!(
-                "every operation of the measured phase ({:.1} s) failed: {}",
-                out.measured_ns as f64 / 1e9,
-                if m.failures.is_empty() {
-                    format!("{} errors", m.errors)
-                } else {
-                    m.failures
-                        .iter()
-                        .map(|(cause, n)| format!("{n} x {cause}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            )),
-        ),
-        EndState::Complete if m.ops == 0 => (
-            RunState::Failed,
-            Some(format!(
-                "the measured phase ({:.1} s) completed no operation: the server took connections but answered nothing this client counts",
-                out.measured_ns as f64 / 1e9
-            )),
-        ),
-        EndState::Complete => (RunState::Complete, None),
-        EndState::Ended(_) if m.ops == 0 => (
-            RunState::Failed,
-            Some("ended before the measured phase completed any operation".into()),
-        ),
-        EndState::Ended(r) => (RunState::Complete, Some(r)),
-        EndState::Interrupted(r) => (RunState::Interrupted, Some(r)),
-        EndState::Failed(r) => (RunState::Failed, Some(r)),
-    };
+    let (state, reason) = end_state(end, m, out.measured_ns);
     RunResult {
         schema_version: result::SCHEMA_VERSION,
         run_id: String::new(),
@@ -483,6 +409,104 @@ pub fn from_outcome(
         point: Vec::new(),
         cpu_seconds: out.cpu_seconds.clone(),
         instances: vec![],
+    }
+}
+
+/// The most the hypervisor took of any CPU of the run in a measured second.
+fn max_steal_pct(measured: &[&Interval]) -> f64 {
+    measured
+        .iter()
+        .flat_map(|iv| iv.client_cores.iter().chain(&iv.server_cores))
+        .map(|c| c.steal_pct)
+        .fold(0.0, f64::max)
+}
+
+/// The trend of the measured whole seconds' throughput.
+fn throughput_trend(measured: &[&Interval]) -> Option<Trend> {
+    Trend::of(
+        &measured
+            .iter()
+            .filter(|iv| iv.seconds() >= 0.9)
+            .map(|iv| iv.ops as f64 / iv.seconds())
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// One operation type's figures (typed calls: S3's get, put...).
+fn op_summary(
+    d: &wirebench_load::recorder::OpData,
+    per_s: &dyn Fn(u64) -> f64,
+) -> result::OpSummary {
+    let bytes = d.bytes_in + d.bytes_out;
+    result::OpSummary {
+        ops: d.ops,
+        errors: d.errors,
+        ops_per_s: per_s(d.ops),
+        bytes_out: d.bytes_out,
+        bytes_in: d.bytes_in,
+        bytes_per_s: per_s(bytes),
+        mib_per_s: units::mib(per_s(bytes)),
+        latency: LatencySummary::of(&d.hist),
+        ttfb: (d.ttfb_count > 0).then(|| LatencySummary::of(&d.ttfb)),
+        latency_hist: hist::encode(&d.hist),
+        ttfb_hist: hist::encode(&d.ttfb),
+        connect: d.connect.as_deref().map(LatencySummary::of),
+        tls: d.tls.as_deref().map(LatencySummary::of),
+        statuses: d
+            .statuses
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(class, n)| {
+                let name = match class {
+                    0 => "other".to_string(),
+                    c => format!("{c}xx"),
+                };
+                (name, *n)
+            })
+            .collect(),
+    }
+}
+
+/// How the run ended, and why: a run that measured nothing is a failure,
+/// never "complete".
+fn end_state(
+    end: EndState,
+    m: &wirebench_load::recorder::IntervalData,
+    measured_ns: u64,
+) -> (RunState, Option<String>) {
+    match end {
+        EndState::Complete if m.ops == 0 && m.errors > 0 => (
+            RunState::Failed,
+            Some(format!(
+                "every operation of the measured phase ({:.1} s) failed: {}",
+                measured_ns as f64 / 1e9,
+                if m.failures.is_empty() {
+                    format!("{} errors", m.errors)
+                } else {
+                    m.failures
+                        .iter()
+                        .map(|(cause, n)| format!("{n} x {cause}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )),
+        ),
+        EndState::Complete if m.ops == 0 => (
+            RunState::Failed,
+            Some(format!(
+                "the measured phase ({:.1} s) completed no operation: the server took connections but answered nothing this client counts",
+                measured_ns as f64 / 1e9
+            )),
+        ),
+        EndState::Complete => (RunState::Complete, None),
+        EndState::Ended(_) if m.ops == 0 => (
+            RunState::Failed,
+            Some("ended before the measured phase completed any operation".into()),
+        ),
+        EndState::Ended(r) => (RunState::Complete, Some(r)),
+        EndState::Interrupted(r) => (RunState::Interrupted, Some(r)),
+        EndState::Failed(r) => (RunState::Failed, Some(r)),
     }
 }
 
