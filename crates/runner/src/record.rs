@@ -141,7 +141,7 @@ pub fn index(
     note: &mut dyn FnMut(&str),
 ) -> Result<(), RunError> {
     let results = db.parent().unwrap_or(Path::new("."));
-    match wirebench_history::record(results, dir, &mut |h| h.index(dir, r)) {
+    match wirebench_history::upkeep::record(results, dir, &mut |h| h.index(dir, r)) {
         Ok(notes) => {
             notes.iter().for_each(|n| note(n));
             Ok(())

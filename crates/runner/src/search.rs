@@ -379,7 +379,7 @@ pub fn search(
     // Its answer in the history too: capacity over commits.
     if let (Some(db), Some(step)) = (&recorder.history, &first_step) {
         let results = db.parent().unwrap_or(std::path::Path::new("."));
-        let indexed = wirebench_history::record(results, &dir, &mut |h| {
+        let indexed = wirebench_history::upkeep::record(results, &dir, &mut |h| {
             Ok(match h.index_search(&dir, &result, step)? {
                 true => wirebench_history::Indexed::New,
                 false => wirebench_history::Indexed::Known,

@@ -56,7 +56,7 @@ impl Where {
             Ok(f) => f,
             Err(e) => usage!("{e}"),
         };
-        let (entries, notes) = wirebench_history::read(&self.results, &filter)?;
+        let (entries, notes) = wirebench_history::upkeep::read(&self.results, &filter)?;
         notes.iter().for_each(|n| eprintln!("{n}"));
         Ok(entries)
     }
@@ -149,14 +149,14 @@ fn import(a: ImportArgs) -> anyhow::Result<ExitCode> {
             let (h, done) = History::rebuild(&a.dir, "damaged")?;
             eprintln!(
                 "{}",
-                wirebench_history::rebuilt_note(&path, &source.to_string(), &done)
+                wirebench_history::upkeep::rebuilt_note(&path, &source.to_string(), &done)
             );
             (h, done.imported)
         }
         other => other?,
     };
     // Indexed now: nothing waits for the history any more.
-    let _ = std::fs::remove_file(a.dir.join(wirebench_history::PENDING));
+    let _ = std::fs::remove_file(a.dir.join(wirebench_history::upkeep::PENDING));
     said(&got);
     writeln!(
         crate::ui::stdout(),
@@ -225,7 +225,7 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             let (h, done) = History::rebuild(&a.results, "damaged")?;
             eprintln!(
                 "{}",
-                wirebench_history::rebuilt_note(&path, &source.to_string(), &done)
+                wirebench_history::upkeep::rebuilt_note(&path, &source.to_string(), &done)
             );
             h
         }

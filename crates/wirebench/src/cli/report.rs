@@ -157,7 +157,7 @@ fn history(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let bmf_path = a.output.with_extension("bmf.json");
     check_output(&csv_path, a.force)?;
     check_output(&bmf_path, a.force)?;
-    let (entries, notes) = wirebench_history::read(results, &filter)?;
+    let (entries, notes) = wirebench_history::upkeep::read(results, &filter)?;
     notes.iter().for_each(|n| eprintln!("{n}"));
     if entries.is_empty() {
         usage!("{}: no run in its history matches", results.display());
