@@ -8,9 +8,7 @@ use std::path::Path;
 use wirebench_core::hist::LatencySummary;
 use wirebench_core::result::{Placement, RunResult, RunState};
 use wirebench_core::slo::{Slo, SloOutcome};
-use wirebench_core::spec::{
-    Endpoint, MsgrMode, RunSpec, ShmMode, StopSpec, TargetSpec, TransportSpec,
-};
+use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec};
 use wirebench_core::units::{format_ns, format_size, whole};
 
 /// One line saying what is about to run, and where.
@@ -107,8 +105,8 @@ pub fn headline(
             )
         }
     };
-    let mut s = match t {
-        TransportSpec::Exec(_) => format!(
+    let mut s = match spec.kind().about().own_program {
+        true => format!(
             "wirebench run: exec {sizes}, {stop} ({{duration_s}}), {} client(s) x {} conn(s), {load} (as placeholders)\n  {}; the program on CPUs {}",
             spec.clients,
             spec.conns_per_client,
@@ -118,7 +116,7 @@ pub fn headline(
             },
             p.client_cpus,
         ),
-        _ => format!(
+        false => format!(
             "wirebench run: {transport} {} {sizes}, {} client(s) x {} conn(s), {load}, warm-up {} s, then {stop}\n  {}; clients {}{}",
             t.mode_name(),
             spec.clients,
@@ -388,14 +386,8 @@ fn count_lines(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
 fn latency_lines(out: &mut impl Write, r: &RunResult) -> io::Result<()> {
     let s = &r.summary;
     let open = r.spec.rate_per_s.is_some();
-    let stream = matches!(
-        &r.spec.transport,
-        TransportSpec::Msgr(m) if m.mode == MsgrMode::Stream
-    ) || matches!(&r.spec.transport, TransportSpec::Shm(s) if s.mode == ShmMode::Stream);
-    let one_way = matches!(
-        &r.spec.transport,
-        TransportSpec::Msgr(m) if m.mode == MsgrMode::Oneway
-    ) || matches!(&r.spec.transport, TransportSpec::Shm(s) if s.mode == ShmMode::Nores);
+    let stream = r.spec.transport.describe().is_stream();
+    let one_way = r.spec.transport.describe().one_way();
     match () {
         _ if s.tool.is_some() => tool_lines(out, s)?,
         _ if stream => writeln!(

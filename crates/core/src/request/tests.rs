@@ -659,3 +659,27 @@ fn each_transport_says_what_its_operations_carry() {
         "fio (parser fio-json)"
     );
 }
+
+/// Issue 47: whether requests go unanswered is the transport's to say (the
+/// summary's latency line read msgr's and shm's modes itself).
+#[test]
+fn one_way_modes_say_so() {
+    let one_way = |json: &str| {
+        let (spec, _) = req(json).check(&two_cpus()).unwrap();
+        (
+            spec.transport.describe().one_way(),
+            spec.transport.describe().is_stream(),
+        )
+    };
+    assert_eq!(one_way(r#"{"mode": "oneway"}"#), (true, false));
+    assert_eq!(one_way(r#"{"mode": "echo"}"#), (false, false));
+    assert_eq!(one_way(r#"{"mode": "stream"}"#), (false, true));
+    assert_eq!(
+        one_way(r#"{"transport": "shm", "mode": "nores"}"#),
+        (true, false)
+    );
+    assert_eq!(
+        one_way(r#"{"transport": "shm", "mode": "sync"}"#),
+        (false, false)
+    );
+}

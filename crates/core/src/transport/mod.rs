@@ -122,6 +122,10 @@ pub trait Describe {
     fn is_stream(&self) -> bool {
         false
     }
+    /// Whether requests go one way, unanswered (latency is the send call's).
+    fn one_way(&self) -> bool {
+        false
+    }
     /// `--depth` when not given (`open`: an open loop).
     fn default_depth(&self, open: bool) -> usize {
         if open { 1024 } else { 1 }

@@ -136,6 +136,9 @@ impl Describe for MsgrSpec {
             MSGR_HEADER_BYTES
         }
     }
+    fn one_way(&self) -> bool {
+        self.mode == MsgrMode::Oneway
+    }
     fn is_stream(&self) -> bool {
         self.mode == MsgrMode::Stream
     }

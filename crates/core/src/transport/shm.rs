@@ -172,6 +172,9 @@ impl Describe for ShmSpec {
     fn has_response(&self) -> bool {
         self.mode.has_response()
     }
+    fn one_way(&self) -> bool {
+        self.mode == ShmMode::Nores
+    }
     fn is_stream(&self) -> bool {
         self.mode == ShmMode::Stream
     }
