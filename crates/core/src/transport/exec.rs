@@ -187,6 +187,10 @@ pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec,
 }
 
 impl Describe for ExecSpec {
+    fn has_size(&self) -> bool {
+        self.size_bytes.is_some()
+    }
+
     fn workload(&self, _depth: usize) -> String {
         format!("{} (parser {})", self.program(), self.parser.name())
     }

@@ -122,6 +122,16 @@ pub trait Describe {
     fn is_stream(&self) -> bool {
         false
     }
+    /// Whether the run has a request size (a program given no `--size` has
+    /// none).
+    fn has_size(&self) -> bool {
+        true
+    }
+    /// The sizes as the user wrote them, where that is more than one number
+    /// can say (S3's list or range of object sizes).
+    fn sizes_as_given(&self) -> Option<String> {
+        None
+    }
     /// Whether requests go one way, unanswered (latency is the send call's).
     fn one_way(&self) -> bool {
         false

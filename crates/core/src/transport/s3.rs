@@ -211,6 +211,10 @@ pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec,
 }
 
 impl Describe for S3Spec {
+    fn sizes_as_given(&self) -> Option<String> {
+        Some(self.sizes.to_string())
+    }
+
     fn workload(&self, _depth: usize) -> String {
         if self.workload == S3Workload::Mixed {
             let mix: Vec<String> = self.mix.iter().map(|(m, w)| format!("{m}={w}")).collect();

@@ -122,11 +122,9 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
         "clients" => s.clients.to_string(),
         "connections" => (s.clients * s.conns_per_client).to_string(),
         "instances" => r.merged_from.len().max(1).to_string(),
-        "size" => match &s.transport {
-            // A program given no --size has none.
-            wirebench_core::spec::TransportSpec::Exec(e) => e.size_bytes?.to_string(),
-            t => size_label(r).unwrap_or_else(|| t.size_bytes().to_string()),
-        },
+        // A program given no --size has none.
+        "size" if !s.transport.describe().has_size() => return None,
+        "size" => size_label(r).unwrap_or_else(|| s.transport.size_bytes().to_string()),
         "depth" => s.depth.to_string(),
         "rate" => s.rate_per_s?.to_string(),
         "placement" => r.placement.policy.clone()?,
@@ -152,13 +150,11 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
 /// An S3 run's sizes when they are a list or a range (`4KiB,1MiB`,
 /// `4KiB..1MiB`), as given; None for one size.
 pub(super) fn size_label(r: &RunResult) -> Option<String> {
-    match &r.spec.transport {
-        wirebench_core::spec::TransportSpec::S3(s3) => {
-            let t = s3.sizes.to_string();
-            (t.contains(',') || t.contains("..")).then_some(t)
-        }
-        _ => None,
-    }
+    r.spec
+        .transport
+        .describe()
+        .sizes_as_given()
+        .filter(|t| t.contains(',') || t.contains(".."))
 }
 
 /// A size as people read it: bytes in binary units, lists and ranges as given.

@@ -121,11 +121,14 @@ fn run_row(r: &RunResult, extra: &[String], shown: &Shown, with_ttfb: bool) -> V
         },
         r.spec.kind().to_string(),
         r.spec.transport.mode_name(),
-        match &r.spec.transport {
-            wirebench_core::spec::TransportSpec::Exec(e) if e.size_bytes.is_none() => "-".into(),
-            // A list or a range of sizes, as given.
-            wirebench_core::spec::TransportSpec::S3(s3) => s3.sizes.to_string(),
-            t => wirebench_core::units::format_size(t.size_bytes()),
+        {
+            let d = r.spec.transport.describe();
+            match (d.has_size(), d.sizes_as_given()) {
+                (false, _) => "-".into(),
+                // A list or a range of sizes, as given.
+                (true, Some(sizes)) => sizes,
+                (true, None) => wirebench_core::units::format_size(d.size_bytes()),
+            }
         },
         r.spec.clients.to_string(),
         r.spec.conns_per_client.to_string(),
