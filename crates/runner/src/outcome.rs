@@ -10,7 +10,7 @@ use wirebench_core::result::{
     self, CoreBusy, HiccupSummary, Interval, Phase, Placement, RunResult, RunState, RunStatus,
     Summary, Warning,
 };
-use wirebench_core::spec::{Channel, Endpoint, RunSpec, ShmMode, TargetSpec, TransportSpec, Wait};
+use wirebench_core::spec::{Endpoint, RunSpec, TargetSpec};
 use wirebench_core::stats::Trend;
 use wirebench_core::units;
 use wirebench_load::engine::{EndState, LoadOutcome};
@@ -39,28 +39,24 @@ pub const BUSY_FOREIGN_SHARE: f64 = 0.20;
 /// that busy-poll (`--poll`, or shm's spinning waits) use their CPUs fully
 /// whatever the load.
 fn client_cpu_tells_load(spec: &RunSpec) -> bool {
-    let spinning = matches!(&spec.transport, TransportSpec::Shm(s) if s.channel == Channel::Shm && s.wait != Wait::Futex);
-    !spec.poll && !spinning
+    !spec.poll && spec.transport.describe().cpu_tells_load()
 }
 
 /// Whether the embedded server's CPU time says anything about saturation.
 fn server_cpu_tells_load(spec: &RunSpec) -> bool {
     let polling = matches!(spec.target, TargetSpec::Embedded { poll: true, .. });
-    let spinning = matches!(&spec.transport, TransportSpec::Shm(s) if s.channel == Channel::Shm && s.wait != Wait::Futex);
-    !polling && !spinning
+    !polling && spec.transport.describe().cpu_tells_load()
 }
 
 /// The CPUs the client may use: no more than its CPUs, nor than its
 /// threads that carry the load (a worker per client; shm: a thread per
 /// connection, two with a sender and a receiver).
 pub fn client_capacity(spec: &RunSpec, placement: &Placement) -> usize {
-    let threads = match &spec.transport {
-        TransportSpec::Shm(s) => {
-            let two = s.mode == ShmMode::Async || spec.rate_per_s.is_some();
-            spec.connections() * if two { 2 } else { 1 }
-        }
-        _ => spec.clients,
-    };
+    let threads = spec.transport.describe().client_threads(
+        spec.clients,
+        spec.connections(),
+        spec.rate_per_s.is_some(),
+    );
     threads.min(placement.client_cpus.len()).max(1)
 }
 

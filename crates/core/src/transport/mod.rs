@@ -132,6 +132,17 @@ pub trait Describe {
     fn sizes_as_given(&self) -> Option<String> {
         None
     }
+    /// Whether the client's and the server's CPU time say anything about
+    /// saturation (shm's spinning and adaptive waits use their CPUs
+    /// whatever the load).
+    fn cpu_tells_load(&self) -> bool {
+        true
+    }
+    /// The client's threads that carry the load: a worker per client by
+    /// default (`open`: an open loop).
+    fn client_threads(&self, clients: usize, _connections: usize, _open: bool) -> usize {
+        clients
+    }
     /// Whether requests go one way, unanswered (latency is the send call's).
     fn one_way(&self) -> bool {
         false

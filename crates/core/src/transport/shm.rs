@@ -156,6 +156,16 @@ pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec,
 }
 
 impl Describe for ShmSpec {
+    fn cpu_tells_load(&self) -> bool {
+        !(self.channel == Channel::Shm && self.wait != Wait::Futex)
+    }
+    /// A thread per connection; two (a sender and a receiver) in async
+    /// mode or an open loop.
+    fn client_threads(&self, _clients: usize, connections: usize, open: bool) -> usize {
+        let two = self.mode == ShmMode::Async || open;
+        connections * if two { 2 } else { 1 }
+    }
+
     fn mode_name(&self) -> String {
         self.mode.to_string()
     }
