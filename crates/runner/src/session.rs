@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use wirebench_core::result::{Placement, RunResult};
 use wirebench_core::slo::Slo;
-use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec, TransportSpec};
+use wirebench_core::spec::{Endpoint, RunSpec, StopSpec, TargetSpec};
 use wirebench_load::engine::{Abort, EndState, IntervalReport, LoadConfig, Observer, Start};
 use wirebench_load::procs::ServerProcs;
 use wirebench_load::sampler::Sampler;
@@ -136,7 +136,7 @@ fn observed_values(
             cmd.contains("{port}") || matches!(ready, Some(Ready::Tcp(p)) if p == "{port}")
         }
         _ => false,
-    } || matches!(&spec.transport, TransportSpec::Exec(e) if e.client_cmd.contains("{port}"));
+    } || spec.transport.describe().uses_port();
     let zero = endpoint.tcp_addr().is_some_and(|a| a.ends_with(":0"));
     let port = match opts.port {
         Some(p) => Some(p),
@@ -173,7 +173,7 @@ impl Session {
         cancel: Cancel,
         events: &mut dyn Events,
     ) -> Result<Session, RunError> {
-        let s3 = matches!(spec.transport, TransportSpec::S3(_));
+        let s3 = spec.kind().about().signs;
         let mut spec = spec.clone();
         let credentials = match &spec.target {
             TargetSpec::Embedded { .. } if s3 => {
@@ -187,7 +187,7 @@ impl Session {
         // A command the run starts (a server, exec's program): its
         // placeholders' values, and the endpoint a target port 0 becomes.
         let mut resolved = None;
-        if spec.observe.is_some() || matches!(spec.transport, TransportSpec::Exec(_)) {
+        if spec.observe.is_some() || spec.kind().about().own_program {
             let given = match &spec.target {
                 TargetSpec::External { endpoint } => endpoint.clone(),
                 _ => Endpoint::Tcp("127.0.0.1:1".into()),
@@ -197,8 +197,8 @@ impl Session {
             resolved = Some(endpoint);
         }
         let opts = &opts;
-        if let TransportSpec::S3(s) = &mut spec.transport {
-            s.signed = credentials.is_some();
+        if s3 {
+            spec.transport.set_signed(credentials.is_some());
         }
         let target: Box<dyn Target> = match (&spec.target, resolved) {
             (TargetSpec::Embedded { .. }, _) => {
@@ -315,8 +315,8 @@ impl Session {
         self.measured_window = outcome.measured_window;
         let mut r = outcome::from_outcome(spec, placement.clone(), &outcome, end);
         r.prepare = driver.take_prepare();
-        if let (Some(signed), TransportSpec::S3(s)) = (self.signed, &mut r.spec.transport) {
-            s.signed = signed;
+        if let Some(signed) = self.signed {
+            r.spec.transport.set_signed(signed);
         }
         r
     }

@@ -187,6 +187,10 @@ pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec,
 }
 
 impl Describe for ExecSpec {
+    fn uses_port(&self) -> bool {
+        self.client_cmd.contains("{port}")
+    }
+
     fn has_size(&self) -> bool {
         self.size_bytes.is_some()
     }

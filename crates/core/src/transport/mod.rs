@@ -143,6 +143,11 @@ pub trait Describe {
     fn client_threads(&self, clients: usize, _connections: usize, _open: bool) -> usize {
         clients
     }
+    /// Whether its own command names `{port}` (exec's program: the run
+    /// then picks a free port for it).
+    fn uses_port(&self) -> bool {
+        false
+    }
     /// Whether requests go one way, unanswered (latency is the send call's).
     fn one_way(&self) -> bool {
         false
@@ -268,6 +273,14 @@ impl TransportKind {
 }
 
 impl TransportSpec {
+    /// Whether requests are signed, once the credentials are known (only a
+    /// transport that signs has the setting).
+    pub fn set_signed(&mut self, signed: bool) {
+        if let TransportSpec::S3(s) = self {
+            s.signed = signed;
+        }
+    }
+
     /// See [`Describe::frame_header_bytes`].
     pub fn frame_header_bytes(&self) -> u64 {
         self.describe().frame_header_bytes()
