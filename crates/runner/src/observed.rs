@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use wirebench_core::result::ServerReport;
-use wirebench_core::spec::{Endpoint, ObservedSpec, Ready, RunSpec, ServerSource, TransportSpec};
+use wirebench_core::spec::{Endpoint, ObservedSpec, Ready, RunSpec, ServerSource};
 use wirebench_load::procs::{ServerProcs, ThreadSeen, Watch};
 
 /// How long a started server has to become ready.
@@ -34,10 +34,11 @@ pub fn placeholders(
     run_dir: Option<&Path>,
 ) -> BTreeMap<&'static str, String> {
     let cpus = |c: Option<&wirebench_core::topo::CpuList>| c.map(|c| c.to_string());
-    let size = match &spec.transport {
-        TransportSpec::S3(s) => s.sizes.to_string(),
-        t => t.size_bytes().to_string(),
-    };
+    let size = spec
+        .transport
+        .describe()
+        .sizes_as_given()
+        .unwrap_or_else(|| spec.transport.size_bytes().to_string());
     let duration_s = match spec.stop {
         wirebench_core::spec::StopSpec::DurationNs(ns) => format!("{}", ns.div_ceil(1_000_000_000)),
         wirebench_core::spec::StopSpec::Count(_) => String::new(),
