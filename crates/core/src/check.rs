@@ -15,7 +15,7 @@ use std::time::Duration;
 
 impl RunRequest {
     /// Refuses the flags the transport does not take: those some other
-    /// transport takes (`TAKES` of its module). The message names that
+    /// transport takes (its own group or a shared flag it lists). The message names that
     /// transport when it is the only one.
     fn refuse_others_flags(&self, kind: TransportKind) -> Result<(), SpecError> {
         let set = serde_json::to_value(self).expect("a request serializes");
@@ -24,13 +24,13 @@ impl RunRequest {
                 None | Some(serde_json::Value::Null | serde_json::Value::Bool(false)) => false,
                 Some(_) => true,
             };
-            if !on || kind.takes().contains(&key) {
+            if !on || kind.takes(key) {
                 continue;
             }
             let takers: Vec<TransportKind> = crate::kind::all()
                 .iter()
                 .copied()
-                .filter(|k| k.takes().contains(&key))
+                .filter(|k| k.takes(key))
                 .collect();
             let flag = RunRequest::flag_of(key);
             match takers[..] {
@@ -126,7 +126,7 @@ impl RunRequest {
                 "at most 720h; 0s turns the limit off",
             ));
         }
-        let arch = self.arch.unwrap_or(Arch::Reactor);
+        let arch = self.flags.msgr.arch.unwrap_or(Arch::Reactor);
         let poll = self.poll.unwrap_or(false);
         if poll && self.target.is_none() && about.arch && arch == Arch::Pool {
             return Err(invalid(
@@ -434,10 +434,10 @@ impl RunRequest {
     fn embedded_flags_checked(&self, observed: bool) -> Result<(), SpecError> {
         if self.target.is_some() {
             for (name, set) in [
-                ("--arch", self.arch.is_some()),
+                ("--arch", self.flags.msgr.arch.is_some()),
                 ("--server-cpus", self.server_cpus.is_some() && !observed),
                 ("--listen", self.listen.is_some()),
-                ("--max-frame", self.max_frame.is_some()),
+                ("--max-frame", self.flags.msgr.max_frame.is_some()),
             ] {
                 if set {
                     return Err(flag(

@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 macro_rules! kinds {
-    ($($module:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
+    ($($module:ident $flags:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
         /// Which transport drives the load (`--transport`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         pub enum TransportKind {

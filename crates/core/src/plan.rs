@@ -1001,7 +1001,7 @@ mod tests {
         assert_eq!(runs.len(), 8);
         let r = &runs[7].requests[0];
         assert_eq!(r.clients, Some(2));
-        assert_eq!(r.arch, Some(crate::spec::Arch::Pool));
+        assert_eq!(r.flags.msgr.arch, Some(crate::spec::Arch::Pool));
         assert_eq!(r.placement_policy.as_deref(), Some("separated"));
         assert!(r.server_cpus.is_some() && r.client_cpus.is_some());
     }

@@ -63,8 +63,8 @@ pub fn ipc_compare(
 ) -> Result<IpcComparison, RunError> {
     for (flag, set) in [
         ("--transport", req.transport.is_some()),
-        ("--channel", req.channel.is_some()),
-        ("--wait", req.wait.is_some()),
+        ("--channel", req.flags.shm.channel.is_some()),
+        ("--wait", req.flags.shm.wait.is_some()),
     ] {
         if set {
             return Err(bad(flag, "ipc-compare sets it for each variant; drop it"));

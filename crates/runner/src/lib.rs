@@ -227,8 +227,8 @@ impl Credentials {
 /// label: the flag's, else `GIT_COMMIT` or `GITHUB_SHA` (what CI systems
 /// set), so that a nightly job's runs are labelled by what they measured.
 pub fn with_env_region(mut req: RunRequest) -> RunRequest {
-    if req.transport_kind().about().signs && req.region.is_none() {
-        req.region = std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty());
+    if req.transport_kind().about().signs && req.flags.s3.region.is_none() {
+        req.flags.s3.region = std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty());
     }
     let labelled = req.label.iter().any(|l| l.0.contains_key("commit"));
     let from_env = ["GIT_COMMIT", "GITHUB_SHA"]

@@ -20,11 +20,8 @@
 
 use crate::kind::TransportKind;
 use crate::topo::{CpuList, Topology};
-use crate::units::{Bytes, Dur, Rate};
-use crate::values::{
-    Arch, Arrival, Channel, ClientsAs, Endpoint, HttpVersion, KeyDist, KvProtocol, Mix, Ratio,
-    Ready, S3Sign, S3Workload, SizeSpec, UrlStyle, Wait,
-};
+use crate::units::{Dur, Rate};
+use crate::values::{Arrival, Endpoint, KeyDist, Ready, SizeSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -99,7 +96,6 @@ pub mod heading {
 /// One run, as asked: each field is a flag of `wirebench run` (None: its
 /// default). Credentials are never part of a request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
-#[serde(deny_unknown_fields)]
 pub struct RunRequest {
     /// Transport: msgr (framed messenger over TCP or Unix sockets), shm (shared-memory rings;
     /// see --wait, --clients-as, --channel), s3 (S3 over HTTP/1.1; see --workload; the
@@ -110,10 +106,6 @@ pub struct RunRequest {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportKind>,
-    /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arch: Option<Arch>,
     /// Measure a server already listening at tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET,
     /// redis://HOST:PORT (USER@HOST and /DB optional; password: $REDISCLI_AUTH),
     /// memcached://HOST:PORT, http(s)://HOST:PORT/PATH or grpc(s)://HOST:PORT. Several of one
@@ -138,6 +130,10 @@ pub struct RunRequest {
         with = "crate::units::text"
     )]
     pub listen: Option<Endpoint>,
+    /// The transports' own flags, a group each (see [`crate::transport`]).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub flags: crate::transport::TransportFlags,
     /// msgr: echo (request/response), oneway (requests only), stream (server sends, client
     /// drops), rr (raw fixed-size request/response, no framing); default echo. shm: sync (one
     /// request outstanding), async (a sender and a receiver thread, --depth outstanding,
@@ -147,30 +143,6 @@ pub struct RunRequest {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
-    /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
-    /// kernel), adaptive (spin ~50 us, then sleep). Default: adaptive.
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wait: Option<Wait>,
-    /// shm: clients as threads of this process (the IPC report's mt) or one process per
-    /// session (mp). Default: threads.
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clients_as: Option<ClientsAs>,
-    /// shm: what carries the sessions: shm (shared memory), or for comparison pipe, unix
-    /// (socket pair) or tcp (loopback), with the same records and server. Default: shm.
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channel: Option<Channel>,
-    /// shm: bytes of each ring (requests, responses), a power of two. Default: 1MiB, or room
-    /// for four messages.
-    #[arg(long)]
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::text"
-    )]
-    pub ring_size: Option<Bytes>,
     /// Request payload (echo, oneway, rr) or stream frame payload: 64, 4KiB, 1MiB... Default 64.
     /// s3: object size, fixed (4KiB), a list objects take in turn (4KiB,1MiB) or a log-uniform
     /// range (1KiB..1MiB); default 4KiB.
@@ -181,14 +153,6 @@ pub struct RunRequest {
         with = "crate::units::text"
     )]
     pub size: Option<SizeSpec>,
-    /// Response payload (echo, rr). Default: --size.
-    #[arg(long)]
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::text"
-    )]
-    pub response_size: Option<Bytes>,
     /// Client workers: one thread each, pinned round-robin to the client CPUs (shm: sessions,
     /// each with its own rings and server thread). Default: 1.
     #[arg(long, visible_alias = "sessions")]
@@ -291,14 +255,6 @@ pub struct RunRequest {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpus: Option<CpuList>,
-    /// Largest frame payload the embedded server accepts. Default: 16MiB.
-    #[arg(long)]
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::text"
-    )]
-    pub max_frame: Option<Bytes>,
     /// Run the same spec N times (against one server); each metric is then reported as mean with
     /// a 95% confidence interval, min and max.
     #[arg(long)]
@@ -367,99 +323,11 @@ pub struct RunRequest {
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<usize>,
-    /// get, put, head, delete (each object once; the run ends when all are deleted), list (a
-    /// page of up to 1000 keys) or mixed (see --mix). Default: get. Time to first byte (TTFB):
-    /// GET, from the request's start to the first byte of the body; PUT (and HEAD, DELETE),
-    /// to the response headers, which come after the whole body was sent; LIST, to the first
-    /// byte of the body. Open loop (--rate): from the intended start.
-    #[arg(long, value_parser = s3_workload, help_heading = heading::S3)]
-    // S3.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workload: Option<S3Workload>,
-    /// Weights of the operations of --workload mixed: get=70,put=20,delete=10 (of get, put,
-    /// head, delete, list).
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::text"
-    )]
-    pub mix: Option<Mix>,
-    /// Objects the workload works on: created by a prepare phase for reads (timed and
-    /// reported apart), overwritten by puts. Default: 100.
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objects: Option<u64>,
-    /// path (`http://host/bucket/key`) or virtual (`http://bucket.host/key`; the connection still
-    /// goes to the target's HOST:PORT). Default: path.
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url_style: Option<UrlStyle>,
-    /// Where the SigV4 signature goes: header (the Authorization header, as the AWS SDKs and
-    /// S3 benchmark tools sign) or query (presigned URLs). Default: header.
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sign: Option<S3Sign>,
-    /// SigV4 region. Default: $AWS_REGION, else us-east-1.
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region: Option<String>,
-    /// Objects larger than this are uploaded in parts. Default: 64MiB.
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::text"
-    )]
-    pub multipart_threshold: Option<Bytes>,
-    /// Part size of multipart uploads and of --get-parts ranged reads. Default: 16MiB.
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::text"
-    )]
-    pub part_size: Option<Bytes>,
-    /// Parts of one multipart upload sent at once (each on a connection of its own). Default: 1.
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub put_parts: Option<usize>,
-    /// Read objects larger than --part-size as ranged GETs of a part, this many at once (each
-    /// on a connection of its own). Default: 1 (one streamed GET).
-    #[arg(long, help_heading = heading::S3)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub get_parts: Option<usize>,
-    /// Keep the objects the run created (default: deleted at the end).
-    #[arg(
-        long,
-        num_args = 0,
-        default_missing_value = "true",
-        help_heading = heading::S3
-    )]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep: Option<bool>,
-    /// Create the target bucket if it does not exist.
-    #[arg(
-        long,
-        num_args = 0,
-        default_missing_value = "true",
-        help_heading = heading::S3
-    )]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub create_bucket: Option<bool>,
     /// s3s://, https:// and grpcs:// targets: also trust the certificates of this PEM file (a private CA, a
     /// self-signed endpoint); the Mozilla roots are always trusted.
     #[arg(long, help_heading = heading::S3)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<PathBuf>,
-    /// resp2 or resp3 (redis; default resp2), text or meta (memcached; default text).
-    #[arg(
-        long,
-        help_heading = heading::KV
-    )]
-    // Key-value stores (redis, memcached).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<KvProtocol>,
     /// Keys the run works on, written by a prepare phase for reads. Default: 10000.
     #[arg(
         long,
@@ -478,26 +346,6 @@ pub struct RunRequest {
         with = "crate::units::text"
     )]
     pub key_dist: Option<KeyDist>,
-    /// --mode mixed: SETs to GETs, SET:GET. Default: 1:10.
-    #[arg(
-        long,
-        help_heading = heading::KV
-    )]
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::text"
-    )]
-    pub ratio: Option<Ratio>,
-    /// 1.1 (one request outstanding per connection) or 2 (--depth streams per connection; h2c
-    /// with prior knowledge on http://, ALPN on https://). Default: 1.1.
-    #[arg(
-        long,
-        help_heading = heading::HTTP
-    )]
-    // HTTP.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http: Option<HttpVersion>,
     /// An extra request header (HTTP) or metadata entry (gRPC), 'Name: value' (repeatable).
     #[arg(
         long,
@@ -505,30 +353,6 @@ pub struct RunRequest {
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub header: Vec<String>,
-    /// A new connection for each request (Connection: close): its time includes connecting
-    /// and the TLS handshake.
-    #[arg(
-        long,
-        num_args = 0,
-        default_missing_value = "true",
-        help_heading = heading::HTTP
-    )]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub churn: Option<bool>,
-    /// The method, package.Service/Method (unary or server-streaming).
-    #[arg(long, help_heading = heading::GRPC)]
-    // gRPC (also `header` for metadata, `ca_file`, `depth` for streams).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<String>,
-    /// The request message in protobuf's JSON mapping. Default: {}.
-    #[arg(long, help_heading = heading::GRPC)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
-    /// The message types: a descriptor set (protoc --descriptor_set_out=FILE --include_imports).
-    /// Default: the server's reflection service.
-    #[arg(long, help_heading = heading::GRPC)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proto_set: Option<PathBuf>,
     /// Observe this process of the --target's server (repeatable): CPU per core and per
     /// thread group, CPU per op, cores used, threads outside its cpuset, RSS.
     #[arg(
@@ -583,35 +407,6 @@ pub struct RunRequest {
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
     pub server_env: Vec<EnvVars>,
-    /// The program to run (sh -c, pinned to --client-cpus), with the placeholders of
-    /// --server-cmd, e.g. 'sockperf ping-pong -i 127.0.0.1 -p {port} -t {duration_s}'.
-    /// Its output is kept in the run's directory; a non-zero exit fails the run.
-    #[arg(
-        long,
-        value_name = "CMD",
-        help_heading = heading::EXEC
-    )]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_cmd: Option<String>,
-    /// What reads its output: crimson-msgr, tateyama-reqres, tateyama-datachannel, fio-json,
-    /// sockperf, redis-benchmark, json:NAME=POINTER,... or regex:PATTERN (named groups:
-    /// ops, ops_per_s, seconds, errors, bytes_out, bytes_in, connect_s, or a latency statistic
-    /// mean|min|p50|p90|p99|p999|p9999|max with a unit _ns|_us|_ms|_s, e.g. p99_us).
-    #[arg(
-        long,
-        value_name = "NAME",
-        help_heading = heading::EXEC
-    )]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parser: Option<crate::values::Parser>,
-    /// An environment variable of the program (repeatable).
-    #[arg(
-        long,
-        value_name = "NAME=VALUE",
-        help_heading = heading::EXEC
-    )]
-    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
-    pub client_env: Vec<EnvVars>,
     /// More servers of the same kind as `target` (`--target A,B`). The
     /// run's connections are dealt to all of them in turn; with load
     /// agents, agent `i`'s part goes to endpoint `i` mod their number; in a
@@ -654,6 +449,26 @@ pub struct RunRequest {
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<crate::share::ConnShare>,
+    /// Any other key: refused by name (a struct that flattens groups cannot
+    /// say `deny_unknown_fields`; this is last, and sees what no field took).
+    #[arg(skip)]
+    #[serde(flatten, skip_serializing)]
+    pub unknown: NoOtherKeys,
+}
+
+/// The keys of a request no field took: none, or reading fails naming the
+/// first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoOtherKeys;
+
+impl<'de> Deserialize<'de> for NoOtherKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NoOtherKeys, D::Error> {
+        let rest = BTreeMap::<String, serde::de::IgnoredAny>::deserialize(d)?;
+        match rest.keys().next() {
+            Some(k) => Err(serde::de::Error::unknown_field(k, RunRequest::keys())),
+            None => Ok(NoOtherKeys),
+        }
+    }
 }
 
 /// Environment variables, `KEY=VALUE` each: written as a list (as the
@@ -724,7 +539,7 @@ pub fn env_map(all: &[EnvVars]) -> BTreeMap<String, String> {
 
 /// The serde of a repeated environment flag: one list of `NAME=VALUE`
 /// (or a table in a spec file), as one [`EnvVars`] was written.
-mod env_list {
+pub(crate) mod env_list {
     use super::EnvVars;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -747,14 +562,6 @@ const SET_KEYS: [&str; 5] = [
     "instance",
     "share",
 ];
-
-/// `--workload`, whose values are S3's operations: the message says so, a
-/// user of another transport being after `--mode`.
-fn s3_workload(s: &str) -> Result<S3Workload, String> {
-    s.parse().map_err(|e| {
-        format!("{e}: these are S3's operations (--transport s3); the other transports take --mode")
-    })
-}
 
 /// The placeholders a server command may hold.
 pub const PLACEHOLDERS: [&str; 12] = [

@@ -1,6 +1,12 @@
 use super::*;
 use crate::spec::*;
 use crate::spec::{MsgrMode, ShmMode};
+use crate::transport::{
+    TransportFlags, exec::ExecFlags, grpc::GrpcFlags, http::HttpFlags, kv::KvFlags,
+    msgr::MsgrFlags, s3::S3Flags, shm::ShmFlags, tcp_echo::TcpEchoFlags,
+};
+use crate::units::Bytes;
+use crate::values::*;
 
 fn two_cpus() -> Topology {
     Topology::with_cpus(CpuList::parse("0-1").unwrap())
@@ -367,19 +373,13 @@ fn every_key_is_a_field_and_a_request_reads_back() {
     let full = RunRequest {
         targets: vec![],
         transport: Some("s3".parse().unwrap()),
-        arch: Some(Arch::Pool),
         target: Some("tcp://127.0.0.1:9".parse().unwrap()),
         listen: Some("unix:/tmp/x".parse().unwrap()),
         mode: Some("echo".into()),
-        wait: Some(Wait::Spin),
-        clients_as: Some(ClientsAs::Processes),
-        channel: Some(Channel::Pipe),
-        ring_size: Some(Bytes(1 << 20)),
         size: Some(SizeSpec::Range {
             min: 1024,
             max: 1 << 20,
         }),
-        response_size: Some(Bytes(64)),
         clients: Some(2),
         conns_per_client: Some(3),
         depth: Some(4),
@@ -396,7 +396,6 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         verify: Some(true),
         server_cpus: Some(CpuList::parse("1").unwrap()),
         client_cpus: Some(CpuList::parse("0").unwrap()),
-        max_frame: Some(Bytes(1 << 20)),
         repeat: Some(3),
         slo: vec!["p99<1ms over 10s".into()],
         abort_on_fail: Some(true),
@@ -409,29 +408,10 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         placement_policy: Some("balanced".into()),
         instance: Some(1),
         placement_note: vec!["n".into()],
-        workload: Some(S3Workload::Mixed),
-        mix: Some(Mix::default_mix()),
-        objects: Some(10),
-        url_style: Some(UrlStyle::Virtual),
-        sign: Some(S3Sign::Query),
-        region: Some("eu-west-1".into()),
-        multipart_threshold: Some(Bytes(64 << 20)),
-        part_size: Some(Bytes(16 << 20)),
-        put_parts: Some(2),
-        get_parts: Some(2),
-        keep: Some(true),
-        create_bucket: Some(true),
         ca_file: Some("ca.pem".into()),
-        protocol: Some(KvProtocol::Resp3),
         keys: Some(1000),
         key_dist: Some(KeyDist::Zipf(0.9)),
-        ratio: Some(Ratio(1, 4)),
-        http: Some(HttpVersion::H2),
         header: vec!["X-A: 1".into()],
-        churn: Some(true),
-        call: Some("p.S/M".into()),
-        data: Some("{}".into()),
-        proto_set: Some("set.pb".into()),
         server_pid: vec![1, 2],
         server_cgroup: Some("/sys/fs/cgroup/x".into()),
         server_cmd: Some("srv --port {port}".into()),
@@ -439,14 +419,58 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         port: Some(7000),
         server_env: vec!["LD_PRELOAD=/x.so".parse().unwrap()],
         label: vec!["commit=abc123".parse().unwrap()],
-        client_cmd: Some("sockperf pp -p {port}".into()),
-        parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
-        client_env: vec!["A=b".parse().unwrap()],
         also_target: vec!["tcp://10.0.0.9:7470".parse().unwrap()],
         agents: vec!["10.0.0.2:7460".into()],
         launch: vec!["ssh:bench@10.0.0.3".into()],
         agent_weights: vec![2, 1],
         share: Some(crate::share::ConnShare { first: 2, total: 5 }),
+        unknown: NoOtherKeys,
+        flags: TransportFlags {
+            msgr: MsgrFlags {
+                arch: Some(Arch::Pool),
+                response_size: Some(Bytes(64)),
+                max_frame: Some(Bytes(1 << 20)),
+            },
+            shm: ShmFlags {
+                wait: Some(Wait::Spin),
+                clients_as: Some(ClientsAs::Processes),
+                channel: Some(Channel::Pipe),
+                ring_size: Some(Bytes(1 << 20)),
+            },
+            s3: S3Flags {
+                workload: Some(S3Workload::Mixed),
+                mix: Some(Mix::default_mix()),
+                objects: Some(10),
+                url_style: Some(UrlStyle::Virtual),
+                sign: Some(S3Sign::Query),
+                region: Some("eu-west-1".into()),
+                multipart_threshold: Some(Bytes(64 << 20)),
+                part_size: Some(Bytes(16 << 20)),
+                put_parts: Some(2),
+                get_parts: Some(2),
+                keep: Some(true),
+                create_bucket: Some(true),
+            },
+            kv: KvFlags {
+                protocol: Some(KvProtocol::Resp3),
+                ratio: Some(Ratio(1, 4)),
+            },
+            http: HttpFlags {
+                http: Some(HttpVersion::H2),
+                churn: Some(true),
+            },
+            grpc: GrpcFlags {
+                call: Some("p.S/M".into()),
+                data: Some("{}".into()),
+                proto_set: Some("set.pb".into()),
+            },
+            exec: ExecFlags {
+                client_cmd: Some("sockperf pp -p {port}".into()),
+                parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
+                client_env: vec!["A=b".parse().unwrap()],
+            },
+            tcp_echo: TcpEchoFlags {},
+        },
     };
     let json = serde_json::to_value(&full).unwrap();
     let mut keys: Vec<&str> = json
@@ -682,4 +706,60 @@ fn one_way_modes_say_so() {
         one_way(r#"{"transport": "shm", "mode": "sync"}"#),
         (false, false)
     );
+}
+
+/// Issue 47: the transports' groups are flattened into the request, which
+/// then cannot say `deny_unknown_fields`; a key no field takes is still
+/// refused by name, from JSON (an agent's part) and TOML (a spec), and a
+/// group's own key still has its value checked.
+#[test]
+fn a_key_no_group_takes_is_refused_by_name() {
+    for bad in [r#"{"depht": 3}"#, r#"{"workload": "get", "objetcs": 3}"#] {
+        let e = serde_json::from_str::<RunRequest>(bad)
+            .unwrap_err()
+            .to_string();
+        let key = if bad.contains("depht") {
+            "depht"
+        } else {
+            "objetcs"
+        };
+        assert!(e.contains(&format!("unknown field `{key}`")), "{bad}: {e}");
+    }
+    let e = toml::from_str::<RunRequest>("clients = 2\nwrokload = \"put\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown field `wrokload`"), "{e}");
+    let e = toml::from_str::<RunRequest>("workload = \"fly\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fly"), "{e}");
+    // Each group's keys come back as the group's, in JSON and in TOML.
+    let r: RunRequest =
+        toml::from_str("workload = \"put\"\nobjects = 7\nchurn = true\nring_size = 4096\n")
+            .unwrap();
+    assert_eq!(r.flags.s3.objects, Some(7));
+    assert_eq!(r.flags.http.churn, Some(true));
+    assert_eq!(r.flags.shm.ring_size.map(|b| b.0), Some(4096));
+    let back: RunRequest = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+    assert_eq!(back, r);
+}
+
+/// Issue 47: what a transport takes is its own group's keys (read from the
+/// group) and the shared flags it lists; every shared flag is a key of the
+/// request, and no key is two groups'.
+#[test]
+fn a_transport_takes_its_group_and_the_shared_flags_it_lists() {
+    use crate::transport::{Shared, TransportKind};
+    assert!(TransportKind::S3.takes("workload") && !TransportKind::Http.takes("workload"));
+    assert!(TransportKind::Redis.takes("ratio") && TransportKind::Memcached.takes("ratio"));
+    assert!(TransportKind::Http.takes("header") && !TransportKind::S3.takes("header"));
+    for s in Shared::ALL {
+        assert!(RunRequest::keys().contains(&s.key()), "{s:?}");
+        assert!(!TransportFlags::keys().contains(&s.key()), "{s:?}");
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for k in TransportFlags::keys() {
+        assert!(seen.insert(k), "{k} is in two groups");
+        assert!(RunRequest::keys().contains(k), "{k}");
+    }
 }

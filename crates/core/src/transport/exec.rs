@@ -3,9 +3,44 @@
 
 use crate::request::*;
 use crate::values::*;
-use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// exec's own flags: the user's program and what reads its output. Flattened into the run's
+/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct ExecFlags {
+    /// The program to run (sh -c, pinned to --client-cpus), with the placeholders of
+    /// --server-cmd, e.g. 'sockperf ping-pong -i 127.0.0.1 -p {port} -t {duration_s}'.
+    /// Its output is kept in the run's directory; a non-zero exit fails the run.
+    #[arg(
+        long,
+        value_name = "CMD",
+        help_heading = heading::EXEC
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cmd: Option<String>,
+    /// What reads its output: crimson-msgr, tateyama-reqres, tateyama-datachannel, fio-json,
+    /// sockperf, redis-benchmark, json:NAME=POINTER,... or regex:PATTERN (named groups:
+    /// ops, ops_per_s, seconds, errors, bytes_out, bytes_in, connect_s, or a latency statistic
+    /// mean|min|p50|p90|p99|p999|p9999|max with a unit _ns|_us|_ms|_s, e.g. p99_us).
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = heading::EXEC
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parser: Option<crate::values::Parser>,
+    /// An environment variable of the program (repeatable).
+    #[arg(
+        long,
+        value_name = "NAME=VALUE",
+        help_heading = heading::EXEC
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "crate::request::env_list")]
+    pub client_env: Vec<EnvVars>,
+}
 
 /// An exec run: the user's program, run from a template, its output parsed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,7 +111,7 @@ impl RunRequest {
             ),
             (
                 "--arch",
-                self.arch.is_some(),
+                self.flags.msgr.arch.is_some(),
                 "applies to the embedded msgr server; exec starts --server-cmd",
             ),
             (
@@ -91,7 +126,7 @@ impl RunRequest {
             ),
             (
                 "--response-size",
-                self.response_size.is_some(),
+                self.flags.msgr.response_size.is_some(),
                 "applies to msgr",
             ),
             (
@@ -101,7 +136,7 @@ impl RunRequest {
             ),
             (
                 "--max-frame",
-                self.max_frame.is_some(),
+                self.flags.msgr.max_frame.is_some(),
                 "applies to the embedded msgr server",
             ),
             (
@@ -117,7 +152,7 @@ impl RunRequest {
                 ));
             }
         }
-        let cmd = match &self.client_cmd {
+        let cmd = match &self.flags.exec.client_cmd {
             Some(c) if !c.trim().is_empty() => c.clone(),
             Some(_) => {
                 return Err(value(
@@ -134,7 +169,7 @@ impl RunRequest {
             }
         };
         check_placeholders("--client-cmd", &cmd)?;
-        let parser = self.parser.clone().ok_or_else(|| {
+        let parser = self.flags.exec.parser.clone().ok_or_else(|| {
             flag(
                 "--parser",
                 format!(
@@ -143,7 +178,7 @@ impl RunRequest {
                 ),
             )
         })?;
-        for e in &self.client_env {
+        for e in &self.flags.exec.client_env {
             e.check("--client-env")?;
         }
         let size_bytes = match &self.size {
@@ -161,17 +196,15 @@ impl RunRequest {
         Ok(TransportSpec::Exec(ExecSpec {
             client_cmd: cmd,
             parser,
-            client_env: crate::request::env_map(&self.client_env),
+            client_env: crate::request::env_map(&self.flags.exec.client_env),
             size_bytes,
         }))
     }
 }
 
-/// The flags it takes besides those every transport takes: any other
-/// transport's flag is refused (see [`crate::transport`]).
-pub const TAKES: &[&str] = &["size", "client_cmd", "parser", "client_env"];
 
 pub const ABOUT: About = About {
+    shared: &[Shared::Size],
     schemes: &[],
     embedded: None,
     arch: false,

@@ -3,9 +3,29 @@
 
 use crate::request::*;
 use crate::values::*;
-use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use crate::transport::http::check_header;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// gRPC's own flags: the method, its request, the message types. Flattened into the run's
+/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct GrpcFlags {
+    /// The method, package.Service/Method (unary or server-streaming).
+    #[arg(long, help_heading = heading::GRPC)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    /// The request message in protobuf's JSON mapping. Default: {}.
+    #[arg(long, help_heading = heading::GRPC)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// The message types: a descriptor set (protoc --descriptor_set_out=FILE --include_imports).
+    /// Default: the server's reflection service.
+    #[arg(long, help_heading = heading::GRPC)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto_set: Option<PathBuf>,
+}
 
 /// A gRPC run: one method, called with one request message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,8 +52,8 @@ impl RunRequest {
     /// The settings of the gRPC transport.
     pub(crate) fn grpc(&self) -> Result<TransportSpec, SpecError> {
         let http_only = [
-            ("--http", self.http.is_some()),
-            ("--churn", self.churn == Some(true)),
+            ("--http", self.flags.http.http.is_some()),
+            ("--churn", self.flags.http.churn == Some(true)),
             ("--mode", self.mode.is_some()),
             ("--size", self.size.is_some()),
         ];
@@ -62,7 +82,7 @@ impl RunRequest {
         if self.ca_file.is_some() && !tls {
             return Err(flag("--ca-file", "applies to a grpcs:// target"));
         }
-        let Some(call) = &self.call else {
+        let Some(call) = &self.flags.grpc.call else {
             return Err(flag(
                 "--call",
                 "--transport grpc needs the method, e.g. --call helloworld.Greeter/SayHello",
@@ -76,7 +96,7 @@ impl RunRequest {
         if !ok {
             return Err(value("--call", call, "a method is package.Service/Method"));
         }
-        let data = self.data.clone().unwrap_or_else(|| "{}".into());
+        let data = self.flags.grpc.data.clone().unwrap_or_else(|| "{}".into());
         if data.len() > 4 << 20 {
             return Err(value(
                 "--data",
@@ -98,18 +118,16 @@ impl RunRequest {
         Ok(TransportSpec::Grpc(GrpcSpec {
             call: call.clone(),
             data,
-            proto_set: self.proto_set.clone(),
+            proto_set: self.flags.grpc.proto_set.clone(),
             headers: self.header.clone(),
             ca_file: self.ca_file.clone(),
         }))
     }
 }
 
-/// The flags it takes besides those every transport takes: any other
-/// transport's flag is refused (see [`crate::transport`]).
-pub const TAKES: &[&str] = &["poll", "header", "ca_file", "call", "data", "proto_set"];
 
 pub const ABOUT: About = About {
+    shared: &[Shared::Poll, Shared::Header, Shared::CaFile],
     schemes: &["grpc", "grpcs"],
     ..About::EXTERNAL
 };

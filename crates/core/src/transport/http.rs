@@ -2,8 +2,32 @@
 
 use crate::request::*;
 use crate::values::*;
-use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
+
+/// HTTP's own flags: the version, a connection per request. Flattened into the run's
+/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct HttpFlags {
+    /// 1.1 (one request outstanding per connection) or 2 (--depth streams per connection; h2c
+    /// with prior knowledge on http://, ALPN on https://). Default: 1.1.
+    #[arg(
+        long,
+        help_heading = heading::HTTP
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpVersion>,
+    /// A new connection for each request (Connection: close): its time includes connecting
+    /// and the TLS handshake.
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        help_heading = heading::HTTP
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<bool>,
+}
 
 /// The request method of an HTTP run (`--mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,8 +158,8 @@ impl RunRequest {
             }
             (_, true) => self.fixed_size(1024)?,
         };
-        let version = self.http.unwrap_or(HttpVersion::H1);
-        let churn = self.churn == Some(true);
+        let version = self.flags.http.http.unwrap_or(HttpVersion::H1);
+        let churn = self.flags.http.churn == Some(true);
         match self.depth {
             Some(d) if d > 1 && churn => {
                 return Err(invalid(
@@ -189,11 +213,9 @@ impl RunRequest {
     }
 }
 
-/// The flags it takes besides those every transport takes: any other
-/// transport's flag is refused (see [`crate::transport`]).
-pub const TAKES: &[&str] = &["mode", "size", "poll", "keys", "key_dist", "ca_file", "http", "header", "churn"];
 
 pub const ABOUT: About = About {
+    shared: &[Shared::Mode, Shared::Size, Shared::Poll, Shared::Keys, Shared::KeyDist, Shared::CaFile, Shared::Header],
     schemes: &["http", "https"],
     ..About::EXTERNAL
 };

@@ -3,8 +3,32 @@
 
 use crate::request::*;
 use crate::values::*;
-use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
+
+/// The own flags of redis and memcached: the protocol, the SET:GET ratio. Flattened into the run's
+/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct KvFlags {
+    /// resp2 or resp3 (redis; default resp2), text or meta (memcached; default text).
+    #[arg(
+        long,
+        help_heading = heading::KV
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<KvProtocol>,
+    /// --mode mixed: SETs to GETs, SET:GET. Default: 1:10.
+    #[arg(
+        long,
+        help_heading = heading::KV
+    )]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub ratio: Option<Ratio>,
+}
 
 /// What one operation of a key-value run is (`--mode` of redis and
 /// memcached).
@@ -76,7 +100,7 @@ impl RunRequest {
             }
         }
         let mode = self.mode_of(&KvMode::ALL, kind)?;
-        let protocol = match (redis, self.protocol) {
+        let protocol = match (redis, self.flags.kv.protocol) {
             (true, None) => KvProtocol::Resp2,
             (false, None) => KvProtocol::Text,
             (true, Some(p @ (KvProtocol::Resp2 | KvProtocol::Resp3)))
@@ -93,7 +117,7 @@ impl RunRequest {
                 ));
             }
         };
-        if self.ratio.is_some() && mode != KvMode::Mixed {
+        if self.flags.kv.ratio.is_some() && mode != KvMode::Mixed {
             return Err(flag("--ratio", "applies to --mode mixed"));
         }
         let keys = self.keys.unwrap_or(10_000);
@@ -121,7 +145,7 @@ impl RunRequest {
         let spec = KvSpec {
             mode,
             protocol,
-            ratio: self.ratio.unwrap_or(Ratio(1, 10)),
+            ratio: self.flags.kv.ratio.unwrap_or(Ratio(1, 10)),
             keys,
             key_dist: self.key_dist.unwrap_or(KeyDist::Uniform),
             sizes,
@@ -135,18 +159,17 @@ impl RunRequest {
     }
 }
 
-/// The flags it takes besides those every transport takes: any other
-/// transport's flag is refused (see [`crate::transport`]).
-pub const TAKES: &[&str] = &["mode", "size", "poll", "verify", "keys", "key_dist", "protocol", "ratio"];
 
 /// redis's.
 pub const REDIS: About = About {
+    shared: &[Shared::Mode, Shared::Size, Shared::Poll, Shared::Verify, Shared::Keys, Shared::KeyDist],
     schemes: &["redis"],
     ..About::EXTERNAL
 };
 
 /// memcached's.
 pub const MEMCACHED: About = About {
+    shared: &[Shared::Mode, Shared::Size, Shared::Poll, Shared::Verify, Shared::Keys, Shared::KeyDist],
     schemes: &["memcached"],
     ..About::EXTERNAL
 };

@@ -1,8 +1,9 @@
 //! The transports, one module each, and their registry.
 //!
-//! A transport's module holds all that is its own: the flags it takes
-//! (`TAKES`: any other transport's flag is refused, the message naming the
-//! transport when only one takes it), its spec (the checked
+//! A transport's module holds all that is its own: its flags (a group,
+//! flattened into the request; any other transport's flag is refused, the
+//! message naming the transport when only one takes it) and the shared
+//! ones it takes ([`About::shared`]), its spec (the checked
 //! settings every later stage reads), its modes and their names, the check
 //! that turns a request's flags into that spec, what it says about itself
 //! ([`About`]: an embedded server, agents, several endpoints) and how it
@@ -25,22 +26,23 @@ use crate::request::{RunRequest, SpecError};
 use crate::values::{Endpoint, TargetSpec};
 use serde::{Deserialize, Serialize};
 
-/// The registry of transports: `module: Kind "name" Spec About` (several
-/// kinds may share a module; `About` is the module's const that describes
+/// The registry of transports: `module Flags: Kind "name" Spec About`
+/// (`Flags`: the module's group of its own flags; several kinds may share a
+/// module; `About` is the module's const that describes
 /// the kind). Calls `$m!` with the list, so that each crate
 /// generates what it needs from one list.
 #[macro_export]
 macro_rules! for_each_transport {
     ($($m:ident)::+) => {
         $($m)::+! {
-            msgr: Msgr "msgr" MsgrSpec ABOUT;
-            shm: Shm "shm" ShmSpec ABOUT;
-            s3: S3 "s3" S3Spec ABOUT;
-            kv: Redis "redis" KvSpec REDIS, Memcached "memcached" KvSpec MEMCACHED;
-            http: Http "http" HttpSpec ABOUT;
-            grpc: Grpc "grpc" GrpcSpec ABOUT;
-            exec: Exec "exec" ExecSpec ABOUT;
-            tcp_echo: TcpEcho "tcp-echo" TcpEchoSpec ABOUT;
+            msgr MsgrFlags: Msgr "msgr" MsgrSpec ABOUT;
+            shm ShmFlags: Shm "shm" ShmSpec ABOUT;
+            s3 S3Flags: S3 "s3" S3Spec ABOUT;
+            kv KvFlags: Redis "redis" KvSpec REDIS, Memcached "memcached" KvSpec MEMCACHED;
+            http HttpFlags: Http "http" HttpSpec ABOUT;
+            grpc GrpcFlags: Grpc "grpc" GrpcSpec ABOUT;
+            exec ExecFlags: Exec "exec" ExecSpec ABOUT;
+            tcp_echo TcpEchoFlags: TcpEcho "tcp-echo" TcpEchoSpec ABOUT;
         }
     };
 }
@@ -69,6 +71,9 @@ pub struct About {
     /// Why a closed loop in stages (`--stages '10s:conns=8, ...'`) cannot
     /// drive it (None: it can).
     pub no_conn_stages: Option<&'static str>,
+    /// The flags several transports take that it takes too (its own group's
+    /// it takes anyway; any other transport's are refused).
+    pub shared: &'static [Shared],
 }
 
 impl About {
@@ -83,7 +88,89 @@ impl About {
         signs: false,
         own_program: false,
         no_conn_stages: None,
+        shared: &[],
     };
+}
+
+/// The flags of the request that several transports take, each taking
+/// those its [`About::shared`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shared {
+    Listen,
+    Mode,
+    Size,
+    Poll,
+    Verify,
+    Keys,
+    KeyDist,
+    CaFile,
+    Header,
+}
+
+impl Shared {
+    pub const ALL: [Shared; 9] = [
+        Shared::Listen,
+        Shared::Mode,
+        Shared::Size,
+        Shared::Poll,
+        Shared::Verify,
+        Shared::Keys,
+        Shared::KeyDist,
+        Shared::CaFile,
+        Shared::Header,
+    ];
+
+    /// Its key in a request (its field of [`RunRequest`]).
+    pub fn key(self) -> &'static str {
+        match self {
+            Shared::Listen => "listen",
+            Shared::Mode => "mode",
+            Shared::Size => "size",
+            Shared::Poll => "poll",
+            Shared::Verify => "verify",
+            Shared::Keys => "keys",
+            Shared::KeyDist => "key_dist",
+            Shared::CaFile => "ca_file",
+            Shared::Header => "header",
+        }
+    }
+}
+
+/// The entries of a map, kept as JSON values (a group of flags then reads
+/// its own from them).
+struct Entries;
+
+impl<'de> serde::de::Visitor<'de> for Entries {
+    type Value = serde_json::Map<String, serde_json::Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a table of flags")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some((k, v)) = m.next_entry::<String, serde_json::Value>()? {
+            out.insert(k, v);
+        }
+        Ok(out)
+    }
+}
+
+/// The keys of a group of flags, from its clap definition.
+fn flag_keys<F: clap::Args>() -> Vec<&'static str> {
+    F::augment_args(clap::Command::new("group"))
+        .get_arguments()
+        .map(|a| &*Box::leak(a.get_id().to_string().into_boxed_str()))
+        .collect()
+}
+
+impl TransportKind {
+    /// Whether it takes the request's flag `key`: one of its own group, or
+    /// a shared one it lists. A key no transport takes as its own or as a
+    /// shared one (`depth`) is every transport's.
+    pub fn takes(self, key: &str) -> bool {
+        self.own_flags().contains(&key) || self.about().shared.iter().any(|s| s.key() == key)
+    }
 }
 
 /// The default listening place of an embedded TCP server: a free loopback
@@ -200,7 +287,7 @@ pub trait Describe {
 }
 
 macro_rules! registry {
-    ($($module:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
+    ($($module:ident $flags:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
         $(pub mod $module;)*
 
         impl TransportKind {
@@ -211,11 +298,52 @@ macro_rules! registry {
                 }
             }
 
-            /// The flags it takes besides those every transport takes.
-            pub fn takes(self) -> &'static [&'static str] {
-                match self {
-                    $($(TransportKind::$kind => $module::TAKES,)+)*
-                }
+            /// The keys of its module's own flags (its group's, read from
+            /// the group's clap definition).
+            pub fn own_flags(self) -> &'static [&'static str] {
+                static ALL: std::sync::OnceLock<Vec<(TransportKind, Vec<&'static str>)>> =
+                    std::sync::OnceLock::new();
+                let all = ALL.get_or_init(|| {
+                    vec![$($((TransportKind::$kind, flag_keys::<$module::$flags>()),)+)*]
+                });
+                all.iter().find(|(k, _)| *k == self).map_or(&[], |(_, v)| v)
+            }
+        }
+
+        /// The transports' own flags, a group each, as the run's request
+        /// holds them (flattened: `--workload` is `workload` in a spec).
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, clap::Args)]
+        pub struct TransportFlags {
+            $(
+                #[command(flatten)]
+                #[serde(flatten)]
+                pub $module: $module::$flags,
+            )*
+        }
+
+        impl TransportFlags {
+            /// Every key of every group, in the registry's order.
+            pub fn keys() -> &'static [&'static str] {
+                static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+                ALL.get_or_init(|| {
+                    let mut all = Vec::new();
+                    $(all.extend(flag_keys::<$module::$flags>());)*
+                    all
+                })
+            }
+        }
+
+        /// Read as a struct of every group's keys, so that a request that
+        /// flattens it takes exactly those keys (and can refuse the rest);
+        /// each group then reads its own.
+        impl<'de> Deserialize<'de> for TransportFlags {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TransportFlags, D::Error> {
+                use serde::de::Error;
+                let all = d.deserialize_struct("TransportFlags", TransportFlags::keys(), Entries)?;
+                let all = serde_json::Value::Object(all);
+                Ok(TransportFlags {
+                    $($module: <$module::$flags>::deserialize(&all).map_err(D::Error::custom)?,)*
+                })
             }
         }
 

@@ -4,9 +4,37 @@
 
 use crate::request::*;
 use crate::values::*;
-use crate::transport::{About, Describe, TransportKind, TransportSpec, loopback};
+use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec, loopback};
 use crate::limits;
+use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+
+/// msgr's own flags: the embedded server's design, the response size,
+/// the largest frame. Flattened into the run's
+/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct MsgrFlags {
+    /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<Arch>,
+    /// Response payload (echo, rr). Default: --size.
+    #[arg(long)]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub response_size: Option<Bytes>,
+    /// Largest frame payload the embedded server accepts. Default: 16MiB.
+    #[arg(long)]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub max_frame: Option<Bytes>,
+}
 
 /// What one msgr operation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,18 +85,18 @@ impl RunRequest {
     pub(crate) fn msgr(&self) -> Result<TransportSpec, SpecError> {
         let mode = self.mode_of(&MsgrMode::ALL, TransportKind::Msgr)?;
         let size = self.fixed_size(64)?;
-        if self.response_size.is_some() && !mode.has_response() {
+        if self.flags.msgr.response_size.is_some() && !mode.has_response() {
             return Err(flag(
                 "--response-size",
                 format!("applies to --mode echo and rr only, not {mode}"),
             ));
         }
-        let response = self.response_size.map_or(size, |b| b.0);
+        let response = self.flags.msgr.response_size.map_or(size, |b| b.0);
         if response == 0 || response > u64::from(u32::MAX) {
             return Err(range("--response-size", response, "1 byte", "4GiB-1"));
         }
         let max_frame = self
-            .max_frame
+            .flags.msgr.max_frame
             .map_or(limits::MSGR_DEFAULT_MAX_FRAME, |b| b.0);
         if max_frame == 0 || max_frame > u64::from(u32::MAX) {
             return Err(range("--max-frame", max_frame, "1 byte", "4GiB-1"));
@@ -102,11 +130,9 @@ impl RunRequest {
     }
 }
 
-/// The flags it takes besides those every transport takes: any other
-/// transport's flag is refused (see [`crate::transport`]).
-pub const TAKES: &[&str] = &["arch", "listen", "mode", "size", "response_size", "poll", "verify", "max_frame"];
 
 pub const ABOUT: About = About {
+    shared: &[Shared::Listen, Shared::Mode, Shared::Size, Shared::Poll, Shared::Verify],
     embedded: Some(loopback),
     arch: true,
     ..About::EXTERNAL

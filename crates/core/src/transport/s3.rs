@@ -3,9 +3,103 @@
 
 use crate::request::*;
 use crate::values::*;
-use crate::transport::{About, Describe, TransportKind, TransportSpec, loopback};
+use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec, loopback};
 use crate::limits;
+use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+
+/// S3's own flags: the workload, the objects, signing, multipart. Flattened into the run's
+/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct S3Flags {
+    /// get, put, head, delete (each object once; the run ends when all are deleted), list (a
+    /// page of up to 1000 keys) or mixed (see --mix). Default: get. Time to first byte (TTFB):
+    /// GET, from the request's start to the first byte of the body; PUT (and HEAD, DELETE),
+    /// to the response headers, which come after the whole body was sent; LIST, to the first
+    /// byte of the body. Open loop (--rate): from the intended start.
+    #[arg(long, value_parser = s3_workload, help_heading = heading::S3)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<S3Workload>,
+    /// Weights of the operations of --workload mixed: get=70,put=20,delete=10 (of get, put,
+    /// head, delete, list).
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub mix: Option<Mix>,
+    /// Objects the workload works on: created by a prepare phase for reads (timed and
+    /// reported apart), overwritten by puts. Default: 100.
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<u64>,
+    /// path (`http://host/bucket/key`) or virtual (`http://bucket.host/key`; the connection still
+    /// goes to the target's HOST:PORT). Default: path.
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_style: Option<UrlStyle>,
+    /// Where the SigV4 signature goes: header (the Authorization header, as the AWS SDKs and
+    /// S3 benchmark tools sign) or query (presigned URLs). Default: header.
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign: Option<S3Sign>,
+    /// SigV4 region. Default: $AWS_REGION, else us-east-1.
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// Objects larger than this are uploaded in parts. Default: 64MiB.
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub multipart_threshold: Option<Bytes>,
+    /// Part size of multipart uploads and of --get-parts ranged reads. Default: 16MiB.
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub part_size: Option<Bytes>,
+    /// Parts of one multipart upload sent at once (each on a connection of its own). Default: 1.
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub put_parts: Option<usize>,
+    /// Read objects larger than --part-size as ranged GETs of a part, this many at once (each
+    /// on a connection of its own). Default: 1 (one streamed GET).
+    #[arg(long, help_heading = heading::S3)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_parts: Option<usize>,
+    /// Keep the objects the run created (default: deleted at the end).
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        help_heading = heading::S3
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<bool>,
+    /// Create the target bucket if it does not exist.
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        help_heading = heading::S3
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_bucket: Option<bool>,
+}
+
+/// `--workload`, whose values are S3's operations: the message says so, a
+/// user of another transport being after `--mode`.
+fn s3_workload(s: &str) -> Result<S3Workload, String> {
+    s.parse().map_err(|e| {
+        format!("{e}: these are S3's operations (--transport s3); the other transports take --mode")
+    })
+}
 
 /// The S3 transport's settings. Credentials are never part of a spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,7 +152,7 @@ impl RunRequest {
         let key_dist = self.key_dist.unwrap_or(KeyDist::Uniform);
         if key_dist != KeyDist::Uniform
             && !matches!(
-                self.workload,
+                self.flags.s3.workload,
                 None | Some(S3Workload::Get | S3Workload::Head | S3Workload::Put)
             )
         {
@@ -90,7 +184,7 @@ impl RunRequest {
                 ));
             }
         }
-        if self.url_style == Some(UrlStyle::Virtual) && self.target.is_none() {
+        if self.flags.s3.url_style == Some(UrlStyle::Virtual) && self.target.is_none() {
             return Err(flag(
                 "--url-style",
                 "virtual needs a host name: the embedded server listens on an IP address; use --target s3://localhost:PORT/BUCKET with `serve --transport s3 --domain localhost`",
@@ -103,14 +197,14 @@ impl RunRequest {
                 "the fake S3 server listens on tcp://HOST:PORT",
             ));
         }
-        let workload = self.workload.unwrap_or(S3Workload::Get);
-        let mix = match (workload, &self.mix) {
+        let workload = self.flags.s3.workload.unwrap_or(S3Workload::Get);
+        let mix = match (workload, &self.flags.s3.mix) {
             (S3Workload::Mixed, None) => Mix::default_mix().0,
             (S3Workload::Mixed, Some(m)) => m.0.clone(),
             (_, Some(_)) => return Err(flag("--mix", "applies to --workload mixed only")),
             (_, None) => Vec::new(),
         };
-        let objects = self.objects.unwrap_or(100);
+        let objects = self.flags.s3.objects.unwrap_or(100);
         if !(1..=limits::S3_MAX_OBJECTS).contains(&objects) {
             return Err(range("--objects", objects, 1, limits::S3_MAX_OBJECTS));
         }
@@ -125,8 +219,8 @@ impl RunRequest {
             ));
         }
         let sizes = self.size.clone().unwrap_or(SizeSpec::Fixed(4096));
-        let threshold = self.multipart_threshold.map_or(64 << 20, |b| b.0);
-        let part = self.part_size.map_or(16 << 20, |b| b.0);
+        let threshold = self.flags.s3.multipart_threshold.map_or(64 << 20, |b| b.0);
+        let part = self.flags.s3.part_size.map_or(16 << 20, |b| b.0);
         if part < limits::S3_MIN_PART {
             return Err(value(
                 "--part-size",
@@ -153,8 +247,8 @@ impl RunRequest {
             ));
         }
         for (name, n) in [
-            ("--put-parts", self.put_parts),
-            ("--get-parts", self.get_parts),
+            ("--put-parts", self.flags.s3.put_parts),
+            ("--get-parts", self.flags.s3.get_parts),
         ] {
             if let Some(n) = n.filter(|n| !(1..=64).contains(n)) {
                 return Err(range(name, n, 1, 64));
@@ -173,14 +267,14 @@ impl RunRequest {
             mix,
             objects,
             sizes,
-            style: self.url_style.unwrap_or(UrlStyle::Path),
-            sign: self.sign.unwrap_or(S3Sign::Header),
-            region: self.region.clone().unwrap_or_else(|| "us-east-1".into()),
+            style: self.flags.s3.url_style.unwrap_or(UrlStyle::Path),
+            sign: self.flags.s3.sign.unwrap_or(S3Sign::Header),
+            region: self.flags.s3.region.clone().unwrap_or_else(|| "us-east-1".into()),
             multipart_threshold: threshold,
             part_size: part,
-            put_parts: self.put_parts.unwrap_or(1),
-            get_parts: self.get_parts.unwrap_or(1),
-            keep: self.keep.unwrap_or(false),
+            put_parts: self.flags.s3.put_parts.unwrap_or(1),
+            get_parts: self.flags.s3.get_parts.unwrap_or(1),
+            keep: self.flags.s3.keep.unwrap_or(false),
             signed: self.target.is_none(),
             key_dist,
             prefix: format!(
@@ -195,11 +289,9 @@ impl RunRequest {
     }
 }
 
-/// The flags it takes besides those every transport takes: any other
-/// transport's flag is refused (see [`crate::transport`]).
-pub const TAKES: &[&str] = &["listen", "size", "verify", "key_dist", "ca_file", "workload", "mix", "objects", "url_style", "sign", "region", "multipart_threshold", "part_size", "put_parts", "get_parts", "keep", "create_bucket"];
 
 pub const ABOUT: About = About {
+    shared: &[Shared::Listen, Shared::Size, Shared::Verify, Shared::KeyDist, Shared::CaFile],
     schemes: &["s3", "s3s"],
     embedded: Some(loopback),
     signs: true,

@@ -3,9 +3,41 @@
 
 use crate::request::*;
 use crate::values::*;
-use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use crate::limits;
+use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+
+/// shm's own flags: how a side waits, what the clients are, the channel,
+/// the rings. Flattened into the run's
+/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct ShmFlags {
+    /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
+    /// kernel), adaptive (spin ~50 us, then sleep). Default: adaptive.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<Wait>,
+    /// shm: clients as threads of this process (the IPC report's mt) or one process per
+    /// session (mp). Default: threads.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients_as: Option<ClientsAs>,
+    /// shm: what carries the sessions: shm (shared memory), or for comparison pipe, unix
+    /// (socket pair) or tcp (loopback), with the same records and server. Default: shm.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<Channel>,
+    /// shm: bytes of each ring (requests, responses), a power of two. Default: 1MiB, or room
+    /// for four messages.
+    #[arg(long)]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::units::text"
+    )]
+    pub ring_size: Option<Bytes>,
+}
 
 /// What one shm operation is (the IPC report's modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,10 +86,10 @@ impl RunRequest {
     /// The shm transport's settings.
     pub(crate) fn shm(&self) -> Result<TransportSpec, SpecError> {
         let msgr_flags = [
-            ("--arch", self.arch.is_some()),
+            ("--arch", self.flags.msgr.arch.is_some()),
             ("--poll", self.poll == Some(true)),
-            ("--max-frame", self.max_frame.is_some()),
-            ("--response-size", self.response_size.is_some()),
+            ("--max-frame", self.flags.msgr.max_frame.is_some()),
+            ("--response-size", self.flags.msgr.response_size.is_some()),
         ];
         if let Some((f, _)) = msgr_flags.iter().find(|(_, set)| *set) {
             return Err(flag(
@@ -93,15 +125,15 @@ impl RunRequest {
                 "--mode sync sends when the response is back; use --mode async (or nores) for an open loop",
             ));
         }
-        let channel = self.channel.unwrap_or(Channel::Shm);
-        let ring = match self.ring_size {
+        let channel = self.flags.shm.channel.unwrap_or(Channel::Shm);
+        let ring = match self.flags.shm.ring_size {
             Some(r) => r.0,
             None => limits::shm_default_ring(size).map_err(|e| value("--size", size, e))?,
         };
         if channel == Channel::Shm {
             limits::shm_check_ring(ring, size)
                 .map_err(|e| invalid("--ring-size", format!("{e} (--size {size})")))?;
-        } else if self.ring_size.is_some() {
+        } else if self.flags.shm.ring_size.is_some() {
             return Err(flag("--ring-size", "applies to --channel shm only"));
         } else if size > limits::SHM_MAX_FD_MESSAGE {
             return Err(value(
@@ -113,7 +145,7 @@ impl RunRequest {
                 ),
             ));
         }
-        if channel != Channel::Shm && self.wait.is_some() {
+        if channel != Channel::Shm && self.flags.shm.wait.is_some() {
             return Err(flag(
                 "--wait",
                 format!("applies to --channel shm only: the kernel does the waiting on {channel}"),
@@ -122,19 +154,17 @@ impl RunRequest {
         Ok(TransportSpec::Shm(ShmSpec {
             mode,
             size_bytes: size,
-            wait: self.wait.unwrap_or(Wait::Adaptive),
+            wait: self.flags.shm.wait.unwrap_or(Wait::Adaptive),
             channel,
-            clients_as: self.clients_as.unwrap_or(ClientsAs::Threads),
+            clients_as: self.flags.shm.clients_as.unwrap_or(ClientsAs::Threads),
             ring_bytes: ring,
         }))
     }
 }
 
-/// The flags it takes besides those every transport takes: any other
-/// transport's flag is refused (see [`crate::transport`]).
-pub const TAKES: &[&str] = &["listen", "mode", "size", "verify", "wait", "clients_as", "channel", "ring_size"];
 
 pub const ABOUT: About = About {
+    shared: &[Shared::Listen, Shared::Mode, Shared::Size, Shared::Verify],
     schemes: &[],
     embedded: Some(|| {
         Endpoint::Unix(

@@ -5,8 +5,14 @@
 
 use crate::request::{RunRequest, SpecError, flag, value};
 use crate::values::{Endpoint, TargetSpec};
-use crate::transport::{About, Describe, TransportKind, TransportSpec};
+use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
+
+/// tcp-echo's own flags: none. Flattened into the run's
+/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct TcpEchoFlags {
+}
 
 /// A tcp-echo run's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,20 +21,18 @@ pub struct TcpEchoSpec {
     pub size_bytes: u64,
 }
 
-/// The flags it takes besides those every transport takes: any other
-/// transport's flag is refused (see [`crate::transport`]).
-pub const TAKES: &[&str] = &["size", "poll", "verify"];
 
 pub const ABOUT: About = About {
+    shared: &[Shared::Size, Shared::Poll, Shared::Verify],
     ..About::EXTERNAL
 };
 
 pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
     for (f, set) in [
         ("--mode", req.mode.is_some()),
-        ("--response-size", req.response_size.is_some()),
-        ("--arch", req.arch.is_some()),
-        ("--max-frame", req.max_frame.is_some()),
+        ("--response-size", req.flags.msgr.response_size.is_some()),
+        ("--arch", req.flags.msgr.arch.is_some()),
+        ("--max-frame", req.flags.msgr.max_frame.is_some()),
         ("--listen", req.listen.is_some()),
     ] {
         if set {

@@ -69,10 +69,16 @@ impl Policy {
         }
         let exec = [
             ("an exec run (--transport exec)", exec_run),
-            ("a command (--client-cmd)", req.client_cmd.is_some()),
+            (
+                "a command (--client-cmd)",
+                req.flags.exec.client_cmd.is_some(),
+            ),
             ("a command (--server-cmd)", req.server_cmd.is_some()),
             ("an environment (--server-env)", !req.server_env.is_empty()),
-            ("an environment (--client-env)", !req.client_env.is_empty()),
+            (
+                "an environment (--client-env)",
+                !req.flags.exec.client_env.is_empty(),
+            ),
             ("a file to write (--hlog)", req.hlog.is_some()),
             ("a file to write (--trace FILE)", req.trace_file().is_some()),
         ];
@@ -84,7 +90,10 @@ impl Policy {
                 "runs only on an agent started with --allow-exec (its operator's choice)",
             );
         }
-        for (flag, file) in [("--ca-file", &req.ca_file), ("--proto-set", &req.proto_set)] {
+        for (flag, file) in [
+            ("--ca-file", &req.ca_file),
+            ("--proto-set", &req.flags.grpc.proto_set),
+        ] {
             if let Some(f) = file {
                 self.readable(flag, f)?;
             }

@@ -64,7 +64,7 @@ impl SessionOptions {
     pub fn of(req: &RunRequest, credentials: Option<Credentials>) -> SessionOptions {
         SessionOptions {
             credentials,
-            create_bucket: req.create_bucket.unwrap_or(false),
+            create_bucket: req.flags.s3.create_bucket.unwrap_or(false),
             ca_file: req.ca_file.clone(),
             server_dir: None,
             port: req.port,
@@ -106,7 +106,7 @@ pub struct Opening<'a> {
 }
 
 macro_rules! drivers {
-    ($($module:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
+    ($($module:ident $flags:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
         $(mod $module;)*
 
         /// The driver of `spec`'s transport against `endpoint` (and the
