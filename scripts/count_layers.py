@@ -50,7 +50,7 @@ def main():
     outside = []
     for f in files:
         r = rel(f)
-        if r.startswith(("crates/core/src/transport/", "crates/transports/src/")) or "/tests/" in r:
+        if r.startswith(("crates/core/src/transport/", "crates/transports/src/")) or "/tests/" in r or r.endswith("/tests.rs"):
             continue
         code = strip_tests(strip_comments(f.read_text()))
         # A transport named (not `ALL`, not a registry macro's `$kind`).

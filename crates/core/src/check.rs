@@ -52,6 +52,29 @@ impl RunRequest {
         Ok(())
     }
 
+    /// What the transport's check reads of this request.
+    fn asked(&self) -> crate::transport::Asked {
+        crate::transport::Asked {
+            flags: self.flags.clone(),
+            listen: self.listen.clone(),
+            mode: self.mode.clone(),
+            size: self.size.clone(),
+            poll: self.poll,
+            verify: self.verify,
+            keys: self.keys,
+            key_dist: self.key_dist,
+            ca_file: self.ca_file.clone(),
+            header: self.header.clone(),
+            target: self.target.clone(),
+            depth: self.depth,
+            clients: self.clients,
+            conns_per_client: self.conns_per_client,
+            rate: self.rate,
+            count: self.count,
+            server_cmd: self.server_cmd.clone(),
+        }
+    }
+
     /// The transport asked for (msgr by default).
     pub fn transport_kind(&self) -> TransportKind {
         self.transport
@@ -97,7 +120,7 @@ impl RunRequest {
         let kind = self.transport_kind();
         let (clients, conns) = self.connections_checked()?;
         self.target_matches(kind)?;
-        let transport = crate::transport::check(self, kind)?;
+        let transport = crate::transport::check(&self.asked(), kind)?;
         self.refuse_others_flags(kind)?;
         let about = kind.about();
         let stream = transport.describe().is_stream();

@@ -31,7 +31,9 @@ macro_rules! text_enum {
 }
 
 pub mod check;
+pub mod command;
 pub mod env;
+pub mod error;
 pub mod files;
 pub mod hash;
 pub mod hist;

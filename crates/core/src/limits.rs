@@ -76,3 +76,30 @@ pub fn shm_check_ring(ring: u64, size: u64) -> Result<(), String> {
 pub fn shm_default_socket_path(pid: u32) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("{SHM_PREFIX}{pid}.sock"))
 }
+
+// The limits of a run's request.
+
+/// The most client workers of a run.
+pub const MAX_CLIENTS: usize = 4096;
+/// The most connections of a run.
+pub const MAX_CONNECTIONS: usize = 65_536;
+/// The most endpoints of a run without agents (`--target A,B,...`): each
+/// worker keeps a histogram per endpoint its connections reach.
+pub const MAX_ENDPOINTS: usize = 256;
+/// The most requests outstanding on one connection.
+pub const MAX_DEPTH: usize = 1 << 20;
+/// Far above what one connection does on loopback (~100k/s): a typo, not a plan.
+pub const MAX_RATE_PER_CONN: f64 = 10e6;
+/// The most repetitions of one run.
+pub const MAX_REPEAT: usize = 1000;
+/// The longest warm-up or measured phase: a month is a typo, not a plan.
+pub const MAX_PHASE: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+/// A measured second with a platform stall longer than this is flagged.
+pub const DEFAULT_HICCUP_THRESHOLD: std::time::Duration = std::time::Duration::from_millis(10);
+/// How long a connection may wait for an operation before the run fails.
+pub const DEFAULT_OP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// The bucket of the embedded fake S3 server.
+pub const DEFAULT_BUCKET: &str = "wirebench";
+/// The most keys a key-value run works on (a prepare phase writes them all
+/// for reads).
+pub const MAX_KV_KEYS: u64 = 100_000_000;

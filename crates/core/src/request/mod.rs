@@ -22,10 +22,18 @@ use crate::kind::TransportKind;
 use crate::topo::{CpuList, Topology};
 use crate::units::{Dur, Rate};
 use crate::values::{Arrival, Endpoint, KeyDist, Ready, SizeSpec};
+pub use crate::command::{EnvVars, PLACEHOLDERS, env_map};
+pub(crate) use crate::command::{check_placeholders, env_list};
+pub use crate::error::SpecError;
+pub(crate) use crate::error::{flag, invalid, range, value};
+pub use crate::limits::{
+    DEFAULT_BUCKET, DEFAULT_HICCUP_THRESHOLD, DEFAULT_OP_TIMEOUT, MAX_CLIENTS, MAX_CONNECTIONS,
+    MAX_DEPTH, MAX_ENDPOINTS, MAX_KV_KEYS, MAX_PHASE, MAX_RATE_PER_CONN, MAX_REPEAT,
+};
+pub use crate::transport::heading;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// `--trace [FILE]`: on, or on with a copy of the client's trace in FILE.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,18 +87,6 @@ impl std::str::FromStr for Format {
             _ => Err(format!("'{s}' is not one of: text, json, csv")),
         }
     }
-}
-
-/// The headings of `run --help`: the flags of a transport, of the server
-/// under test, of the load agents.
-pub mod heading {
-    pub const S3: &str = "S3 (--transport s3)";
-    pub const KV: &str = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)";
-    pub const HTTP: &str = "HTTP (--target http://HOST:PORT/PATH, https://...)";
-    pub const GRPC: &str = "gRPC (--target grpc://HOST:PORT, grpcs://...)";
-    pub const SERVER: &str = "The server under test (observed)";
-    pub const EXEC: &str = "exec (--transport exec: your own benchmark program)";
-    pub const AGENTS: &str = "Load agents (run on other hosts: `wirebench agent`)";
 }
 
 /// One run, as asked: each field is a flag of `wirebench run` (None: its
@@ -471,88 +467,6 @@ impl<'de> Deserialize<'de> for NoOtherKeys {
     }
 }
 
-/// Environment variables, `KEY=VALUE` each: written as a list (as the
-/// repeated flag gives them), read from a list or a table.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EnvVars(pub BTreeMap<String, String>);
-
-impl EnvVars {
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Checks each name: not empty, no `=` and no NUL.
-    pub(crate) fn check(&self, flag: &'static str) -> Result<(), SpecError> {
-        for (k, v) in &self.0 {
-            if k.is_empty() || k.contains(['=', '\0']) || v.contains('\0') {
-                return Err(value(flag, format!("{k}={v}"), "give NAME=VALUE"));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl std::str::FromStr for EnvVars {
-    type Err = String;
-    /// One `KEY=VALUE`.
-    fn from_str(s: &str) -> Result<EnvVars, String> {
-        match s.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok(EnvVars(BTreeMap::from([(k.into(), v.into())]))),
-            _ => Err(format!("'{s}' is not NAME=VALUE")),
-        }
-    }
-}
-
-impl Serialize for EnvVars {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|(k, v)| format!("{k}={v}")))
-    }
-}
-
-impl<'de> Deserialize<'de> for EnvVars {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<EnvVars, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Form {
-            List(Vec<String>),
-            Table(BTreeMap<String, String>),
-        }
-        match Form::deserialize(d)? {
-            Form::Table(t) => Ok(EnvVars(t)),
-            Form::List(l) => {
-                let mut out = BTreeMap::new();
-                for item in l {
-                    let one: EnvVars = item.parse().map_err(serde::de::Error::custom)?;
-                    out.extend(one.0);
-                }
-                Ok(EnvVars(out))
-            }
-        }
-    }
-}
-
-/// All of a repeated `--server-env`/`--client-env`, as one map (a later
-/// value of a name wins).
-pub fn env_map(all: &[EnvVars]) -> BTreeMap<String, String> {
-    all.iter().flat_map(|e| e.0.clone()).collect()
-}
-
-/// The serde of a repeated environment flag: one list of `NAME=VALUE`
-/// (or a table in a spec file), as one [`EnvVars`] was written.
-pub(crate) mod env_list {
-    use super::EnvVars;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(all: &[EnvVars], s: S) -> Result<S::Ok, S::Error> {
-        EnvVars(super::env_map(all)).serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<EnvVars>, D::Error> {
-        let one = EnvVars::deserialize(d)?;
-        Ok(if one.is_empty() { vec![] } else { vec![one] })
-    }
-}
-
 /// The keys of a request that are not flags: a sweep sets them (the other
 /// targets, the placement, the instance) or a coordinator (an agent's share).
 const SET_KEYS: [&str; 5] = [
@@ -562,153 +476,6 @@ const SET_KEYS: [&str; 5] = [
     "instance",
     "share",
 ];
-
-/// The placeholders a server command may hold.
-pub const PLACEHOLDERS: [&str; 12] = [
-    "clients",
-    "conns",
-    "depth",
-    "size",
-    "duration_s",
-    "rate",
-    "client_cpus",
-    "server_cpus",
-    "port",
-    "instance",
-    "run_dir",
-    // This wirebench's own binary (a spec starting wirebench's servers).
-    "wirebench",
-];
-
-/// Checks that every `{name}` in `text` is a placeholder.
-pub(crate) fn check_placeholders(flag: &'static str, text: &str) -> Result<(), SpecError> {
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else { break };
-        let name = &after[..close];
-        let word = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if word && !PLACEHOLDERS.contains(&name) {
-            return Err(value(
-                flag,
-                format!("{{{name}}}"),
-                format!(
-                    "not a placeholder; use {}",
-                    PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(", ")
-                ),
-            ));
-        }
-        rest = &after[close + 1..];
-    }
-    Ok(())
-}
-
-/// Why a request cannot run. Each names the flag (or spec key: the same
-/// name), the value, and what to do.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SpecError {
-    /// A value outside its range.
-    #[error("{flag} {value}: must be between {min} and {max}")]
-    Range {
-        flag: &'static str,
-        value: String,
-        min: String,
-        max: String,
-    },
-    /// A flag of another transport.
-    #[error("{flag} applies to --transport {transport} only")]
-    OtherTransport {
-        flag: &'static str,
-        transport: TransportKind,
-    },
-    /// A value that cannot be used, and what to do instead.
-    #[error("{flag} {value}: {fix}")]
-    Value {
-        flag: &'static str,
-        value: String,
-        fix: String,
-    },
-    /// A flag that does not go with the others, and why.
-    #[error("{flag} {why}")]
-    Flag { flag: &'static str, why: String },
-    /// A flag whose value is wrong, and why.
-    #[error("{flag}: {why}")]
-    Invalid { flag: &'static str, why: String },
-}
-
-impl SpecError {
-    /// The flag (`--depth`) the error is about.
-    pub fn flag(&self) -> &'static str {
-        match self {
-            SpecError::Range { flag, .. }
-            | SpecError::OtherTransport { flag, .. }
-            | SpecError::Value { flag, .. }
-            | SpecError::Flag { flag, .. }
-            | SpecError::Invalid { flag, .. } => flag,
-        }
-    }
-}
-
-pub(crate) fn range(
-    flag: &'static str,
-    value: impl ToString,
-    min: impl ToString,
-    max: impl ToString,
-) -> SpecError {
-    SpecError::Range {
-        flag,
-        value: value.to_string(),
-        min: min.to_string(),
-        max: max.to_string(),
-    }
-}
-
-pub(crate) fn value(flag: &'static str, v: impl ToString, fix: impl Into<String>) -> SpecError {
-    SpecError::Value {
-        flag,
-        value: v.to_string(),
-        fix: fix.into(),
-    }
-}
-
-pub(crate) fn flag(flag: &'static str, why: impl Into<String>) -> SpecError {
-    SpecError::Flag {
-        flag,
-        why: why.into(),
-    }
-}
-
-pub(crate) fn invalid(flag: &'static str, why: impl Into<String>) -> SpecError {
-    SpecError::Invalid {
-        flag,
-        why: why.into(),
-    }
-}
-
-/// The most client workers of a run.
-pub const MAX_CLIENTS: usize = 4096;
-/// The most connections of a run.
-pub const MAX_CONNECTIONS: usize = 65_536;
-/// The most endpoints of a run without agents (`--target A,B,...`): each
-/// worker keeps a histogram per endpoint its connections reach.
-pub const MAX_ENDPOINTS: usize = 256;
-/// The most requests outstanding on one connection.
-pub const MAX_DEPTH: usize = 1 << 20;
-/// Far above what one connection does on loopback (~100k/s): a typo, not a plan.
-pub const MAX_RATE_PER_CONN: f64 = 10e6;
-/// The most repetitions of one run.
-pub const MAX_REPEAT: usize = 1000;
-/// The longest warm-up or measured phase: a month is a typo, not a plan.
-pub const MAX_PHASE: Duration = Duration::from_secs(30 * 24 * 3600);
-/// A measured second with a platform stall longer than this is flagged.
-pub const DEFAULT_HICCUP_THRESHOLD: Duration = Duration::from_millis(10);
-/// How long a connection may wait for an operation before the run fails.
-pub const DEFAULT_OP_TIMEOUT: Duration = Duration::from_secs(10);
-/// The bucket of the embedded fake S3 server.
-pub const DEFAULT_BUCKET: &str = "wirebench";
-/// The most keys a key-value run works on (a prepare phase writes them all
-/// for reads).
-pub const MAX_KV_KEYS: u64 = 100_000_000;
 
 impl RunRequest {
     /// The request as parsed from the command line, made whole: `--target
@@ -836,49 +603,6 @@ impl RunRequest {
             m.extend(t);
         }
         *self = serde_json::from_value(mine).expect("merged fields keep their types");
-    }
-}
-
-impl RunRequest {
-    /// The mode a transport reads from `--mode`, or its first mode.
-    pub(crate) fn mode_of<M: std::str::FromStr + Copy + std::fmt::Display>(
-        &self,
-        all: &[M],
-        kind: TransportKind,
-    ) -> Result<M, SpecError> {
-        let Some(text) = &self.mode else {
-            return Ok(all[0]);
-        };
-        text.parse().map_err(|_| {
-            let names: Vec<String> = all.iter().map(|m| m.to_string()).collect();
-            value(
-                "--mode",
-                text,
-                format!(
-                    "not a mode of --transport {kind}; use one of {}",
-                    names.join(", ")
-                ),
-            )
-        })
-    }
-
-    /// `--size` as one size (msgr, shm), between 1 byte and 4GiB-1.
-    pub(crate) fn fixed_size(&self, default: u64) -> Result<u64, SpecError> {
-        let size = match &self.size {
-            None => default,
-            Some(SizeSpec::Fixed(n)) => *n,
-            Some(s) => {
-                return Err(value(
-                    "--size",
-                    s,
-                    "a list or a range of sizes applies to --transport s3 only",
-                ));
-            }
-        };
-        if size == 0 || size > u64::from(u32::MAX) {
-            return Err(range("--size", size, "1 byte", "4GiB-1"));
-        }
-        Ok(size)
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::spec::*;
+use std::time::Duration;
 use crate::spec::{MsgrMode, ShmMode};
 use crate::transport::{
     TransportFlags, exec::ExecFlags, grpc::GrpcFlags, http::HttpFlags, kv::KvFlags,

@@ -1,14 +1,17 @@
 //! exec: the user's own benchmark program, run from a command template,
 //! its output read by a parser.
 
-use crate::request::*;
+use crate::command::*;
+use crate::error::*;
+use crate::transport::{Asked, heading};
 use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// exec's own flags: the user's program and what reads its output. Flattened into the run's
-/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+/// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
+/// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct ExecFlags {
     /// The program to run (sh -c, pinned to --client-cpus), with the placeholders of
@@ -99,7 +102,7 @@ pub fn program_of(cmd: &str) -> Option<String> {
     None
 }
 
-impl RunRequest {
+impl Asked {
     /// The exec transport's settings: the program, its parser and its
     /// environment; the other transports' flags are refused.
     pub(crate) fn exec(&self) -> Result<TransportSpec, SpecError> {
@@ -215,7 +218,7 @@ pub const ABOUT: About = About {
     no_conn_stages: Some("an exec run's program makes its own load: stages are wirebench's"),
 };
 
-pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {
     req.exec()
 }
 

@@ -1,7 +1,8 @@
 //! grpc: a gRPC server's unary or server-streaming method, called with
 //! one JSON request message.
 
-use crate::request::*;
+use crate::error::*;
+use crate::transport::{Asked, heading};
 use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use crate::transport::http::check_header;
@@ -9,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// gRPC's own flags: the method, its request, the message types. Flattened into the run's
-/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+/// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
+/// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct GrpcFlags {
     /// The method, package.Service/Method (unary or server-streaming).
@@ -47,7 +49,7 @@ pub struct GrpcSpec {
     pub ca_file: Option<std::path::PathBuf>,
 }
 
-impl RunRequest {
+impl Asked {
 
     /// The settings of the gRPC transport.
     pub(crate) fn grpc(&self) -> Result<TransportSpec, SpecError> {
@@ -132,7 +134,7 @@ pub const ABOUT: About = About {
     ..About::EXTERNAL
 };
 
-pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {
     req.grpc()
 }
 

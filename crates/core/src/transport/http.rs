@@ -1,12 +1,15 @@
 //! http: any HTTP/1.1 or HTTP/2 server, by URL, GET or a body of `--size`.
 
-use crate::request::*;
+use crate::error::*;
+use crate::limits::*;
+use crate::transport::{Asked, heading};
 use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 
 /// HTTP's own flags: the version, a connection per request. Flattened into the run's
-/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+/// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
+/// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct HttpFlags {
     /// 1.1 (one request outstanding per connection) or 2 (--depth streams per connection; h2c
@@ -103,7 +106,7 @@ pub const MAX_HTTP2_STREAMS: usize = 1024;
 /// What an HTTP target's path says where the key number goes.
 pub const KEY_PLACEHOLDER: &str = "{key}";
 
-impl RunRequest {
+impl Asked {
 
     /// `--depth` as HTTP/2 streams per connection: within bounds, and,
     /// with the connections, within the run's connection limit.
@@ -220,7 +223,7 @@ pub const ABOUT: About = About {
     ..About::EXTERNAL
 };
 
-pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {
     req.http()
 }
 

@@ -1,13 +1,16 @@
 //! redis and memcached: key-value operations (get, set, incr, mixed) on
 //! keys picked by a distribution, with value sizes of one, a list or a range.
 
-use crate::request::*;
+use crate::error::*;
+use crate::limits::*;
+use crate::transport::{Asked, heading};
 use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 
 /// The own flags of redis and memcached: the protocol, the SET:GET ratio. Flattened into the run's
-/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+/// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
+/// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct KvFlags {
     /// resp2 or resp3 (redis; default resp2), text or meta (memcached; default text).
@@ -70,7 +73,7 @@ pub struct KvSpec {
     pub prefix: String,
 }
 
-impl RunRequest {
+impl Asked {
 
     /// The settings of a key-value transport (redis, memcached).
     pub(crate) fn kv(&self, kind: TransportKind) -> Result<TransportSpec, SpecError> {
@@ -174,7 +177,7 @@ pub const MEMCACHED: About = About {
     ..About::EXTERNAL
 };
 
-pub(crate) fn check(req: &RunRequest, kind: TransportKind) -> Result<TransportSpec, SpecError> {
+pub(crate) fn check(req: &Asked, kind: TransportKind) -> Result<TransportSpec, SpecError> {
     req.kv(kind)
 }
 

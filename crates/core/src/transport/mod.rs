@@ -22,7 +22,10 @@
 //! ```
 
 pub use crate::kind::TransportKind;
-use crate::request::{RunRequest, SpecError};
+use crate::error::{SpecError, range, value};
+use crate::units::Rate;
+use crate::values::{KeyDist, SizeSpec};
+use std::path::PathBuf;
 use crate::values::{Endpoint, TargetSpec};
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +48,18 @@ macro_rules! for_each_transport {
             tcp_echo TcpEchoFlags: TcpEcho "tcp-echo" TcpEchoSpec ABOUT;
         }
     };
+}
+
+/// The headings of `run --help`: the flags of a transport, of the server
+/// under test, of the load agents.
+pub mod heading {
+    pub const S3: &str = "S3 (--transport s3)";
+    pub const KV: &str = "Redis and memcached (--target redis://HOST:PORT, memcached://HOST:PORT)";
+    pub const HTTP: &str = "HTTP (--target http://HOST:PORT/PATH, https://...)";
+    pub const GRPC: &str = "gRPC (--target grpc://HOST:PORT, grpcs://...)";
+    pub const SERVER: &str = "The server under test (observed)";
+    pub const EXEC: &str = "exec (--transport exec: your own benchmark program)";
+    pub const AGENTS: &str = "Load agents (run on other hosts: `wirebench agent`)";
 }
 
 /// What a transport says about itself, besides its spec.
@@ -120,7 +135,8 @@ impl Shared {
         Shared::Header,
     ];
 
-    /// Its key in a request (its field of [`RunRequest`]).
+    /// Its key in a request (its field of
+    /// [`RunRequest`](crate::request::RunRequest)).
     pub fn key(self) -> &'static str {
         match self {
             Shared::Listen => "listen",
@@ -133,6 +149,75 @@ impl Shared {
             Shared::CaFile => "ca_file",
             Shared::Header => "header",
         }
+    }
+}
+
+/// What a transport's check reads of a run's request: every group of
+/// transport flags (a transport refuses the others' by name), the shared
+/// flags, and the run's settings that bound a transport's (the target, the
+/// connections, the depth). The request's check makes it, so that this
+/// module needs nothing of the request's.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    pub flags: TransportFlags,
+    pub listen: Option<Endpoint>,
+    pub mode: Option<String>,
+    pub size: Option<SizeSpec>,
+    pub poll: Option<bool>,
+    pub verify: Option<bool>,
+    pub keys: Option<u64>,
+    pub key_dist: Option<KeyDist>,
+    pub ca_file: Option<PathBuf>,
+    pub header: Vec<String>,
+    pub target: Option<Endpoint>,
+    pub depth: Option<usize>,
+    pub clients: Option<usize>,
+    pub conns_per_client: Option<usize>,
+    pub rate: Option<Rate>,
+    pub count: Option<u64>,
+    pub server_cmd: Option<String>,
+}
+
+impl Asked {
+    /// The mode a transport reads from `--mode`, or its first mode.
+    pub(crate) fn mode_of<M: std::str::FromStr + Copy + std::fmt::Display>(
+        &self,
+        all: &[M],
+        kind: TransportKind,
+    ) -> Result<M, SpecError> {
+        let Some(text) = &self.mode else {
+            return Ok(all[0]);
+        };
+        text.parse().map_err(|_| {
+            let names: Vec<String> = all.iter().map(|m| m.to_string()).collect();
+            value(
+                "--mode",
+                text,
+                format!(
+                    "not a mode of --transport {kind}; use one of {}",
+                    names.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// `--size` as one size (msgr, shm), between 1 byte and 4GiB-1.
+    pub(crate) fn fixed_size(&self, default: u64) -> Result<u64, SpecError> {
+        let size = match &self.size {
+            None => default,
+            Some(SizeSpec::Fixed(n)) => *n,
+            Some(s) => {
+                return Err(value(
+                    "--size",
+                    s,
+                    "a list or a range of sizes applies to --transport s3 only",
+                ));
+            }
+        };
+        if size == 0 || size > u64::from(u32::MAX) {
+            return Err(range("--size", size, "1 byte", "4GiB-1"));
+        }
+        Ok(size)
     }
 }
 
@@ -371,7 +456,7 @@ macro_rules! registry {
         }
 
         /// The transport's settings of a request, checked by its module.
-        pub(crate) fn check(req: &RunRequest, kind: TransportKind) -> Result<TransportSpec, SpecError> {
+        pub(crate) fn check(req: &Asked, kind: TransportKind) -> Result<TransportSpec, SpecError> {
             match kind {
                 $($(TransportKind::$kind => $module::check(req, kind),)+)*
             }

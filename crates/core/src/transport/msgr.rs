@@ -2,7 +2,8 @@
 //! the embedded reactor or pool server or any server that speaks it, and
 //! its raw `rr` mode (fixed-size request and response, no framing).
 
-use crate::request::*;
+use crate::error::*;
+use crate::transport::Asked;
 use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec, loopback};
 use crate::limits;
@@ -11,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 /// msgr's own flags: the embedded server's design, the response size,
 /// the largest frame. Flattened into the run's
-/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+/// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
+/// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct MsgrFlags {
     /// Embedded server design: reactor (shared-nothing, a pinned event loop per CPU) or pool (shared work-stealing pool). Default: reactor.
@@ -80,7 +82,7 @@ pub struct MsgrSpec {
 /// The header of a msgr frame, in bytes (the transport's `HEADER_LEN`).
 pub const MSGR_HEADER_BYTES: u64 = 16;
 
-impl RunRequest {
+impl Asked {
     /// The msgr transport's settings.
     pub(crate) fn msgr(&self) -> Result<TransportSpec, SpecError> {
         let mode = self.mode_of(&MsgrMode::ALL, TransportKind::Msgr)?;
@@ -138,7 +140,7 @@ pub const ABOUT: About = About {
     ..About::EXTERNAL
 };
 
-pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {
     req.msgr()
 }
 

@@ -1,7 +1,8 @@
 //! s3: S3 over HTTP/1.1 (SigV4), against any endpoint or the embedded fake
 //! server: workloads, object sizes, multipart and ranged parts.
 
-use crate::request::*;
+use crate::error::*;
+use crate::transport::{Asked, heading};
 use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec, loopback};
 use crate::limits;
@@ -9,7 +10,8 @@ use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// S3's own flags: the workload, the objects, signing, multipart. Flattened into the run's
-/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+/// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
+/// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct S3Flags {
     /// get, put, head, delete (each object once; the run ends when all are deleted), list (a
@@ -137,7 +139,7 @@ fn query_signed() -> S3Sign {
     S3Sign::Query
 }
 
-impl RunRequest {
+impl Asked {
 
     /// The S3 transport's settings. `signed` says whether requests will be
     /// signed as far as the request knows (embedded server: always; an
@@ -298,7 +300,7 @@ pub const ABOUT: About = About {
     ..About::EXTERNAL
 };
 
-pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {
     req.s3()
 }
 

@@ -1,7 +1,8 @@
 //! shm: shared-memory rings between client and server sessions (the IPC
 //! report's transport), or for comparison the kernel's channels (`--channel`).
 
-use crate::request::*;
+use crate::error::*;
+use crate::transport::Asked;
 use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use crate::limits;
@@ -10,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 /// shm's own flags: how a side waits, what the clients are, the channel,
 /// the rings. Flattened into the run's
-/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+/// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
+/// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct ShmFlags {
     /// shm: how a side waits for its peer: spin (fastest, a core busy), futex (sleep in the
@@ -81,7 +83,7 @@ pub struct ShmSpec {
     pub ring_bytes: u64,
 }
 
-impl RunRequest {
+impl Asked {
 
     /// The shm transport's settings.
     pub(crate) fn shm(&self) -> Result<TransportSpec, SpecError> {
@@ -181,7 +183,7 @@ pub const ABOUT: About = About {
     ),
 };
 
-pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {
     req.shm()
 }
 

@@ -3,13 +3,15 @@
 //! framing; each request of `--size` bytes is timed until its bytes are
 //! back (`--depth` of them outstanding per connection).
 
-use crate::request::{RunRequest, SpecError, flag, value};
+use crate::error::{SpecError, flag, value};
+use crate::transport::Asked;
 use crate::values::{Endpoint, TargetSpec};
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 
 /// tcp-echo's own flags: none. Flattened into the run's
-/// [`RunRequest`]: a spec file's keys and `run`'s flags alike.
+/// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
+/// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct TcpEchoFlags {
 }
@@ -27,7 +29,7 @@ pub const ABOUT: About = About {
     ..About::EXTERNAL
 };
 
-pub(crate) fn check(req: &RunRequest, _: TransportKind) -> Result<TransportSpec, SpecError> {
+pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {
     for (f, set) in [
         ("--mode", req.mode.is_some()),
         ("--response-size", req.flags.msgr.response_size.is_some()),
