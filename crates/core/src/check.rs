@@ -71,7 +71,7 @@ impl RunRequest {
             conns_per_client: self.conns_per_client,
             rate: self.rate,
             count: self.count,
-            server_cmd: self.server_cmd.clone(),
+            server_cmd: self.server.server_cmd.clone(),
         }
     }
 
@@ -86,13 +86,13 @@ impl RunRequest {
     /// directory is made (or refused), and the files of `hlog` and `trace`
     /// can be written and do not exist already (unless `force`).
     pub fn prepare_outputs(&self) -> Result<(), SpecError> {
-        let dir = self.results_dir();
+        let dir = self.output.results_dir();
         crate::store::prepare_dir(&dir)
             .map_err(|why| invalid("--results", format!("{}: {why}", dir.display())))?;
-        let force = self.force.unwrap_or(false);
+        let force = self.output.force.unwrap_or(false);
         for (flag, file) in [
-            ("--hlog", self.hlog.as_deref()),
-            ("--trace", self.trace_file()),
+            ("--hlog", self.output.hlog.as_deref()),
+            ("--trace", self.output.trace_file()),
         ] {
             if let Some(f) = file {
                 crate::store::check_new_file(f, force)
@@ -105,7 +105,7 @@ impl RunRequest {
     /// The objectives, parsed.
     pub fn slos(&self) -> Result<Vec<Slo>, SpecError> {
         let mut all = Vec::new();
-        for s in &self.slo {
+        for s in &self.objectives.slo {
             match Slo::parse_list(s) {
                 Ok(v) => all.extend(v),
                 Err(e) => return Err(invalid("--slo", e.to_string())),
@@ -161,10 +161,10 @@ impl RunRequest {
         self.embedded_flags_checked(observe.is_some())?;
         self.repeat_checked(&transport)?;
         self.slos()?;
-        if let Some(h) = &self.hlog {
+        if let Some(h) = &self.output.hlog {
             parent_exists("--hlog", h)?;
         }
-        if let Some(f) = self.trace_file() {
+        if let Some(f) = self.output.trace_file() {
             parent_exists("--trace", f)?;
         }
         let placement = self.placement(topo, clients)?;
@@ -190,11 +190,14 @@ impl RunRequest {
             poll: poll || spin,
             verify: self.verify.unwrap_or(false),
             client_cpus: placement.client_cpus.clone(),
-            trace_sample: self.traced().then(|| self.trace_sample.unwrap_or(1)),
+            trace_sample: self
+                .output
+                .traced()
+                .then(|| self.output.trace_sample.unwrap_or(1)),
             transport,
             observe,
-            server_env: env_map(&self.server_env),
-            labels: env_map(&self.label),
+            server_env: env_map(&self.server.server_env),
+            labels: env_map(&self.output.label),
             also_target: self.also_target.clone(),
             agents,
             share,
@@ -255,19 +258,19 @@ impl RunRequest {
 
     /// `--trace` and `--trace-sample`.
     fn trace_checked(&self, transport: &TransportSpec) -> Result<(), SpecError> {
-        if self.traced()
+        if self.output.traced()
             && let Some(why) = transport.describe().untraceable()
         {
             return Err(invalid("--trace", why));
         }
-        if self.trace_sample == Some(0) {
+        if self.output.trace_sample == Some(0) {
             return Err(value(
                 "--trace-sample",
                 0,
                 "trace one request in N, N at least 1",
             ));
         }
-        if self.trace_sample.is_some() && !self.traced() {
+        if self.output.trace_sample.is_some() && !self.output.traced() {
             return Err(flag("--trace-sample", "needs --trace"));
         }
         Ok(())
@@ -479,13 +482,13 @@ impl RunRequest {
         if !(1..=MAX_REPEAT).contains(&repeat) {
             return Err(range("--repeat", repeat, 1, MAX_REPEAT));
         }
-        if repeat > 1 && self.traced() {
+        if repeat > 1 && self.output.traced() {
             return Err(flag(
                 "--trace",
                 "records one run's timeline: drop it, or --repeat",
             ));
         }
-        if repeat > 1 && self.hlog.is_some() {
+        if repeat > 1 && self.output.hlog.is_some() {
             return Err(flag("--hlog", "writes one run's log: drop it, or --repeat"));
         }
         if repeat > 1
@@ -511,7 +514,7 @@ impl RunRequest {
             },
             // A server command without a target: the target is the port
             // `{port}` stands for.
-            None if about.own_program && self.server_cmd.is_some() => TargetSpec::External {
+            None if about.own_program && self.server.server_cmd.is_some() => TargetSpec::External {
                 endpoint: crate::transport::loopback(),
             },
             None if about.own_program => TargetSpec::None,
@@ -540,8 +543,8 @@ impl RunRequest {
         kind: TransportKind,
         clients: usize,
     ) -> Result<Vec<crate::share::AgentSpec>, SpecError> {
-        if self.agents.is_empty() && self.launch.is_empty() {
-            if !self.agent_weights.is_empty() {
+        if self.fleet.agents.is_empty() && self.fleet.launch.is_empty() {
+            if !self.fleet.agent_weights.is_empty() {
                 return Err(flag("--agent-weights", "weighs --agents: add them"));
             }
             self.endpoints_checked(kind, clients)?;
@@ -550,10 +553,10 @@ impl RunRequest {
         if self.share.is_some() {
             return Err(flag("--agents", "an agent's share of a run has no agents"));
         }
-        for a in &self.agents {
+        for a in &self.fleet.agents {
             crate::share::check_address(a).map_err(|e| invalid("--agents", e))?;
         }
-        for l in &self.launch {
+        for l in &self.fleet.launch {
             match l.strip_prefix("ssh:") {
                 Some(h)
                     if !h.is_empty() && !h.contains(char::is_whitespace) && !h.starts_with('-') => {
@@ -563,7 +566,7 @@ impl RunRequest {
                 }
             }
         }
-        let all: Vec<&String> = self.agents.iter().chain(&self.launch).collect();
+        let all: Vec<&String> = self.fleet.agents.iter().chain(&self.fleet.launch).collect();
         if let Some(dup) = all.iter().enumerate().find(|(i, a)| all[..*i].contains(a)) {
             return Err(invalid(
                 "--agents",
@@ -573,9 +576,9 @@ impl RunRequest {
                 ),
             ));
         }
-        let weights = match self.agent_weights.len() {
+        let weights = match self.fleet.agent_weights.len() {
             0 => vec![1; all.len()],
-            n if n == all.len() => self.agent_weights.clone(),
+            n if n == all.len() => self.fleet.agent_weights.clone(),
             n => {
                 return Err(value(
                     "--agent-weights",
@@ -601,10 +604,10 @@ impl RunRequest {
             ));
         }
         for (name, set) in [
-            ("--trace", self.traced()),
-            ("--server-pid", !self.server_pid.is_empty()),
-            ("--server-cgroup", self.server_cgroup.is_some()),
-            ("--server-cmd", self.server_cmd.is_some()),
+            ("--trace", self.output.traced()),
+            ("--server-pid", !self.server.server_pid.is_empty()),
+            ("--server-cgroup", self.server.server_cgroup.is_some()),
+            ("--server-cmd", self.server.server_cmd.is_some()),
             ("--client-cpus", self.client_cpus.is_some()),
         ] {
             if set {
@@ -643,7 +646,7 @@ impl RunRequest {
                     "gives agent {} no client: give at least one client per agent ({} agents{})",
                     all[i],
                     all.len(),
-                    if self.agent_weights.is_empty() {
+                    if self.fleet.agent_weights.is_empty() {
                         ""
                     } else {
                         ", by their weights"
@@ -704,7 +707,7 @@ impl RunRequest {
                 format!("{dup} is named twice: name each endpoint once"),
             ));
         }
-        if self.server_cmd.is_some() {
+        if self.server.server_cmd.is_some() {
             return Err(flag(
                 "--server-cmd",
                 "starts one server at one endpoint: with several endpoints, start them yourself (observe them with --server-pid or --server-cgroup)",
@@ -725,7 +728,7 @@ impl RunRequest {
 
     /// Refuses `--agents` for a command that makes its load here.
     pub fn no_agents(&self, command: &str) -> Result<(), SpecError> {
-        if self.agents.is_empty() && self.launch.is_empty() {
+        if self.fleet.agents.is_empty() && self.fleet.launch.is_empty() {
             return Ok(());
         }
         Err(flag(
@@ -761,9 +764,9 @@ impl RunRequest {
     /// `--server-cmd`), checked: one of them, with a target.
     pub(crate) fn observed(&self) -> Result<Option<ObservedSpec>, SpecError> {
         let given: Vec<&'static str> = [
-            ("--server-pid", !self.server_pid.is_empty()),
-            ("--server-cgroup", self.server_cgroup.is_some()),
-            ("--server-cmd", self.server_cmd.is_some()),
+            ("--server-pid", !self.server.server_pid.is_empty()),
+            ("--server-cgroup", self.server.server_cgroup.is_some()),
+            ("--server-cmd", self.server.server_cmd.is_some()),
         ]
         .into_iter()
         .filter_map(|(f, set)| set.then_some(f))
@@ -774,34 +777,36 @@ impl RunRequest {
                 format!("and {}: give one of them", given[0]),
             ));
         }
-        if self.server_ready.is_some() && self.server_cmd.is_none() {
+        if self.server.server_ready.is_some() && self.server.server_cmd.is_none() {
             return Err(flag("--server-ready", "applies to --server-cmd"));
         }
-        if self.port.is_some() && self.server_cmd.is_none() {
+        if self.server.port.is_some() && self.server.server_cmd.is_none() {
             return Err(flag("--port", "fills {port} of --server-cmd: add one"));
         }
-        for e in &self.server_env {
+        for e in &self.server.server_env {
             e.check("--server-env")?;
         }
-        for e in &self.label {
+        for e in &self.output.label {
             e.check("--label")?;
         }
-        if self.abort_on_fail == Some(true) && !self.slos()?.iter().any(|s| s.window_s.is_some()) {
+        if self.objectives.abort_on_fail == Some(true)
+            && !self.slos()?.iter().any(|s| s.window_s.is_some())
+        {
             return Err(flag(
                 "--abort-on-fail",
                 "ends the run when a window misses an objective checked over windows: add one, e.g. --slo 'p99<1ms over 10s'",
             ));
         }
-        if !self.server_env.is_empty()
+        if !self.server.server_env.is_empty()
             && (self.target.is_some() || self.transport_kind().about().own_program)
-            && self.server_cmd.is_none()
+            && self.server.server_cmd.is_none()
         {
             return Err(flag(
                 "--server-env",
                 "applies to a server the run starts (embedded, or --server-cmd)",
             ));
         }
-        if self.server_cmd.is_none()
+        if self.server.server_cmd.is_none()
             && let Some(t) = &self.target
             && t.tcp_addr().is_some_and(|a| a.ends_with(":0"))
         {
@@ -823,8 +828,9 @@ impl RunRequest {
         }
         if exec
             && self.target.is_none()
-            && self.server_ready.is_none()
+            && self.server.server_ready.is_none()
             && self
+                .server
                 .server_cmd
                 .as_ref()
                 .is_some_and(|c| !c.contains("{port}"))
@@ -834,10 +840,10 @@ impl RunRequest {
                 "is needed: say when --server-cmd is ready (tcp:PORT or line:REGEX), or let it listen on {port}, or give --target",
             ));
         }
-        if self.port == Some(0) {
+        if self.server.port == Some(0) {
             return Err(range("--port", 0, 1, 65535));
         }
-        let source = if let Some(cmd) = &self.server_cmd {
+        let source = if let Some(cmd) = &self.server.server_cmd {
             if cmd.trim().is_empty() {
                 return Err(value(
                     "--server-cmd",
@@ -848,9 +854,9 @@ impl RunRequest {
             check_placeholders("--server-cmd", cmd)?;
             ServerSource::Command {
                 cmd: cmd.clone(),
-                ready: self.server_ready.clone(),
+                ready: self.server.server_ready.clone(),
             }
-        } else if let Some(dir) = &self.server_cgroup {
+        } else if let Some(dir) = &self.server.server_cgroup {
             let v2 = dir.join("cgroup.procs").is_file() && dir.join("cgroup.controllers").is_file();
             if !v2 {
                 return Err(value(
@@ -861,12 +867,12 @@ impl RunRequest {
             }
             ServerSource::Cgroup(dir.clone())
         } else {
-            for pid in &self.server_pid {
+            for pid in &self.server.server_pid {
                 if *pid == 0 || !Path::new(&format!("/proc/{pid}")).exists() {
                     return Err(value("--server-pid", pid, "no such process"));
                 }
             }
-            ServerSource::Pids(self.server_pid.clone())
+            ServerSource::Pids(self.server.server_pid.clone())
         };
         if matches!(&source, ServerSource::Command { ready: None, .. })
             && self.target.as_ref().is_some_and(|t| t.tcp_addr().is_none())
@@ -933,11 +939,11 @@ impl RunRequest {
             true => {
                 // A server on this host that nothing observes may share the
                 // client's CPUs: its CPU then reads as other processes'.
-                let observed = !self.server_pid.is_empty()
-                    || self.server_cgroup.is_some()
-                    || self.server_cmd.is_some();
+                let observed = !self.server.server_pid.is_empty()
+                    || self.server.server_cgroup.is_some()
+                    || self.server.server_cmd.is_some();
                 let here = self.target.as_ref().is_some_and(|t| t.on_this_host());
-                if self.client_cpus.is_none() && here && !observed && self.agents.is_empty() {
+                if self.client_cpus.is_none() && here && !observed && self.fleet.agents.is_empty() {
                     notes.push(format!(
                         "the server runs on this host, unobserved, and may share the client's CPUs ({usable}): its CPU would read as other processes'; keep them apart with --client-cpus, and observe it with --server-pid or --server-cmd"
                     ));

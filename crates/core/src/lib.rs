@@ -43,6 +43,8 @@ pub mod kind;
 pub mod legacy;
 pub mod limits;
 pub mod merge;
+pub mod observe;
+pub mod output;
 pub mod placement;
 pub mod plan;
 pub mod ramp;

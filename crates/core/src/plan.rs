@@ -841,7 +841,7 @@ mod tests {
         );
         // The request carries the value, not its name.
         assert_eq!(
-            runs[2].requests[0].server_cmd.as_deref(),
+            runs[2].requests[0].server.server_cmd.as_deref(),
             Some("perf-async-msgr --port {port}")
         );
         let bad = exp("name = \"x\"\n[matrix]\nserver_cmd = { \"a b\" = \"x\" }\n")

@@ -8,7 +8,43 @@
 //! phase by its global number, its own Poisson stream), so the agents'
 //! timetables interleave exactly and their sum is the run's timetable.
 
+use crate::transport::heading;
 use serde::{Deserialize, Serialize};
+
+/// The flags of the load agents. Flattened into the run's
+/// [`RunRequest`](crate::request::RunRequest).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct FleetFlags {
+    /// Make the load with these agents, HOST:PORT each (comma-separated): the clients are split
+    /// among them, they start at one instant, and their results merge exactly, each agent's
+    /// part kept beside the merge. Needs --target.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help_heading = heading::AGENTS
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+    /// Start agents on these hosts, `ssh:[USER@]HOST` each (comma-separated), with the system's
+    /// ssh: this binary is copied there (checked by sha256), the agent started on the host's
+    /// loopback with a one-run token, reached through an ssh tunnel, stopped at the end.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help_heading = heading::AGENTS
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch: Vec<String>,
+    /// Each agent's share of the clients (and of the rate), in the order of --agents: 2,1,1.
+    /// Default: equal.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help_heading = heading::AGENTS
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_weights: Vec<u32>,
+}
 
 /// Which of a run's connections one part (an agent) makes: its clients'
 /// connections are numbers `first ..` of `total`.

@@ -10,6 +10,23 @@ use crate::units;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The flags of a run's objectives. Flattened into the run's
+/// [`RunRequest`](crate::request::RunRequest).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
+pub struct SloFlags {
+    /// Service-level objectives to check (repeatable, or comma-separated): p99<1ms, mean<200us,
+    /// max<50ms, ops>=10k/s, errors<1%, ttfb-p99<150ms. A complete run that misses one exits
+    /// with status 3.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo: Vec<String>,
+    /// End the run the moment a window misses an objective checked `over` windows (--slo
+    /// 'p99<1ms over 10s'): what was measured until then is the run, saved, and it exits 3.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abort_on_fail: Option<bool>,
+}
+
 /// What an objective measures.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -361,6 +361,28 @@ pub mod fixture {
     }
 }
 
+/// Checks that every CPU of `list` exists and may be used by this process.
+pub fn check_cpus(
+    name: &'static str,
+    list: &CpuList,
+    topo: &Topology,
+) -> Result<(), crate::error::SpecError> {
+    let usable = topo.usable();
+    let missing = list.missing_from(&usable);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let missing: Vec<String> = missing.iter().map(|c| c.to_string()).collect();
+    Err(crate::error::value(
+        name,
+        list,
+        format!(
+            "CPU {} is not usable on this machine (usable CPUs: {usable}); pick CPUs from that list",
+            missing.join(",")
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,7 +40,7 @@ impl Checked {
             req.no_agents(command)?;
         }
         req.prepare_outputs()?;
-        let dir = dir.unwrap_or_else(|| req.results_dir());
+        let dir = dir.unwrap_or_else(|| req.output.results_dir());
         Ok(Checked {
             spec,
             placement,

@@ -355,7 +355,7 @@ pub fn flame(
     {
         return Err(RunError::Failed(format!("flame --off-cpu: {why}")));
     }
-    let results = req.results_dir();
+    let results = req.output.results_dir();
     // A server the run starts writes into the run's directory.
     let run_id = store::new_run_id("flame");
     let mut session = checked.open(opts, Some(results.join(&run_id)), cancel, events)?;
@@ -612,10 +612,8 @@ pub fn start_others(
     let exe = std::env::current_exe()?;
     let mut out = Vec::new();
     for q in reqs {
-        let q = wirebench_core::request::RunRequest {
-            format: Some(wirebench_core::request::Format::Json),
-            ..q.clone()
-        };
+        let mut q = q.clone();
+        q.output.format = Some(wirebench_core::request::Format::Json);
         let mut child = Command::new(&exe)
             .args(["run", "--request-stdin"])
             .args(["--exit-with-parent", &std::process::id().to_string()])

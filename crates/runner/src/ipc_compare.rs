@@ -78,7 +78,10 @@ pub fn ipc_compare(
             max: "100".into(),
         }));
     }
-    if req.repeat.is_some_and(|r| r != 1) || req.hlog.is_some() || !req.slo.is_empty() {
+    if req.repeat.is_some_and(|r| r != 1)
+        || req.output.hlog.is_some()
+        || !req.objectives.slo.is_empty()
+    {
         return Err(bad(
             "--repeat",
             "--hlog and --slo apply to `run`; ipc-compare repeats with --rounds",
@@ -99,12 +102,15 @@ pub fn ipc_compare(
     req.prepare_outputs()?;
     // One directory per comparison, one per variant inside it: each variant
     // is a group that compare and report take as one.
-    let dir = req.results_dir().join(store::new_run_id("ipc-compare"));
+    let dir = req
+        .output
+        .results_dir()
+        .join(store::new_run_id("ipc-compare"));
     let recorders: Vec<Recorder> = VARIANTS
         .iter()
         .map(|(name, _, _)| Recorder {
             root: dir.join(name),
-            also_csv: Some(req.results_dir()),
+            also_csv: Some(req.output.results_dir()),
             ..Recorder::new(dir.clone(), command_line.clone(), Vec::new())
         })
         .collect();

@@ -230,13 +230,14 @@ pub fn with_env_region(mut req: RunRequest) -> RunRequest {
     if req.transport_kind().about().signs && req.flags.s3.region.is_none() {
         req.flags.s3.region = std::env::var("AWS_REGION").ok().filter(|r| !r.is_empty());
     }
-    let labelled = req.label.iter().any(|l| l.0.contains_key("commit"));
+    let labelled = req.output.label.iter().any(|l| l.0.contains_key("commit"));
     let from_env = ["GIT_COMMIT", "GITHUB_SHA"]
         .iter()
         .find_map(|v| std::env::var(v).ok().filter(|c| !c.trim().is_empty()));
     if let (false, Some(commit)) = (labelled, from_env) {
         let pair = [("commit".to_string(), commit.trim().to_string())];
-        req.label
+        req.output
+            .label
             .push(wirebench_core::request::EnvVars(pair.into_iter().collect()));
     }
     req

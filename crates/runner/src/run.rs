@@ -91,7 +91,7 @@ pub fn run(
     cancel: Cancel,
     events: &mut dyn RunEvents,
 ) -> Result<RunReport, RunError> {
-    if !req.agents.is_empty() || !req.launch.is_empty() {
+    if !req.fleet.agents.is_empty() || !req.fleet.launch.is_empty() {
         return Err(RunError::Failed(
             "a run with load agents is coordinated: call agent::coordinator::run".into(),
         ));
@@ -125,7 +125,7 @@ pub fn run(
     let server_dir = (spec.observe.is_some() || spec.kind().about().own_program)
         .then(|| recorder.root.join(&first_id));
     let mut session = checked.open(opts, server_dir, cancel, events)?;
-    if req.abort_on_fail == Some(true) {
+    if req.objectives.abort_on_fail == Some(true) {
         session.abort_on = checked.recorder.slos.clone();
         session.abort_on.retain(|s| s.window_s.is_some());
     }
@@ -158,7 +158,11 @@ pub fn run(
         // the result is saved first, then the failure said.
         let mut trace_failed = None;
         let traces = match trace {
-            Some(t) => match t.finish(&mut result, session.server_trace.take(), req.trace_file()) {
+            Some(t) => match t.finish(
+                &mut result,
+                session.server_trace.take(),
+                req.output.trace_file(),
+            ) {
                 Ok(t) => Some(t),
                 Err(e) => {
                     trace_failed = Some(e);
@@ -209,7 +213,7 @@ pub fn run(
                 (None, _) => "trace: the server's events go with the last repetition".into(),
             });
         }
-        if let Some(path) = &req.hlog {
+        if let Some(path) = &req.output.hlog {
             record::write_hlog(path, &result)?;
         }
         events.saved(&result, &dir, &recorder.slos);

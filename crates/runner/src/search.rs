@@ -135,11 +135,11 @@ pub fn search(
     // Over load agents, each step is a coordinated run of its own, which
     // observes no server: refused by name, rather than taken and ignored.
     for (flag, set) in [
-        ("--server-pid", !req.server_pid.is_empty()),
-        ("--server-cgroup", req.server_cgroup.is_some()),
-        ("--server-cmd", req.server_cmd.is_some()),
+        ("--server-pid", !req.server.server_pid.is_empty()),
+        ("--server-cgroup", req.server.server_cgroup.is_some()),
+        ("--server-cmd", req.server.server_cmd.is_some()),
     ] {
-        if set && !req.agents.is_empty() {
+        if set && !req.fleet.agents.is_empty() {
             return Err(bad(
                 flag,
                 "a search over load agents does not observe the server: search without it, then observe the server in `wirebench run --rate RATE` at the rate found",
@@ -152,7 +152,7 @@ pub fn search(
             format!("{} must be at least 2", settings.max_steps),
         ));
     }
-    let dir = req.results_dir().join(store::new_run_id("search"));
+    let dir = req.output.results_dir().join(store::new_run_id("search"));
     // Steps of 3 s after 1 s of warm-up unless told: a default search
     // measures its range in under 2 minutes, and a step that cannot decide
     // in 3 s is measured again.
@@ -201,7 +201,7 @@ pub fn search(
     } else {
         // Each step is a run coordinated over the agents, kept in `dir`.
         let mut each = req.clone();
-        each.results = Some(dir.clone());
+        each.output.results = Some(dir.clone());
         each.depth = Some(spec.depth);
         Stepper::Agents(Box::new(AgentSteps {
             req: each,

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use wirebench_core::index::{self, Entry, Index};
 use wirebench_core::plan::{Experiment, PlannedRun};
-use wirebench_core::request::{Format, RunRequest, SpecError};
+use wirebench_core::request::{Format, SpecError};
 use wirebench_core::result::{RunResult, RunState};
 use wirebench_core::store;
 
@@ -245,11 +245,9 @@ fn run_one(
 ) -> Result<Entry, RunError> {
     let mut children: Vec<Child> = Vec::new();
     for (i, req) in r.requests.iter().enumerate() {
-        let req = RunRequest {
-            results: Some(dir.to_path_buf()),
-            format: Some(Format::Json),
-            ..req.clone()
-        };
+        let mut req = req.clone();
+        req.output.results = Some(dir.to_path_buf());
+        req.output.format = Some(Format::Json);
         // One listener at a time: the first instance serves the metrics.
         let served: Vec<String> = match (i, metrics.is_empty()) {
             (0, false) => metrics

@@ -18,76 +18,25 @@
 //! assert!(bad.check(&topo).unwrap_err().to_string().starts_with("--depth 0"));
 //! ```
 
-use crate::kind::TransportKind;
-use crate::topo::{CpuList, Topology};
-use crate::units::{Dur, Rate};
-use crate::values::{Arrival, Endpoint, KeyDist, Ready, SizeSpec};
+pub(crate) use crate::command::check_placeholders;
 pub use crate::command::{EnvVars, PLACEHOLDERS, env_map};
-pub(crate) use crate::command::{check_placeholders, env_list};
 pub use crate::error::SpecError;
 pub(crate) use crate::error::{flag, invalid, range, value};
+use crate::kind::TransportKind;
 pub use crate::limits::{
     DEFAULT_BUCKET, DEFAULT_HICCUP_THRESHOLD, DEFAULT_OP_TIMEOUT, MAX_CLIENTS, MAX_CONNECTIONS,
     MAX_DEPTH, MAX_ENDPOINTS, MAX_KV_KEYS, MAX_PHASE, MAX_RATE_PER_CONN, MAX_REPEAT,
 };
+use crate::topo::CpuList;
+pub use crate::topo::check_cpus;
 pub use crate::transport::heading;
+use crate::units::{Dur, Rate};
+use crate::values::{Arrival, Endpoint, KeyDist, SizeSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// `--trace [FILE]`: on, or on with a copy of the client's trace in FILE.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Trace {
-    /// `trace = true` (the bare flag) or `false`.
-    On(bool),
-    /// `trace = "FILE"`.
-    File(PathBuf),
-}
-
-impl std::str::FromStr for Trace {
-    type Err = String;
-    /// The bare flag (clap's value for it: empty) is on; anything else is
-    /// the file of the client's copy.
-    fn from_str(s: &str) -> Result<Trace, String> {
-        Ok(match s {
-            "" => Trace::On(true),
-            f => Trace::File(f.into()),
-        })
-    }
-}
-
-/// How `run` prints: progress lines and a summary, the whole result as
-/// JSON, or the IPC report's CSV line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    Text,
-    Json,
-    Csv,
-}
-
-impl std::fmt::Display for Format {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Format::Text => "text",
-            Format::Json => "json",
-            Format::Csv => "csv",
-        })
-    }
-}
-
-impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Format, String> {
-        match s {
-            "text" => Ok(Format::Text),
-            "json" => Ok(Format::Json),
-            "csv" => Ok(Format::Csv),
-            _ => Err(format!("'{s}' is not one of: text, json, csv")),
-        }
-    }
-}
+pub use crate::output::{Format, Trace};
 
 /// One run, as asked: each field is a flag of `wirebench run` (None: its
 /// default). Credentials are never part of a request.
@@ -256,56 +205,12 @@ pub struct RunRequest {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<usize>,
-    /// Service-level objectives to check (repeatable, or comma-separated): p99<1ms, mean<200us,
-    /// max<50ms, ops>=10k/s, errors<1%, ttfb-p99<150ms. A complete run that misses one exits
-    /// with status 3.
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub slo: Vec<String>,
-    /// End the run the moment a window misses an objective checked `over` windows (--slo
-    /// 'p99<1ms over 10s'): what was measured until then is the run, saved, and it exits 3.
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub abort_on_fail: Option<bool>,
-    /// Also write the per-second latency histograms to FILE, in the HdrHistogram interval-log
-    /// format (warm-up intervals tagged 'warmup').
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hlog: Option<PathBuf>,
-    /// Directory of results: DIR/RUN-ID/run.json and DIR/summary.csv. Default: results.
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub results: Option<PathBuf>,
-    /// A label kept with the run and in the results' history, repeatable: commit=abc123,
-    /// branch=main. `history check` names a change by its run's commit label. Without one,
-    /// $GIT_COMMIT or $GITHUB_SHA gives it.
-    #[arg(long, value_name = "KEY=VALUE")]
-    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
-    pub label: Vec<EnvVars>,
-    /// Replace the files --hlog and --trace (flame --diff: -o) name if they exist (never done
-    /// without it).
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub force: Option<bool>,
-    /// text: progress lines on stderr and a summary on stdout; json: the whole result on
-    /// stdout; csv: one line per run, the IPC report's columns then latency: sessions, mt|mp,
-    /// mode, size, operations, elapsed s, messages/s, GB/s (GiB, of messages/s x size),
-    /// p50 us, p99 us. A round trip counts as two messages, as in the report.
-    #[arg(long)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<Format>,
-    /// Record an event timeline of the requests (client: begin, request sent, response
-    /// received; embedded server: begin, request parsed, reply queued, reply sent) into
-    /// trace-client.txt and trace-server.txt in the run's directory, and the client's also into
-    /// FILE if given; read them with `wirebench timeline`. msgr (not --mode rr), shm (threads)
-    /// and s3; docs/measurement.md lists each one's events.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<Trace>,
-    /// With --trace: trace one request in N (by sequence number).
-    #[arg(long, requires = "trace")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace_sample: Option<u64>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub objectives: crate::slo::SloFlags,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub output: crate::output::OutputFlags,
     /// The placement policy that chose the cpusets (set by a sweep).
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -349,60 +254,9 @@ pub struct RunRequest {
     )]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub header: Vec<String>,
-    /// Observe this process of the --target's server (repeatable): CPU per core and per
-    /// thread group, CPU per op, cores used, threads outside its cpuset, RSS.
-    #[arg(
-        long = "server-pid",
-        value_name = "PID",
-        help_heading = heading::SERVER
-    )]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub server_pid: Vec<u32>,
-    /// Observe every process of this cgroup v2 directory (/sys/fs/cgroup/...).
-    #[arg(
-        long,
-        value_name = "PATH",
-        help_heading = heading::SERVER
-    )]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_cgroup: Option<PathBuf>,
-    /// Start this server command (sh -c, pinned to --server-cpus), observe it, and stop it at
-    /// the end (TERM, then KILL). Placeholders: {port} {server_cpus} {client_cpus} {clients}
-    /// {conns} {depth} {size} {duration_s} {rate} {instance} {run_dir}. Its output is kept in
-    /// the run's directory.
-    #[arg(
-        long,
-        value_name = "CMD",
-        help_heading = heading::SERVER
-    )]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_cmd: Option<String>,
-    /// When --server-cmd is ready: tcp:PORT (127.0.0.1:PORT accepts) or line:REGEX (a line of
-    /// its output matches). Default: when the --target accepts a connection.
-    #[arg(
-        long,
-        value_name = "tcp:PORT|line:REGEX",
-        help_heading = heading::SERVER
-    )]
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "crate::units::text"
-    )]
-    pub server_ready: Option<Ready>,
-    /// The port {port} stands for. Default: a free loopback port.
-    #[arg(long, help_heading = heading::SERVER)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
-    /// An environment variable of the server the run starts (embedded or --server-cmd),
-    /// repeatable: e.g. LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2.
-    #[arg(
-        long,
-        value_name = "NAME=VALUE",
-        help_heading = heading::SERVER
-    )]
-    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "env_list")]
-    pub server_env: Vec<EnvVars>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub server: crate::observe::ServerFlags,
     /// More servers of the same kind as `target` (`--target A,B`). The
     /// run's connections are dealt to all of them in turn; with load
     /// agents, agent `i`'s part goes to endpoint `i` mod their number; in a
@@ -411,35 +265,9 @@ pub struct RunRequest {
     #[arg(skip)]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_target: Vec<Endpoint>,
-    /// Make the load with these agents, HOST:PORT each (comma-separated): the clients are split
-    /// among them, they start at one instant, and their results merge exactly, each agent's
-    /// part kept beside the merge. Needs --target.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        help_heading = heading::AGENTS
-    )]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub agents: Vec<String>,
-    /// Start agents on these hosts, `ssh:[USER@]HOST` each (comma-separated), with the system's
-    /// ssh: this binary is copied there (checked by sha256), the agent started on the host's
-    /// loopback with a one-run token, reached through an ssh tunnel, stopped at the end.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        help_heading = heading::AGENTS
-    )]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub launch: Vec<String>,
-    /// Each agent's share of the clients (and of the rate), in the order of --agents: 2,1,1.
-    /// Default: equal.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        help_heading = heading::AGENTS
-    )]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub agent_weights: Vec<u32>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub fleet: crate::share::FleetFlags,
     /// The connections this run makes among a run's (set by a coordinator
     /// for its agents: never a flag).
     #[arg(skip)]
@@ -522,32 +350,9 @@ impl RunRequest {
         })
     }
 
-    /// How the run prints (text by default).
-    pub fn format(&self) -> Format {
-        self.format.unwrap_or(Format::Text)
-    }
-
-    /// Where results go (`results` by default).
-    pub fn results_dir(&self) -> PathBuf {
-        self.results.clone().unwrap_or_else(|| "results".into())
-    }
-
     /// How many times the run is repeated (checked by [`RunRequest::check`]).
     pub fn repeat(&self) -> usize {
         self.repeat.unwrap_or(1)
-    }
-
-    /// Whether the run records an event timeline.
-    pub fn traced(&self) -> bool {
-        matches!(self.trace, Some(Trace::On(true) | Trace::File(_)))
-    }
-
-    /// The file that gets a copy of the client's trace, if any.
-    pub fn trace_file(&self) -> Option<&Path> {
-        match &self.trace {
-            Some(Trace::File(f)) => Some(f),
-            _ => None,
-        }
     }
 
     /// The command line of `wirebench run` that makes this request (a
@@ -604,24 +409,6 @@ impl RunRequest {
         }
         *self = serde_json::from_value(mine).expect("merged fields keep their types");
     }
-}
-
-/// Checks that every CPU of `list` exists and may be used by this process.
-pub fn check_cpus(name: &'static str, list: &CpuList, topo: &Topology) -> Result<(), SpecError> {
-    let usable = topo.usable();
-    let missing = list.missing_from(&usable);
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let missing: Vec<String> = missing.iter().map(|c| c.to_string()).collect();
-    Err(value(
-        name,
-        list,
-        format!(
-            "CPU {} is not usable on this machine (usable CPUs: {usable}); pick CPUs from that list",
-            missing.join(",")
-        ),
-    ))
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 use super::*;
-use std::time::Duration;
 use crate::spec::{MsgrMode, ShmMode};
+use crate::topo::{CpuList, Topology};
 use crate::transport::{
     TransportFlags, exec::ExecFlags, grpc::GrpcFlags, http::HttpFlags, kv::KvFlags,
     msgr::MsgrFlags, s3::S3Flags, shm::ShmFlags, tcp_echo::TcpEchoFlags,
 };
 use crate::units::Bytes;
 use crate::values::*;
+use std::time::Duration;
 
 fn two_cpus() -> Topology {
     Topology::with_cpus(CpuList::parse("0-1").unwrap())
@@ -397,14 +398,6 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         server_cpus: Some(CpuList::parse("1").unwrap()),
         client_cpus: Some(CpuList::parse("0").unwrap()),
         repeat: Some(3),
-        slo: vec!["p99<1ms over 10s".into()],
-        abort_on_fail: Some(true),
-        hlog: Some("x.hlog".into()),
-        results: Some("r".into()),
-        force: Some(true),
-        format: Some(Format::Json),
-        trace: Some(Trace::File("t.txt".into())),
-        trace_sample: Some(10),
         placement_policy: Some("balanced".into()),
         instance: Some(1),
         placement_note: vec!["n".into()],
@@ -412,17 +405,7 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         keys: Some(1000),
         key_dist: Some(KeyDist::Zipf(0.9)),
         header: vec!["X-A: 1".into()],
-        server_pid: vec![1, 2],
-        server_cgroup: Some("/sys/fs/cgroup/x".into()),
-        server_cmd: Some("srv --port {port}".into()),
-        server_ready: Some(Ready::Line("listening on \\d+".into())),
-        port: Some(7000),
-        server_env: vec!["LD_PRELOAD=/x.so".parse().unwrap()],
-        label: vec!["commit=abc123".parse().unwrap()],
         also_target: vec!["tcp://10.0.0.9:7470".parse().unwrap()],
-        agents: vec!["10.0.0.2:7460".into()],
-        launch: vec!["ssh:bench@10.0.0.3".into()],
-        agent_weights: vec![2, 1],
         share: Some(crate::share::ConnShare { first: 2, total: 5 }),
         unknown: NoOtherKeys,
         flags: TransportFlags {
@@ -471,6 +454,32 @@ fn every_key_is_a_field_and_a_request_reads_back() {
             },
             tcp_echo: TcpEchoFlags {},
         },
+        output: crate::output::OutputFlags {
+            hlog: Some("x.hlog".into()),
+            results: Some("r".into()),
+            force: Some(true),
+            format: Some(Format::Json),
+            trace: Some(Trace::File("t.txt".into())),
+            trace_sample: Some(10),
+            label: vec!["commit=abc123".parse().unwrap()],
+        },
+        server: crate::observe::ServerFlags {
+            server_pid: vec![1, 2],
+            server_cgroup: Some("/sys/fs/cgroup/x".into()),
+            server_cmd: Some("srv --port {port}".into()),
+            server_ready: Some(Ready::Line("listening on \\d+".into())),
+            port: Some(7000),
+            server_env: vec!["LD_PRELOAD=/x.so".parse().unwrap()],
+        },
+        objectives: crate::slo::SloFlags {
+            slo: vec!["p99<1ms over 10s".into()],
+            abort_on_fail: Some(true),
+        },
+        fleet: crate::share::FleetFlags {
+            agents: vec!["10.0.0.2:7460".into()],
+            launch: vec!["ssh:bench@10.0.0.3".into()],
+            agent_weights: vec![2, 1],
+        },
     };
     let json = serde_json::to_value(&full).unwrap();
     let mut keys: Vec<&str> = json
@@ -497,7 +506,7 @@ fn every_key_is_a_field_and_a_request_reads_back() {
             .unwrap();
     assert_eq!(t.size, Some(SizeSpec::Fixed(4096)));
     assert_eq!(t.rate, Some(Rate(500.0)));
-    assert_eq!(t.trace, Some(Trace::On(true)));
+    assert_eq!(t.output.trace, Some(Trace::On(true)));
     let e = toml::from_str::<RunRequest>("clinets = 2")
         .unwrap_err()
         .to_string();

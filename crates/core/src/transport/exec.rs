@@ -41,7 +41,7 @@ pub struct ExecFlags {
         value_name = "NAME=VALUE",
         help_heading = heading::EXEC
     )]
-    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "crate::request::env_list")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "crate::command::env_list")]
     pub client_env: Vec<EnvVars>,
 }
 
@@ -199,7 +199,7 @@ impl Asked {
         Ok(TransportSpec::Exec(ExecSpec {
             client_cmd: cmd,
             parser,
-            client_env: crate::request::env_map(&self.flags.exec.client_env),
+            client_env: crate::command::env_map(&self.flags.exec.client_env),
             size_bytes,
         }))
     }

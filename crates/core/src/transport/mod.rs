@@ -21,13 +21,13 @@
 //! assert!(TransportKind::ALL.iter().all(|k| k.to_string().parse() == Ok(*k)));
 //! ```
 
-pub use crate::kind::TransportKind;
 use crate::error::{SpecError, range, value};
+pub use crate::kind::TransportKind;
 use crate::units::Rate;
-use crate::values::{KeyDist, SizeSpec};
-use std::path::PathBuf;
 use crate::values::{Endpoint, TargetSpec};
+use crate::values::{KeyDist, SizeSpec};
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// The registry of transports: `module Flags: Kind "name" Spec About`
 /// (`Flags`: the module's group of its own flags; several kinds may share a

@@ -369,19 +369,19 @@ fn part_request(
     let mut r = req.clone();
     r.target = target;
     r.also_target.clear();
-    r.agents.clear();
-    r.launch.clear();
-    r.agent_weights.clear();
+    r.fleet.agents.clear();
+    r.fleet.launch.clear();
+    r.fleet.agent_weights.clear();
     r.clients = Some(clients);
     r.share = Some(share);
-    r.slo.clear();
+    r.objectives.slo.clear();
     // The coordinator judges the windows, on the merged seconds.
-    r.abort_on_fail = None;
-    r.hlog = None;
-    r.results = None;
+    r.objectives.abort_on_fail = None;
+    r.output.hlog = None;
+    r.output.results = None;
     r.repeat = None;
-    r.force = None;
-    r.format = None;
+    r.output.force = None;
+    r.output.format = None;
     r
 }
 
@@ -405,6 +405,7 @@ pub fn run(
         BuildId::current().map_err(|e| RunError::Failed(format!("this binary's build id: {e}")))?;
     // Agents to start first (`--launch ssh:`), after those given.
     let hosts: Vec<String> = req
+        .fleet
         .launch
         .iter()
         .filter_map(|l| l.strip_prefix("ssh:").map(str::to_string))
@@ -418,8 +419,8 @@ pub fn run(
             &mut |line| events.note(line),
         )?),
     };
-    let mut dial = req.agents.clone();
-    let mut tokens = vec![opts.agent_token.clone(); req.agents.len()];
+    let mut dial = req.fleet.agents.clone();
+    let mut tokens = vec![opts.agent_token.clone(); req.fleet.agents.len()];
     if let Some((l, token)) = &launched {
         dial.extend(l.addresses());
         tokens.extend(std::iter::repeat_n(Some(token.clone()), hosts.len()));
@@ -464,7 +465,7 @@ pub fn run(
             _ => format!("{label}-r{}", k + 1),
         };
         let dir = recorder.save_as(&mut result, store::new_run_id(&name), started_at, events)?;
-        if let Some(path) = &req.hlog {
+        if let Some(path) = &req.output.hlog {
             record::write_hlog(path, &result)?;
         }
         events.saved(&result, &dir, &recorder.slos);
@@ -559,7 +560,8 @@ fn measure(
     let mut pending: BTreeMap<usize, Vec<Option<Interval>>> = BTreeMap::new();
     // `--abort-on-fail`: the merged seconds' windows; the first miss stops
     // every part, and the run ends complete, saying why.
-    let mut watch = crate::abort::Watch::of(req.abort_on_fail == Some(true), &req.slos()?);
+    let mut watch =
+        crate::abort::Watch::of(req.objectives.abort_on_fail == Some(true), &req.slos()?);
     let mut ended_by: Option<String> = None;
     // Each agent's seconds as streamed: a lost agent's part is made of them.
     let mut streamed: Vec<Vec<Interval>> = vec![Vec::new(); n];

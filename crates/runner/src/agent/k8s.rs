@@ -227,7 +227,7 @@ pub fn render(r: &Render) -> Result<Manifests, SpecError> {
             max: "1000".into(),
         });
     }
-    if !r.request.agents.is_empty() || !r.request.launch.is_empty() {
+    if !r.request.fleet.agents.is_empty() || !r.request.fleet.launch.is_empty() {
         return Err(SpecError::Flag {
             flag: "--agents",
             why: "is what render writes (one per --replicas): drop it".into(),
@@ -235,8 +235,8 @@ pub fn render(r: &Render) -> Result<Manifests, SpecError> {
     }
     let svc = format!("{}-agents", r.name);
     let mut req = r.request.clone();
-    req.agents = agent_addresses(&r.name, r.agents);
-    req.results = Some("/results".into());
+    req.fleet.agents = agent_addresses(&r.name, r.agents);
+    req.output.results = Some("/results".into());
     // The coordinator's request is checked as `run` would check it (on a
     // one-CPU topology: its placement is the agents').
     req.check(&wirebench_core::topo::Topology::with_cpus(
@@ -427,7 +427,7 @@ mod tests {
         r.name = "WB".into();
         assert_eq!(render(&r).unwrap_err().flag(), "--name");
         let mut r = sample();
-        r.request.agents = vec!["a:1".into()];
+        r.request.fleet.agents = vec!["a:1".into()];
         assert_eq!(render(&r).unwrap_err().flag(), "--agents");
         let mut r = sample();
         r.request.target = None;

@@ -49,12 +49,12 @@ impl Policy {
     pub fn admit(&self, mut req: RunRequest) -> Result<RunRequest, String> {
         let refused = |what: &str, why: &str| Err(format!("refused: {what} {why}"));
         for (what, set) in [
-            ("agents (--agents)", !req.agents.is_empty()),
-            ("agents to launch (--launch)", !req.launch.is_empty()),
+            ("agents (--agents)", !req.fleet.agents.is_empty()),
+            ("agents to launch (--launch)", !req.fleet.launch.is_empty()),
             ("a listening server (--listen)", req.listen.is_some()),
-            ("--server-pid", !req.server_pid.is_empty()),
-            ("--server-cgroup", req.server_cgroup.is_some()),
-            ("--force", req.force.unwrap_or(false)),
+            ("--server-pid", !req.server.server_pid.is_empty()),
+            ("--server-cgroup", req.server.server_cgroup.is_some()),
+            ("--force", req.output.force.unwrap_or(false)),
         ] {
             if set {
                 return refused(what, "is not part of an agent's share of a run");
@@ -73,14 +73,20 @@ impl Policy {
                 "a command (--client-cmd)",
                 req.flags.exec.client_cmd.is_some(),
             ),
-            ("a command (--server-cmd)", req.server_cmd.is_some()),
-            ("an environment (--server-env)", !req.server_env.is_empty()),
+            ("a command (--server-cmd)", req.server.server_cmd.is_some()),
+            (
+                "an environment (--server-env)",
+                !req.server.server_env.is_empty(),
+            ),
             (
                 "an environment (--client-env)",
                 !req.flags.exec.client_env.is_empty(),
             ),
-            ("a file to write (--hlog)", req.hlog.is_some()),
-            ("a file to write (--trace FILE)", req.trace_file().is_some()),
+            ("a file to write (--hlog)", req.output.hlog.is_some()),
+            (
+                "a file to write (--trace FILE)",
+                req.output.trace_file().is_some(),
+            ),
         ];
         if !self.allow_exec
             && let Some((what, _)) = exec.iter().find(|(_, set)| *set)
@@ -98,14 +104,14 @@ impl Policy {
                 self.readable(flag, f)?;
             }
         }
-        req.hlog = match req.hlog.take() {
+        req.output.hlog = match req.output.hlog.take() {
             Some(f) => Some(self.inside("--hlog", &f)?),
             None => None,
         };
-        if let Some(Trace::File(f)) = &req.trace {
-            req.trace = Some(Trace::File(self.inside("--trace", f)?));
+        if let Some(Trace::File(f)) = &req.output.trace {
+            req.output.trace = Some(Trace::File(self.inside("--trace", f)?));
         }
-        req.results = Some(self.results.clone());
+        req.output.results = Some(self.results.clone());
         Ok(req)
     }
 
@@ -219,7 +225,7 @@ mod tests {
                 r#"{"target": "tcp://10.0.0.1:7470", "results": "/etc"}"#,
             ))
             .unwrap();
-        assert_eq!(ok.results.as_deref(), Some(Path::new("/var/agent")));
+        assert_eq!(ok.output.results.as_deref(), Some(Path::new("/var/agent")));
         for (json, needle) in [
             (
                 r#"{"transport": "exec", "target": "tcp://1.2.3.4:1", "client_cmd": "id"}"#,
@@ -273,8 +279,14 @@ mod tests {
                 r#"{"target": "tcp://1.2.3.4:1", "hlog": "h.hlog", "trace": "t/x.trace"}"#,
             ))
             .unwrap();
-        assert_eq!(r.hlog.as_deref(), Some(Path::new("/var/agent/h.hlog")));
-        assert_eq!(r.trace_file(), Some(Path::new("/var/agent/t/x.trace")));
+        assert_eq!(
+            r.output.hlog.as_deref(),
+            Some(Path::new("/var/agent/h.hlog"))
+        );
+        assert_eq!(
+            r.output.trace_file(),
+            Some(Path::new("/var/agent/t/x.trace"))
+        );
         for bad in ["/etc/passwd", "../x", "a/../../x", ""] {
             let json = serde_json::json!({"target": "tcp://1.2.3.4:1", "hlog": bad}).to_string();
             let e = p.admit(part(&json)).unwrap_err();

@@ -67,13 +67,15 @@ impl SessionOptions {
             create_bucket: req.flags.s3.create_bucket.unwrap_or(false),
             ca_file: req.ca_file.clone(),
             server_dir: None,
-            port: req.port,
+            port: req.server.port,
             instance: req.instance.unwrap_or(0),
             values: Default::default(),
             agent_token: None,
             ssh_config: None,
             agents_wait: std::time::Duration::ZERO,
-            history: Some(wirebench_history::History::path_in(&req.results_dir())),
+            history: Some(wirebench_history::History::path_in(
+                &req.output.results_dir(),
+            )),
             env_secrets: true,
         }
     }

@@ -111,7 +111,7 @@ impl RunFlags {
     pub fn session(&self) -> Result<wirebench_runner::session::SessionOptions, SpecError> {
         let mut opts =
             wirebench_runner::session::SessionOptions::of(&self.request(), self.credentials()?);
-        if !self.req.agents.is_empty() {
+        if !self.req.fleet.agents.is_empty() {
             opts.agent_token =
                 Token::given_or_env(self.agents.token_file.as_deref()).map_err(|why| {
                     SpecError::Invalid {
@@ -130,7 +130,7 @@ impl RunFlags {
         }
         opts.ssh_config.clone_from(&self.agents.ssh_config);
         if let Some(Dur(d)) = self.agents.agents_wait {
-            if self.req.agents.is_empty() {
+            if self.req.fleet.agents.is_empty() {
                 return Err(SpecError::Flag {
                     flag: "--agents-wait",
                     why: "waits for --agents: add them".into(),
@@ -138,7 +138,7 @@ impl RunFlags {
             }
             opts.agents_wait = d;
         }
-        if self.req.agents.is_empty() && self.agents.token_file.is_some() {
+        if self.req.fleet.agents.is_empty() && self.agents.token_file.is_some() {
             return Err(SpecError::Flag {
                 flag: "--token-file",
                 why: "proves this run to its --agents: add them".into(),

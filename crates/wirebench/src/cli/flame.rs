@@ -63,7 +63,7 @@ enum CallGraphArg {
 
 pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = &a.diff {
-        super::error::check_output(&a.output, a.run.req.force == Some(true))?;
+        super::error::check_output(&a.output, a.run.req.output.force == Some(true))?;
         let svg = flame::differential_of(&d[0], &d[1], a.off_cpu)?;
         wirebench_core::store::write_atomic(&a.output, svg.as_bytes())?;
         writeln!(
@@ -99,7 +99,7 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
             rest.len()
         );
     }
-    let mut console = Console::new(req.format());
+    let mut console = Console::new(req.output.format());
     console.results = false;
     let how = wirebench_runner::flame::FlameOptions {
         frequency: a.frequency,

@@ -68,7 +68,7 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
         .map_err(super::error::UsageError)?;
     let b = a.run.begin()?;
     let mut events = Rounds {
-        console: Console::new(b.req.format()),
+        console: Console::new(b.req.output.format()),
         rounds: a.rounds,
     };
     let c = ipc_compare::ipc_compare(
@@ -83,7 +83,7 @@ pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
     .map_err(runner_error)?;
     events.console.finish()?;
     let mut out = crate::ui::stdout();
-    match b.req.format() {
+    match b.req.output.format() {
         Format::Text => {
             wirebench_report::summary::print_ipc(&mut out, &c.rows, &c.dir, c.results.len())?
         }

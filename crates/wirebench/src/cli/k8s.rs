@@ -72,7 +72,7 @@ fn render(a: RenderArgs) -> anyhow::Result<ExitCode> {
             .map_or_else(|| "2m".to_string(), |d| d.to_string()),
     };
     let m = k8s::render(&r).map_err(super::error::UsageError::from)?;
-    let force = a.flags.req.force == Some(true);
+    let force = a.flags.req.output.force == Some(true);
     for path in m.write(&a.output, force).map_err(runner_error)? {
         println!("wrote {}", path.display());
     }

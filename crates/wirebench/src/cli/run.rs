@@ -48,7 +48,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         let mut opts = SessionOptions::of(&req, creds);
         // The sweep indexes its runs in its results' history.
         opts.history = None;
-        if !req.agents.is_empty() {
+        if !req.fleet.agents.is_empty() {
             // A sweep's agents are proven with $WIREBENCH_TOKEN.
             opts.agent_token =
                 wirebench_runner::auth::Token::given_or_env(None).map_err(UsageError)?;
@@ -64,7 +64,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     // Refused before anything starts (the runner checks again).
     req.check(&topo).map_err(UsageError::from)?;
     if let Some(j) = &a.junit {
-        super::error::check_output(j, req.force.unwrap_or(false))?;
+        super::error::check_output(j, req.output.force.unwrap_or(false))?;
     }
     super::flags::warn_if_debug();
     // Every connection takes a descriptor.
@@ -74,11 +74,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(parent) = a.exit_with_parent {
         process::terminate_with_parent(parent)?;
     }
-    let mut console = Console::new(req.format());
+    let mut console = Console::new(req.output.format());
     console.repeat = req.repeat();
     crate::ui::progress::watch(&mut console, &a.flags.metrics)?;
     // Load agents make the load of a coordinated run.
-    let run = match req.agents.is_empty() && req.launch.is_empty() {
+    let run = match req.fleet.agents.is_empty() && req.fleet.launch.is_empty() {
         true => run::run,
         false => wirebench_runner::agent::coordinator::run,
     };
@@ -96,7 +96,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
             // Measured but not saved where it belongs: a pipeline that
             // reads JSON still gets it, and so does stdout when the result
             // could be kept nowhere.
-            if req.format() == Format::Json || u.kept.is_none() {
+            if req.output.format() == Format::Json || u.kept.is_none() {
                 let mut out = crate::ui::stdout();
                 let _ = writeln!(out, "{}", u.json).and_then(|()| out.flush());
             }
@@ -113,7 +113,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         let mut out = crate::ui::stdout();
         wirebench_report::summary::print_repetitions_as(
             &mut out,
-            req.format(),
+            req.output.format(),
             report.repetitions.as_ref(),
             report.group.as_deref(),
         )

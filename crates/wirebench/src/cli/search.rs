@@ -59,7 +59,7 @@ impl SearchEvents for Console {
 pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     let b = a.run.begin()?;
     if let Some(j) = &a.junit {
-        super::error::check_output(j, b.req.force.unwrap_or(false))?;
+        super::error::check_output(j, b.req.output.force.unwrap_or(false))?;
     }
     let settings = SearchSettings {
         start_rate: a.start_rate.0,
@@ -67,7 +67,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         headroom: a.headroom,
         max_steps: a.max_steps,
     };
-    let mut console = Console::new(b.req.format());
+    let mut console = Console::new(b.req.output.format());
     console.results = false;
     // A line per step, not its seconds.
     console.seconds = false;
@@ -91,7 +91,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         wirebench_core::store::write_atomic(j, doc.as_bytes())?;
     }
     let mut out = crate::ui::stdout();
-    if b.req.format() == Format::Text {
+    if b.req.output.format() == Format::Text {
         wirebench_report::summary::print_search(&mut out, &r)?;
     } else {
         serde_json::to_writer_pretty(&mut out, &r)?;
