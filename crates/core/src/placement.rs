@@ -17,6 +17,26 @@ use crate::topo::{CpuList, Topology};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// What a sweep sets in each run's request (never a flag): the placement
+/// that chose its cpusets, and which instance of its point it is.
+/// Flattened into the run's [`RunRequest`](crate::request::RunRequest).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
+pub struct SetBySweep {
+    /// The placement policy that chose the cpusets (set by a sweep).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_policy: Option<String>,
+    /// Notes on the placement (set by a sweep).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement_note: Vec<String>,
+    /// Which of a sweep point's instances this run is: what `{instance}`
+    /// stands for (set by a sweep; 0 otherwise).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<usize>,
+}
+
 /// A placement policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Policy {

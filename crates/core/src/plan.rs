@@ -577,7 +577,7 @@ fn plan_point(
             i,
         )?;
         if shared_note {
-            req.placement_note.push(format!(
+            req.sweep.placement_note.push(format!(
                 "{instances} instances on too few CPUs: their cpusets overlap"
             ));
         }
@@ -644,7 +644,7 @@ fn instance_request(
         .collect();
     let mut req = base_req.clone();
     req.clients = Some(clients / instances);
-    req.instance = (instances > 1).then_some(i);
+    req.sweep.instance = (instances > 1).then_some(i);
     if instances > 1 && endpoints.len() > 1 {
         let mine = instance_endpoints(&endpoints, instances, i);
         req.target = Some(mine[0].clone());
@@ -655,8 +655,8 @@ fn instance_request(
             req.server_cpus = Some(split_cores(&pl.server, instances, i, topo));
         }
         req.client_cpus = Some(split_cores(&pl.client, instances, i, topo));
-        req.placement_policy = Some(pl.policy.clone());
-        req.placement_note.extend(pl.notes.iter().cloned());
+        req.sweep.placement_policy = Some(pl.policy.clone());
+        req.sweep.placement_note.extend(pl.notes.iter().cloned());
     } else if instances > 1 && external {
         // A server of the user's: the clients share every CPU.
         req.client_cpus = Some(split(&topo.usable(), instances, i));
@@ -722,6 +722,7 @@ pub fn describe(exp: &Experiment, runs: &[PlannedRun], results: &Path) -> Vec<St
                 .collect();
             out.push(format!("    {who}wirebench run {}", shown.join(" ")));
             for n in req
+                .sweep
                 .placement_note
                 .iter()
                 .filter(|n| !policy_notes.contains(n))
@@ -791,7 +792,7 @@ pub fn instance_requests(
         .map(|i| {
             let mut q = req.clone();
             q.clients = Some(clients / n);
-            q.instance = Some(i);
+            q.sweep.instance = Some(i);
             q.client_cpus = Some(split_cores(&client, n, i, topo));
             q.server_cpus = Some(split_cores(&server, n, i, topo));
             q
@@ -1002,7 +1003,7 @@ mod tests {
         let r = &runs[7].requests[0];
         assert_eq!(r.clients, Some(2));
         assert_eq!(r.flags.msgr.arch, Some(crate::spec::Arch::Pool));
-        assert_eq!(r.placement_policy.as_deref(), Some("separated"));
+        assert_eq!(r.sweep.placement_policy.as_deref(), Some("separated"));
         assert!(r.server_cpus.is_some() && r.client_cpus.is_some());
     }
 

@@ -5,8 +5,9 @@
 
 use proptest::prelude::*;
 use std::path::Path;
+use wirebench_core::limits::{MAX_CONNECTIONS, MAX_PHASE};
 use wirebench_core::plan::{self, Experiment};
-use wirebench_core::request::{MAX_CONNECTIONS, MAX_PHASE, RunRequest};
+use wirebench_core::request::RunRequest;
 use wirebench_core::spec::StopSpec;
 use wirebench_core::topo::{CpuList, Topology};
 use wirebench_core::units::{Bytes, Dur, parse_duration, parse_rate, parse_size};

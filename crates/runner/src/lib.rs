@@ -238,7 +238,7 @@ pub fn with_env_region(mut req: RunRequest) -> RunRequest {
         let pair = [("commit".to_string(), commit.trim().to_string())];
         req.output
             .label
-            .push(wirebench_core::request::EnvVars(pair.into_iter().collect()));
+            .push(wirebench_core::command::EnvVars(pair.into_iter().collect()));
     }
     req
 }

@@ -86,7 +86,7 @@ pub fn expand(template: &str, values: &BTreeMap<&'static str, String>) -> Result
                 out.push_str(v);
                 rest = &after[n.len() + 1..];
             }
-            None if name.is_some_and(|n| wirebench_core::request::PLACEHOLDERS.contains(&n)) => {
+            None if name.is_some_and(|n| wirebench_core::command::PLACEHOLDERS.contains(&n)) => {
                 return Err(format!(
                     "{{{}}} has no value in this run",
                     name.expect("matched")

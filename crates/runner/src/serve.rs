@@ -12,9 +12,10 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
-use wirebench_core::request::{SpecError, check_cpus};
+use wirebench_core::request::SpecError;
 use wirebench_core::result::ServerStats;
 use wirebench_core::spec::{Arch, Endpoint, TransportKind};
+use wirebench_core::topo::check_cpus;
 use wirebench_core::topo::{CpuList, Topology};
 use wirebench_core::units::{Bytes, Dur};
 use wirebench_transports::msgr::server::faults::Faults;
@@ -454,7 +455,7 @@ impl ServeRequest {
         // `--delay 0` is no delay: a nightly loop that steps the delay
         // (0, 0, 50us...) starts from the server as it is.
         let delay = self.delay.filter(|d| !d.0.is_zero());
-        let longest = wirebench_core::request::MAX_PHASE;
+        let longest = wirebench_core::limits::MAX_PHASE;
         for (f, d) in [
             ("--delay", self.delay.map(|d| d.0)),
             ("--service", self.service.map(|d| d.0)),
@@ -525,7 +526,7 @@ impl ServeRequest {
             }
         };
         let buckets = if self.bucket.is_empty() {
-            vec![wirebench_core::request::DEFAULT_BUCKET.to_string()]
+            vec![wirebench_core::limits::DEFAULT_BUCKET.to_string()]
         } else {
             self.bucket.clone()
         };
@@ -582,12 +583,12 @@ impl ServeRequest {
             .map_or(Duration::from_secs(l::SERVER_DEFAULT_IDLE_TIMEOUT_S), |d| {
                 d.0
             });
-        if idle > wirebench_core::request::MAX_PHASE {
+        if idle > wirebench_core::limits::MAX_PHASE {
             return Err(SpecError::Range {
                 flag: "--idle-timeout",
                 value: Dur(idle).to_string(),
                 min: "0s (never)".into(),
-                max: Dur(wirebench_core::request::MAX_PHASE).to_string(),
+                max: Dur(wirebench_core::limits::MAX_PHASE).to_string(),
             });
         }
         if !idle.is_zero() && idle < Duration::from_millis(100) {

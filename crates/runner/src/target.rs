@@ -128,7 +128,7 @@ pub fn serve_request(spec: &RunSpec, trace_file: Option<PathBuf>) -> ServeReques
             }
         }
         TransportSpec::S3(_) => {
-            req.bucket = vec![wirebench_core::request::DEFAULT_BUCKET.into()];
+            req.bucket = vec![wirebench_core::limits::DEFAULT_BUCKET.into()];
         }
         // shm's sessions state their mode and sizes when they open; the
         // other transports have no embedded server.

@@ -18,17 +18,9 @@
 //! assert!(bad.check(&topo).unwrap_err().to_string().starts_with("--depth 0"));
 //! ```
 
-pub(crate) use crate::command::check_placeholders;
-pub use crate::command::{EnvVars, PLACEHOLDERS, env_map};
 pub use crate::error::SpecError;
-pub(crate) use crate::error::{flag, invalid, range, value};
 use crate::kind::TransportKind;
-pub use crate::limits::{
-    DEFAULT_BUCKET, DEFAULT_HICCUP_THRESHOLD, DEFAULT_OP_TIMEOUT, MAX_CLIENTS, MAX_CONNECTIONS,
-    MAX_DEPTH, MAX_ENDPOINTS, MAX_KV_KEYS, MAX_PHASE, MAX_RATE_PER_CONN, MAX_REPEAT,
-};
 use crate::topo::CpuList;
-pub use crate::topo::check_cpus;
 pub use crate::transport::heading;
 use crate::units::{Dur, Rate};
 use crate::values::{Arrival, Endpoint, KeyDist, SizeSpec};
@@ -211,19 +203,9 @@ pub struct RunRequest {
     #[command(flatten)]
     #[serde(flatten)]
     pub output: crate::output::OutputFlags,
-    /// The placement policy that chose the cpusets (set by a sweep).
-    #[arg(skip)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub placement_policy: Option<String>,
-    /// Notes on the placement (set by a sweep).
-    #[arg(skip)]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub placement_note: Vec<String>,
-    /// Which of a sweep point's instances this run is: what `{instance}`
-    /// stands for (set by a sweep; 0 otherwise).
-    #[arg(skip)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instance: Option<usize>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sweep: crate::placement::SetBySweep,
     /// s3s://, https:// and grpcs:// targets: also trust the certificates of this PEM file (a private CA, a
     /// self-signed endpoint); the Mozilla roots are always trusted.
     #[arg(long, help_heading = heading::S3)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::limits::*;
 use crate::spec::{MsgrMode, ShmMode};
 use crate::topo::{CpuList, Topology};
 use crate::transport::{
@@ -398,9 +399,11 @@ fn every_key_is_a_field_and_a_request_reads_back() {
         server_cpus: Some(CpuList::parse("1").unwrap()),
         client_cpus: Some(CpuList::parse("0").unwrap()),
         repeat: Some(3),
-        placement_policy: Some("balanced".into()),
-        instance: Some(1),
-        placement_note: vec!["n".into()],
+        sweep: crate::placement::SetBySweep {
+            placement_policy: Some("balanced".into()),
+            instance: Some(1),
+            placement_note: vec!["n".into()],
+        },
         ca_file: Some("ca.pem".into()),
         keys: Some(1000),
         key_dist: Some(KeyDist::Zipf(0.9)),

@@ -68,7 +68,7 @@ impl SessionOptions {
             ca_file: req.ca_file.clone(),
             server_dir: None,
             port: req.server.port,
-            instance: req.instance.unwrap_or(0),
+            instance: req.sweep.instance.unwrap_or(0),
             values: Default::default(),
             agent_token: None,
             ssh_config: None,
