@@ -42,6 +42,7 @@ pub mod index;
 pub mod kind;
 pub mod legacy;
 pub mod limits;
+pub mod live;
 pub mod merge;
 pub mod observe;
 pub mod output;

@@ -36,8 +36,9 @@ pub const TOP_KEYS: [&str; 7] = [
 /// Keys of the sweep itself (not flags of `run`).
 pub const SWEEP_KEYS: [&str; 3] = ["placement", "instances", "alone"];
 /// Flags of `run` a sweep sets itself.
-pub const RESERVED: [&str; 9] = [
+pub const RESERVED: [&str; 10] = [
     "results",
+    "metrics_point",
     "force",
     "format",
     "repeat",
@@ -213,6 +214,11 @@ impl Experiment {
                 if k == "access_key" || k == "secret_key" {
                     refuse!(
                         "{f}: [{name}] {k}: credentials never go in a spec file (it is stored with the results); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                    );
+                }
+                if k == "live" {
+                    refuse!(
+                        "{f}: [{name}] live: a sweep has no live view (it prints its own progress); serve its runs' metrics with metrics_listen"
                     );
                 }
                 if !valid.contains(&k.as_str()) {
@@ -1047,6 +1053,15 @@ mod tests {
         );
         let e = exp("name = \"x\"\n[base]\nresults = \"/tmp\"\n").unwrap_err();
         assert!(e.0.contains("the sweep sets it itself"), "{e}");
+        let e = exp("name = \"x\"\n[base]\nlive = true\n").unwrap_err();
+        assert!(e.0.contains("a sweep has no live view"), "{e}");
+        let e = exp("name = \"x\"\n[base]\nmetrics_point = \"p\"\n").unwrap_err();
+        assert!(e.0.contains("the sweep sets it itself"), "{e}");
+        // Live metrics are keys of a spec like any flag (issue 47).
+        let e =
+            exp("name = \"x\"\n[base]\nmetrics_listen = \"127.0.0.1:0\"\nmetrics_hold = \"2s\"\n")
+                .unwrap();
+        assert_eq!(e.base[0].0, "metrics_listen");
         // Dashes and underscores alike; sessions is clients.
         let e = exp("name = \"x\"\n[base]\nconns-per-client = 2\nsessions = 2\n").unwrap();
         assert_eq!(e.base[1].0, "clients");

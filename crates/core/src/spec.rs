@@ -6,13 +6,15 @@ use crate::topo::CpuList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use crate::transport::exec::{ExecSpec, program_of};
+pub use crate::transport::exec::{
+    ExecSpec, LATENCY_STATS, LATENCY_UNITS, Parser, is_exec_metric, program_of,
+};
 pub use crate::transport::grpc::GrpcSpec;
-pub use crate::transport::http::{HttpMethod, HttpSpec};
-pub use crate::transport::kv::{KvMode, KvSpec};
+pub use crate::transport::http::{HttpMethod, HttpSpec, HttpVersion};
+pub use crate::transport::kv::{KvMode, KvProtocol, KvSpec, Ratio};
 pub use crate::transport::msgr::{MSGR_HEADER_BYTES, MsgrMode, MsgrSpec};
-pub use crate::transport::s3::S3Spec;
-pub use crate::transport::shm::{ShmMode, ShmSpec};
+pub use crate::transport::s3::{Mix, S3Op, S3Sign, S3Spec, S3Workload, UrlStyle};
+pub use crate::transport::shm::{Channel, ClientsAs, ShmMode, ShmSpec, Wait};
 pub use crate::transport::{TransportKind, TransportSpec};
 pub use crate::values::*;
 

@@ -1,6 +1,6 @@
 //! `sweep`: an experiment's planned runs executed in turn, each instance a
 //! `wirebench run --request-stdin` child process that gets its
-//! [`RunRequest`] as one JSON line on stdin and writes its own result under
+//! [`RunRequest`](wirebench_core::request::RunRequest) as one JSON line on stdin and writes its own result under
 //! `<results>/<name>/`. The index (`sweep.json`) is rewritten after every
 //! run, so `--resume` skips what is complete. A child per run keeps a
 //! crashed run from taking the sweep with it, and gives each run a fresh
@@ -78,8 +78,9 @@ pub struct How {
     /// What to do with the results already there.
     pub existing: Existing,
     /// The live-metrics flags (`--metrics-listen`...) each run's first
-    /// instance gets, with its point (none: no metrics).
-    pub metrics: Vec<String>,
+    /// instance gets in its request, with its point (None: those of the
+    /// spec's request, if any).
+    pub metrics: Option<wirebench_core::live::LiveFlags>,
 }
 
 /// Runs the planned runs of `exp` under `results/<name>/`.
@@ -92,7 +93,7 @@ pub fn sweep(
     cancel: &Cancel,
     events: &mut dyn SweepEvents,
 ) -> Result<SweepOutcome, RunError> {
-    let (existing, metrics) = (how.existing, how.metrics.as_slice());
+    let (existing, metrics) = (how.existing, how.metrics.as_ref());
     wirebench_core::store::prepare_dir(results).map_err(|why| {
         RunError::Spec(SpecError::Invalid {
             flag: "--results",
@@ -233,14 +234,15 @@ pub fn sweep(
 }
 
 /// Runs one planned run (its instances at once) and reads their results.
-/// `metrics`: the live-metrics flags of the sweep (`--metrics-listen`...),
-/// given to each run's first instance with the point it runs.
+/// `metrics`: the live-metrics flags of the sweep (`--metrics-listen`...;
+/// else its spec's), given to each run's first instance with the point it
+/// runs, in its request.
 fn run_one(
     exe: &Path,
     dir: &Path,
     r: &PlannedRun,
     cancel: &Cancel,
-    metrics: &[String],
+    metrics: Option<&wirebench_core::live::LiveFlags>,
     events: &mut dyn SweepEvents,
 ) -> Result<Entry, RunError> {
     let mut children: Vec<Child> = Vec::new();
@@ -249,18 +251,19 @@ fn run_one(
         req.output.results = Some(dir.to_path_buf());
         req.output.format = Some(Format::Json);
         // One listener at a time: the first instance serves the metrics.
-        let served: Vec<String> = match (i, metrics.is_empty()) {
-            (0, false) => metrics
-                .iter()
-                .cloned()
-                .chain(["--metrics-point".to_string(), r.key.clone()])
-                .collect(),
-            _ => Vec::new(),
+        let watch = metrics.cloned().unwrap_or_else(|| req.watch.clone());
+        req.watch = match (i, watch.metrics_listen.is_some()) {
+            (0, true) => wirebench_core::live::LiveFlags {
+                metrics_point: Some(r.key.clone()),
+                // A sweep prints its own progress.
+                live: None,
+                ..watch
+            },
+            _ => Default::default(),
         };
         let mut child = Command::new(exe)
             .args(["run", "--request-stdin"])
             .args(["--exit-with-parent", &std::process::id().to_string()])
-            .args(&served)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

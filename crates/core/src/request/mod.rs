@@ -205,6 +205,9 @@ pub struct RunRequest {
     pub output: crate::output::OutputFlags,
     #[command(flatten)]
     #[serde(flatten)]
+    pub watch: crate::live::LiveFlags,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub sweep: crate::placement::SetBySweep,
     /// s3s://, https:// and grpcs:// targets: also trust the certificates of this PEM file (a private CA, a
     /// self-signed endpoint); the Mozilla roots are always trusted.
@@ -279,8 +282,9 @@ impl<'de> Deserialize<'de> for NoOtherKeys {
 
 /// The keys of a request that are not flags: a sweep sets them (the other
 /// targets, the placement, the instance) or a coordinator (an agent's share).
-const SET_KEYS: [&str; 5] = [
+const SET_KEYS: [&str; 6] = [
     "also_target",
+    "metrics_point",
     "placement_policy",
     "placement_note",
     "instance",
@@ -345,6 +349,7 @@ impl RunRequest {
         let mut out = Vec::new();
         for &key in RunRequest::keys() {
             if key.starts_with("placement_")
+                || key == "metrics_point"
                 || key == "instance"
                 || key == "share"
                 || key == "also_target"

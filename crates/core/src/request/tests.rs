@@ -1,5 +1,6 @@
 use super::*;
 use crate::limits::*;
+use crate::spec::*;
 use crate::spec::{MsgrMode, ShmMode};
 use crate::topo::{CpuList, Topology};
 use crate::transport::{
@@ -473,6 +474,13 @@ fn every_key_is_a_field_and_a_request_reads_back() {
             server_ready: Some(Ready::Line("listening on \\d+".into())),
             port: Some(7000),
             server_env: vec!["LD_PRELOAD=/x.so".parse().unwrap()],
+        },
+        watch: crate::live::LiveFlags {
+            metrics_listen: Some("127.0.0.1:9464".parse().unwrap()),
+            metrics_token_file: Some("token".into()),
+            metrics_hold: Some(Dur(Duration::from_secs(5))),
+            metrics_point: Some("clients=2".into()),
+            live: Some(true),
         },
         objectives: crate::slo::SloFlags {
             slo: vec!["p99<1ms over 10s".into()],

@@ -7,6 +7,20 @@ use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 
+/// The HTTP version of a run (`--http`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HttpVersion {
+    /// HTTP/1.1: one request outstanding per connection (no pipelining).
+    #[serde(rename = "1.1")]
+    H1,
+    /// HTTP/2: `--depth` streams per connection; h2c (prior knowledge) on
+    /// `http://`, ALPN on `https://`.
+    #[serde(rename = "2")]
+    H2,
+}
+
+text_enum!(HttpVersion, "1.1" => HttpVersion::H1, "2" => HttpVersion::H2);
+
 /// HTTP's own flags: the version, a connection per request. Flattened into the run's
 /// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
 /// `run`'s flags alike.

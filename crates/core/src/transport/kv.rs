@@ -7,6 +7,51 @@ use crate::transport::{Asked, heading};
 use crate::values::*;
 use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The wire protocol of a key-value run (`--protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KvProtocol {
+    /// Redis's RESP2, the default of every Redis server.
+    Resp2,
+    /// RESP3, asked with `HELLO 3` (Redis 6 and later).
+    Resp3,
+    /// memcached's text protocol (get, set, incr).
+    Text,
+    /// memcached's meta protocol (mg, ms, ma).
+    Meta,
+}
+
+text_enum!(KvProtocol, "resp2" => KvProtocol::Resp2, "resp3" => KvProtocol::Resp3, "text" => KvProtocol::Text, "meta" => KvProtocol::Meta);
+
+/// SETs to GETs of a mixed key-value run (`--ratio SET:GET`, as memtier
+/// writes it): `1:10` is one SET for every ten GETs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ratio(pub u32, pub u32);
+
+impl FromStr for Ratio {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Ratio, String> {
+        let bad = || format!("'{s}': a ratio is SET:GET, two whole numbers not both 0, e.g. 1:10");
+        let (a, b) = s.split_once(':').ok_or_else(bad)?;
+        let (a, b) = (
+            a.trim().parse::<u32>().map_err(|_| bad())?,
+            b.trim().parse::<u32>().map_err(|_| bad())?,
+        );
+        if a == 0 && b == 0 || a.checked_add(b).is_none() {
+            return Err(bad());
+        }
+        Ok(Ratio(a, b))
+    }
+}
+
+impl fmt::Display for Ratio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.0, self.1)
+    }
+}
 
 /// The own flags of redis and memcached: the protocol, the SET:GET ratio. Flattened into the run's
 /// [`RunRequest`](crate::request::RunRequest): a spec file's keys and

@@ -60,6 +60,7 @@ pub mod heading {
     pub const SERVER: &str = "The server under test (observed)";
     pub const EXEC: &str = "exec (--transport exec: your own benchmark program)";
     pub const AGENTS: &str = "Load agents (run on other hosts: `wirebench agent`)";
+    pub const LIVE: &str = "Live metrics";
 }
 
 /// What a transport says about itself, besides its spec.

@@ -10,6 +10,7 @@ use crate::limits;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
+
 /// msgr's own flags: the embedded server's design, the response size,
 /// the largest frame. Flattened into the run's
 /// [`RunRequest`](crate::request::RunRequest): a spec file's keys and

@@ -8,6 +8,137 @@ use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec, lo
 use crate::limits;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// One S3 operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Op {
+    Get,
+    Put,
+    Head,
+    Delete,
+    List,
+}
+
+text_enum!(S3Op, "get" => S3Op::Get, "put" => S3Op::Put, "head" => S3Op::Head, "delete" => S3Op::Delete, "list" => S3Op::List);
+
+/// An S3 workload (`--workload`): one operation type, or a weighted mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Workload {
+    Get,
+    Put,
+    Head,
+    Delete,
+    List,
+    Mixed,
+}
+
+impl S3Workload {
+    /// The one operation of the workload (None: mixed).
+    pub fn op(self) -> Option<S3Op> {
+        match self {
+            S3Workload::Get => Some(S3Op::Get),
+            S3Workload::Put => Some(S3Op::Put),
+            S3Workload::Head => Some(S3Op::Head),
+            S3Workload::Delete => Some(S3Op::Delete),
+            S3Workload::List => Some(S3Op::List),
+            S3Workload::Mixed => None,
+        }
+    }
+}
+
+impl S3Workload {
+    pub const ALL: [S3Workload; 6] = [
+        S3Workload::Get,
+        S3Workload::Put,
+        S3Workload::Head,
+        S3Workload::Delete,
+        S3Workload::List,
+        S3Workload::Mixed,
+    ];
+}
+
+text_enum!(S3Workload, "get" => S3Workload::Get, "put" => S3Workload::Put, "head" => S3Workload::Head,
+    "delete" => S3Workload::Delete, "list" => S3Workload::List, "mixed" => S3Workload::Mixed);
+
+/// How S3 requests name the bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UrlStyle {
+    /// `http://host/bucket/key`.
+    Path,
+    /// `http://bucket.host/key` (the connection still goes to the endpoint's address).
+    Virtual,
+}
+
+/// Where S3 requests carry their SigV4 signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum S3Sign {
+    /// The `Authorization` header, as the AWS SDKs and S3 benchmark tools
+    /// sign (the default).
+    Header,
+    /// The query string (presigned URLs).
+    Query,
+}
+
+text_enum!(UrlStyle, "path" => UrlStyle::Path, "virtual" => UrlStyle::Virtual);
+
+text_enum!(S3Sign, "header" => S3Sign::Header, "query" => S3Sign::Query);
+
+/// The weights of a mixed S3 workload: `get=70,put=20,delete=10`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mix(pub Vec<(S3Op, u32)>);
+
+impl Mix {
+    /// 70% GET, 20% PUT, 10% DELETE.
+    pub fn default_mix() -> Mix {
+        Mix(vec![(S3Op::Get, 70), (S3Op::Put, 20), (S3Op::Delete, 10)])
+    }
+}
+
+impl FromStr for Mix {
+    type Err = String;
+    /// Parses `get=70,put=20,delete=10`; zero weights are dropped.
+    fn from_str(s: &str) -> Result<Mix, String> {
+        let mut v = Vec::new();
+        for part in s.split(',') {
+            let (op, w) = part.split_once('=').ok_or_else(|| {
+                format!("'{part}': write OP=WEIGHT, e.g. get=70,put=20,delete=10")
+            })?;
+            let op: S3Op = op.trim().parse().map_err(|_| {
+                format!(
+                    "'{}': the operations are get, put, head, delete, list",
+                    op.trim()
+                )
+            })?;
+            let w: u32 = w
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{w}': a weight is a whole number"))?;
+            if v.iter().any(|(o, _)| *o == op) {
+                return Err(format!("'{op}' appears twice"));
+            }
+            if w > 0 {
+                v.push((op, w));
+            }
+        }
+        if v.is_empty() {
+            return Err(format!("'{s}': every weight is 0"));
+        }
+        Ok(Mix(v))
+    }
+}
+
+impl fmt::Display for Mix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(o, w)| format!("{o}={w}")).collect();
+        f.write_str(&parts.join(","))
+    }
+}
 
 /// S3's own flags: the workload, the objects, signing, multipart. Flattened into the run's
 /// [`RunRequest`](crate::request::RunRequest): a spec file's keys and

@@ -9,6 +9,44 @@ use crate::limits;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
+/// How a waiting side of a shared-memory ring waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Wait {
+    /// Spin on the shared index: ~0.1 us hand-off, a core busy.
+    Spin,
+    /// Sleep in the kernel on a futex: a wake-up costs a context switch.
+    Futex,
+    /// Spin a little (about two wake-ups' worth), then sleep.
+    Adaptive,
+}
+
+/// What carries a shm-transport session: shared memory, or (for
+/// comparison) the kernel's channels with the same records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    Shm,
+    Unix,
+    Tcp,
+    Pipe,
+}
+
+/// Whether shm clients are threads of one process (`mt`) or one process
+/// per session (`mp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientsAs {
+    Threads,
+    Processes,
+}
+
+text_enum!(Wait, "spin" => Wait::Spin, "futex" => Wait::Futex, "adaptive" => Wait::Adaptive);
+
+text_enum!(Channel, "shm" => Channel::Shm, "unix" => Channel::Unix, "tcp" => Channel::Tcp, "pipe" => Channel::Pipe);
+
+text_enum!(ClientsAs, "threads" => ClientsAs::Threads, "processes" => ClientsAs::Processes);
+
 /// shm's own flags: how a side waits, what the clients are, the channel,
 /// the rings. Flattened into the run's
 /// [`RunRequest`](crate::request::RunRequest): a spec file's keys and

@@ -382,6 +382,8 @@ fn part_request(
     r.repeat = None;
     r.output.force = None;
     r.output.format = None;
+    // The coordinator serves the run's live metrics, of the merged seconds.
+    r.watch = Default::default();
     r
 }
 

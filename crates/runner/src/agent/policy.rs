@@ -55,6 +55,12 @@ impl Policy {
             ("--server-pid", !req.server.server_pid.is_empty()),
             ("--server-cgroup", req.server.server_cgroup.is_some()),
             ("--force", req.output.force.unwrap_or(false)),
+            // Live metrics are its coordinator's to serve (a listener, a
+            // token file to read: nothing a peer may ask of this host).
+            (
+                "live metrics (--metrics-listen, --live)",
+                !req.watch.is_empty(),
+            ),
         ] {
             if set {
                 return refused(what, "is not part of an agent's share of a run");
@@ -260,6 +266,13 @@ mod tests {
                 r#"{"target": "tcp://1.2.3.4:1", "server_pid": [1]}"#,
                 "--server-pid",
             ),
+            // Issue 47: live metrics are part of a request now; a part that
+            // asks an agent to listen (and read a token file) is refused.
+            (
+                r#"{"target": "tcp://1.2.3.4:1", "metrics_listen": "0.0.0.0:80", "metrics_token_file": "/etc/shadow"}"#,
+                "live metrics (--metrics-listen, --live) is not part",
+            ),
+            (r#"{"target": "tcp://1.2.3.4:1", "live": true}"#, "--live"),
         ] {
             let e = p.admit(part(json)).unwrap_err();
             assert!(e.contains(needle), "{json}: {e}");

@@ -28,7 +28,6 @@ use wirebench_core::result::Interval;
 use wirebench_load::engine::IntervalReport;
 
 pub use board::{Board, MAX_AGENTS, MAX_CAUSES, MAX_OPERATIONS, RunLabels, Shared, Totals};
-pub use flags::MetricsFlags;
 pub use listen::{Listener, MetricsOptions};
 
 /// What a command does with its seconds when metrics are served: the
@@ -71,9 +70,9 @@ impl Exporter {
     /// The exporter `flags` ask for, listening; the error of a refused
     /// address is a usage error (Err(Ok)), of a failed bind an I/O one.
     pub fn of_flags(
-        flags: &MetricsFlags,
+        flags: &wirebench_core::live::LiveFlags,
     ) -> Result<Option<Exporter>, Result<String, std::io::Error>> {
-        let Some(opts) = flags.options() else {
+        let Some(opts) = flags::options(flags) else {
             return Ok(None);
         };
         opts.check().map_err(Ok)?;

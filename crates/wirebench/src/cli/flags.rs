@@ -31,8 +31,6 @@ pub struct RunFlags {
     secret_key_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub agents: AgentFlags,
-    #[command(flatten)]
-    pub metrics: wirebench_runner::metrics::MetricsFlags,
 }
 
 /// How this process reaches its load agents (`--agents` and `--launch` are

@@ -73,9 +73,7 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    a.run
-        .metrics
-        .refuse("flame")
+    wirebench_runner::metrics::flags::refuse(&a.run.req.watch, "flame")
         .map_err(super::error::UsageError)?;
     let b = a.run.begin()?;
     let mut req = b.req.clone();

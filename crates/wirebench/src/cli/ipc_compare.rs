@@ -62,9 +62,7 @@ impl CompareEvents for Rounds {
 }
 
 pub fn ipc_compare(a: IpcCompareArgs) -> anyhow::Result<ExitCode> {
-    a.run
-        .metrics
-        .refuse("ipc-compare")
+    wirebench_runner::metrics::flags::refuse(&a.run.req.watch, "ipc-compare")
         .map_err(super::error::UsageError)?;
     let b = a.run.begin()?;
     let mut events = Rounds {

@@ -76,7 +76,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut console = Console::new(req.output.format());
     console.repeat = req.repeat();
-    crate::ui::progress::watch(&mut console, &a.flags.metrics)?;
+    crate::ui::progress::watch(&mut console, &req.watch)?;
     // Load agents make the load of a coordinated run.
     let run = match req.fleet.agents.is_empty() && req.fleet.launch.is_empty() {
         true => run::run,

@@ -71,7 +71,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     console.results = false;
     // A line per step, not its seconds.
     console.seconds = false;
-    crate::ui::progress::watch(&mut console, &a.run.metrics)?;
+    crate::ui::progress::watch(&mut console, &a.run.req.watch)?;
     let r = search::search(
         &b.req,
         &settings,

@@ -53,7 +53,7 @@ pub struct SweepArgs {
     junit: Option<PathBuf>,
     /// Live metrics of each run as it works (its first instance's), labelled by its point.
     #[command(flatten)]
-    metrics: wirebench_runner::metrics::MetricsFlags,
+    metrics: wirebench_core::live::LiveFlags,
 }
 
 struct Progress(std::time::Instant);
@@ -107,7 +107,8 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     if let Some(j) = &a.junit {
         super::error::check_output(j, a.force)?;
     }
-    let metrics = a.metrics.for_sweep().map_err(super::error::UsageError)?;
+    let metrics = wirebench_runner::metrics::flags::for_sweep(&a.metrics)
+        .map_err(super::error::UsageError)?;
     if let Some(addr) = a.metrics.metrics_listen {
         // A port 0 is each run's own: said as each point binds it.
         if addr.port() != 0 {

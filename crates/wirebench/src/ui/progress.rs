@@ -213,10 +213,7 @@ impl RunEvents for Console {
 
 /// The live metrics and live view the flags ask for, on `console` (the
 /// metrics' address printed).
-pub fn watch(
-    console: &mut Console,
-    flags: &wirebench_runner::metrics::MetricsFlags,
-) -> anyhow::Result<()> {
+pub fn watch(console: &mut Console, flags: &wirebench_core::live::LiveFlags) -> anyhow::Result<()> {
     console.exporter = match wirebench_runner::metrics::Exporter::of_flags(flags) {
         Ok(e) => e,
         Err(Ok(why)) => return Err(crate::cli::error::UsageError(why).into()),
@@ -226,7 +223,7 @@ pub fn watch(
         eprintln!("metrics: http://{}/metrics", e.addr());
     }
     console.live = flags
-        .live
+        .live_view()
         .then(wirebench_report::live::Live::open)
         .flatten();
     Ok(())

@@ -377,49 +377,64 @@ fn issue_38_metrics_need_a_token_off_loopback_and_serve_only_their_page() {
 }
 
 /// A sweep's runs serve their metrics on the sweep's address in turn, each
-/// labelled by its point (and the sweep has no live view).
+/// labelled by its point (and the sweep has no live view). Issue 47: the
+/// live-metrics flags are part of a run's request, so a spec file sets them
+/// as well as `sweep --metrics-listen`, and the sweep hands them to its runs
+/// in their requests (no argv rebuilt): both ways are tried.
 #[test]
 fn issue_38_a_sweep_serves_each_runs_metrics_labelled_by_its_point() {
     let _g = shared();
     let dir = TempDir::new("metrics-sweep");
-    let spec = dir.path().join("two.toml");
-    std::fs::write(
-        &spec,
-        "name = \"two\"\n[base]\nduration = \"3s\"\nwarmup = \"0s\"\n[matrix]\nclients = [1, 2]\n",
-    )
-    .unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
-    let results = dir.path().join("results");
-    let mut p = Proc::spawn(&[
-        "sweep",
-        spec.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-        "--metrics-listen",
-        &addr,
-    ]);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut points = std::collections::BTreeSet::new();
-    while points.len() < 2 && Instant::now() < deadline {
-        if let Some((200, page)) = get(&addr, "/metrics", &[]) {
-            for line in page.lines().filter(|l| l.starts_with("wirebench_running{")) {
-                if let Some(p) = line.split("point=\"").nth(1) {
-                    points.insert(p.split('"').next().unwrap().to_string());
+    for (i, in_spec) in [false, true].into_iter().enumerate() {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let spec = dir.path().join(format!("two-{i}.toml"));
+        let listen = match in_spec {
+            true => format!("metrics_listen = \"{addr}\"\n"),
+            false => String::new(),
+        };
+        std::fs::write(
+            &spec,
+            format!("name = \"two\"\n[base]\nduration = \"3s\"\nwarmup = \"0s\"\n{listen}[matrix]\nclients = [1, 2]\n"),
+        )
+        .unwrap();
+        let results = dir.path().join(format!("results-{i}"));
+        let mut args = vec![
+            "sweep".to_string(),
+            spec.to_str().unwrap().to_string(),
+            "--results".to_string(),
+            results.to_str().unwrap().to_string(),
+        ];
+        if !in_spec {
+            args.extend(["--metrics-listen".to_string(), addr.clone()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut p = Proc::spawn(&args);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut points = std::collections::BTreeSet::new();
+        while points.len() < 2 && Instant::now() < deadline {
+            if let Some((200, page)) = get(&addr, "/metrics", &[]) {
+                for line in page.lines().filter(|l| l.starts_with("wirebench_running{")) {
+                    if let Some(p) = line.split("point=\"").nth(1) {
+                        points.insert(p.split('"').next().unwrap().to_string());
+                    }
                 }
             }
+            std::thread::sleep(Duration::from_millis(200));
         }
-        std::thread::sleep(Duration::from_millis(200));
+        let st = p.wait(Duration::from_secs(120));
+        let err = p.stderr_all();
+        assert!(st.success(), "{err}");
+        if !in_spec {
+            assert!(
+                err.contains(&format!("metrics: http://{addr}/metrics")),
+                "{err}"
+            );
+        }
+        let want: std::collections::BTreeSet<String> =
+            ["clients=1", "clients=2"].map(String::from).into();
+        assert_eq!(points, want, "in the spec: {in_spec}: {err}");
     }
-    let st = p.wait(Duration::from_secs(120));
-    let err = p.stderr_all();
-    assert!(st.success(), "{err}");
-    assert!(
-        err.contains(&format!("metrics: http://{addr}/metrics")),
-        "{err}"
-    );
-    let want: std::collections::BTreeSet<String> =
-        ["clients=1", "clients=2"].map(String::from).into();
-    assert_eq!(points, want, "{err}");
+    let spec = dir.path().join("two-0.toml");
     // No live view for a sweep.
     let mut p = Proc::spawn(&["sweep", spec.to_str().unwrap(), "--live"]);
     let st = p.wait(Duration::from_secs(30));
