@@ -195,9 +195,21 @@ def resolve(me: tuple, head: str, rest: list, modules: set) -> tuple | None:
     return best
 
 
+def is_test_file(f: Path) -> bool:
+    """Whether `f` is a test module its parent declares under
+    `#[cfg(test)]` (`mod tests;` with its body in `tests.rs`)."""
+    if f.name != "tests.rs":
+        return False
+    d = f.parent
+    for parent in (d / "mod.rs", d / "lib.rs", d.parent / f"{d.name}.rs"):
+        if parent.exists() and re.search(r"#\[cfg\(test\)\]\s*mod tests;", parent.read_text()):
+            return True
+    return False
+
+
 def crate_edges(src: Path) -> dict:
     """Each module of the crate at `src`, and the modules it uses."""
-    files = [f for f in src.rglob("*.rs")]
+    files = [f for f in src.rglob("*.rs") if not is_test_file(f)]
     modules = {module_of(src, f): f for f in files}
     edges: dict = {m: set() for m in modules}
     for m, f in modules.items():

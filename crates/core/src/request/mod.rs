@@ -343,17 +343,14 @@ impl RunRequest {
 
     /// The command line of `wirebench run` that makes this request (a
     /// dry run shows it): `--key value`, bare flags for booleans. The
-    /// placement's policy and notes, which only a sweep sets, are left out.
+    /// keys a sweep or a coordinator sets are left out.
     pub fn to_args(&self) -> Vec<String> {
         let v = serde_json::to_value(self).expect("a request serializes");
         let mut out = Vec::new();
         for &key in RunRequest::keys() {
-            if key.starts_with("placement_")
-                || key == "metrics_point"
-                || key == "instance"
-                || key == "share"
-                || key == "also_target"
-            {
+            // What a sweep or a coordinator sets is no flag (the other
+            // targets are `--target`'s).
+            if SET_KEYS.contains(&key) {
                 continue;
             }
             let Some(x) = v.get(key) else {

@@ -1,0 +1,440 @@
+use super::*;
+use wirebench_core::result::fixture::{interval, sample};
+
+fn run(id: &str, clients: usize, policy: &str, ops: f64) -> RunResult {
+    let mut r = sample();
+    r.run_id = id.into();
+    r.spec.clients = clients;
+    r.placement.policy = Some(policy.into());
+    r.summary.ops = 10;
+    r.summary.ops_per_s = ops;
+    r.intervals = (0..3).map(|k| interval(k, ops, 50_000)).collect();
+    r
+}
+
+/// A run in stages gets a row per stage, a stage behind said so.
+#[test]
+fn a_staged_run_has_its_stages_table() {
+    let mut r = run("staged", 1, "balanced", 1000.0);
+    let stages = wirebench_core::stages::parse("1s:100, 2s:100->1k").unwrap();
+    r.stages = wirebench_core::ramp::judge::results(&stages, 0, &r.intervals);
+    r.stages[1].kept_up = false;
+    let md = markdown(&[r], &[], &[]);
+    assert!(md.contains("## Stages"), "{md}");
+    assert!(md.contains("| staged | 1s:100/s |"), "{md}");
+    assert!(md.contains("| behind |"), "{md}");
+}
+
+/// The messenger report's study: two servers (by command), clients,
+/// two placements; named in the spec or not.
+fn crimson_vs_async(named: bool) -> Vec<RunResult> {
+    let servers = [
+        (
+            "crimson",
+            "perf-crimson-msgr --poll-mode --mode=2 --server-addr=v2:127.0.0.1:{port} --cpuset={server_cpus}",
+        ),
+        (
+            "async",
+            "taskset -ac {server_cpus} perf-async-msgr --addr=v2:127.0.0.1:{port} --threads={clients}",
+        ),
+    ];
+    let mut out = Vec::new();
+    for (k, (name, cmd)) in servers.iter().enumerate() {
+        for placement in ["balanced", "separated"] {
+            for clients in [1usize, 2] {
+                let spec = serde_json::json!({
+                    "transport": "exec",
+                    "parser": "crimson-msgr",
+                    "client_cmd": "perf-crimson-msgr --mode=1 --server-addr=v2:127.0.0.1:{port}",
+                    "server_cmd": cmd,
+                    "clients": clients,
+                });
+                let scale = if placement == "separated" { 2.0 } else { 1.0 };
+                let ops = 1000.0 * scale * clients as f64 * (k + 1) as f64;
+                let mut r = measured(
+                    &format!("r-{name}-{placement}-{clients}"),
+                    &spec.to_string(),
+                    ops,
+                    50_000,
+                );
+                r.placement.policy = Some(placement.into());
+                if named {
+                    r.point = vec![
+                        ("server_cmd".into(), name.to_string()),
+                        ("clients".into(), clients.to_string()),
+                        ("placement".into(), placement.into()),
+                    ];
+                }
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn issue_36_a_sweep_over_server_commands_gives_a_line_per_server_and_a_panel_per_placement() {
+    for named in [true, false] {
+        let runs = crimson_vs_async(named);
+        let figs = figures(&runs, &Layout::default());
+        let panels: Vec<&Figure> = figs
+            .iter()
+            .filter(|f| f.title.starts_with("Throughput vs"))
+            .collect();
+        let titles: Vec<&str> = panels.iter().map(|f| f.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "Throughput vs clients: placement=balanced",
+                "Throughput vs clients: placement=separated"
+            ]
+        );
+        let (crimson, asynch) = if named {
+            ("server=crimson", "server=async")
+        } else {
+            ("server=perf-crimson-msgr", "server=perf-async-msgr")
+        };
+        for f in &panels {
+            let t = texts(&f.svg);
+            assert!(t.iter().any(|x| x == crimson), "{named}: {t:?}");
+            assert!(t.iter().any(|x| x == asynch), "{named}: {t:?}");
+            // Shared axes: the separated panel's top (8k) on both.
+            assert!(t.iter().any(|x| x == "8.0k"), "{t:?}");
+        }
+        let md = markdown(&runs, &figs, &[]);
+        assert!(
+            md.contains(if named {
+                "Varied: clients (1, 2); placement (balanced, separated); server (async, crimson)."
+            } else {
+                "Varied: clients (1, 2); placement (balanced, separated); server (perf-crimson-msgr, perf-async-msgr)."
+            }),
+            "{md}"
+        );
+        assert!(md.contains("| server |"), "{md}");
+        // One panel per value of any variable, asked for.
+        let by_server = figures(
+            &runs,
+            &Layout {
+                panel: Some("server_cmd".into()),
+                series: Some(vec!["placement".into()]),
+                ..Layout::default()
+            },
+        );
+        assert_eq!(
+            by_server
+                .iter()
+                .filter(|f| f.title.starts_with("Throughput vs"))
+                .count(),
+            2
+        );
+    }
+    let runs = crimson_vs_async(true);
+    let bad = |l: Layout| check_layout(&runs, &l).unwrap_err();
+    let e = bad(Layout {
+        series: Some(vec!["sever_cmd".into()]),
+        ..Layout::default()
+    });
+    assert!(e.starts_with("--series sever_cmd: not a variable of these runs; they vary in clients, placement, server_cmd"), "{e}");
+    let e = bad(Layout {
+        x: Some("server_cmd".into()),
+        ..Layout::default()
+    });
+    assert!(
+        e.contains("--x server_cmd: its values are not numbers"),
+        "{e}"
+    );
+    check_layout(
+        &runs,
+        &Layout {
+            series: Some(vec!["server_cmd".into(), "client_cmd".into()]),
+            panel: Some("placement".into()),
+            ..Layout::default()
+        },
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_sweep_gives_every_figure_and_the_tables() {
+    let runs = vec![
+        run("r1", 1, "balanced", 1000.0),
+        run("r2", 2, "balanced", 1800.0),
+        run("r3", 1, "separated", 1200.0),
+        run("r4", 2, "separated", 2100.0),
+    ];
+    let figs = figures(
+        &runs,
+        &Layout {
+            x: Some("clients".into()),
+            series: Some(vec!["placement".into()]),
+            labels: BTreeMap::new(),
+            panel: None,
+        },
+    );
+    let titles: Vec<&str> = figs.iter().map(|f| f.title.as_str()).collect();
+    assert_eq!(titles[0], "Throughput vs clients");
+    assert!(titles.contains(&"Latency-response: latency vs throughput achieved"));
+    assert!(titles.contains(&"Latency by percentile"));
+    assert!(titles.contains(&"Throughput per second"));
+    assert!(
+        figs[0].svg.contains("placement=balanced") && figs[0].svg.contains("placement=separated")
+    );
+    let md = markdown(&runs, &figs, &[]);
+    assert!(
+        md.contains("| r4 | 2 | separated | 2100 |")
+            && md.contains(
+                "Every run has transport msgr, mode echo, size 64B, conns/client 1: not repeated in the table."
+            ),
+        "{md}"
+    );
+    assert!(
+        md.contains("## Throughput and p99 by size and connections"),
+        "{md}"
+    );
+    // The summary and hints as they read (the environment is this machine's).
+    let tables = md.split("## Environment").next().unwrap();
+    insta::assert_snapshot!(tables);
+    let page = html(&runs, &figs, &[]);
+    assert_eq!(page.matches("<svg").count(), figs.len());
+    assert!(!page.contains("<script"), "the page needs no script");
+    assert!(
+        !page.contains("http://")
+            || page.matches("http://").count()
+                == page.matches("http://www.w3.org/2000/svg").count()
+    );
+}
+
+#[test]
+fn s3_runs_show_the_time_to_first_byte_by_size_and_connections() {
+    let s3 = |id: &str, size: u64, ttfb_ms: u64| {
+        let mut r = run(id, 4, "balanced", 500.0);
+        if let wirebench_core::spec::TransportSpec::Msgr(m) = &mut r.spec.transport {
+            m.size_bytes = size;
+        }
+        let mut h = wirebench_core::hist::new_hist();
+        wirebench_core::hist::record(&mut h, ttfb_ms * 1_000_000);
+        r.summary.by_op.insert(
+            "get".into(),
+            wirebench_core::result::OpSummary {
+                ops: 10,
+                ttfb: Some(wirebench_core::hist::LatencySummary::of(&h)),
+                ..Default::default()
+            },
+        );
+        r
+    };
+    let runs = vec![
+        s3("a", 4096, 3),
+        s3("b", 1 << 20, 40),
+        run("c", 4, "balanced", 1.0),
+    ];
+    let rows = size_by_clients(&runs).remove(0).1.rows;
+    let text = format!("{rows:?}");
+    assert!(text.contains("TTFB mean 3.00ms p99 3.00ms"), "{text}");
+    assert!(text.contains("TTFB mean 39.99ms p99 40.01ms"), "{text}");
+    assert_eq!(
+        text.matches("TTFB").count(),
+        2,
+        "only S3 runs have a TTFB: {text}"
+    );
+}
+
+/// Issue 20's tables: clients and connections apart, MiB/s both ways,
+/// S3 size lists and ranges as given.
+#[test]
+fn the_summary_keeps_clients_and_connections_apart_and_s3_sizes_as_given() {
+    let topo = wirebench_core::topo::Topology::with_cpus(
+        wirebench_core::topo::CpuList::parse("0-1").unwrap(),
+    );
+    let spec = |json: &str| {
+        serde_json::from_str::<wirebench_core::request::RunRequest>(json)
+            .unwrap()
+            .check(&topo)
+            .unwrap()
+            .0
+    };
+    let mut a = run("list", 1, "balanced", 10.0);
+    a.spec = spec(r#"{"transport": "s3", "size": "4KiB,1MiB", "conns_per_client": 4}"#);
+    a.summary.mib_per_s_out = 12.5;
+    let mut b = run("range", 1, "balanced", 10.0);
+    b.spec = spec(r#"{"transport": "s3", "size": "4KiB..1MiB"}"#);
+    let md = MarkdownExporter.export(&Document::new("t").table(summary_table(&[a, b])));
+    assert!(
+        md.contains("| list | s3 | get | 4KiB,1MiB | 1 | 4 | balanced | 10 | 0.000 | 12.500 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| range | s3 | get | 4KiB..1MiB | 1 | 1 |"),
+        "{md}"
+    );
+}
+
+fn spec_of(json: &str) -> wirebench_core::spec::RunSpec {
+    let topo = wirebench_core::topo::Topology::with_cpus(
+        wirebench_core::topo::CpuList::parse("0-1").unwrap(),
+    );
+    serde_json::from_str::<wirebench_core::request::RunRequest>(json)
+        .unwrap()
+        .check(&topo)
+        .unwrap()
+        .0
+}
+
+/// Each `<text>` of an SVG.
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let (_, rest) = t.split_once('>')?;
+            Some(rest.split_once("</text>")?.0.trim().to_string())
+        })
+        .collect()
+}
+
+/// A run with latencies spread from `lat_ns` up, `ops` of them a second.
+fn measured(id: &str, spec: &str, ops: f64, lat_ns: u64) -> RunResult {
+    let mut r = run(id, 1, "balanced", ops);
+    r.spec = spec_of(spec);
+    r.placement.policy = None;
+    let mut h = wirebench_core::hist::new_hist();
+    for k in 1..=100 {
+        h.saturating_record_n(lat_ns * k / 10, 10);
+    }
+    r.latency_hist = wirebench_core::hist::encode(&h);
+    r.summary.latency = wirebench_core::hist::LatencySummary::of(&h);
+    r.summary.ops = 1000;
+    r.intervals = (0..3)
+        .map(|k| {
+            let mut i = interval(k, ops, lat_ns);
+            i.start_ns = k * 1_000_000_000;
+            i.end_ns = (k + 1) * 1_000_000_000;
+            if k == 0 {
+                i.phase = wirebench_core::result::Phase::Warmup;
+            }
+            i
+        })
+        .collect();
+    r
+}
+
+/// Issue 20: a sweep over arch x depth x instances. Instances come as
+/// one run each point; the main plot is throughput vs the first numeric
+/// variable that varies, its lines named by the others; no plot repeats
+/// a tick label; the tables read as they did.
+#[test]
+fn a_sweep_over_arch_depth_and_instances_reads_as_it_did() {
+    let mut runs = Vec::new();
+    let mut n = 0;
+    for arch in ["reactor", "pool"] {
+        for depth in [1, 16] {
+            for instances in [1usize, 2] {
+                let clients = 2 / instances;
+                let parts: Vec<RunResult> = (0..instances)
+                    .map(|i| {
+                        n += 1;
+                        let ops = 1000.0 * depth as f64 / instances as f64
+                            * if arch == "pool" { 1.2 } else { 1.0 };
+                        let spec = format!(
+                            r#"{{"arch": "{arch}", "depth": {depth}, "clients": {clients}, "size": "4KiB"}}"#
+                        );
+                        measured(&format!("r{n:02}-{i}"), &spec, ops, 10_000 * depth)
+                    })
+                    .collect();
+                runs.push(wirebench_core::merge::instances(&parts).unwrap());
+            }
+        }
+    }
+    let figs = figures(&runs, &Layout::default());
+    assert_eq!(figs[0].title, "Throughput vs instances");
+    let legend: Vec<String> = texts(&figs[0].svg)
+        .into_iter()
+        .filter(|t| t.contains('='))
+        .collect();
+    assert_eq!(
+        legend,
+        [
+            "depth=1 arch=pool",
+            "depth=1 arch=reactor",
+            "depth=16 arch=pool",
+            "depth=16 arch=reactor"
+        ]
+    );
+    for f in &figs {
+        let mut t = texts(&f.svg);
+        let n = t.len();
+        t.sort();
+        t.dedup();
+        assert_eq!(t.len(), n, "{}: a text repeats: {t:?}", f.title);
+    }
+    let spectrum = figs
+        .iter()
+        .find(|f| f.title == "Latency by percentile")
+        .unwrap();
+    let ticks = texts(&spectrum.svg);
+    assert!(ticks.iter().any(|t| t.ends_with("us")) && ticks.iter().any(|t| t.ends_with('%')));
+    // The warm-up shaded where time runs.
+    let per_second = figs
+        .iter()
+        .find(|f| f.title == "Throughput per second")
+        .unwrap();
+    assert!(texts(&per_second.svg).contains(&"warm-up (not measured)".to_string()));
+    let md = markdown(&runs, &figs, &[]);
+    let tables = md.split("## Environment").next().unwrap();
+    insta::assert_snapshot!(tables);
+}
+
+/// Issue 20: S3 runs of size lists and mixed operations: sizes as
+/// given, a row per operation type under each mixed run, and the size x
+/// connections tables apart per operation type.
+#[test]
+fn s3_sizes_and_mixed_operations_read_as_they_did() {
+    let op = |ops: u64, mb: f64, lat_ns: u64, inbound: bool| {
+        let mut h = wirebench_core::hist::new_hist();
+        h.saturating_record_n(lat_ns, ops);
+        wirebench_core::result::OpSummary {
+            ops,
+            ops_per_s: ops as f64 / 2.0,
+            mib_per_s: mb,
+            bytes_per_s: mb * 1_048_576.0,
+            bytes_in: if inbound { ops * 4096 } else { 0 },
+            bytes_out: if inbound { 0 } else { ops * 4096 },
+            latency: wirebench_core::hist::LatencySummary::of(&h),
+            latency_hist: wirebench_core::hist::encode(&h),
+            ..Default::default()
+        }
+    };
+    let mut runs = Vec::new();
+    for (k, (size, conns)) in [("4KiB,1MiB", 1), ("4KiB,1MiB", 4), ("4KiB..1MiB", 4)]
+        .into_iter()
+        .enumerate()
+    {
+        let spec = format!(
+            r#"{{"transport": "s3", "workload": "mixed", "mix": "get=70,put=30", "size": "{size}", "conns_per_client": {conns}}}"#
+        );
+        let mut r = measured(&format!("s3-{k}"), &spec, 100.0 * conns as f64, 2_000_000);
+        r.summary.mib_per_s_in = 7.0 * conns as f64;
+        r.summary.mib_per_s_out = 3.0 * conns as f64;
+        r.summary.by_op.insert(
+            "get".into(),
+            op(70 * conns, 7.0 * conns as f64, 2_000_000, true),
+        );
+        r.summary.by_op.insert(
+            "put".into(),
+            op(30 * conns, 3.0 * conns as f64, 9_000_000, false),
+        );
+        runs.push(r);
+    }
+    let md = MarkdownExporter.export(&document(&runs, &[], &[]));
+    // The operation under its run, in the mode column (kept for it).
+    assert!(md.contains("| ↳ put | put |  |  | 15 |"), "{md}");
+    assert!(
+        md.contains("## Throughput and p99 by size and connections: get"),
+        "{md}"
+    );
+    assert!(
+        md.contains("## Throughput and p99 by size and connections: put"),
+        "{md}"
+    );
+    let tables = md.split("## Environment").next().unwrap();
+    insta::assert_snapshot!(tables);
+}
