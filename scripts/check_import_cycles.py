@@ -202,7 +202,7 @@ def is_test_file(f: Path) -> bool:
         return False
     d = f.parent
     for parent in (d / "mod.rs", d / "lib.rs", d.parent / f"{d.name}.rs"):
-        if parent.exists() and re.search(r"#\[cfg\(test\)\]\s*mod tests;", parent.read_text()):
+        if parent.exists() and re.search(r"#\[cfg\(test\)\]\s*(pub(\(crate\))? )?mod tests;", parent.read_text()):
             return True
     return False
 
