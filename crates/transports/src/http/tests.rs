@@ -1,3 +1,4 @@
+use super::calls::{Link, call_once};
 use super::*;
 
 fn spec(version: HttpVersion, method: HttpMethod) -> HttpSpec {
