@@ -41,6 +41,15 @@ fn count(suites: &[&Suite], f: impl Fn(&Outcome) -> bool) -> String {
         .to_string()
 }
 
+/// The document of `suites` written to `path` (atomically).
+pub fn save(
+    path: &std::path::Path,
+    name: &str,
+    suites: &[Suite],
+) -> Result<(), wirebench_core::store::StoreError> {
+    wirebench_core::store::write_atomic(path, write(name, suites).as_bytes())
+}
+
 /// The document of `suites`, under a `<testsuites>` named `name`.
 pub fn write(name: &str, suites: &[Suite]) -> String {
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);

@@ -360,9 +360,10 @@ pub fn differences(variants: &[Variant]) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The transports of the variants when they are not all the same: a
-/// verdict across them compares different work.
-pub fn transports_differ(variants: &[Variant]) -> Option<Vec<String>> {
+/// Why the variants may not be judged against each other, when their runs
+/// are of different transports: a verdict across them compares different
+/// work (None: one transport).
+pub fn transports_differ(variants: &[Variant]) -> Option<String> {
     let kinds: Vec<String> = variants
         .iter()
         .map(|v| {
@@ -371,7 +372,44 @@ pub fn transports_differ(variants: &[Variant]) -> Option<Vec<String>> {
                 .map_or("-".into(), |r| r.spec.kind().to_string())
         })
         .collect();
-    kinds.iter().any(|k| *k != kinds[0]).then_some(kinds)
+    kinds.iter().any(|k| *k != kinds[0]).then(|| {
+        let each: Vec<String> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| format!("{} is {k}", letter(i)))
+            .collect();
+        format!(
+            "the variants are of different transports ({}): they do different work, so 'faster' or 'slower' would say nothing of the servers; compare variants of one transport, or add --force to see the figures side by side anyway",
+            each.join(", ")
+        )
+    })
+}
+
+/// The variants at `paths`, each labelled by its path (the first is the
+/// reference).
+pub fn variants_at(
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<Variant>, crate::inputs::InputError> {
+    paths
+        .iter()
+        .map(|p| {
+            Ok(Variant {
+                label: p.display().to_string(),
+                runs: crate::inputs::runs_at(p)?,
+            })
+        })
+        .collect()
+}
+
+/// The hints of every variant's runs, a line each (none: no section).
+pub fn hint_lines(variants: &[Variant]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in variants.iter().flat_map(|v| &v.runs) {
+        for h in crate::hints::of_run(r) {
+            out.push(format!("- {} ({}): {}", h.text, r.run_id, h.evidence));
+        }
+    }
+    out
 }
 
 /// A difference smaller than this fraction of the reference's mean reads

@@ -12,6 +12,8 @@ use wirebench_core::units::{format_ns, format_rate};
 use wirebench_core::vars;
 
 mod figures;
+mod files;
+pub use files::ReportFiles;
 
 /// Latency against the rate asked over a ramp's points (its bands and its
 /// constant stages), the knee a vertical line.

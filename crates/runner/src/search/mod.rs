@@ -319,7 +319,7 @@ pub fn search(
                 rate = steps[i].rate_per_s;
                 seed = runs[i].clone();
                 events.note(&format!(
-                    "step {}: {rate:.0}/s missed, alone between rates that held: measured again, its tries pooled",
+                    "measured again: step {} ({rate:.0}/s) missed alone between rates that held; its tries pooled",
                     i + 1
                 ));
             }

@@ -7,8 +7,8 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wirebench_report::compare;
 use wirebench_report::export::{Exporter, HtmlExporter};
-use wirebench_report::{compare, hints, inputs};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -48,29 +48,14 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             compare::MAX_VARIANTS
         );
     }
-    let mut variants = Vec::new();
-    for p in &a.variants {
-        let runs = match inputs::runs_at(p) {
-            Ok(r) => r,
-            Err(e) => usage!("{e}"),
-        };
-        variants.push(compare::Variant {
-            label: p.display().to_string(),
-            runs,
-        });
-    }
-    if let Some(kinds) = compare::transports_differ(&variants)
+    let variants = match compare::variants_at(&a.variants) {
+        Ok(v) => v,
+        Err(e) => usage!("{e}"),
+    };
+    if let Some(why) = compare::transports_differ(&variants)
         && !a.force
     {
-        let each: Vec<String> = kinds
-            .iter()
-            .enumerate()
-            .map(|(i, k)| format!("{} is {k}", compare::letter(i)))
-            .collect();
-        usage!(
-            "the variants are of different transports ({}): they do different work, so 'faster' or 'slower' would say nothing of the servers; compare variants of one transport, or add --force to see the figures side by side anyway",
-            each.join(", ")
-        );
+        usage!("{why}");
     }
     if let Some(o) = &a.output {
         check_page(o, a.force)?;
@@ -86,8 +71,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let tripped = compare::tripped(&gates, &rows);
     if let Some(j) = &a.junit {
         let suites = wirebench_report::junit::of_gates(&gates, &tripped, &variants);
-        let doc = wirebench_report::junit::write("wirebench compare", &suites);
-        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+        wirebench_report::junit::save(j, "wirebench compare", &suites)?;
     }
     let mut out = crate::ui::stdout();
     if a.format == "json" {
@@ -115,17 +99,9 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if a.format == "json" {
         return Ok(ExitCode::SUCCESS);
     }
-    let mut any = false;
-    for v in &variants {
-        for r in &v.runs {
-            for h in hints::of_run(r) {
-                if !any {
-                    writeln!(out, "\nHints:")?;
-                    any = true;
-                }
-                writeln!(out, "- {} ({}): {}", h.text, r.run_id, h.evidence)?;
-            }
-        }
+    let hints = compare::hint_lines(&variants);
+    if !hints.is_empty() {
+        writeln!(out, "\nHints:\n{}", hints.join("\n"))?;
     }
     Ok(ExitCode::SUCCESS)
 }

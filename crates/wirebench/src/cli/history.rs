@@ -268,8 +268,7 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(j) = &a.junit {
         let suites = history::check_junit(&report, &metrics);
-        let doc = wirebench_report::junit::write("wirebench history check", &suites);
-        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+        wirebench_report::junit::save(j, "wirebench history check", &suites)?;
     }
     out.flush()?;
     if let Some(ending) = history::check_ending(&report) {

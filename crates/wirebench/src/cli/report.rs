@@ -61,20 +61,13 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     if a.history {
         return history(a);
     }
-    let md_path = a.output.with_extension("md");
-    check_output(&md_path, a.force)?;
-    let stem = a
-        .output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    let fig_name = format!("{stem}-figures");
-    let fig_dir = a.output.with_file_name(&fig_name);
-    if fig_dir.exists() && !a.force {
+    let files = report::ReportFiles::of(&a.output);
+    check_output(&files.markdown, a.force)?;
+    if files.figures.exists() && !a.force {
         usage!(
             "-o {}: {} exists (its figures would be replaced): --force replaces it",
             a.output.display(),
-            fig_dir.display()
+            files.figures.display()
         );
     }
     let mut runs = Vec::new();
@@ -95,41 +88,15 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let figures = report::figures(&runs, &layout);
     let sections = timeline::sections_of_runs(&a.paths);
-    wirebench_core::store::write_atomic(
-        &a.output,
-        report::html(&runs, &figures, &sections).as_bytes(),
-    )
-    .with_context(|| format!("writing {}", a.output.display()))?;
-    let (md, files) = report::markdown_with_figures(&runs, &figures, &sections, &fig_name);
-    if let Ok(old) = std::fs::read_dir(&fig_dir) {
-        // --force: the folder's old figures (its .svg files, nothing else)
-        // go, so that none is left that the page does not link.
-        for f in old.flatten() {
-            if f.path().extension().is_some_and(|e| e == "svg") {
-                std::fs::remove_file(f.path())
-                    .with_context(|| format!("replacing {}", f.path().display()))?;
-            }
-        }
-    }
-    if !files.is_empty() {
-        std::fs::create_dir_all(&fig_dir)
-            .with_context(|| format!("creating {}", fig_dir.display()))?;
-    }
-    for (name, svg) in &files {
-        let p = fig_dir.join(name);
-        wirebench_core::store::write_atomic(&p, svg.as_bytes())
-            .with_context(|| format!("writing {}", p.display()))?;
-    }
-    wirebench_core::store::write_atomic(&md_path, md.as_bytes())
-        .with_context(|| format!("writing {}", md_path.display()))?;
+    files.write(&runs, &figures, &sections)?;
     writeln!(
         crate::ui::stdout(),
         "report of {} run(s), {} figure(s): {} and {} (figures in {})",
         runs.len(),
         figures.len(),
         a.output.display(),
-        md_path.display(),
-        fig_dir.display()
+        files.markdown.display(),
+        files.figures.display()
     )?;
     Ok(ExitCode::SUCCESS)
 }

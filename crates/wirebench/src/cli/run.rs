@@ -129,11 +129,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_default();
     if let Some(j) = &a.junit {
         let runs: Vec<_> = report.runs.iter().map(|(r, _)| r.clone()).collect();
-        let doc = wirebench_report::junit::write(
+        wirebench_report::junit::save(
+            j,
             "wirebench run",
             &wirebench_report::junit::of_runs(&runs),
-        );
-        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+        )?;
     }
     let verdict = report.verdict();
     match &verdict {

@@ -84,11 +84,11 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     console.end_live();
     let r = r.map_err(runner_error)?;
     if let Some(j) = &a.junit {
-        let doc = wirebench_report::junit::write(
+        wirebench_report::junit::save(
+            j,
             "wirebench search",
             &wirebench_report::junit::of_search(&r),
-        );
-        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+        )?;
     }
     let mut out = crate::ui::stdout();
     if b.req.output.format() == Format::Text {

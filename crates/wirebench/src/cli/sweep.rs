@@ -144,11 +144,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             .flat_map(|e| &e.run_ids)
             .filter_map(|id| wirebench_core::store::load(&out.dir.join(id).join("run.json")).ok())
             .collect();
-        let doc = wirebench_report::junit::write(
+        wirebench_report::junit::save(
+            j,
             &format!("wirebench sweep {}", exp.name),
             &wirebench_report::junit::of_runs(&runs),
-        );
-        wirebench_core::store::write_atomic(j, doc.as_bytes())?;
+        )?;
     }
     let index = wirebench_core::index::path(&out.dir);
     for line in progress::sweep_ended(&exp.name, &out.index.runs, runs.len(), out.elapsed, &index) {
