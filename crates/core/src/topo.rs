@@ -305,6 +305,20 @@ pub mod fixture {
         ThreadMajor,
     }
 
+    /// `SOCKETSxCORESxTHREADS` (`2x28x2`): threads 1-8, at most 4096 CPUs.
+    pub fn parse_shape(text: &str) -> Option<(usize, usize, usize)> {
+        let n: Vec<usize> = text
+            .split('x')
+            .map(|v| v.parse().ok())
+            .collect::<Option<_>>()?;
+        match n.as_slice() {
+            [s, c, t] if *s >= 1 && *c >= 1 && (1..=8).contains(t) && s * c * t <= 4096 => {
+                Some((*s, *c, *t))
+            }
+            _ => None,
+        }
+    }
+
     /// Writes the /sys files wirebench reads for a machine of `sockets` x
     /// `cores` x `threads`, one NUMA node per socket.
     pub fn write(root: &Path, sockets: usize, cores: usize, threads: usize, _n: Numbering) {

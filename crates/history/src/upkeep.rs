@@ -81,6 +81,34 @@ pub fn read(results: &Path, filter: &Filter) -> Result<(Vec<Entry>, Vec<String>)
     }
 }
 
+/// `history import DIR`: the runs under `dir` indexed in its history. A
+/// damaged database is moved aside and made again from the run
+/// directories (which indexes them all), and the note says so.
+pub fn import(dir: &Path) -> Result<(History, Imported, Option<String>), HistoryError> {
+    let path = History::path_in(dir);
+    match History::open(&path).and_then(|mut h| h.import(dir).map(|got| (h, got))) {
+        Err(HistoryError::Corrupt { source, .. }) => {
+            let (h, done) = History::rebuild(dir, "damaged")?;
+            let note = rebuilt_note(&path, &source.to_string(), &done);
+            Ok((h, done.imported, Some(note)))
+        }
+        other => other.map(|(h, got)| (h, got, None)),
+    }
+}
+
+/// The history of `results`, to read (it must exist): a damaged database
+/// is moved aside and made again, and the note says so.
+pub fn open_mended(results: &Path) -> Result<(History, Option<String>), HistoryError> {
+    let path = History::path_in(results);
+    match History::open_existing(&path).and_then(|h| h.entries(&Filter::default()).map(|_| h)) {
+        Err(HistoryError::Corrupt { source, .. }) => {
+            let (h, done) = History::rebuild(results, "damaged")?;
+            Ok((h, Some(rebuilt_note(&path, &source.to_string(), &done))))
+        }
+        other => other.map(|h| (h, None)),
+    }
+}
+
 /// What the user is told of a damaged history made again.
 pub fn rebuilt_note(path: &Path, why: &str, done: &Rebuilt) -> String {
     format!(

@@ -50,6 +50,19 @@ pub struct SweepOutcome {
     pub interrupted: bool,
 }
 
+impl SweepOutcome {
+    /// Every run of the sweep's index (this time's and a resumed one's)
+    /// that reads back.
+    pub fn runs(&self) -> Vec<wirebench_core::result::RunResult> {
+        self.index
+            .runs
+            .iter()
+            .flat_map(|e| &e.run_ids)
+            .filter_map(|id| wirebench_core::store::load(&self.dir.join(id).join("run.json")).ok())
+            .collect()
+    }
+}
+
 /// How a sweep treats an experiment that exists already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Existing {

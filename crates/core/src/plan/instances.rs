@@ -129,6 +129,21 @@ pub fn instance_of(
     }
 }
 
+/// What `flame` says of the instance it profiles among `n`.
+pub fn instance_note(
+    req: &crate::request::RunRequest,
+    k: usize,
+    n: usize,
+    others: usize,
+) -> String {
+    let cpus = |c: &Option<crate::topo::CpuList>| c.as_ref().map_or("-".into(), |c| c.to_string());
+    format!(
+        "instance {k} of {n} profiled (server CPUs {}, client CPUs {}), {others} other(s) running beside it",
+        cpus(&req.server_cpus),
+        cpus(&req.client_cpus),
+    )
+}
+
 /// The instances of `flame --instances N`: the requests of all N (each
 /// its share of the cpusets and of the clients), as a sweep plans them.
 pub fn instance_requests(

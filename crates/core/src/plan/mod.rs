@@ -647,7 +647,9 @@ pub fn describe(exp: &Experiment, runs: &[PlannedRun], results: &Path) -> Vec<St
 
 mod instances;
 use instances::instance_request;
-pub use instances::{instance_endpoints, instance_of, instance_requests, split, split_cores};
+pub use instances::{
+    instance_endpoints, instance_note, instance_of, instance_requests, split, split_cores,
+};
 
 #[cfg(test)]
 mod tests;

@@ -36,6 +36,26 @@ pub struct Split {
 }
 
 impl Split {
+    /// The rules of `--begin`, `--end` and `--id`, each a regular
+    /// expression (or an error naming the flag).
+    pub fn parse(
+        begin: Option<&str>,
+        end: Option<&str>,
+        id: Option<&str>,
+    ) -> Result<Split, String> {
+        let regex = |flag: &str, v: Option<&str>| -> Result<Option<Regex>, String> {
+            v.map(|p| {
+                Regex::new(p).map_err(|e| format!("--{flag} {p}: not a regular expression: {e}"))
+            })
+            .transpose()
+        };
+        Ok(Split {
+            begin: regex("begin", begin)?,
+            end: regex("end", end)?,
+            id: regex("id", id)?,
+        })
+    }
+
     /// Whether any rule was given (else the cycle is detected).
     pub fn is_given(&self) -> bool {
         self.begin.is_some() || self.end.is_some() || self.id.is_some()

@@ -44,6 +44,34 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// `--allow-files`: existing directories, canonical (a part names files
+    /// by their real path).
+    pub fn allowed_dirs(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+        dirs.iter()
+            .map(|d| match d.canonicalize() {
+                Ok(c) if c.is_dir() && c != Path::new("/") => Ok(c),
+                Ok(_) => Err(format!(
+                    "--allow-files {}: not a directory below /",
+                    d.display()
+                )),
+                Err(e) => Err(format!("--allow-files {}: {e}", d.display())),
+            })
+            .collect()
+    }
+
+    /// `--allow-target HOST:PORT`, each checked.
+    pub fn allowed_targets(targets: &[String]) -> Result<Vec<String>, String> {
+        for t in targets {
+            let ok = t.rsplit_once(':').is_some_and(|(h, p)| {
+                !h.is_empty() && !h.contains('/') && p.parse::<u16>().is_ok_and(|p| p > 0)
+            });
+            if !ok {
+                return Err(format!("--allow-target {t}: not HOST:PORT"));
+            }
+        }
+        Ok(targets.to_vec())
+    }
+
     /// `req` as this agent makes it (its results directory its own), or
     /// why it is refused.
     pub fn admit(&self, mut req: RunRequest) -> Result<RunRequest, String> {

@@ -91,7 +91,10 @@ impl Exporter {
     }
 
     /// A run's session is open: its labels, and its series at 0.
-    pub fn started(&mut self, spec: &wirebench_core::spec::RunSpec) {
+    ///
+    /// Returns what to tell the user when scrapes must be served on the
+    /// client's CPUs (it may use every CPU), else None.
+    pub fn started(&mut self, spec: &wirebench_core::spec::RunSpec) -> Option<String> {
         // Serving scrapes takes CPU: not the client's, where there is other.
         self.serving_on = self.listener.keep_off(spec.client_cpus.cpus());
         self.warmup_ns = spec.warmup_ns;
@@ -100,6 +103,12 @@ impl Exporter {
         self.next_run();
         self.board
             .with(|b| b.labels.transport = spec.kind().name().to_string());
+        (self.serving_on.is_none() && !spec.client_cpus.is_empty()).then(|| {
+            format!(
+                "metrics: scrapes are served on the client's CPUs ({}): the client may use every CPU; each scrape takes a little of its time",
+                spec.client_cpus
+            )
+        })
     }
 
     /// Every connection is ready: the load starts (a search's step, a

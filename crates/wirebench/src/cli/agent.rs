@@ -56,33 +56,6 @@ pub struct AgentArgs {
     pretend_sha256: Option<String>,
 }
 
-/// `--allow-files`: existing directories, canonical (a part names files
-/// by their real path).
-fn allowed_dirs(dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for d in dirs {
-        match d.canonicalize() {
-            Ok(c) if c.is_dir() && c != std::path::Path::new("/") => out.push(c),
-            Ok(_) => usage!("--allow-files {}: not a directory below /", d.display()),
-            Err(e) => usage!("--allow-files {}: {e}", d.display()),
-        }
-    }
-    Ok(out)
-}
-
-/// `--allow-target HOST:PORT`, each checked.
-fn allowed_targets(targets: &[String]) -> anyhow::Result<Vec<String>> {
-    for t in targets {
-        let ok = t.rsplit_once(':').is_some_and(|(h, p)| {
-            !h.is_empty() && !h.contains('/') && p.parse::<u16>().is_ok_and(|p| p > 0)
-        });
-        if !ok {
-            usage!("--allow-target {t}: not HOST:PORT");
-        }
-    }
-    Ok(targets.to_vec())
-}
-
 pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
     let listen = daemon::listen_addr(&a.listen).map_err(UsageError)?;
     let cancel = process::watch_signals()?;
@@ -108,8 +81,8 @@ pub fn agent(a: AgentArgs) -> anyhow::Result<ExitCode> {
         policy: Policy {
             results: a.results,
             allow_exec: a.allow_exec,
-            allow_files: allowed_dirs(&a.allow_files)?,
-            allow_targets: allowed_targets(&a.allow_target)?,
+            allow_files: Policy::allowed_dirs(&a.allow_files).map_err(UsageError)?,
+            allow_targets: Policy::allowed_targets(&a.allow_target).map_err(UsageError)?,
         },
         credentials: Credentials::given_or_env(None, None)?,
         build,

@@ -85,16 +85,13 @@ pub fn flame(a: FlameArgs) -> anyhow::Result<ExitCode> {
         req = mine;
         others = wirebench_runner::flame::start_others(&rest).context("starting an instance")?;
         eprintln!(
-            "instance {} of {} profiled (server CPUs {}, client CPUs {}), {} other(s) running beside it",
-            a.instance.unwrap_or(1),
-            a.instances,
-            req.server_cpus
-                .as_ref()
-                .map_or("-".into(), |c| c.to_string()),
-            req.client_cpus
-                .as_ref()
-                .map_or("-".into(), |c| c.to_string()),
-            rest.len()
+            "{}",
+            wirebench_core::plan::instance_note(
+                &req,
+                a.instance.unwrap_or(1),
+                a.instances,
+                rest.len()
+            )
         );
     }
     let mut console = Console::new(req.output.format());

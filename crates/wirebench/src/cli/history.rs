@@ -142,19 +142,8 @@ fn import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     if !a.dir.is_dir() {
         usage!("{}: not a directory of results", a.dir.display());
     }
-    let path = History::path_in(&a.dir);
-    let (h, got) = match History::open(&path).and_then(|mut h| h.import(&a.dir).map(|got| (h, got)))
-    {
-        Err(wirebench_history::HistoryError::Corrupt { source, .. }) => {
-            let (h, done) = History::rebuild(&a.dir, "damaged")?;
-            eprintln!(
-                "{}",
-                wirebench_history::upkeep::rebuilt_note(&path, &source.to_string(), &done)
-            );
-            (h, done.imported)
-        }
-        other => other?,
-    };
+    let (h, got, note) = wirebench_history::upkeep::import(&a.dir)?;
+    note.iter().for_each(|n| eprintln!("{n}"));
     // Indexed now: nothing waits for the history any more.
     let _ = std::fs::remove_file(a.dir.join(wirebench_history::upkeep::PENDING));
     said(&got);
@@ -217,20 +206,8 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
-    let path = History::path_in(&a.results);
-    let h = match History::open_existing(&path)
-        .and_then(|h| h.entries(&Filter::default()).map(|_| h))
-    {
-        Err(wirebench_history::HistoryError::Corrupt { source, .. }) => {
-            let (h, done) = History::rebuild(&a.results, "damaged")?;
-            eprintln!(
-                "{}",
-                wirebench_history::upkeep::rebuilt_note(&path, &source.to_string(), &done)
-            );
-            h
-        }
-        other => other?,
-    };
+    let (h, note) = wirebench_history::upkeep::open_mended(&a.results)?;
+    note.iter().for_each(|n| eprintln!("{n}"));
     let mut out = crate::ui::stdout();
     match h.find(&a.id) {
         Ok(Found::Run(e)) => {

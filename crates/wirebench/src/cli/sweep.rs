@@ -136,18 +136,10 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     )
     .map_err(runner_error)?;
     if let Some(j) = &a.junit {
-        // Every run of the sweep's index (this time's and a resumed one's).
-        let runs: Vec<_> = out
-            .index
-            .runs
-            .iter()
-            .flat_map(|e| &e.run_ids)
-            .filter_map(|id| wirebench_core::store::load(&out.dir.join(id).join("run.json")).ok())
-            .collect();
         wirebench_report::junit::save(
             j,
             &format!("wirebench sweep {}", exp.name),
-            &wirebench_report::junit::of_runs(&runs),
+            &wirebench_report::junit::of_runs(&out.runs()),
         )?;
     }
     let index = wirebench_core::index::path(&out.dir);

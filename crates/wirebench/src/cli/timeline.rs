@@ -63,20 +63,9 @@ pub fn timeline(mut a: TimelineArgs) -> anyhow::Result<ExitCode> {
     if let Some(o) = &a.output {
         check_page(o, a.force)?;
     }
-    let regex = |flag: &str, v: &Option<String>| -> anyhow::Result<Option<regex_lite::Regex>> {
-        match v {
-            None => Ok(None),
-            Some(p) => match regex_lite::Regex::new(p) {
-                Ok(r) => Ok(Some(r)),
-                Err(e) => usage!("--{flag} {p}: not a regular expression: {e}"),
-            },
-        }
-    };
-    let split = timeline::stream::Split {
-        begin: regex("begin", &a.begin)?,
-        end: regex("end", &a.end)?,
-        id: regex("id", &a.id)?,
-    };
+    let split =
+        timeline::stream::Split::parse(a.begin.as_deref(), a.end.as_deref(), a.id.as_deref())
+            .map_err(UsageError)?;
     let (ops, reading) = match timeline::ops_of_files(&a.files, &split) {
         Ok(o) => o,
         Err(e) => usage!("{e}"),

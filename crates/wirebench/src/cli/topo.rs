@@ -33,20 +33,6 @@ pub struct TopoArgs {
     shape: Option<String>,
 }
 
-/// `2x28x2` as (sockets, cores per socket, threads per core).
-fn shape(text: &str) -> Option<(usize, usize, usize)> {
-    let n: Vec<usize> = text
-        .split('x')
-        .map(|v| v.parse().ok())
-        .collect::<Option<_>>()?;
-    match n.as_slice() {
-        [s, c, t] if *s >= 1 && *c >= 1 && (1..=8).contains(t) && s * c * t <= 4096 => {
-            Some((*s, *c, *t))
-        }
-        _ => None,
-    }
-}
-
 /// The topology (the machine's, or a /sys tree's).
 pub fn read(sys: Option<&PathBuf>) -> anyhow::Result<Topology> {
     Ok(match sys {
@@ -65,7 +51,7 @@ pub fn read(sys: Option<&PathBuf>) -> anyhow::Result<Topology> {
 
 pub fn topo(a: TopoArgs) -> anyhow::Result<ExitCode> {
     if let (Some(dir), Some(text)) = (&a.write_sys, &a.shape) {
-        let Some((s, c, th)) = shape(text) else {
+        let Some((s, c, th)) = wirebench_core::topo::fixture::parse_shape(text) else {
             usage!(
                 "--shape {text}: SOCKETSxCORESxTHREADS, e.g. 2x28x2 (threads 1-8, at most 4096 CPUs)"
             );

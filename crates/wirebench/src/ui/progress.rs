@@ -152,19 +152,10 @@ impl Events for Console {
 impl RunEvents for Console {
     fn started(&mut self, spec: &RunSpec, p: &Placement, endpoint: &Endpoint, pid: Option<u32>) {
         self.stall_ns = spec.hiccup_threshold_ns.unwrap_or(u64::MAX);
-        let mut serving = None;
-        if let Some(e) = &mut self.exporter {
-            let first = !self.said_serving;
-            e.started(spec);
-            // Said once: where scrapes are served, when it must be the
-            // client's CPUs (the client may use every CPU).
-            if first && e.serving_on().is_none() && !spec.client_cpus.is_empty() {
-                serving = Some(format!(
-                    "metrics: scrapes are served on the client's CPUs ({}): the client may use every CPU; each scrape takes a little of its time",
-                    spec.client_cpus
-                ));
-            }
-        }
+        // Said once: where scrapes are served, when it must be the client's
+        // CPUs.
+        let serving = self.exporter.as_mut().and_then(|e| e.started(spec));
+        let serving = serving.filter(|_| !self.said_serving);
         if let Some(s) = &serving {
             self.said_serving = true;
             if self.text() {
