@@ -46,6 +46,7 @@ pub mod live;
 pub mod merge;
 pub mod observe;
 pub mod output;
+pub mod parsers;
 pub mod placement;
 pub mod plan;
 pub mod ramp;

@@ -6,9 +6,8 @@ use crate::topo::CpuList;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use crate::transport::exec::{
-    ExecSpec, LATENCY_STATS, LATENCY_UNITS, Parser, is_exec_metric, program_of,
-};
+pub use crate::parsers::{EXEC_METRICS, LATENCY_STATS, LATENCY_UNITS, is_exec_metric};
+pub use crate::transport::exec::{ExecSpec, Parser, program_of};
 pub use crate::transport::grpc::GrpcSpec;
 pub use crate::transport::http::{HttpMethod, HttpSpec, HttpVersion};
 pub use crate::transport::kv::{KvMode, KvProtocol, KvSpec, Ratio};

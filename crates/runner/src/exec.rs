@@ -28,13 +28,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use wirebench_core::hist::{self, LatencySummary};
+use wirebench_core::parsers::Parsed;
 use wirebench_core::result::{Interval, Phase, ToolReport};
 use wirebench_core::spec::{ExecSpec, RunSpec};
 use wirebench_core::units::whole;
 use wirebench_load::engine::{Abort, EndState, LoadConfig, LoadOutcome, Observer, ToolOutcome};
 use wirebench_load::recorder::IntervalData;
 use wirebench_load::sampler::{Sample, Sampler};
-use wirebench_transports::exec::{self as parse, Parsed};
 
 /// How often the server's CPU is sampled while the program runs.
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
@@ -273,7 +273,9 @@ impl ExecDriver {
         if !status.success() {
             return Err(fail(format!("--client-cmd ended with {how}{}", tails())));
         }
-        let mut parsed = parse::parse(&exec.parser, &stdout.text, &stderr.text)
+        let mut parsed = exec
+            .parser
+            .parse(&stdout.text, &stderr.text)
             .map_err(|e| fail(format!("--parser {}: {e}{}", exec.parser.name(), tails())))?;
         parsed.method.push(format!(
             "its output: {} and {}",
@@ -477,7 +479,7 @@ type SpanCpu = (
 /// A second (or a line) the program printed, from `start` to `end` ns of
 /// its measured phase, with the CPU over it.
 fn program_interval(
-    iv: &parse::ParsedInterval,
+    iv: &wirebench_core::parsers::ParsedInterval,
     start: u64,
     end: u64,
     (client_cores, server_cores, server_groups): SpanCpu,

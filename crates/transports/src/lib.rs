@@ -27,7 +27,6 @@ macro_rules! eprintln {
 }
 
 pub mod accept;
-pub mod exec;
 pub mod grpc;
 pub mod http;
 pub mod keys;

@@ -11,93 +11,33 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-/// The parser of an exec run's output (`--parser`).
+/// The parser of an exec run's output (`--parser NAME`, or `NAME:ARG`):
+/// one of [`crate::parsers::PARSERS`], its argument checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
-pub enum Parser {
-    /// perf-crimson-msgr and perf-async-msgr: per-second lines and the
-    /// `all(depth=N):` block.
-    CrimsonMsgr,
-    /// Tsurugi's reqres_loop: one CSV line.
-    TateyamaReqres,
-    /// Tsurugi's data_channel_write: one CSV line.
-    TateyamaDatachannel,
-    /// fio `--output-format=json+` (its latency bins become a histogram).
-    FioJson,
-    /// sockperf ping-pong, under-load or throughput.
-    Sockperf,
-    /// redis-benchmark `--csv`.
-    RedisBenchmark,
-    /// A JSON document: metric name -> JSON pointer
-    /// (`json:ops_per_s=/a/b,p99_us=/c`).
-    Json(Vec<(String, String)>),
-    /// A regular expression whose named groups are metric names
-    /// (`regex:(?P<ops_per_s>[0-9.]+) ops/s`).
-    Regex(String),
-}
-
-/// The metrics a `json` or `regex` parser may fill: counters, rates, and
-/// latency statistics with their unit.
-pub const EXEC_METRICS: [&str; 7] = [
-    "ops",
-    "ops_per_s",
-    "seconds",
-    "errors",
-    "bytes_out",
-    "bytes_in",
-    "connect_s",
-];
-
-/// Latency statistics (`p99_us`, `mean_ms`: a statistic, `_`, a unit).
-pub const LATENCY_STATS: [&str; 8] = ["mean", "min", "p50", "p90", "p99", "p999", "p9999", "max"];
-
-/// The units of a latency metric, in ns.
-pub const LATENCY_UNITS: [(&str, f64); 4] = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
-
-/// Whether `name` is a metric a `json` or `regex` parser may fill.
-pub fn is_exec_metric(name: &str) -> bool {
-    EXEC_METRICS.contains(&name)
-        || name.rsplit_once('_').is_some_and(|(stat, unit)| {
-            LATENCY_STATS.contains(&stat) && LATENCY_UNITS.iter().any(|(u, _)| *u == unit)
-        })
+pub struct Parser {
+    name: String,
+    arg: Option<String>,
 }
 
 impl Parser {
-    /// The parsers, as `--parser` names them.
-    pub const NAMES: [&'static str; 8] = [
-        "crimson-msgr",
-        "tateyama-reqres",
-        "tateyama-datachannel",
-        "fio-json",
-        "sockperf",
-        "redis-benchmark",
-        "json:NAME=POINTER,...",
-        "regex:PATTERN",
-    ];
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 
-    pub fn name(&self) -> &'static str {
-        match self {
-            Parser::CrimsonMsgr => "crimson-msgr",
-            Parser::TateyamaReqres => "tateyama-reqres",
-            Parser::TateyamaDatachannel => "tateyama-datachannel",
-            Parser::FioJson => "fio-json",
-            Parser::Sockperf => "sockperf",
-            Parser::RedisBenchmark => "redis-benchmark",
-            Parser::Json(_) => "json",
-            Parser::Regex(_) => "regex",
-        }
+    /// Reads the program's output (`stderr` too, for programs that print
+    /// there).
+    pub fn parse(&self, stdout: &str, stderr: &str) -> Result<crate::parsers::Parsed, String> {
+        let p = crate::parsers::find(&self.name).expect("a parser checked by name");
+        p.parse(self.arg.as_deref().unwrap_or(""), stdout, stderr)
     }
 }
 
 impl fmt::Display for Parser {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Parser::Json(map) => {
-                let m: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                write!(f, "json:{}", m.join(","))
-            }
-            Parser::Regex(r) => write!(f, "regex:{r}"),
-            p => f.write_str(p.name()),
+        match &self.arg {
+            Some(a) => write!(f, "{}:{a}", self.name),
+            None => f.write_str(&self.name),
         }
     }
 }
@@ -109,61 +49,21 @@ impl FromStr for Parser {
             Some((n, a)) => (n, Some(a)),
             None => (s, None),
         };
-        let plain = |p: Parser| match arg {
-            None => Ok(p),
-            Some(_) => Err(format!("{name} takes no argument")),
-        };
-        match name {
-            "crimson-msgr" => plain(Parser::CrimsonMsgr),
-            "tateyama-reqres" => plain(Parser::TateyamaReqres),
-            "tateyama-datachannel" => plain(Parser::TateyamaDatachannel),
-            "fio-json" => plain(Parser::FioJson),
-            "sockperf" => plain(Parser::Sockperf),
-            "redis-benchmark" => plain(Parser::RedisBenchmark),
-            "json" => {
-                let arg = arg.filter(|a| !a.is_empty()).ok_or(
-                    "json needs its metrics: json:ops_per_s=/jobs/0/iops,p99_us=/p99 (NAME=JSON pointer, comma-separated)",
-                )?;
-                let mut map = Vec::new();
-                for pair in arg.split(',') {
-                    let (k, v) = pair
-                        .split_once('=')
-                        .ok_or_else(|| format!("'{pair}' is not NAME=POINTER"))?;
-                    if !is_exec_metric(k) {
-                        return Err(format!("'{k}' is not a metric; use {}", metrics_help()));
-                    }
-                    if !(v.is_empty() || v.starts_with('/')) {
-                        return Err(format!("'{v}' is not a JSON pointer (they start with /)"));
-                    }
-                    map.push((k.to_string(), v.to_string()));
-                }
-                Ok(Parser::Json(map))
-            }
-            "regex" => {
-                let arg = arg.filter(|a| !a.is_empty()).ok_or(
-                    "regex needs a pattern whose named groups are metrics: regex:(?P<ops_per_s>[0-9.]+) ops/s",
-                )?;
-                let re = regex_lite::Regex::new(arg).map_err(|e| format!("not a regex: {e}"))?;
-                let names: Vec<&str> = re.capture_names().flatten().collect();
-                if names.is_empty() {
-                    return Err(format!(
-                        "the pattern has no named group; name each by its metric: {}",
-                        metrics_help()
-                    ));
-                }
-                if let Some(bad) = names.iter().find(|n| !is_exec_metric(n)) {
-                    return Err(format!(
-                        "group '{bad}' is not a metric; use {}",
-                        metrics_help()
-                    ));
-                }
-                Ok(Parser::Regex(arg.to_string()))
-            }
-            _ => Err(format!(
+        let Some(p) = crate::parsers::find(name) else {
+            return Err(format!(
                 "'{s}' is not a parser: use one of {}",
-                Parser::NAMES.join(", ")
-            )),
+                crate::parsers::usage().join(", ")
+            ));
+        };
+        match (p.arg(), arg) {
+            (None, Some(_)) => return Err(format!("{name} takes no argument")),
+            (Some(_), a) => p.check(a.unwrap_or(""))?,
+            (None, None) => {}
         }
+        Ok(Parser {
+            name: p.name().to_string(),
+            arg: arg.map(str::to_string),
+        })
     }
 }
 
@@ -180,13 +80,6 @@ impl TryFrom<String> for Parser {
     }
 }
 
-pub(crate) fn metrics_help() -> String {
-    format!(
-        "{}, or a latency statistic ({}) with a unit (ns, us, ms, s), e.g. p99_us",
-        EXEC_METRICS.join(", "),
-        LATENCY_STATS.join(", ")
-    )
-}
 
 /// exec's own flags: the user's program and what reads its output. Flattened into the run's
 /// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
@@ -203,13 +96,11 @@ pub struct ExecFlags {
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cmd: Option<String>,
-    /// What reads its output: crimson-msgr, tateyama-reqres, tateyama-datachannel, fio-json,
-    /// sockperf, redis-benchmark, json:NAME=POINTER,... or regex:PATTERN (named groups:
-    /// ops, ops_per_s, seconds, errors, bytes_out, bytes_in, connect_s, or a latency statistic
-    /// mean|min|p50|p90|p99|p999|p9999|max with a unit _ns|_us|_ms|_s, e.g. p99_us).
+    /// What reads its output (the help lists the parsers of `crate::parsers`).
     #[arg(
         long,
         value_name = "NAME",
+        help = crate::parsers::flag_help(),
         help_heading = heading::EXEC
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -356,7 +247,7 @@ impl Asked {
                 "--parser",
                 format!(
                     "is needed with --transport exec: what reads the program's output ({})",
-                    Parser::NAMES.join(", ")
+                    crate::parsers::usage().join(", ")
                 ),
             )
         })?;

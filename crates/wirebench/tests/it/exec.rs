@@ -11,7 +11,7 @@ use wirebench_core::result::{RunResult, RunState};
 
 const CRIMSON: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../transports/src/exec/parsers/fixtures/crimson-28-separated.txt"
+    "/../core/src/parsers/fixtures/crimson-msgr-28-separated.txt"
 );
 
 /// Whether `program` is installed; a missing one fails the test when
@@ -184,7 +184,7 @@ fn a_program_that_fails_or_says_nothing_fails_the_run_with_its_output() {
     // Exit 0, no figures (sockperf's way when it cannot connect).
     let refused = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../transports/src/exec/parsers/fixtures/sockperf-refused.txt"
+        "/../core/src/parsers/fixtures/sockperf-refused.txt"
     );
     let cmd = format!("cat {refused}");
     let mut args = base.to_vec();

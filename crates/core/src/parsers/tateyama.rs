@@ -8,7 +8,37 @@
 //! to the microsecond; a request and its response count as two messages;
 //! "GB/s" is GiB/s. No latency is measured.
 
-use super::super::{Parsed, number};
+use super::parsed::{OutputParser, Parsed, number};
+
+/// Tsurugi's reqres_loop.
+pub struct Reqres;
+
+impl OutputParser for Reqres {
+    fn name(&self) -> &'static str {
+        "tateyama-reqres"
+    }
+    fn reads(&self) -> &'static str {
+        "Tsurugi's reqres_loop: one CSV line"
+    }
+    fn parse(&self, _: &str, stdout: &str, _: &str) -> Result<Parsed, String> {
+        parse_reqres(stdout)
+    }
+}
+
+/// Tsurugi's data_channel_write.
+pub struct Datachannel;
+
+impl OutputParser for Datachannel {
+    fn name(&self) -> &'static str {
+        "tateyama-datachannel"
+    }
+    fn reads(&self) -> &'static str {
+        "Tsurugi's data_channel_write: one CSV line"
+    }
+    fn parse(&self, _: &str, stdout: &str, _: &str) -> Result<Parsed, String> {
+        parse_datachannel(stdout)
+    }
+}
 
 const ELAPSED: &str = "seconds: from the server ready until every client finished (the program's clock, 1 us resolution); no latency is measured";
 
@@ -62,7 +92,7 @@ pub fn parse_reqres(out: &str) -> Result<Parsed, String> {
             p.figure("nloop", n as f64);
             sessions * n
         }
-        None => (msgs_per_s * secs / per_op as f64).round() as u64,
+        None => crate::units::whole((msgs_per_s * secs / per_op as f64).round()),
     });
     p.seconds = Some(secs);
     // The program's rate is from its unrounded time.
@@ -122,7 +152,7 @@ pub fn parse_datachannel(out: &str) -> Result<Parsed, String> {
             p.figure("nloop", n as f64);
             sessions * n
         }
-        None => (msgs_per_s * secs).round() as u64,
+        None => crate::units::whole((msgs_per_s * secs).round()),
     });
     // The program's rate is from its unrounded time.
     p.ops_per_s = Some(msgs_per_s);

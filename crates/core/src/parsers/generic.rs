@@ -1,10 +1,90 @@
 //! Any program: `json` maps JSON pointers to metrics, `regex` names its
 //! groups by metric (the last match counts, as programs print their totals
-//! last). Metrics: see `wirebench_core::spec::EXEC_METRICS` and the
+//! last). Metrics: see `crate::spec::EXEC_METRICS` and the
 //! latency statistics with a unit (`p99_us`).
 
-use super::super::{Parsed, number, set_metric};
+use super::parsed::{OutputParser, Parsed, is_exec_metric, metrics_help, number, set_metric};
 use serde_json::Value;
+
+/// Any program that prints a JSON document.
+pub struct Json;
+
+/// `NAME=POINTER,...`, checked.
+fn json_map(arg: &str) -> Result<Vec<(String, String)>, String> {
+    if arg.is_empty() {
+        return Err("json needs its metrics: json:ops_per_s=/jobs/0/iops,p99_us=/p99 (NAME=JSON pointer, comma-separated)".into());
+    }
+    let mut map = Vec::new();
+    for pair in arg.split(',') {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("'{pair}' is not NAME=POINTER"))?;
+        if !is_exec_metric(k) {
+            return Err(format!("'{k}' is not a metric; use {}", metrics_help()));
+        }
+        if !(v.is_empty() || v.starts_with('/')) {
+            return Err(format!("'{v}' is not a JSON pointer (they start with /)"));
+        }
+        map.push((k.to_string(), v.to_string()));
+    }
+    Ok(map)
+}
+
+impl OutputParser for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+    fn reads(&self) -> &'static str {
+        "a JSON document: each metric read at its JSON pointer"
+    }
+    fn arg(&self) -> Option<&'static str> {
+        Some("NAME=POINTER,...")
+    }
+    fn check(&self, arg: &str) -> Result<(), String> {
+        json_map(arg).map(|_| ())
+    }
+    fn parse(&self, arg: &str, stdout: &str, _: &str) -> Result<Parsed, String> {
+        parse_json(&json_map(arg)?, stdout)
+    }
+}
+
+/// Any program whose output a regular expression reads.
+pub struct Regex;
+
+impl OutputParser for Regex {
+    fn name(&self) -> &'static str {
+        "regex"
+    }
+    fn reads(&self) -> &'static str {
+        "any output: the last match of a pattern whose named groups are metrics"
+    }
+    fn arg(&self) -> Option<&'static str> {
+        Some("PATTERN")
+    }
+    fn check(&self, arg: &str) -> Result<(), String> {
+        if arg.is_empty() {
+            return Err("regex needs a pattern whose named groups are metrics: regex:(?P<ops_per_s>[0-9.]+) ops/s".into());
+        }
+        let re = regex_lite::Regex::new(arg).map_err(|e| format!("not a regex: {e}"))?;
+        let names: Vec<&str> = re.capture_names().flatten().collect();
+        if names.is_empty() {
+            return Err(format!(
+                "the pattern has no named group; name each by its metric: {}",
+                metrics_help()
+            ));
+        }
+        if let Some(bad) = names.iter().find(|n| !is_exec_metric(n)) {
+            return Err(format!(
+                "group '{bad}' is not a metric; use {}",
+                metrics_help()
+            ));
+        }
+        Ok(())
+    }
+    fn parse(&self, arg: &str, stdout: &str, _: &str) -> Result<Parsed, String> {
+        parse_regex(arg, stdout)
+    }
+}
 
 /// Reads the JSON document the program printed (from its first line that
 /// opens one).
@@ -81,7 +161,7 @@ mod tests {
             ),
             ("seconds".to_string(), "/x".to_string()),
         ];
-        let out = include_str!("fixtures/fio-randread-psync.json");
+        let out = include_str!("fixtures/fio-json-randread-psync.json");
         assert!(parse_json(&map, out).unwrap_err().contains("/x (seconds)"));
         let p = parse_json(&map[..2], out).unwrap();
         assert_eq!(p.ops_per_s, Some(35784.107946));

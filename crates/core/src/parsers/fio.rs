@@ -4,9 +4,24 @@
 //! Without bins (plain `json`), only the means are kept, and fio's own
 //! percentiles when there is one job and one direction.
 
-use super::super::{Parsed, number};
+use super::parsed::{OutputParser, Parsed, number};
+use crate::hist;
 use serde_json::Value;
-use wirebench_core::hist;
+
+/// fio's JSON.
+pub struct FioJson;
+
+impl OutputParser for FioJson {
+    fn name(&self) -> &'static str {
+        "fio-json"
+    }
+    fn reads(&self) -> &'static str {
+        "fio --output-format=json+, its latency bins made a histogram"
+    }
+    fn parse(&self, _: &str, stdout: &str, _: &str) -> Result<Parsed, String> {
+        parse(stdout)
+    }
+}
 
 const DIRS: [&str; 3] = ["read", "write", "trim"];
 
@@ -92,7 +107,7 @@ pub fn parse(out: &str) -> Result<Parsed, String> {
                         let (Some(ns), Some(c)) = (number(value), count.as_u64()) else {
                             return Err(format!("fio's clat bin {value}: {count}"));
                         };
-                        let ns = (ns as u64).clamp(1, hist::MAX_TRACKED_NS);
+                        let ns = crate::units::whole(ns).clamp(1, hist::MAX_TRACKED_NS);
                         h.saturating_record_n(ns, c);
                     }
                 }
@@ -144,7 +159,7 @@ mod tests {
 
     #[test]
     fn one_job_of_random_reads() {
-        let out = include_str!("fixtures/fio-randread-psync.json");
+        let out = include_str!("fixtures/fio-json-randread-psync.json");
         let p = parse(out).unwrap();
         assert_eq!(p.ops, Some(71604));
         assert_eq!(p.ops_per_s, Some(35784.107946));
@@ -168,7 +183,7 @@ mod tests {
     fn jobs_and_directions_are_summed_and_warnings_before_the_json_skipped() {
         let out = format!(
             "fio: this platform does not support process shared mutexes, forcing use of threads\n{}",
-            include_str!("fixtures/fio-randrw-2jobs.json")
+            include_str!("fixtures/fio-json-randrw-2jobs.json")
         );
         let p = parse(&out).unwrap();
         assert_eq!(p.ops, Some(18097 + 18135 + 17978 + 18139));
@@ -181,7 +196,7 @@ mod tests {
     #[test]
     fn plain_json_keeps_fios_percentiles_of_one_job() {
         let mut doc: Value =
-            serde_json::from_str(include_str!("fixtures/fio-randread-psync.json")).unwrap();
+            serde_json::from_str(include_str!("fixtures/fio-json-randread-psync.json")).unwrap();
         doc["jobs"][0]["read"]["clat_ns"]
             .as_object_mut()
             .unwrap()

@@ -4,7 +4,22 @@
 //! tests run one after another, so their rates and percentiles do not add
 //! up; a sweep over `-t` compares them.
 
-use super::super::{Parsed, number};
+use super::parsed::{OutputParser, Parsed, number};
+
+/// redis-benchmark's CSV.
+pub struct RedisBenchmark;
+
+impl OutputParser for RedisBenchmark {
+    fn name(&self) -> &'static str {
+        "redis-benchmark"
+    }
+    fn reads(&self) -> &'static str {
+        "redis-benchmark --csv"
+    }
+    fn parse(&self, _: &str, stdout: &str, _: &str) -> Result<Parsed, String> {
+        parse(stdout)
+    }
+}
 
 /// The columns wirebench keeps as latency statistics.
 const LATENCY: [(&str, &str); 5] = [
@@ -76,13 +91,13 @@ mod tests {
 
     #[test]
     fn one_test_with_its_percentiles() {
-        let out = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"\n\"GET\",\"79681.28\",\"0.326\",\"0.128\",\"0.327\",\"0.367\",\"0.471\",\"1.807\"\n";
-        let p = parse(out).unwrap();
-        assert_eq!(p.ops_per_s, Some(79681.28));
-        assert_eq!(p.latency_ns["p50"], 0.327e6);
-        assert_eq!(p.latency_ns["p99"], 0.471e6);
-        assert_eq!(p.latency_ns["mean"], 0.326e6);
-        assert_eq!(p.figures["GET p95_latency_ms"], 0.367);
+        // redis-benchmark 7 -t get -n 20000 --csv against redis-server 7.
+        let p = parse(include_str!("fixtures/redis-benchmark-get.csv")).unwrap();
+        assert_eq!(p.ops_per_s, Some(101010.10));
+        assert_eq!(p.latency_ns["p50"], 0.247e6);
+        assert_eq!(p.latency_ns["p99"], 0.655e6);
+        assert_eq!(p.latency_ns["mean"], 0.267e6);
+        assert_eq!(p.figures["GET p95_latency_ms"], 0.407);
         assert!(!p.latency_ns.contains_key("p90"));
     }
 

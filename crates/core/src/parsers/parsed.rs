@@ -1,13 +1,62 @@
-//! exec: the users' own benchmark programs. Each parser reads a program's
-//! output into [`Parsed`]: the figures it gave, in wirebench's units, with
-//! the program's own names and values kept beside them, and how it
-//! measured them. Running the program is the runner's (`runner::exec`).
+//! What a parser gives ([`Parsed`]), the trait each parser implements,
+//! the metrics `json` and `regex` fill, and the helpers the parsers share.
 
-pub mod parsers;
-
+use crate::hist::LatencyHist;
 use std::collections::BTreeMap;
-use wirebench_core::hist::LatencyHist;
-use wirebench_core::spec::{LATENCY_UNITS, Parser};
+
+/// The metrics a `json` or `regex` parser may fill: counters, rates, and
+/// latency statistics with their unit.
+pub const EXEC_METRICS: [&str; 7] = [
+    "ops",
+    "ops_per_s",
+    "seconds",
+    "errors",
+    "bytes_out",
+    "bytes_in",
+    "connect_s",
+];
+
+/// Latency statistics (`p99_us`, `mean_ms`: a statistic, `_`, a unit).
+pub const LATENCY_STATS: [&str; 8] = ["mean", "min", "p50", "p90", "p99", "p999", "p9999", "max"];
+
+/// The units of a latency metric, in ns.
+pub const LATENCY_UNITS: [(&str, f64); 4] = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
+
+/// Whether `name` is a metric a `json` or `regex` parser may fill.
+pub fn is_exec_metric(name: &str) -> bool {
+    EXEC_METRICS.contains(&name)
+        || name.rsplit_once('_').is_some_and(|(stat, unit)| {
+            LATENCY_STATS.contains(&stat) && LATENCY_UNITS.iter().any(|(u, _)| *u == unit)
+        })
+}
+
+/// The metrics, as an error's help names them.
+pub(crate) fn metrics_help() -> String {
+    format!(
+        "{}, or a latency statistic ({}) with a unit (ns, us, ms, s), e.g. p99_us",
+        EXEC_METRICS.join(", "),
+        LATENCY_STATS.join(", ")
+    )
+}
+
+/// A reader of one program's output.
+pub trait OutputParser: Sync {
+    /// Its name: `--parser NAME` (or `NAME:ARG`).
+    fn name(&self) -> &'static str;
+    /// What it reads, as help says it.
+    fn reads(&self) -> &'static str;
+    /// How its argument is written (`NAME=POINTER,...`); None: it takes
+    /// none.
+    fn arg(&self) -> Option<&'static str> {
+        None
+    }
+    /// Checks its argument (of a parser that takes one).
+    fn check(&self, _arg: &str) -> Result<(), String> {
+        Ok(())
+    }
+    /// Reads the program's output (`arg`: its argument, or empty).
+    fn parse(&self, arg: &str, stdout: &str, stderr: &str) -> Result<Parsed, String>;
+}
 
 /// One per-second line of a program that prints them.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,18 +99,18 @@ pub struct Parsed {
 
 impl Parsed {
     /// Keeps `value` as the program named it.
-    fn figure(&mut self, name: impl Into<String>, value: f64) {
+    pub(super) fn figure(&mut self, name: impl Into<String>, value: f64) {
         self.figures.insert(name.into(), value);
     }
 
     /// Fills what follows from what was given (ops from a rate and a time,
     /// a rate from ops and a time), saying so; fails when the output gave
     /// neither a count nor a rate.
-    fn complete(mut self, what: &str) -> Result<Parsed, String> {
+    pub(super) fn complete(mut self, what: &str) -> Result<Parsed, String> {
         match (self.ops, self.seconds, self.ops_per_s) {
             (Some(n), Some(s), None) if s > 0.0 => self.ops_per_s = Some(n as f64 / s),
             (None, Some(s), Some(r)) => {
-                self.ops = Some((r * s).round() as u64);
+                self.ops = Some(crate::units::whole((r * s).round()));
                 self.method
                     .push("operations: the program's rate x its time (it printed no count)".into());
             }
@@ -72,51 +121,25 @@ impl Parsed {
     }
 }
 
-/// Reads `stdout` (and, for programs that print there, `stderr`) with
-/// `parser`. An output with no figure is an error that says what was
-/// looked for.
-pub fn parse(parser: &Parser, stdout: &str, stderr: &str) -> Result<Parsed, String> {
-    use parsers::*;
-    match parser {
-        Parser::CrimsonMsgr => crimson::parse(stdout),
-        Parser::TateyamaReqres => tateyama::parse_reqres(stdout),
-        Parser::TateyamaDatachannel => tateyama::parse_datachannel(stdout),
-        Parser::FioJson => fio::parse(stdout),
-        // sockperf prints its results on stdout, but older builds on stderr.
-        Parser::Sockperf => sockperf::parse(stdout).or_else(|e| {
-            if stderr.contains("sockperf:") {
-                sockperf::parse(stderr).map_err(|_| e)
-            } else {
-                Err(e)
-            }
-        }),
-        Parser::RedisBenchmark => redis_benchmark::parse(stdout),
-        Parser::Json(map) => generic::parse_json(map, stdout),
-        Parser::Regex(re) => generic::parse_regex(re, stdout),
-    }
-}
-
 /// A number as programs print them (`3.17e+06`, `12386.7`); None for
 /// `nan`, `-nan`, `inf`.
-fn number(text: &str) -> Option<f64> {
+pub(super) fn number(text: &str) -> Option<f64> {
     text.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 /// `name` (`p99_us`) as a latency statistic and its factor to ns.
-fn latency_metric(name: &str) -> Option<(&'static str, f64)> {
+pub(super) fn latency_metric(name: &str) -> Option<(&'static str, f64)> {
     let (stat, unit) = name.rsplit_once('_')?;
-    let stat = wirebench_core::spec::LATENCY_STATS
-        .iter()
-        .find(|s| **s == stat)?;
+    let stat = LATENCY_STATS.iter().find(|s| **s == stat)?;
     let factor = LATENCY_UNITS.iter().find(|(u, _)| *u == unit)?.1;
     Some((stat, factor))
 }
 
 /// Fills the field `metric` names with `v` (a `json` or `regex` metric).
-fn set_metric(p: &mut Parsed, metric: &str, v: f64) -> Result<(), String> {
+pub(super) fn set_metric(p: &mut Parsed, metric: &str, v: f64) -> Result<(), String> {
     let count = |v: f64| -> Result<u64, String> {
         if v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
-            Ok(v as u64)
+            Ok(crate::units::whole(v))
         } else {
             Err(format!("{metric} = {v}: not a count"))
         }
@@ -139,7 +162,7 @@ fn set_metric(p: &mut Parsed, metric: &str, v: f64) -> Result<(), String> {
 }
 
 /// `text` without ANSI colour sequences (sockperf colours its summary).
-fn strip_ansi(text: &str) -> String {
+pub(super) fn strip_ansi(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {

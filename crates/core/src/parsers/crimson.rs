@@ -19,7 +19,22 @@
 //! timed, on a low-resolution clock (see ceph's
 //! src/crimson/tools/perf_crimson_msgr.cc).
 
-use super::super::{Parsed, ParsedInterval, number};
+use super::parsed::{OutputParser, Parsed, ParsedInterval, number};
+
+/// perf-crimson-msgr and perf-async-msgr.
+pub struct CrimsonMsgr;
+
+impl OutputParser for CrimsonMsgr {
+    fn name(&self) -> &'static str {
+        "crimson-msgr"
+    }
+    fn reads(&self) -> &'static str {
+        "perf-crimson-msgr and perf-async-msgr: the per-second lines and the all(depth=N): block"
+    }
+    fn parse(&self, _: &str, stdout: &str, _: &str) -> Result<Parsed, String> {
+        parse(stdout)
+    }
+}
 
 const MIB: f64 = 1048576.0;
 
@@ -110,12 +125,12 @@ pub fn parse(out: &str) -> Result<Parsed, String> {
         p.figure("latency (ms)", latency_ms);
         p.figure("IOPS", iops);
         p.figure("out throughput (MB/s, i.e. MiB/s)", out_mib);
-        p.ops = Some(received as u64);
+        p.ops = Some(crate::units::whole(received));
         p.seconds = Some(time);
         p.ops_per_s = Some(iops);
         p.connect_s = Some(connect);
         p.latency_ns.insert("mean", latency_ms * 1e6);
-        p.bytes_out = Some((out_mib * MIB * time).round() as u64);
+        p.bytes_out = Some(crate::units::whole((out_mib * MIB * time).round()));
     } else if let Some([secs, iops, mib, lat_ms]) = summary {
         p.figure("summary: seconds", secs);
         p.figure("summary: IOPS", iops);
@@ -124,7 +139,7 @@ pub fn parse(out: &str) -> Result<Parsed, String> {
         p.seconds = Some(secs);
         p.ops_per_s = Some(iops);
         p.latency_ns.insert("mean", lat_ms * 1e6);
-        p.bytes_out = Some((mib * MIB * secs).round() as u64);
+        p.bytes_out = Some(crate::units::whole((mib * MIB * secs).round()));
     } else if p.intervals.is_empty() {
         return Err(
             "no per-second line, summary or all(depth=…) block of perf-crimson-msgr in the output"
@@ -192,9 +207,9 @@ mod tests {
     use super::*;
 
     /// From crimson-vs-async-messenger.md: Crimson, 28 clients, separated.
-    const SEPARATED: &str = include_str!("fixtures/crimson-28-separated.txt");
+    const SEPARATED: &str = include_str!("fixtures/crimson-msgr-28-separated.txt");
     /// From the same report: the left 14-core instance's all() block.
-    const LEFT_ALL: &str = include_str!("fixtures/crimson-left-14-separated-all.txt");
+    const LEFT_ALL: &str = include_str!("fixtures/crimson-msgr-left-14-separated-all.txt");
 
     #[test]
     fn per_second_lines_and_the_summary_of_the_report() {
@@ -208,7 +223,10 @@ mod tests {
         assert_eq!(p.ops_per_s, Some(3.17785e6));
         assert_eq!(p.latency_ns["mean"], 8.37097e6);
         assert_eq!(p.figures["summary: MB/s (MiB/s)"], 12413.5);
-        assert_eq!(p.ops, Some((3.17785e6f64 * 40.1393).round() as u64));
+        assert_eq!(
+            p.ops,
+            Some(crate::units::whole((3.17785e6f64 * 40.1393).round()))
+        );
         assert!(p.method.iter().any(|m| m.contains("1-in-256")));
         assert_eq!(p.latency_ns.len(), 1, "a mean, no percentile");
     }
@@ -225,7 +243,9 @@ mod tests {
         assert_eq!(p.figures["out throughput (MB/s, i.e. MiB/s)"], 7789.457672);
         assert_eq!(
             p.bytes_out,
-            Some((7789.457672 * MIB * 60.212315f64).round() as u64)
+            Some(crate::units::whole(
+                (7789.457672 * MIB * 60.212315f64).round()
+            ))
         );
     }
 

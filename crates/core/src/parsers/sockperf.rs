@@ -4,7 +4,29 @@
 //! sockperf exits 0 even when it could not connect: an output without
 //! figures is an error here, with its ERROR line.
 
-use super::super::{Parsed, number, strip_ansi};
+use super::parsed::{OutputParser, Parsed, number, strip_ansi};
+
+/// sockperf's summary.
+pub struct Sockperf;
+
+impl OutputParser for Sockperf {
+    fn name(&self) -> &'static str {
+        "sockperf"
+    }
+    fn reads(&self) -> &'static str {
+        "sockperf ping-pong, under-load or throughput"
+    }
+    /// sockperf prints its results on stdout, but older builds on stderr.
+    fn parse(&self, _: &str, stdout: &str, stderr: &str) -> Result<Parsed, String> {
+        parse(stdout).or_else(|e| {
+            if stderr.contains("sockperf:") {
+                parse(stderr).map_err(|_| e)
+            } else {
+                Err(e)
+            }
+        })
+    }
+}
 
 /// `key=value` in a line (`SentMessages=72778;`).
 fn field(line: &str, key: &str) -> Option<f64> {
@@ -62,7 +84,7 @@ pub fn parse(out: &str) -> Result<Parsed, String> {
             && let Some(n) = rest.split_whitespace().next().and_then(number)
             && rest.contains("observations")
         {
-            p.latency_count = Some(n as u64);
+            p.latency_count = Some(crate::units::whole(n));
         } else if let Some(v) = after(line, "---> <MAX> observation =") {
             p.latency_ns.insert("max", v * 1e3);
         } else if let Some(v) = after(line, "---> <MIN> observation =") {
@@ -96,7 +118,7 @@ pub fn parse(out: &str) -> Result<Parsed, String> {
         } else if let Some(v) = after(line, "Summary: BandWidth is") {
             p.figure("bandwidth (MBps, i.e. MiB/s)", v);
             if let Some(s) = p.seconds {
-                p.bytes_out = Some((v * 1048576.0 * s).round() as u64);
+                p.bytes_out = Some(crate::units::whole((v * 1048576.0 * s).round()));
             }
         }
     }
@@ -111,7 +133,7 @@ pub fn parse(out: &str) -> Result<Parsed, String> {
             .unwrap_or_default();
         return Err(format!("sockperf printed no statistics{error}"));
     };
-    p.ops = Some(sent as u64);
+    p.ops = Some(crate::units::whole(sent));
     p.figure("sent messages", sent);
     let throughput = p.latency_ns.is_empty();
     if throughput {
@@ -195,7 +217,7 @@ mod tests {
         assert!(p.latency_ns.is_empty());
         assert_eq!(
             p.bytes_out,
-            Some((22.807 * 1048576.0 * 2.0f64).round() as u64)
+            Some(crate::units::whole((22.807 * 1048576.0 * 2.0f64).round()))
         );
     }
 
