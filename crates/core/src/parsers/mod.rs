@@ -2,17 +2,10 @@
 //! transport). Each reads a program's output into [`Parsed`]: the figures
 //! it gave, in wirebench's units, with the program's own names and values
 //! kept beside them, and how it measured them. A parser is one file here,
-//! implementing [`OutputParser`], and one line in [`PARSERS`]: the
+//! implementing [`OutputParser`], and one line in its `registry!`: the
 //! `--parser` names, their help and their errors come from that list, and
 //! each parser is tested on real output of its program (`fixtures/`, found
 //! by its name). Running the program is the runner's (`runner::exec`).
-
-mod crimson;
-mod fio;
-mod generic;
-mod redis_benchmark;
-mod sockperf;
-mod tateyama;
 
 mod parsed;
 
@@ -22,17 +15,25 @@ pub use parsed::{
     is_exec_metric,
 };
 
-/// Every parser, listed once.
-pub static PARSERS: &[&dyn OutputParser] = &[
-    &crimson::CrimsonMsgr,
-    &tateyama::Reqres,
-    &tateyama::Datachannel,
-    &fio::FioJson,
-    &sockperf::Sockperf,
-    &redis_benchmark::RedisBenchmark,
-    &generic::Json,
-    &generic::Regex,
-];
+/// The registry: `module: Parser, ...;` declares each parser's module and
+/// lists its parsers in [`PARSERS`], in the order of `--help`.
+macro_rules! registry {
+    ($($module:ident: $($parser:ident),+;)*) => {
+        $(mod $module;)*
+
+        /// Every parser, listed once.
+        pub static PARSERS: &[&dyn OutputParser] = &[$($(&$module::$parser,)+)*];
+    };
+}
+
+registry! {
+    crimson: CrimsonMsgr;
+    tateyama: Reqres, Datachannel;
+    fio: FioJson;
+    sockperf: Sockperf;
+    redis_benchmark: RedisBenchmark;
+    generic: Json, Regex;
+}
 
 /// The parser of this name.
 pub fn find(name: &str) -> Option<&'static dyn OutputParser> {
