@@ -32,6 +32,7 @@ registry! {
     fio: FioJson;
     sockperf: Sockperf;
     redis_benchmark: RedisBenchmark;
+    wrk: Wrk;
     generic: Json, Regex;
 }
 
