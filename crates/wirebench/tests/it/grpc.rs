@@ -3,45 +3,11 @@
 //! (`grpc_server.py`, in the tests' Python environment), on a free loopback
 //! port, killed by PID.
 
+use crate::fixtures::daemon::free_port;
+use crate::fixtures::grpc::EchoServer;
 use crate::helpers::*;
-use crate::kv::{free_port, op};
-use std::time::Duration;
+use crate::kv::op;
 use wirebench_core::result::RunState;
-
-/// The Python server, and the directory with its descriptor set.
-struct EchoServer {
-    _proc: Proc,
-    dir: TempDir,
-    target: String,
-}
-
-impl EchoServer {
-    fn start() -> Option<EchoServer> {
-        python_with("grpc_tools", "grpcio-tools==1.84.0")?;
-        let py = python_with("grpc_reflection", "grpcio-reflection==1.84.0")?;
-        let dir = TempDir::new("grpc");
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/grpc_server.py");
-        let p = Proc::spawn_program(py.to_str().unwrap(), &[script, dir.str()]);
-        let line = p
-            .stdout
-            .recv_timeout(Duration::from_secs(60))
-            .expect("the gRPC server says its port");
-        let port = line
-            .strip_prefix("PORT ")
-            .expect("PORT n")
-            .trim()
-            .to_string();
-        Some(EchoServer {
-            _proc: p,
-            target: format!("grpc://127.0.0.1:{port}"),
-            dir,
-        })
-    }
-
-    fn proto_set(&self) -> String {
-        format!("{}/echo.pb", self.dir.str())
-    }
-}
 
 const HELLO: &str = r#"{"text": "hello", "at": "2026-11-23T12:00:00Z"}"#;
 

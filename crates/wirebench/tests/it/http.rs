@@ -3,109 +3,11 @@
 //! by ALPN) with a low keep-alive limit, so that every run also goes
 //! through the server closing its connections, and killed by PID.
 
+use crate::fixtures::daemon::free_port;
+use crate::fixtures::nginx::Nginx;
 use crate::helpers::*;
-use crate::kv::{Daemon, free_port, installed, op};
-use crate::s3::test_certificates;
+use crate::kv::op;
 use wirebench_core::result::RunState;
-
-/// nginx serving `www/1k.bin` (1 KiB), `/post` (answers "ok" to any body)
-/// and `/put/` (WebDAV: a PUT writes its body to a file), with an access log
-/// of each request's connection.
-pub(crate) struct Nginx {
-    _daemon: Daemon,
-    pub(crate) dir: TempDir,
-    pub(crate) h1: u16,
-    h2c: u16,
-    tls: u16,
-}
-
-impl Nginx {
-    pub(crate) fn start() -> Option<Nginx> {
-        if !installed("nginx", "WIREBENCH_REQUIRE_HTTP") {
-            return None;
-        }
-        let dir = TempDir::new("nginx");
-        let d = dir.str();
-        std::fs::create_dir_all(format!("{d}/www")).unwrap();
-        std::fs::write(format!("{d}/www/1k.bin"), vec![b'x'; 1024]).unwrap();
-        std::fs::create_dir_all(format!("{d}/www/put")).unwrap();
-        std::fs::create_dir_all(format!("{d}/www/k")).unwrap();
-        for k in 0..100 {
-            std::fs::write(format!("{d}/www/k/{k}"), format!("{k}")).unwrap();
-        }
-        test_certificates(&dir);
-        let (h1, h2c, tls) = (free_port(), free_port(), free_port());
-        let conf = format!(
-            r#"daemon off;
-master_process off;
-worker_processes 1;
-user root;
-pid {d}/nginx.pid;
-error_log {d}/error.log;
-events {{ worker_connections 1024; }}
-http {{
-  client_body_temp_path {d}/body;
-  proxy_temp_path {d}/proxy;
-  fastcgi_temp_path {d}/fcgi;
-  uwsgi_temp_path {d}/uwsgi;
-  scgi_temp_path {d}/scgi;
-  log_format conns '$connection $connection_requests $status $request_length $uri';
-  access_log {d}/access.log conns;
-  keepalive_requests 50;
-  server {{
-    listen 127.0.0.1:{h1};
-    listen 127.0.0.1:{h2c} http2;
-    listen 127.0.0.1:{tls} ssl http2;
-    ssl_certificate {d}/cert.pem;
-    ssl_certificate_key {d}/key.pem;
-    root {d}/www;
-    location /post {{ client_max_body_size 1m; return 200 "ok"; }}
-    location /put/ {{ dav_methods PUT; client_max_body_size 1m; }}
-  }}
-}}
-"#
-        );
-        let conf_file = format!("{d}/nginx.conf");
-        std::fs::write(&conf_file, conf).unwrap();
-        let args = [
-            "-c".to_string(),
-            conf_file,
-            "-e".to_string(),
-            format!("{d}/error.log"),
-        ];
-        let ports = [h1, h2c, tls].map(|p| format!("127.0.0.1:{p}"));
-        let daemon = Daemon::spawn("nginx", &args, &ports);
-        Some(Nginx {
-            _daemon: daemon,
-            dir,
-            h1,
-            h2c,
-            tls,
-        })
-    }
-
-    /// The access log's lines: connection number, requests on it so far,
-    /// status, request length.
-    fn log(&self) -> Vec<(u64, u64, u16, u64)> {
-        self.log_with_paths().into_iter().map(|(l, _)| l).collect()
-    }
-
-    /// The access log's lines, each with its path.
-    fn log_with_paths(&self) -> Vec<((u64, u64, u16, u64), String)> {
-        let text = std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default();
-        text.lines()
-            .map(|l| {
-                let f: Vec<&str> = l.split(' ').collect();
-                let n = |i: usize| f[i].parse::<u64>().unwrap();
-                ((n(0), n(1), n(2) as u16, n(3)), f[4].to_string())
-            })
-            .collect()
-    }
-
-    fn clear_log(&self) {
-        std::fs::write(self.dir.path().join("access.log"), "").unwrap();
-    }
-}
 
 #[test]
 fn nginx_serves_1kib_over_http1_h2c_and_tls_through_its_keepalive_limit() {

@@ -10,6 +10,7 @@ mod cli_errors;
 mod endpoints;
 mod exec;
 mod faults;
+mod fixtures;
 mod grpc;
 mod hardening;
 mod helpers;

@@ -196,7 +196,7 @@ fn a_server_in_a_cgroup_is_observed_through_it() {
 #[test]
 fn redis_server_started_by_the_run_is_measured_and_stopped() {
     let _shared = shared();
-    if !crate::kv::installed("redis-server", "WIREBENCH_REQUIRE_KV") {
+    if !crate::fixtures::daemon::installed("redis-server", "WIREBENCH_REQUIRE_KV") {
         return;
     }
     let results = TempDir::new("observe-redis");

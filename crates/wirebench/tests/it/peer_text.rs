@@ -160,7 +160,7 @@ fn issue_46_a_servers_escape_sequences_reach_no_output_raw() {
 #[test]
 fn issue_46_a_servers_escape_sequences_leave_the_tmux_pane_as_it_was() {
     let _g = shared();
-    if !crate::kv::installed("tmux", "WIREBENCH_REQUIRE_TMUX") {
+    if !crate::fixtures::daemon::installed("tmux", "WIREBENCH_REQUIRE_TMUX") {
         return;
     }
     let addr = hostile_peer();

@@ -3,9 +3,10 @@
 //! binary is found), data checked with --verify; errors up front; large
 //! objects with bounded memory; a server dying mid-run.
 
+use crate::fixtures::minio::{MINIO_PASSWORD, Minio};
 use crate::helpers::*;
 use nix::sys::signal::Signal;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use wirebench_core::result::{RunResult, RunState};
 use wirebench_core::store;
@@ -94,135 +95,6 @@ fn every_workload_runs_against_the_embedded_fake_server() {
             stats.frames_in >= r.summary.ops,
             "{w}: the server saw every request"
         );
-    }
-}
-
-/// A MinIO server on a free loopback port with a temporary data directory,
-/// killed by PID when dropped.
-struct Minio {
-    child: std::process::Child,
-    addr: String,
-    _data: TempDir,
-    /// The secret in a file (`--secret-key-file`): never on a command line.
-    _secret: TempDir,
-    secret_file: String,
-}
-
-const MINIO_USER: &str = "wirebench";
-const MINIO_PASSWORD: &str = "wirebench-secret";
-
-impl Minio {
-    /// Starts MinIO if its binary is found ($WIREBENCH_MINIO_BIN, then
-    /// ~/.cache/wirebench/bin/minio); None otherwise, unless
-    /// $WIREBENCH_REQUIRE_MINIO is set (as `.ci/run` does): then it fails.
-    fn start() -> Option<Minio> {
-        Self::start_with(None)
-    }
-
-    /// With `certs`: a directory with public.crt and private.key, served over TLS.
-    fn start_with(certs: Option<&str>) -> Option<Minio> {
-        let bin = std::env::var("WIREBENCH_MINIO_BIN")
-            .ok()
-            .or_else(|| {
-                std::env::var("HOME")
-                    .ok()
-                    .map(|h| format!("{h}/.cache/wirebench/bin/minio"))
-            })
-            .filter(|p| std::path::Path::new(p).exists());
-        let Some(bin) = bin else {
-            assert!(
-                std::env::var_os("WIREBENCH_REQUIRE_MINIO").is_none(),
-                "WIREBENCH_REQUIRE_MINIO is set but no MinIO binary was found (see .ci/run)"
-            );
-            eprintln!("skipped: no MinIO binary (set WIREBENCH_MINIO_BIN; .ci/run builds one)");
-            return None;
-        };
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
-        let console = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            l.local_addr().unwrap().port()
-        };
-        // MinIO refuses writes on a nearly full disk; its data lives in memory.
-        let data = TempDir::in_memory("minio");
-        let addr = format!("127.0.0.1:{port}");
-        let mut cmd = Command::new(bin);
-        if let Some(dir) = certs {
-            cmd.args(["--certs-dir", dir]);
-        }
-        let child = cmd
-            .args(["server", data.str(), "--quiet", "--address", &addr])
-            .args(["--console-address", &format!("127.0.0.1:{console}")])
-            .env("MINIO_ROOT_USER", MINIO_USER)
-            .env("MINIO_ROOT_PASSWORD", MINIO_PASSWORD)
-            .env("MINIO_DOMAIN", "localhost")
-            .env("MINIO_BROWSER", "off")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start MinIO");
-        let secret = TempDir::new("minio-secret");
-        write_secret(&secret.path().join("key"), &format!("{MINIO_PASSWORD}\n"));
-        let m = Minio {
-            child,
-            addr,
-            _data: data,
-            secret_file: secret.path().join("key").display().to_string(),
-            _secret: secret,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        // Over TLS, an accepting port is as far as a plain probe goes.
-        let up = |m: &Minio| match certs {
-            None => m.live(),
-            Some(_) => std::net::TcpStream::connect(&m.addr).is_ok(),
-        };
-        while !up(&m) {
-            assert!(
-                Instant::now() < deadline,
-                "MinIO did not come up on {}",
-                m.addr
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        Some(m)
-    }
-
-    fn live(&self) -> bool {
-        use std::io::{Read, Write};
-        let Ok(mut s) = std::net::TcpStream::connect(&self.addr) else {
-            return false;
-        };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-        let req = format!(
-            "GET /minio/health/ready HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            self.addr
-        );
-        let mut out = String::new();
-        s.write_all(req.as_bytes()).is_ok()
-            && s.read_to_string(&mut out).is_ok()
-            && out.starts_with("HTTP/1.1 200")
-    }
-
-    fn creds(&self) -> [&str; 4] {
-        [
-            "--access-key",
-            MINIO_USER,
-            "--secret-key-file",
-            &self.secret_file,
-        ]
-    }
-}
-
-impl Drop for Minio {
-    fn drop(&mut self) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.child.id() as i32),
-            Signal::SIGKILL,
-        );
-        let _ = self.child.wait();
     }
 }
 

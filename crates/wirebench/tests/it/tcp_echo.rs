@@ -2,51 +2,9 @@
 //! driver and one registry line): against a TCP echo server, every byte
 //! sent comes back and is counted; its flags are checked like any other.
 
+use crate::fixtures::echo::Echo;
 use crate::helpers::*;
-use std::process::{Child, Command, Stdio};
 use wirebench_core::result::RunState;
-
-/// A TCP echo server (Python's sockets: it sends back what it reads, in
-/// whatever pieces), killed by PID when dropped.
-struct Echo {
-    child: Child,
-    port: u16,
-}
-
-impl Echo {
-    fn start() -> Echo {
-        let script = "import socket, threading\n\
-            s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(64)\n\
-            print(s.getsockname()[1], flush=True)\n\
-            def serve(c):\n    \
-                while True:\n        \
-                    b = c.recv(65536)\n        \
-                    if not b: break\n        \
-                    c.sendall(b)\n\
-            while True:\n    \
-                c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()\n";
-        let mut child = Command::new("python3")
-            .args(["-c", script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the echo server");
-        let mut line = String::new();
-        use std::io::BufRead;
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("the echo server says its port");
-        let port = line.trim().parse().expect("a port");
-        Echo { child, port }
-    }
-}
-
-impl Drop for Echo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 fn issue_37_tcp_echo_gets_back_every_byte_it_sends() {

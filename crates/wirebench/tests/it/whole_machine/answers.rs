@@ -2,8 +2,8 @@
 //! ramp broke, a backlog kept to its stage, a search that low-rate misses
 //! cannot drive down, and nginx's workers observed by its master's PID.
 
+use crate::fixtures::daemon::{Daemon, free_port, installed};
 use crate::helpers::*;
-use crate::kv::{Daemon, free_port, installed};
 use crate::openloop::cpus;
 use std::time::Duration;
 
@@ -321,7 +321,7 @@ fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
     let (client, server) = cpus();
     let port = free_port().to_string();
     // The server on its own CPU, the client on another.
-    let redis = crate::kv::Daemon::spawn(
+    let redis = crate::fixtures::daemon::Daemon::spawn(
         "taskset",
         &[
             "-c",

@@ -1,7 +1,7 @@
 //! The tests of `http` that need the machine to themselves (see `whole_machine`).
 
+use crate::fixtures::nginx::Nginx;
 use crate::helpers::*;
-use crate::http::*;
 
 #[test]
 fn search_finds_the_rate_nginx_keeps_within_an_objective() {

@@ -316,7 +316,7 @@ fn off_cpu_flamegraphs_account_for_the_time_the_server_waits() {
     );
 
     // A server given by command (redis-server, observed): its waits too.
-    if crate::kv::installed("redis-server", "WIREBENCH_REQUIRE_KV") {
+    if crate::fixtures::daemon::installed("redis-server", "WIREBENCH_REQUIRE_KV") {
         let cmd = "exec redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no";
         let (redis, f) = flame_off_cpu(
             &dir,
