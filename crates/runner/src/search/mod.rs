@@ -319,7 +319,7 @@ pub fn search(
                 rate = steps[i].rate_per_s;
                 seed = runs[i].clone();
                 events.note(&format!(
-                    "measured again: step {} ({rate:.0}/s) missed alone between rates that held; its tries pooled",
+                    "measured again: step {} ({rate:.0}/s) missed once where it decides the answer; its tries pooled",
                     i + 1
                 ));
             }
