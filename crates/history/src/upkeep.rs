@@ -68,17 +68,8 @@ pub fn record(
 /// The runs of the history of `results` that meet `filter`, and what to
 /// tell the user: a damaged database is moved aside and made again first.
 pub fn read(results: &Path, filter: &Filter) -> Result<(Vec<Entry>, Vec<String>), HistoryError> {
-    let path = History::path_in(results);
-    match History::open_existing(&path).and_then(|h| h.entries(filter)) {
-        Ok(all) => Ok((all, Vec::new())),
-        Err(HistoryError::Corrupt { source, .. }) => {
-            let (h, done) = History::rebuild(results, "damaged")?;
-            let mut notes = vec![rebuilt_note(&path, &source.to_string(), &done)];
-            notes.extend(done.imported.conflicts);
-            Ok((h.entries(filter)?, notes))
-        }
-        Err(e) => Err(e),
-    }
+    let (h, notes) = open_mended(results)?;
+    Ok((h.entries(filter)?, notes))
 }
 
 /// `history import DIR`: the runs under `dir` indexed in its history. A
@@ -97,15 +88,18 @@ pub fn import(dir: &Path) -> Result<(History, Imported, Option<String>), History
 }
 
 /// The history of `results`, to read (it must exist): a damaged database
-/// is moved aside and made again, and the note says so.
-pub fn open_mended(results: &Path) -> Result<(History, Option<String>), HistoryError> {
+/// is moved aside and made again, and the notes say so (with the runs the
+/// rebuild found twice with other figures).
+pub fn open_mended(results: &Path) -> Result<(History, Vec<String>), HistoryError> {
     let path = History::path_in(results);
     match History::open_existing(&path).and_then(|h| h.entries(&Filter::default()).map(|_| h)) {
         Err(HistoryError::Corrupt { source, .. }) => {
             let (h, done) = History::rebuild(results, "damaged")?;
-            Ok((h, Some(rebuilt_note(&path, &source.to_string(), &done))))
+            let mut notes = vec![rebuilt_note(&path, &source.to_string(), &done)];
+            notes.extend(done.imported.conflicts);
+            Ok((h, notes))
         }
-        other => other.map(|h| (h, None)),
+        other => other.map(|h| (h, Vec::new())),
     }
 }
 

@@ -326,12 +326,10 @@ impl RunRequest {
     pub fn keys() -> &'static [&'static str] {
         static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
         KEYS.get_or_init(|| {
-            let cmd = <RunRequest as clap::Args>::augment_args(clap::Command::new("run"));
-            let flags = cmd.get_arguments().map(|a| match a.get_id().as_str() {
-                // `--target A,B` is the spec's `target` and `also_target`.
-                "targets" => "target",
-                id => &*Box::leak(id.to_string().into_boxed_str()),
-            });
+            // `--target A,B` is the spec's `target` and `also_target`.
+            let flags = crate::transport::flag_keys::<RunRequest>()
+                .into_iter()
+                .map(|k| if k == "targets" { "target" } else { k });
             flags.chain(SET_KEYS).chain(["sessions"]).collect()
         })
     }

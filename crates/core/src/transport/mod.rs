@@ -242,8 +242,9 @@ impl<'de> serde::de::Visitor<'de> for Entries {
     }
 }
 
-/// The keys of a group of flags, from its clap definition.
-fn flag_keys<F: clap::Args>() -> Vec<&'static str> {
+/// The keys of a group of flags (or of the whole request), from its clap
+/// definition: a flag is declared once, as its field.
+pub(crate) fn flag_keys<F: clap::Args>() -> Vec<&'static str> {
     F::augment_args(clap::Command::new("group"))
         .get_arguments()
         .map(|a| &*Box::leak(a.get_id().to_string().into_boxed_str()))

@@ -206,8 +206,8 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
-    let (h, note) = wirebench_history::upkeep::open_mended(&a.results)?;
-    note.iter().for_each(|n| eprintln!("{n}"));
+    let (h, notes) = wirebench_history::upkeep::open_mended(&a.results)?;
+    notes.iter().for_each(|n| eprintln!("{n}"));
     let mut out = crate::ui::stdout();
     match h.find(&a.id) {
         Ok(Found::Run(e)) => {
