@@ -38,10 +38,10 @@ macro_rules! kinds {
 crate::for_each_transport!(kinds);
 
 /// The transport of a run that names none, nor a target whose scheme
-/// names one: msgr.
+/// names one: the registry's first (msgr).
 impl Default for TransportKind {
     fn default() -> TransportKind {
-        TransportKind::Msgr
+        TransportKind::ALL[0]
     }
 }
 

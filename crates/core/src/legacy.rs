@@ -9,7 +9,7 @@
 use crate::result::Warning;
 use crate::spec::{
     Arrival, ClientsAs, MsgrMode, MsgrSpec, S3Op, S3Spec, S3Workload, ShmMode, ShmSpec, SizeSpec,
-    StopSpec, TargetSpec, TransportKind, TransportSpec, UrlStyle, Wait,
+    StopSpec, TargetSpec, TransportSpec, UrlStyle, Wait,
 };
 use crate::topo::CpuList;
 use serde::Deserialize;
@@ -30,6 +30,15 @@ enum Mode {
     Delete,
     List,
     Mixed,
+}
+
+/// The transports schema 2 knew (any other name is not a schema-2 run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum KindV2 {
+    Msgr,
+    Shm,
+    S3,
 }
 
 #[derive(Deserialize)]
@@ -58,7 +67,7 @@ struct S3V2 {
 
 #[derive(Deserialize)]
 struct RunSpecV2 {
-    transport: TransportKind,
+    transport: KindV2,
     target: TargetSpec,
     mode: Mode,
     size_bytes: u64,
@@ -99,7 +108,7 @@ fn s3_op(m: Mode) -> Result<S3Op, String> {
 
 fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
     Ok(match v.transport {
-        TransportKind::Msgr => TransportSpec::Msgr(MsgrSpec {
+        KindV2::Msgr => MsgrSpec {
             mode: match v.mode {
                 Mode::Echo => MsgrMode::Echo,
                 Mode::Oneway => MsgrMode::Oneway,
@@ -110,13 +119,14 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
             size_bytes: v.size_bytes,
             response_size_bytes: v.response_size_bytes,
             max_frame_bytes: v.max_frame_bytes,
-        }),
-        TransportKind::Shm => {
+        }
+        .into(),
+        KindV2::Shm => {
             let s = v
                 .shm
                 .as_ref()
                 .ok_or("schema 2 spec: shm run without its shm section")?;
-            TransportSpec::Shm(ShmSpec {
+            ShmSpec {
                 mode: match v.mode {
                     Mode::Sync => ShmMode::Sync,
                     Mode::Async => ShmMode::Async,
@@ -129,13 +139,14 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 channel: s.channel,
                 clients_as: s.clients_as,
                 ring_bytes: s.ring_bytes,
-            })
+            }
+            .into()
         }
-        TransportKind::S3 => {
+        KindV2::S3 => {
             let s =
                 v.s3.as_ref()
                     .ok_or("schema 2 spec: S3 run without its s3 section")?;
-            TransportSpec::S3(S3Spec {
+            S3Spec {
                 workload: match v.mode {
                     Mode::Mixed => S3Workload::Mixed,
                     m => match s3_op(m)? {
@@ -164,9 +175,9 @@ fn transport(v: &RunSpecV2) -> Result<TransportSpec, String> {
                 keep: s.keep,
                 signed: s.signed,
                 key_dist: crate::spec::KeyDist::Uniform,
-            })
+            }
+            .into()
         }
-        k => return Err(format!("schema 2 had no {k} runs")),
     })
 }
 

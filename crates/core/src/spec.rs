@@ -87,25 +87,22 @@ impl RunSpec {
         self.transport.kind()
     }
 
+    /// The transport's spec, where it is msgr's (see `TransportSpec`'s
+    /// accessor in its module); likewise `shm`, `s3`, `exec`.
     pub fn msgr(&self) -> Option<&MsgrSpec> {
-        match &self.transport {
-            TransportSpec::Msgr(m) => Some(m),
-            _ => None,
-        }
+        self.transport.msgr()
     }
 
     pub fn shm(&self) -> Option<&ShmSpec> {
-        match &self.transport {
-            TransportSpec::Shm(s) => Some(s),
-            _ => None,
-        }
+        self.transport.shm()
     }
 
     pub fn s3(&self) -> Option<&S3Spec> {
-        match &self.transport {
-            TransportSpec::S3(s) => Some(s),
-            _ => None,
-        }
+        self.transport.s3()
+    }
+
+    pub fn exec(&self) -> Option<&ExecSpec> {
+        self.transport.exec()
     }
 
     pub fn endpoint_label(&self) -> String {

@@ -17,6 +17,7 @@
 
 pub mod blocking;
 pub mod calls;
+pub mod driver;
 pub mod engine;
 pub mod hiccup;
 pub mod mock;

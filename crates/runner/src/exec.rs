@@ -115,18 +115,10 @@ impl Samples {
     }
 }
 
-impl ExecDriver {
-    /// One run of the program (the transport's driver calls it).
-    pub fn drive(
-        &mut self,
-        spec: &RunSpec,
-        cfg: &LoadConfig,
-        obs: &mut dyn Observer,
-    ) -> LoadOutcome {
-        let exec = match &spec.transport {
-            wirebench_core::spec::TransportSpec::Exec(e) => e,
-            _ => unreachable!("the exec driver runs exec specs"),
-        };
+impl wirebench_load::driver::Driver for ExecDriver {
+    /// One run of the program.
+    fn drive(&mut self, spec: &RunSpec, cfg: &LoadConfig, obs: &mut dyn Observer) -> LoadOutcome {
+        let exec = spec.exec().expect("the exec driver runs exec specs");
         match self.run(exec, cfg, obs) {
             Ok(o) => o,
             Err(end) => failed(end),

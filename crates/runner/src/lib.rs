@@ -51,7 +51,6 @@ pub mod target;
 pub mod tree;
 pub mod worker;
 
-use serde::{Deserialize, Serialize};
 pub use wirebench_core::request::{RunRequest, SpecError};
 pub use wirebench_load::engine::IntervalReport;
 
@@ -111,117 +110,8 @@ impl std::fmt::Display for Unsaved {
     }
 }
 
-/// S3 credentials: given to a session as a value, never part of a request
-/// or a result, never printed (`Debug` hides them).
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Credentials {
-    pub access_key: String,
-    pub secret_key: String,
-}
-
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Credentials(***)")
-    }
-}
-
-impl Credentials {
-    /// The credentials of a request's run: for a transport that signs its
-    /// requests, the pair given or the environment's; for the others none,
-    /// and a key given is refused.
-    pub fn for_request(
-        req: &RunRequest,
-        access_key: Option<String>,
-        secret_key: Option<String>,
-    ) -> Result<Option<Credentials>, SpecError> {
-        if req.transport_kind().about().signs {
-            return Credentials::given_or_env(access_key, secret_key);
-        }
-        let flag = match (&access_key, &secret_key) {
-            (Some(_), _) => "--access-key",
-            (None, Some(_)) => "--secret-key-file",
-            (None, None) => return Ok(None),
-        };
-        let signing = wirebench_core::kind::all()
-            .iter()
-            .copied()
-            .find(|k| k.about().signs);
-        Err(match signing {
-            Some(transport) => SpecError::OtherTransport { flag, transport },
-            None => SpecError::Flag {
-                flag,
-                why: "applies to no transport".into(),
-            },
-        })
-    }
-
-    /// The pair given, else the access key given with
-    /// `AWS_SECRET_ACCESS_KEY`, else `AWS_ACCESS_KEY_ID` and
-    /// `AWS_SECRET_ACCESS_KEY`.
-    pub fn given_or_env(
-        access_key: Option<String>,
-        secret_key: Option<String>,
-    ) -> Result<Option<Credentials>, SpecError> {
-        match (access_key, secret_key) {
-            (Some(access_key), Some(secret_key)) => Ok(Some(Credentials {
-                access_key,
-                secret_key,
-            })),
-            (None, None) => {
-                let var = |n: &str| std::env::var(n).ok().filter(|v| !v.is_empty());
-                Ok(var("AWS_ACCESS_KEY_ID")
-                    .zip(var("AWS_SECRET_ACCESS_KEY"))
-                    .map(|(access_key, secret_key)| Credentials {
-                        access_key,
-                        secret_key,
-                    }))
-            }
-            // The secret of a key given: from the environment.
-            (Some(access_key), None) => {
-                match std::env::var("AWS_SECRET_ACCESS_KEY")
-                    .ok()
-                    .filter(|v| !v.is_empty())
-                {
-                    Some(secret_key) => Ok(Some(Credentials {
-                        access_key,
-                        secret_key,
-                    })),
-                    None => Err(SpecError::Flag {
-                        flag: "--access-key",
-                        why: "needs its secret: --secret-key-file FILE, or AWS_SECRET_ACCESS_KEY"
-                            .into(),
-                    }),
-                }
-            }
-            (None, Some(_)) => Err(SpecError::Flag {
-                flag: "--secret-key-file",
-                why: "needs --access-key (or AWS_ACCESS_KEY_ID with AWS_SECRET_ACCESS_KEY)".into(),
-            }),
-        }
-    }
-
-    /// A random pair, for the embedded fake server.
-    pub fn random() -> Credentials {
-        let mut b = [0u8; 24];
-        let ok = std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
-            .is_ok();
-        if !ok {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default();
-            let t = wirebench_core::units::nanos(t);
-            for (i, x) in b.iter_mut().enumerate() {
-                *x = wirebench_core::spec::mix64(t ^ i as u64).to_le_bytes()[0];
-            }
-        }
-        let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-        Credentials {
-            access_key: format!("WB{}", &hex[..16].to_uppercase()),
-            secret_key: hex[16..].to_string(),
-        }
-    }
-}
+/// S3 credentials (see [`wirebench_load::driver::Credentials`]).
+pub use wirebench_load::driver::Credentials;
 
 /// The region of a request: the flag, else `AWS_REGION`. Its commit
 /// label: the flag's, else `GIT_COMMIT` or `GITHUB_SHA` (what CI systems

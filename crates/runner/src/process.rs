@@ -8,61 +8,13 @@
 use nix::sys::signal::{SigSet, Signal};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 
 /// Raises the soft limit of open files to the hard one (each connection
 /// takes a descriptor).
 pub use wirebench_load::os::raise_open_files_limit;
 
-/// A run's cancel flag: set once, with why (a signal's name, or the
-/// caller's reason), then possibly forced (a second signal: stop even the
-/// cleanup). Cloned into everything that must stop with the run.
-#[derive(Debug, Clone, Default)]
-pub struct Cancel {
-    why: Arc<OnceLock<String>>,
-    forced: Arc<AtomicBool>,
-}
-
-impl Cancel {
-    pub fn new() -> Cancel {
-        Cancel::default()
-    }
-
-    /// Asks the run to stop (the first reason wins).
-    pub fn cancel(&self, why: impl Into<String>) {
-        let _ = self.why.set(why.into());
-    }
-
-    /// Asks again: what cleans up stops too, and says what it left.
-    pub fn force(&self) {
-        self.cancel("forced");
-        self.forced.store(true, Ordering::Relaxed);
-    }
-
-    /// Why the run was asked to stop, if it was.
-    pub fn reason(&self) -> Option<&str> {
-        self.why.get().map(String::as_str)
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.why.get().is_some()
-    }
-
-    pub fn is_forced(&self) -> bool {
-        self.forced.load(Ordering::Relaxed)
-    }
-
-    /// Resolves once the run is cancelled (`forced`: once forced); for
-    /// `select!` beside a phase that must obey Ctrl-C at once.
-    pub async fn cancelled(&self, forced: bool) {
-        loop {
-            if (forced && self.is_forced()) || (!forced && self.is_cancelled()) {
-                return;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-    }
-}
+/// A run's cancel flag (the drivers', below the runner).
+pub use wirebench_load::driver::Cancel;
 
 fn termination_set() -> SigSet {
     let mut set = SigSet::empty();

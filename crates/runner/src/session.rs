@@ -326,7 +326,7 @@ impl Session {
     /// Safe to call twice.
     pub fn close(&mut self, mut result: Option<&mut RunResult>, events: &mut dyn Events) {
         if let Some(mut d) = self.driver.take()
-            && let Some(c) = d.close(events)
+            && let Some(c) = d.close(&mut driver::NotesTo(events))
             && let Some(r) = result.as_deref_mut()
         {
             r.cleanup = Some(c);
@@ -455,7 +455,10 @@ mod tests {
             let mut hook = Hook(obs, &mut self.on_interval);
             wirebench_load::engine::run_load(self.transport.clone(), cfg, &mut hook)
         }
-        fn close(&mut self, _: &mut dyn Events) -> Option<wirebench_core::result::PhaseReport> {
+        fn close(
+            &mut self,
+            _: &mut dyn wirebench_load::driver::Notes,
+        ) -> Option<wirebench_core::result::PhaseReport> {
             *self.closed.lock().unwrap() += 1;
             None
         }

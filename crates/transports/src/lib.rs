@@ -27,15 +27,20 @@ macro_rules! eprintln {
 }
 
 pub mod accept;
-pub mod grpc;
-pub mod http;
+pub mod driver;
+mod driving;
 pub mod keys;
-pub mod kv;
-pub mod msgr;
-pub mod s3;
-pub mod shm;
 pub mod sys;
 pub mod watchdog;
+
+/// One module per transport, each with its `driver`: the registry's list
+/// (`wirebench_core::for_each_transport!`).
+macro_rules! transports {
+    ($($module:ident $flags:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
+        $(pub mod $module;)*
+    };
+}
+wirebench_core::for_each_transport!(transports);
 
 /// The cases of each property test: `n`, or `PROPTEST_CASES` for a longer hunt.
 #[cfg(test)]

@@ -43,12 +43,13 @@ pub fn sample() -> RunResult {
         command_line: vec!["wirebench".into(), "run".into()],
         started_at: "2026-11-22T20:11:00Z".into(),
         spec: RunSpec {
-            transport: TransportSpec::Msgr(MsgrSpec {
+            transport: MsgrSpec {
                 mode: MsgrMode::Echo,
                 size_bytes: 64,
                 response_size_bytes: 64,
                 max_frame_bytes: 16 << 20,
-            }),
+            }
+            .into(),
             target: TargetSpec::Embedded {
                 arch: Some(Arch::Reactor),
                 cpus: CpuList::parse("1").unwrap(),

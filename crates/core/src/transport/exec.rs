@@ -318,3 +318,13 @@ impl Describe for ExecSpec {
         format!("exec-{}", self.program())
     }
 }
+
+impl super::TransportSpec {
+    /// The exec spec of a exec run.
+    pub fn exec(&self) -> Option<&ExecSpec> {
+        match self {
+            super::TransportSpec::Exec(s) => Some(s),
+            _ => None,
+        }
+    }
+}

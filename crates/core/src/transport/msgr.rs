@@ -176,3 +176,19 @@ impl Describe for MsgrSpec {
             .then_some("--mode rr sends raw bytes: no sequence number to trace an operation by")
     }
 }
+
+impl super::TransportSpec {
+    /// The msgr spec of a msgr run.
+    pub fn msgr(&self) -> Option<&MsgrSpec> {
+        match self {
+            super::TransportSpec::Msgr(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl From<MsgrSpec> for super::TransportSpec {
+    fn from(s: MsgrSpec) -> Self {
+        super::TransportSpec::Msgr(s)
+    }
+}

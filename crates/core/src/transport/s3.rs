@@ -479,3 +479,19 @@ impl Describe for S3Spec {
         )
     }
 }
+
+impl super::TransportSpec {
+    /// The s3 spec of a s3 run.
+    pub fn s3(&self) -> Option<&S3Spec> {
+        match self {
+            super::TransportSpec::S3(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl From<S3Spec> for super::TransportSpec {
+    fn from(s: S3Spec) -> Self {
+        super::TransportSpec::S3(s)
+    }
+}

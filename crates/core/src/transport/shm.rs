@@ -283,3 +283,19 @@ impl Describe for ShmSpec {
         }
     }
 }
+
+impl super::TransportSpec {
+    /// The shm spec of a shm run.
+    pub fn shm(&self) -> Option<&ShmSpec> {
+        match self {
+            super::TransportSpec::Shm(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl From<ShmSpec> for super::TransportSpec {
+    fn from(s: ShmSpec) -> Self {
+        super::TransportSpec::Shm(s)
+    }
+}

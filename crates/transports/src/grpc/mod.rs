@@ -12,6 +12,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
 use prost_reflect::prost_types::FileDescriptorProto;
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
+pub(crate) mod driver;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use wirebench_core::spec::{Endpoint, GrpcSpec};

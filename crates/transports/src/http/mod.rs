@@ -13,6 +13,7 @@
 //! A connection the server closed between requests (keep-alive limits,
 //! HTTP/2 GOAWAY) is opened again once.
 
+pub(crate) mod driver;
 pub mod h1;
 
 use crate::keys::KeyPicker;

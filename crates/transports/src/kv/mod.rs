@@ -6,6 +6,7 @@
 //! follows from its number alone (so `--verify` can check every GET, even
 //! while other connections SET).
 
+pub(crate) mod driver;
 pub mod memcache;
 pub mod reply;
 pub mod resp;

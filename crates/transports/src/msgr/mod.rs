@@ -4,6 +4,7 @@
 //! handshake nor framing: fixed-size raw requests and responses.
 
 pub mod client;
+pub(crate) mod driver;
 pub mod frame;
 pub mod server;
 pub mod stream;

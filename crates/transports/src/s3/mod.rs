@@ -10,6 +10,7 @@
 //! cleanup deletes.
 
 pub mod client;
+pub(crate) mod driver;
 pub mod fake;
 pub mod idle;
 pub mod payload;

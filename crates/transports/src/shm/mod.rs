@@ -18,6 +18,7 @@
 pub mod chan;
 pub mod cleanup;
 pub mod client;
+pub(crate) mod driver;
 pub mod ring;
 pub mod server;
 pub mod wake;

@@ -1,30 +1,46 @@
 //! S3's driver: per endpoint its workload, prepared objects and cleanup.
 
-use super::*;
-use wirebench_transports::s3;
+use crate::driving::{load_calls, runtime, sum_phases, unless_cancelled};
+use crate::s3;
+use std::path::Path;
+use std::sync::Arc;
+use wirebench_core::result::PhaseReport;
+use wirebench_core::spec::{Endpoint, RunSpec, S3Spec};
+use wirebench_load::driver::{Cancel, Credentials, Driver, Notes, OpenError, Opening};
+use wirebench_load::engine::{LoadConfig, LoadOutcome, Observer};
 
 /// A workload per endpoint, each checked and prepared; on a failure the
 /// objects made in the endpoints opened are deleted.
-pub(super) fn open(at: &mut Opening<'_>, s3spec: &S3Spec) -> Result<Box<dyn Driver>, RunError> {
+pub(crate) fn open(at: &mut Opening<'_>, s3spec: &S3Spec) -> Result<Box<dyn Driver>, OpenError> {
     let mut all = S3Drivers(vec![]);
     for e in at.endpoints.clone() {
         match S3Driver::open(
             at.spec,
             s3spec,
             e,
-            at.opts,
-            at.credentials.clone(),
+            Access {
+                credentials: at.credentials.clone(),
+                create_bucket: at.create_bucket,
+                ca_file: at.ca_file,
+            },
             at.cancel,
-            at.events,
+            at.notes,
         ) {
             Ok(d) => all.0.push(d),
             Err(err) => {
-                all.close(at.events);
+                all.close(at.notes);
                 return Err(err);
             }
         }
     }
     Ok(Box::new(all))
+}
+
+/// How a driver reaches its bucket.
+struct Access<'a> {
+    credentials: Option<Credentials>,
+    create_bucket: bool,
+    ca_file: Option<&'a Path>,
 }
 
 /// Concurrent requests of the S3 prepare and cleanup phases (at most).
@@ -46,19 +62,18 @@ impl S3Driver {
         spec: &RunSpec,
         s3spec: &wirebench_core::spec::S3Spec,
         endpoint: &Endpoint,
-        opts: &SessionOptions,
-        credentials: Option<Credentials>,
+        access: Access<'_>,
         cancel: &Cancel,
-        events: &mut dyn Events,
-    ) -> Result<S3Driver, RunError> {
+        notes: &mut dyn Notes,
+    ) -> Result<S3Driver, OpenError> {
         let Endpoint::S3 { addr, bucket, tls } = endpoint else {
-            return Err(RunError::Failed(format!("{endpoint}: not an S3 endpoint")));
+            return Err(OpenError::Failed(format!("{endpoint}: not an S3 endpoint")));
         };
-        let creds = credentials.map(|c| rusty_s3::Credentials::new(c.access_key, c.secret_key));
-        let tls = tls.then_some(opts.ca_file.as_deref());
+        let creds = access.credentials.map(|c| rusty_s3::Credentials::new(c.access_key, c.secret_key));
+        let tls = tls.then_some(access.ca_file);
         let client =
             s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds, tls)
-                .map_err(RunError::Failed)?
+                .map_err(OpenError::Failed)?
                 .with_sign(s3spec.sign);
         let workload = Arc::new(s3::Workload::new(
             client,
@@ -72,15 +87,15 @@ impl S3Driver {
         match unless_cancelled(
             &rt,
             cancel,
-            s3::preflight(&workload.client, opts.create_bucket),
+            s3::preflight(&workload.client, access.create_bucket),
         ) {
             None => {
-                return Err(RunError::Interrupted(format!(
+                return Err(OpenError::Interrupted(format!(
                     "checking {endpoint}: {}",
                     cancel.reason().unwrap_or("cancelled")
                 )));
             }
-            Some(r) => r.map_err(|e| RunError::Failed(format!("checking {endpoint}: {e}")))?,
+            Some(r) => r.map_err(|e| OpenError::Failed(format!("checking {endpoint}: {e}")))?,
         }
         let mut driver = S3Driver {
             endpoint: endpoint.clone(),
@@ -91,24 +106,24 @@ impl S3Driver {
             cancel: cancel.clone(),
         };
         if driver.workload.needs_prepare() {
-            events.note(&format!(
+            notes.note(&format!(
                 "prepare: creating {} objects of {} in {endpoint}, keys {}* ...",
                 s3spec.objects, s3spec.sizes, s3spec.prefix
             ));
             match unless_cancelled(&rt, cancel, s3::prepare(&driver.workload, concurrency)) {
                 None => {
                     let made = driver.workload.existing();
-                    events.note(&format!(
+                    notes.note(&format!(
                         "prepare: interrupted ({}) after creating {made} objects",
                         cancel.reason().unwrap_or("cancelled")
                     ));
-                    driver.close(events);
-                    return Err(RunError::Interrupted(format!(
+                    driver.close(notes);
+                    return Err(OpenError::Interrupted(format!(
                         "interrupted during prepare; the {made} objects created are deleted"
                     )));
                 }
                 Some(Ok(p)) => {
-                    events.note(&format!(
+                    notes.note(&format!(
                         "prepare: {} objects, {} in {:.2} s",
                         p.objects,
                         wirebench_core::units::format_size(p.bytes),
@@ -118,8 +133,8 @@ impl S3Driver {
                 }
                 Some(Err(e)) => {
                     // What was created is deleted before the error is told.
-                    driver.close(events);
-                    return Err(RunError::Failed(e));
+                    driver.close(notes);
+                    return Err(OpenError::Failed(e));
                 }
             }
         }
@@ -150,23 +165,23 @@ impl Driver for S3Drivers {
             .fold(None, |all, d| sum_phases(all, d.prepare.take()))
     }
 
-    fn close(&mut self, events: &mut dyn Events) -> Option<PhaseReport> {
+    fn close(&mut self, notes: &mut dyn Notes) -> Option<PhaseReport> {
         self.0
             .iter_mut()
-            .fold(None, |all, d| sum_phases(all, d.close(events)))
+            .fold(None, |all, d| sum_phases(all, d.close(notes)))
     }
 }
 
 impl S3Driver {
     /// Deletes the objects the run created (unless kept), once.
-    fn close(&mut self, events: &mut dyn Events) -> Option<PhaseReport> {
+    fn close(&mut self, notes: &mut dyn Notes) -> Option<PhaseReport> {
         if self.closed || self.workload.spec.keep {
             return None;
         }
         self.closed = true;
         let n = self.workload.existing();
         if n > 0 {
-            events.note(&format!(
+            notes.note(&format!(
                 "cleanup: deleting the {n} objects this run created in {} ...",
                 self.endpoint
             ));
@@ -181,7 +196,7 @@ impl S3Driver {
         });
         let Some(c) = c else {
             let left = self.workload.existing();
-            events.note(&format!(
+            notes.note(&format!(
                 "cleanup: stopped by a second signal; {left} objects left under {}{}",
                 self.workload.spec.prefix,
                 if left > 0 { " (delete them by hand, or run again with the same --objects and --workload delete)" } else { "" }
@@ -194,7 +209,7 @@ impl S3Driver {
             });
         };
         if c.errors > 0 {
-            events.note(&format!(
+            notes.note(&format!(
                 "cleanup: {} objects could not be deleted (prefix {})",
                 c.errors, self.workload.spec.prefix
             ));

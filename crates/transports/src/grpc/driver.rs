@@ -1,14 +1,17 @@
-//! gRPC's driver: HTTP/2 clients per endpoint (see [`super::http`]).
+//! gRPC's driver: HTTP/2 clients per endpoint (see [`crate::http::driver`]).
 
-use super::http::HttpDriver;
-use super::*;
-use wirebench_transports::grpc;
+use crate::driving::{runtime, unless_cancelled};
+use crate::grpc;
+use crate::http::driver::HttpDriver;
+use std::sync::Arc;
+use wirebench_core::spec::{Endpoint, GrpcSpec, RunSpec};
+use wirebench_load::driver::{Cancel, Notes, OpenError, Opening, Driver};
 
 /// A client per endpoint, each with the method's descriptor.
-pub(super) fn open(at: &mut Opening<'_>, g: &GrpcSpec) -> Result<Box<dyn Driver>, RunError> {
-    let mut all = HttpDriver::grpc(at.spec, g, at.endpoints[0], at.cancel, at.events)?;
+pub(crate) fn open(at: &mut Opening<'_>, g: &GrpcSpec) -> Result<Box<dyn Driver>, OpenError> {
+    let mut all = HttpDriver::grpc(at.spec, g, at.endpoints[0], at.cancel, at.notes)?;
     for e in at.endpoints[1..].iter().copied() {
-        let one = HttpDriver::grpc(at.spec, g, e, at.cancel, at.events)?;
+        let one = HttpDriver::grpc(at.spec, g, e, at.cancel, at.notes)?;
         all.clients.extend(one.clients);
     }
     Ok(Box::new(all))
@@ -23,20 +26,20 @@ impl HttpDriver {
         g: &wirebench_core::spec::GrpcSpec,
         endpoint: &Endpoint,
         cancel: &Cancel,
-        events: &mut dyn Events,
-    ) -> Result<HttpDriver, RunError> {
+        notes: &mut dyn Notes,
+    ) -> Result<HttpDriver, OpenError> {
         let timeout = std::time::Duration::from_nanos(spec.op_timeout_ns);
         let rt = runtime()?;
         let interrupted = || {
-            RunError::Interrupted(format!(
+            OpenError::Interrupted(format!(
                 "checking {endpoint}: {}",
                 cancel.reason().unwrap_or("cancelled")
             ))
         };
         let prepared = unless_cancelled(&rt, cancel, grpc::prepare(endpoint, g, timeout))
             .ok_or_else(interrupted)?
-            .map_err(|e| RunError::Failed(format!("{endpoint}: {e}")))?;
-        events.note(&format!(
+            .map_err(|e| OpenError::Failed(format!("{endpoint}: {e}")))?;
+        notes.note(&format!(
             "{}: {} method, types from {}",
             g.call,
             if prepared.server_streaming {
@@ -47,8 +50,8 @@ impl HttpDriver {
             prepared.source
         ));
         match unless_cancelled(&rt, cancel, grpc::preflight(&prepared)).ok_or_else(interrupted)? {
-            Err(e) => return Err(RunError::Failed(format!("checking {endpoint}: {e}"))),
-            Ok(Some(cause)) => events.note(&format!(
+            Err(e) => return Err(OpenError::Failed(format!("checking {endpoint}: {e}"))),
+            Ok(Some(cause)) => notes.note(&format!(
                 "{} answers {cause}: each such answer counts as a failure",
                 g.call
             )),

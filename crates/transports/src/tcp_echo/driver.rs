@@ -1,13 +1,17 @@
 //! tcp-echo's driver: the messenger client in its raw request/response
 //! mode, whose answer is the request's own bytes.
 
-use super::*;
+use crate::driving::load;
+use wirebench_core::spec::Endpoint;
+use wirebench_core::spec::RunSpec;
+use wirebench_load::driver::{Driver, OpenError, Opening};
+use wirebench_load::engine::{LoadConfig, LoadOutcome, Observer};
 use wirebench_core::spec::MsgrMode;
 use wirebench_core::transport::tcp_echo::TcpEchoSpec;
-use wirebench_transports::msgr::client::MsgrClient;
+use crate::msgr::client::MsgrClient;
 
 /// The raw client against every endpoint.
-pub(super) fn open(at: &mut Opening<'_>, s: &TcpEchoSpec) -> Result<Box<dyn Driver>, RunError> {
+pub(crate) fn open(at: &mut Opening<'_>, s: &TcpEchoSpec) -> Result<Box<dyn Driver>, OpenError> {
     let size = usize::try_from(s.size_bytes).expect("checked: at most 4GiB");
     let endpoints = at.endpoints.iter().map(|e| (*e).clone()).collect();
     Ok(Box::new(TcpEchoDriver { endpoints, size }))

@@ -1,13 +1,21 @@
 //! shm's driver: sessions with the server at its Unix socket, clients as
 //! threads or processes.
 
-use super::*;
+use crate::shm::client::ShmClient;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use wirebench_core::spec::{ClientsAs, Endpoint, RunSpec, ShmSpec};
+use wirebench_load::driver::{Driver, OpenError, Opening};
+use wirebench_load::engine::{LoadConfig, LoadOutcome, Observer};
+use wirebench_load::{blocking, remote};
 
 /// The shm client of the server at the endpoint's socket.
-pub(super) fn open(at: &mut Opening<'_>, _: &ShmSpec) -> Result<Box<dyn Driver>, RunError> {
+pub(crate) fn open(at: &mut Opening<'_>, _: &ShmSpec) -> Result<Box<dyn Driver>, OpenError> {
     match at.endpoints[0] {
         Endpoint::Unix(path) => Ok(Box::new(ShmDriver(path.clone()))),
-        other => Err(RunError::Failed(format!(
+        other => Err(OpenError::Failed(format!(
             "{other}: a shm server listens on a Unix socket"
         ))),
     }

@@ -1,9 +1,13 @@
 //! msgr's driver: the messenger client, one per endpoint.
 
-use super::*;
+use crate::driving::load;
+use crate::msgr::client::MsgrClient;
+use wirebench_core::spec::{Endpoint, MsgrSpec, RunSpec};
+use wirebench_load::driver::{Driver, OpenError, Opening};
+use wirebench_load::engine::{LoadConfig, LoadOutcome, Observer};
 
 /// The msgr client against every endpoint.
-pub(super) fn open(at: &mut Opening<'_>, _: &MsgrSpec) -> Result<Box<dyn Driver>, RunError> {
+pub(crate) fn open(at: &mut Opening<'_>, _: &MsgrSpec) -> Result<Box<dyn Driver>, OpenError> {
     Ok(Box::new(MsgrDriver(
         at.endpoints.iter().map(|e| (*e).clone()).collect(),
     )))

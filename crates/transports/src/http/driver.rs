@@ -1,13 +1,17 @@
 //! http's driver (also gRPC's): clients per endpoint on HTTP/1.1 or HTTP/2.
 
-use super::*;
-use wirebench_transports::http;
+use crate::driving::{load_calls, runtime, unless_cancelled};
+use crate::http;
+use std::sync::Arc;
+use wirebench_core::spec::{Endpoint, HttpSpec, RunSpec};
+use wirebench_load::driver::{Cancel, Driver, Notes, OpenError, Opening};
+use wirebench_load::engine::{LoadConfig, LoadOutcome, Observer};
 
 /// A client per endpoint.
-pub(super) fn open(at: &mut Opening<'_>, h: &HttpSpec) -> Result<Box<dyn Driver>, RunError> {
-    let mut all = HttpDriver::open(at.spec, h, at.endpoints[0], at.cancel, at.events)?;
+pub(crate) fn open(at: &mut Opening<'_>, h: &HttpSpec) -> Result<Box<dyn Driver>, OpenError> {
+    let mut all = HttpDriver::open(at.spec, h, at.endpoints[0], at.cancel, at.notes)?;
     for e in at.endpoints[1..].iter().copied() {
-        let one = HttpDriver::open(at.spec, h, e, at.cancel, at.events)?;
+        let one = HttpDriver::open(at.spec, h, e, at.cancel, at.notes)?;
         all.clients.extend(one.clients);
     }
     Ok(Box::new(all))
@@ -15,9 +19,9 @@ pub(super) fn open(at: &mut Opening<'_>, h: &HttpSpec) -> Result<Box<dyn Driver>
 
 /// An HTTP run's clients (one per endpoint), checked against the servers
 /// before any load.
-pub(super) struct HttpDriver {
-    pub(super) clients: Vec<Arc<http::HttpClient>>,
-    pub(super) streams: usize,
+pub(crate) struct HttpDriver {
+    pub(crate) clients: Vec<Arc<http::HttpClient>>,
+    pub(crate) streams: usize,
 }
 
 impl HttpDriver {
@@ -29,21 +33,21 @@ impl HttpDriver {
         h: &wirebench_core::spec::HttpSpec,
         endpoint: &Endpoint,
         cancel: &Cancel,
-        events: &mut dyn Events,
-    ) -> Result<HttpDriver, RunError> {
+        notes: &mut dyn Notes,
+    ) -> Result<HttpDriver, OpenError> {
         let timeout = std::time::Duration::from_nanos(spec.op_timeout_ns);
         let client =
-            Arc::new(http::HttpClient::new(endpoint, h, timeout).map_err(RunError::Failed)?);
+            Arc::new(http::HttpClient::new(endpoint, h, timeout).map_err(OpenError::Failed)?);
         let rt = runtime()?;
         match unless_cancelled(&rt, cancel, http::preflight(&client)) {
             None => {
-                return Err(RunError::Interrupted(format!(
+                return Err(OpenError::Interrupted(format!(
                     "checking {endpoint}: {}",
                     cancel.reason().unwrap_or("cancelled")
                 )));
             }
-            Some(Err(e)) => return Err(RunError::Failed(format!("checking {endpoint}: {e}"))),
-            Some(Ok(status)) if status.as_u16() >= 400 => events.note(&format!(
+            Some(Err(e)) => return Err(OpenError::Failed(format!("checking {endpoint}: {e}"))),
+            Some(Ok(status)) if status.as_u16() >= 400 => notes.note(&format!(
                 "{} {endpoint} answers {status}: each such answer counts as a failure",
                 h.method.to_string().to_uppercase()
             )),

@@ -1,17 +1,22 @@
 //! redis's and memcached's driver: a client per endpoint, each with the
 //! keys its prepare phase wrote.
 
-use super::*;
-use wirebench_transports::kv;
+use crate::driving::{load, runtime, sum_phases, unless_cancelled};
+use crate::kv;
+use std::sync::Arc;
+use wirebench_core::result::PhaseReport;
+use wirebench_core::spec::{Endpoint, KvSpec, RunSpec};
+use wirebench_load::driver::{Cancel, Driver, Notes, OpenError, Opening};
+use wirebench_load::engine::{LoadConfig, LoadOutcome, Observer};
 
 /// A client per endpoint, each checked and prepared.
-pub(super) fn open(at: &mut Opening<'_>, kv: &KvSpec) -> Result<Box<dyn Driver>, RunError> {
+pub(crate) fn open(at: &mut Opening<'_>, kv: &KvSpec) -> Result<Box<dyn Driver>, OpenError> {
     let mut all = KvDriver {
         clients: vec![],
         prepare: None,
     };
     for e in at.endpoints.clone() {
-        let one = KvDriver::open(at.spec, kv, e, at.opts.env_secrets, at.cancel, at.events)?;
+        let one = KvDriver::open(at.spec, kv, e, at.env_secrets, at.cancel, at.notes)?;
         all.clients.extend(one.clients);
         all.prepare = sum_phases(all.prepare, one.prepare);
     }
@@ -34,8 +39,8 @@ impl KvDriver {
         endpoint: &Endpoint,
         env_secrets: bool,
         cancel: &Cancel,
-        events: &mut dyn Events,
-    ) -> Result<KvDriver, RunError> {
+        notes: &mut dyn Notes,
+    ) -> Result<KvDriver, OpenError> {
         let password = std::env::var("REDISCLI_AUTH")
             .ok()
             .filter(|p| !p.is_empty());
@@ -49,10 +54,10 @@ impl KvDriver {
             _ => None,
         };
         let said = |e: String| match withheld {
-            true => RunError::Failed(format!(
+            true => OpenError::Failed(format!(
                 "{e} (this agent's $REDISCLI_AUTH was not sent: it goes only to the targets its operator listed with --allow-target)"
             )),
-            false => RunError::Failed(e),
+            false => OpenError::Failed(e),
         };
         let client = kv::KvClient::new(
             endpoint,
@@ -62,7 +67,7 @@ impl KvDriver {
             spec.clients as u64,
             spec.conns_per_client as u64,
         )
-        .map_err(RunError::Failed)?;
+        .map_err(OpenError::Failed)?;
         let client = Arc::new(client);
         let rt = runtime()?;
         let timeout = std::time::Duration::from_nanos(spec.op_timeout_ns).clamp(
@@ -71,7 +76,7 @@ impl KvDriver {
         );
         match unless_cancelled(&rt, cancel, kv::preflight(&client, timeout)) {
             None => {
-                return Err(RunError::Interrupted(format!(
+                return Err(OpenError::Interrupted(format!(
                     "checking {endpoint}: {}",
                     cancel.reason().unwrap_or("cancelled")
                 )));
@@ -80,7 +85,7 @@ impl KvDriver {
         }
         let mut prepare = None;
         if kv::needs_prepare(kvspec) {
-            events.note(&format!(
+            notes.note(&format!(
                 "prepare: writing {} keys {}0..{} of {} in {endpoint} ...",
                 kvspec.keys,
                 kvspec.prefix,
@@ -89,13 +94,13 @@ impl KvDriver {
             ));
             match unless_cancelled(&rt, cancel, kv::prepare(&client, timeout)) {
                 None => {
-                    return Err(RunError::Interrupted(format!(
+                    return Err(OpenError::Interrupted(format!(
                         "interrupted during prepare ({})",
                         cancel.reason().unwrap_or("cancelled")
                     )));
                 }
                 Some(Ok(p)) => {
-                    events.note(&format!(
+                    notes.note(&format!(
                         "prepare: {} keys, {} in {:.2} s",
                         p.objects,
                         wirebench_core::units::format_size(p.bytes),

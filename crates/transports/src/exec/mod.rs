@@ -1,0 +1,5 @@
+//! exec: the users' own benchmark programs. Running them is the runner's
+//! (`wirebench_runner::exec`); reading their output is the parsers'
+//! (`wirebench_core::parsers`); here is only its driver's opening.
+
+pub(crate) mod driver;
