@@ -52,6 +52,7 @@ pub mod plan;
 pub mod ramp;
 pub mod request;
 pub mod result;
+pub mod serve;
 pub mod share;
 pub mod slo;
 pub mod spec;

@@ -14,8 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use wirebench_core::result::{ServerReport, ServerStats};
-use wirebench_core::spec::{Endpoint, MsgrMode, RunSpec, TargetSpec, TransportSpec};
-use wirebench_core::units::Bytes;
+use wirebench_core::spec::{Endpoint, RunSpec, TargetSpec};
 use wirebench_load::os;
 use wirebench_load::procs::{ServerProcs, ThreadSeen};
 
@@ -96,7 +95,7 @@ pub struct Embedded {
 /// The order that makes `wirebench serve` the server `spec` embeds.
 pub fn serve_request(spec: &RunSpec, trace_file: Option<PathBuf>) -> ServeRequest {
     let TargetSpec::Embedded {
-        arch,
+        arch: _,
         cpus,
         poll,
         listen,
@@ -116,23 +115,8 @@ pub fn serve_request(spec: &RunSpec, trace_file: Option<PathBuf>) -> ServeReques
     if !listen.to_string().contains("<server-pid>") {
         req.listen = Some(listen.clone());
     }
-    match &spec.transport {
-        TransportSpec::Msgr(m) => {
-            req.arch = *arch;
-            if m.mode == MsgrMode::Rr {
-                req.mode = Some("rr".into());
-                req.size = Some(Bytes(m.size_bytes));
-                req.response_size = Some(Bytes(m.response_size_bytes));
-            } else {
-                req.max_frame = Some(Bytes(m.max_frame_bytes));
-            }
-        }
-        TransportSpec::S3(_) => {
-            req.bucket = vec![wirebench_core::limits::DEFAULT_BUCKET.into()];
-        }
-        // shm's sessions state their mode and sizes when they open; the
-        // other transports have no embedded server.
-        _ => {}
+    if let Some(server) = wirebench_transports::server::of(spec.kind()) {
+        (server.order)(spec, &mut req);
     }
     req
 }

@@ -4,7 +4,7 @@
 //! the measured loads on the engine (async workers for msgr and the
 //! key-value stores, blocking threads or processes for shm, typed calls
 //! for S3 and HTTP) and undoes what its transport created (S3's objects).
-//! What they share is in [`crate::driving`].
+//! What they share is in `driving`.
 
 use wirebench_core::spec::TransportSpec;
 use wirebench_load::driver::{Driver, OpenError, Opening};

@@ -30,6 +30,7 @@ pub mod accept;
 pub mod driver;
 mod driving;
 pub mod keys;
+pub mod server;
 pub mod sys;
 pub mod watchdog;
 

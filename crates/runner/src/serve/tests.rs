@@ -1,4 +1,6 @@
 use super::*;
+use wirebench_core::spec::Arch;
+use wirebench_core::units::Bytes;
 
 #[test]
 fn events_are_one_json_line_each_way() {
@@ -117,7 +119,7 @@ fn bad_servers_name_the_flag() {
         ),
     ];
     for (req, f) in cases {
-        match req.check(&cpus, None) {
+        match check(req, &cpus, None) {
             Err(e) => assert_eq!(e.flag(), *f, "{e}"),
             Ok(_) => panic!("{req:?} passed"),
         }

@@ -3,3 +3,6 @@
 //! (`wirebench_core::parsers`); here is only its driver's opening.
 
 pub(crate) mod driver;
+
+/// No embedded server: a run measures the real one (`--target`).
+pub static SERVER: Option<crate::server::Server> = None;

@@ -14,6 +14,9 @@ use prost_reflect::prost_types::FileDescriptorProto;
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
 pub(crate) mod driver;
 
+/// No embedded server: a run measures the real one (`--target`).
+pub static SERVER: Option<crate::server::Server> = None;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use wirebench_core::spec::{Endpoint, GrpcSpec};

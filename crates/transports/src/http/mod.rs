@@ -14,6 +14,9 @@
 //! HTTP/2 GOAWAY) is opened again once.
 
 pub(crate) mod driver;
+
+/// No embedded server: a run measures the real one (`--target`).
+pub static SERVER: Option<crate::server::Server> = None;
 pub mod h1;
 
 use crate::keys::KeyPicker;

@@ -7,6 +7,9 @@
 //! while other connections SET).
 
 pub(crate) mod driver;
+
+/// No embedded server: a run measures the real one (`--target`).
+pub static SERVER: Option<crate::server::Server> = None;
 pub mod memcache;
 pub mod reply;
 pub mod resp;

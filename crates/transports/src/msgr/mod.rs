@@ -5,6 +5,8 @@
 
 pub mod client;
 pub(crate) mod driver;
+pub mod serve;
+pub use serve::SERVER;
 pub mod frame;
 pub mod server;
 pub mod stream;

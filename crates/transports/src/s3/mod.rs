@@ -11,6 +11,8 @@
 
 pub mod client;
 pub(crate) mod driver;
+pub mod serve;
+pub use serve::SERVER;
 pub mod fake;
 pub mod idle;
 pub mod payload;

@@ -3,7 +3,7 @@
 //! temporary directory and in /dev/shm whose PID no longer runs. A running
 //! process's files are never touched, whoever owns them.
 
-use super::PREFIX;
+use super::proto::PREFIX;
 use std::path::{Path, PathBuf};
 
 /// The directories searched.

@@ -6,7 +6,7 @@
 use super::chan::{Peer, Rx, Tx, socket_channel};
 use super::ring::{self, KIND_DATA, KIND_REQUEST, KIND_RESPONSE, Rec, Shm};
 use super::wake::Waiter;
-use super::{Hello, PROTOCOL_VERSION, Welcome};
+use super::proto::{Hello, PROTOCOL_VERSION, Welcome};
 use crate::sys::fdpass;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
@@ -200,7 +200,7 @@ impl BlockingTx for ShmTx {
         let mut n = 0;
         while n < stamps.len() {
             if self.verify {
-                super::fill_pattern(self.seq, &mut self.payload);
+                super::proto::fill_pattern(self.seq, &mut self.payload);
             }
             let rec = Rec {
                 len: self.size as u32,
@@ -279,7 +279,7 @@ impl BlockingRx for ShmRx {
                     rec.seq, *seq
                 ));
             }
-            if verify && !super::check_pattern(rec.seq, payload) {
+            if verify && !super::proto::check_pattern(rec.seq, payload) {
                 return bad(format!("message {}: payload corrupt", rec.seq));
             }
             if trace::sampled(rec.seq) {

@@ -6,7 +6,7 @@
 use super::chan::{Peer, Rx, Tx, socket_channel};
 use super::ring::{self, KIND_DATA, KIND_REQUEST, KIND_RESPONSE, Producer, Rec, Shm};
 use super::wake::{Wait, Waiter};
-use super::{Hello, PREFIX, PROTOCOL_VERSION, Welcome, check_ring};
+use super::proto::{Hello, PREFIX, PROTOCOL_VERSION, Welcome, check_ring};
 use crate::sys::{self, fdpass};
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -304,7 +304,7 @@ fn check_request(rec: &Rec, payload: &[u8], h: &Hello, expect: &mut u64) -> io::
         ));
     }
     *expect += 1;
-    if h.verify && !super::check_pattern(rec.seq, payload) {
+    if h.verify && !super::proto::check_pattern(rec.seq, payload) {
         return bad(format!("request {}: payload corrupt", rec.seq));
     }
     Ok(())
@@ -421,7 +421,7 @@ fn write_stream(
         let mut n = 0u64;
         loop {
             if h.verify {
-                super::fill_pattern(seq, &mut payload);
+                super::proto::fill_pattern(seq, &mut payload);
             }
             let rec = Rec {
                 len: h.size as u32,
