@@ -71,11 +71,19 @@ pub enum Endpoint {
         /// `host:port`, as written.
         addr: String,
     },
+    /// `SCHEME://HOST:PORT` of a transport whose scheme is its own
+    /// (`udp://`): the transport that lists the scheme in its `About`
+    /// reads it; a scheme no transport lists is refused by the check.
+    Addr {
+        scheme: String,
+        /// `host:port`, as written.
+        addr: String,
+    },
 }
 
 impl Endpoint {
     /// The endpoint's scheme as written: `tcp`, `unix`, `s3s`, `https`...
-    pub fn scheme(&self) -> &'static str {
+    pub fn scheme(&self) -> &str {
         match self {
             Endpoint::Tcp(_) => "tcp",
             Endpoint::Unix(_) => "unix",
@@ -102,10 +110,12 @@ impl Endpoint {
                     "grpc"
                 }
             }
+            Endpoint::Addr { scheme, .. } => scheme,
         }
     }
 
-    /// `host:port` of an endpoint reached over TCP (None: a Unix socket).
+    /// `host:port` of an endpoint reached over IP: TCP, or a transport's
+    /// own (`udp://`) (None: a Unix socket).
     pub fn tcp_addr(&self) -> Option<&str> {
         match self {
             Endpoint::Tcp(a)
@@ -113,7 +123,8 @@ impl Endpoint {
             | Endpoint::Redis { addr: a, .. }
             | Endpoint::Memcached { addr: a }
             | Endpoint::Http { addr: a, .. }
-            | Endpoint::Grpc { addr: a, .. } => Some(a),
+            | Endpoint::Grpc { addr: a, .. }
+            | Endpoint::Addr { addr: a, .. } => Some(a),
             Endpoint::Unix(_) => None,
         }
     }
@@ -285,9 +296,28 @@ impl FromStr for Endpoint {
                     format!("'{s}': a gRPC endpoint is grpc://HOST:PORT (grpcs:// for TLS), e.g. grpc://127.0.0.1:50051; the method is --call")
                 })?;
             Ok(Endpoint::Grpc { tls, addr })
+        } else if let Some((scheme, rest)) = s.split_once("://")
+            && !scheme.is_empty()
+            && scheme.starts_with(|c: char| c.is_ascii_lowercase())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            // A transport's own scheme: HOST:PORT, the port given.
+            let rest = rest.strip_suffix('/').unwrap_or(rest);
+            let addr = rest
+                .rsplit_once(':')
+                .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+                .then(|| host_port(rest, 0))
+                .flatten()
+                .ok_or_else(|| format!("'{s}': a {scheme} endpoint is {scheme}://HOST:PORT"))?;
+            Ok(Endpoint::Addr {
+                scheme: scheme.to_string(),
+                addr,
+            })
         } else {
             Err(format!(
-                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET, http://HOST:PORT/PATH, grpc://HOST:PORT, redis://HOST:PORT or memcached://HOST:PORT"
+                "'{s}' is not an endpoint: write tcp://HOST:PORT, unix:PATH, s3://HOST:PORT/BUCKET, http://HOST:PORT/PATH, grpc://HOST:PORT, redis://HOST:PORT, memcached://HOST:PORT or a transport's SCHEME://HOST:PORT"
             ))
         }
     }
@@ -312,6 +342,7 @@ impl fmt::Display for Endpoint {
             Endpoint::Grpc { tls, addr } => {
                 write!(f, "{}://{addr}", if *tls { "grpcs" } else { "grpc" })
             }
+            Endpoint::Addr { scheme, addr } => write!(f, "{scheme}://{addr}"),
         }
     }
 }
@@ -682,10 +713,25 @@ mod tests {
             "tcp://127.0.0.1",
             "tcp://:80",
             "unix:",
-            "ftp://x:1",
+            "ftp://x",
+            "ftp://:1",
+            "FTP://x:1",
+            "f_p://x:1",
         ] {
             assert!(bad.parse::<Endpoint>().is_err(), "{bad}");
         }
+        // A transport's own scheme: read as HOST:PORT, refused by the
+        // check when no transport lists it.
+        let e: Endpoint = "ftp://x:1".parse().unwrap();
+        assert_eq!(
+            e,
+            Endpoint::Addr {
+                scheme: "ftp".into(),
+                addr: "x:1".into()
+            }
+        );
+        assert_eq!(e.to_string(), "ftp://x:1");
+        assert_eq!(e.scheme(), "ftp");
         assert_eq!(Endpoint::Unix("/a".into()).to_string(), "unix:/a");
     }
 

@@ -212,7 +212,8 @@ fn exposure_warning(endpoint: &Endpoint, note: &str) -> Option<String> {
         | Endpoint::Redis { addr: a, .. }
         | Endpoint::Memcached { addr: a }
         | Endpoint::Http { addr: a, .. }
-        | Endpoint::Grpc { addr: a, .. } => a,
+        | Endpoint::Grpc { addr: a, .. }
+        | Endpoint::Addr { addr: a, .. } => a,
         Endpoint::Unix(_) => return None,
     };
     let ip = addr.parse::<std::net::SocketAddr>().ok()?.ip();

@@ -244,8 +244,27 @@ impl RunRequest {
         Ok((clients, conns))
     }
 
-    /// A target of another transport's scheme names that transport.
+    /// A target of another transport's scheme names that transport; a
+    /// scheme no transport lists names none.
     fn target_matches(&self, kind: TransportKind) -> Result<(), SpecError> {
+        for t in self.target.iter().chain(&self.also_target) {
+            if let Endpoint::Addr { scheme, .. } = t
+                && t.scheme_transport().is_none()
+            {
+                let known: Vec<&str> = crate::kind::all()
+                    .iter()
+                    .flat_map(|k| k.about().schemes.iter().copied())
+                    .collect();
+                return Err(value(
+                    "--target",
+                    t,
+                    format!(
+                        "no transport speaks {scheme}://; the schemes are tcp, unix, {}",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
         if let Some(t) = &self.target
             && let Some(named) = t.scheme_transport()
             && named != kind

@@ -251,6 +251,16 @@ fn bad_requests_name_the_flag_the_value_and_the_fix() {
             "add --transport s3",
         ),
         (
+            r#"{"target": "ftp://127.0.0.1:21"}"#,
+            "--target",
+            "no transport speaks ftp://",
+        ),
+        (
+            r#"{"transport": "redis", "target": "redis://127.0.0.1:6379", "also_target": ["ftp://127.0.0.1:21"]}"#,
+            "--target",
+            "no transport speaks ftp://",
+        ),
+        (
             r#"{"transport": "shm", "mode": "echo"}"#,
             "--mode",
             "use one of sync, async, nores, stream",

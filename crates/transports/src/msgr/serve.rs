@@ -46,14 +46,14 @@ fn check(
     let arch = req.arch.unwrap_or(Arch::Reactor);
     let listen = match &req.listen {
         None => Endpoint::Tcp("127.0.0.1:7470".into()),
-        Some(l @ Endpoint::S3 { .. }) => {
+        Some(l @ (Endpoint::Tcp(_) | Endpoint::Unix(_))) => l.clone(),
+        Some(l) => {
             return Err(value(
                 "--listen",
                 l,
                 "a msgr server listens on tcp://HOST:PORT or unix:PATH",
             ));
         }
-        Some(l) => l.clone(),
     };
     if req.poll && arch == Arch::Pool {
         return Err(SpecError::Invalid {

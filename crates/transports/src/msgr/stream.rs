@@ -29,7 +29,8 @@ impl Stream {
             | Endpoint::Redis { .. }
             | Endpoint::Memcached { .. }
             | Endpoint::Http { .. }
-            | Endpoint::Grpc { .. } => {
+            | Endpoint::Grpc { .. }
+            | Endpoint::Addr { .. } => {
                 return Err(io::Error::other(format!("{ep}: not a messenger endpoint")));
             }
         };

@@ -163,7 +163,8 @@ impl StdListener {
             | Endpoint::Redis { .. }
             | Endpoint::Memcached { .. }
             | Endpoint::Http { .. }
-            | Endpoint::Grpc { .. } => Err(io::Error::other(format!(
+            | Endpoint::Grpc { .. }
+            | Endpoint::Addr { .. } => Err(io::Error::other(format!(
                 "{ep}: a messenger server listens on tcp://HOST:PORT or unix:PATH"
             ))),
             Endpoint::Unix(path) => {
