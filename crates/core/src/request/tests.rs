@@ -5,7 +5,7 @@ use crate::spec::{MsgrMode, ShmMode};
 use crate::topo::{CpuList, Topology};
 use crate::transport::{
     TransportFlags, exec::ExecFlags, grpc::GrpcFlags, http::HttpFlags, kv::KvFlags,
-    msgr::MsgrFlags, s3::S3Flags, shm::ShmFlags, tcp_echo::TcpEchoFlags,
+    msgr::MsgrFlags, s3::S3Flags, shm::ShmFlags,
 };
 use crate::units::Bytes;
 use crate::values::*;
@@ -466,7 +466,8 @@ fn every_key_is_a_field_and_a_request_reads_back() {
                 parser: Some("regex:(?P<ops_per_s>[0-9]+) ops/s".parse().unwrap()),
                 client_env: vec!["A=b".parse().unwrap()],
             },
-            tcp_echo: TcpEchoFlags {},
+            // The groups without flags (tcp-echo's).
+            ..TransportFlags::default()
         },
         output: crate::output::OutputFlags {
             hlog: Some("x.hlog".into()),
