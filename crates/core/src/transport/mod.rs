@@ -46,6 +46,7 @@ macro_rules! for_each_transport {
             grpc GrpcFlags: Grpc "grpc" GrpcSpec ABOUT;
             exec ExecFlags: Exec "exec" ExecSpec ABOUT;
             tcp_echo TcpEchoFlags: TcpEcho "tcp-echo" TcpEchoSpec ABOUT;
+            udp_echo UdpEchoFlags: UdpEcho "udp-echo" UdpEchoSpec ABOUT;
         }
     };
 }

@@ -34,4 +34,5 @@ mod shm;
 mod sweep;
 mod tcp_echo;
 mod trust;
+mod udp_echo;
 mod whole_machine;
