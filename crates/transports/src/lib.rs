@@ -32,6 +32,7 @@ mod driving;
 pub mod keys;
 pub mod server;
 pub mod sys;
+pub mod tls;
 pub mod watchdog;
 
 /// One module per transport, each with its `driver`: the registry's list

@@ -20,7 +20,7 @@ pub static SERVER: Option<crate::server::Server> = None;
 pub mod h1;
 
 use crate::keys::KeyPicker;
-use crate::s3::tls::ClientTls;
+use crate::tls::ClientTls;
 use bytes::Bytes;
 use http::header::{CONNECTION, CONTENT_LENGTH, HOST};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Uri};

@@ -10,7 +10,7 @@
 use super::payload::{self, Payload};
 pub use super::progress::Progress;
 use super::sigv4::Presigner;
-use super::tls::ClientTls;
+use crate::tls::ClientTls;
 use crate::http::h1::{self, H1Conn};
 use http_body_util::BodyExt;
 use rusty_s3::{Bucket, Credentials, S3Action};

@@ -18,7 +18,6 @@ pub mod idle;
 pub mod payload;
 pub mod progress;
 pub mod sigv4;
-pub mod tls;
 
 use crate::keys::KeyPicker;
 use client::{HttpConn, Reply, S3Client, Sink};

@@ -59,7 +59,7 @@ fn check(
         ));
     }
     let tls = match (&req.tls_cert, &req.tls_key) {
-        (Some(c), Some(k)) => match super::tls::server_config(c, k) {
+        (Some(c), Some(k)) => match crate::tls::server_config(c, k) {
             Ok(t) => Some(t),
             Err(e) => {
                 return Err(SpecError::Invalid {
