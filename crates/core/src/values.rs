@@ -52,10 +52,6 @@ pub enum Endpoint {
         db: u32,
         user: Option<String>,
     },
-    /// `memcached://HOST[:PORT]` (port 11211 when none is).
-    Memcached {
-        addr: String,
-    },
     /// `http://HOST[:PORT][/PATH]`, or `https://` for TLS (ports 80 and 443
     /// when none is).
     Http {
@@ -95,7 +91,6 @@ impl Endpoint {
                 }
             }
             Endpoint::Redis { .. } => "redis",
-            Endpoint::Memcached { .. } => "memcached",
             Endpoint::Http { tls, .. } => {
                 if *tls {
                     "https"
@@ -121,11 +116,32 @@ impl Endpoint {
             Endpoint::Tcp(a)
             | Endpoint::S3 { addr: a, .. }
             | Endpoint::Redis { addr: a, .. }
-            | Endpoint::Memcached { addr: a }
             | Endpoint::Http { addr: a, .. }
             | Endpoint::Grpc { addr: a, .. }
             | Endpoint::Addr { addr: a, .. } => Some(a),
             Endpoint::Unix(_) => None,
+        }
+    }
+
+    /// Whether `host[:port]` gives the port (`[::1]` and `h` do not).
+    pub fn port_given(addr: &str) -> bool {
+        match addr.rsplit_once(':') {
+            Some((h, p)) => !p.is_empty() && (!h.starts_with('[') || h.ends_with(']')),
+            None => false,
+        }
+    }
+
+    /// The endpoint with `port` where its own scheme's address leaves the
+    /// port out (None: it gives one, or is not of a transport's own scheme).
+    pub fn with_default_port(&self, port: u16) -> Option<Endpoint> {
+        match self {
+            Endpoint::Addr { scheme, addr } if !Endpoint::port_given(addr) => {
+                Some(Endpoint::Addr {
+                    scheme: scheme.clone(),
+                    addr: format!("{addr}:{port}"),
+                })
+            }
+            _ => None,
         }
     }
 
@@ -244,11 +260,6 @@ impl FromStr for Endpoint {
             };
             let addr = host_port(addr, 6379).ok_or_else(|| bad("no valid HOST[:PORT]"))?;
             Ok(Endpoint::Redis { addr, db, user })
-        } else if let Some(rest) = s.strip_prefix("memcached://") {
-            let addr = host_port(rest.trim_end_matches('/'), 11211).ok_or_else(|| {
-                format!("'{s}': a memcached endpoint is memcached://HOST[:PORT], e.g. memcached://127.0.0.1:11211")
-            })?;
-            Ok(Endpoint::Memcached { addr })
         } else if let Some((tls, rest)) = s
             .strip_prefix("http://")
             .map(|r| (false, r))
@@ -303,14 +314,15 @@ impl FromStr for Endpoint {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         {
-            // A transport's own scheme: HOST:PORT, the port given.
+            // A transport's own scheme: HOST[:PORT] (a port left out is
+            // the transport's default, filled in by the check).
             let rest = rest.strip_suffix('/').unwrap_or(rest);
-            let addr = rest
-                .rsplit_once(':')
-                .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-                .then(|| host_port(rest, 0))
-                .flatten()
-                .ok_or_else(|| format!("'{s}': a {scheme} endpoint is {scheme}://HOST:PORT"))?;
+            let addr = match Endpoint::port_given(rest) {
+                true => host_port(rest, 0),
+                // A valid HOST, kept without a port.
+                false => host_port(rest, 1).map(|_| rest.to_string()),
+            }
+            .ok_or_else(|| format!("'{s}': a {scheme} endpoint is {scheme}://HOST[:PORT]"))?;
             Ok(Endpoint::Addr {
                 scheme: scheme.to_string(),
                 addr,
@@ -335,7 +347,6 @@ impl fmt::Display for Endpoint {
                 let user = user.as_ref().map_or(String::new(), |u| format!("{u}@"));
                 write!(f, "redis://{user}{addr}/{db}")
             }
-            Endpoint::Memcached { addr } => write!(f, "memcached://{addr}"),
             Endpoint::Http { tls, addr, path } => {
                 write!(f, "{}://{addr}{path}", if *tls { "https" } else { "http" })
             }
@@ -659,12 +670,25 @@ mod tests {
                 user: Some("bench".into())
             })
         );
+        // A transport's own scheme, its port left out: the check gives
+        // it the transport's default.
+        let m = r("memcached://localhost").unwrap();
         assert_eq!(
-            r("memcached://localhost"),
-            Ok(Endpoint::Memcached {
-                addr: "localhost:11211".into()
-            })
+            m,
+            Endpoint::Addr {
+                scheme: "memcached".into(),
+                addr: "localhost".into()
+            }
         );
+        assert_eq!(
+            m.with_default_port(11211).unwrap().to_string(),
+            "memcached://localhost:11211"
+        );
+        assert_eq!(
+            r("memcached://[::1]").unwrap().to_string(),
+            "memcached://[::1]"
+        );
+        assert_eq!(r("memcached://h:5").unwrap().with_default_port(11211), None);
         for bad in [
             "redis://",
             "redis://h:notaport",
@@ -713,7 +737,8 @@ mod tests {
             "tcp://127.0.0.1",
             "tcp://:80",
             "unix:",
-            "ftp://x",
+            "ftp://x:",
+            "ftp://x:99999",
             "ftp://:1",
             "FTP://x:1",
             "f_p://x:1",

@@ -210,7 +210,6 @@ fn exposure_warning(endpoint: &Endpoint, note: &str) -> Option<String> {
         Endpoint::Tcp(a)
         | Endpoint::S3 { addr: a, .. }
         | Endpoint::Redis { addr: a, .. }
-        | Endpoint::Memcached { addr: a }
         | Endpoint::Http { addr: a, .. }
         | Endpoint::Grpc { addr: a, .. }
         | Endpoint::Addr { addr: a, .. } => a,

@@ -122,8 +122,11 @@ impl RunRequest {
     /// the machine: the spec of the run and where each side runs.
     pub fn check(&self, topo: &Topology) -> Result<(RunSpec, Placement), SpecError> {
         let kind = self.transport_kind();
-        let (clients, conns) = self.connections_checked()?;
         self.target_matches(kind)?;
+        if let Some(req) = self.default_ports(kind)? {
+            return req.check(topo);
+        }
+        let (clients, conns) = self.connections_checked()?;
         let transport = crate::transport::check(&self.asked(), kind)?;
         self.refuse_others_flags(kind)?;
         let about = kind.about();
@@ -242,6 +245,37 @@ impl RunRequest {
             ));
         }
         Ok((clients, conns))
+    }
+
+    /// The request with the transport's default port where an endpoint of
+    /// its own scheme leaves the port out (None: none does).
+    fn default_ports(&self, kind: TransportKind) -> Result<Option<RunRequest>, SpecError> {
+        let mut req = self.clone();
+        let mut changed = false;
+        let places = req
+            .target
+            .iter_mut()
+            .chain(req.also_target.iter_mut())
+            .map(|e| ("--target", e))
+            .chain(req.listen.iter_mut().map(|e| ("--listen", e)));
+        for (f, e) in places {
+            let Some(port) = kind.about().default_port else {
+                if e.with_default_port(0).is_some() {
+                    let scheme = e.scheme().to_string();
+                    return Err(value(
+                        f,
+                        &*e,
+                        format!("give the port: {scheme}://HOST:PORT"),
+                    ));
+                }
+                continue;
+            };
+            if let Some(with) = e.with_default_port(port) {
+                *e = with;
+                changed = true;
+            }
+        }
+        Ok(changed.then_some(req))
     }
 
     /// A target of another transport's scheme names that transport; a

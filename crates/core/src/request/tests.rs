@@ -40,6 +40,27 @@ fn more_endpoints_need_a_first_one() {
     assert!(e.to_string().contains("at most 256"), "{e}");
 }
 
+/// An endpoint of a transport's own scheme without its port gets the
+/// transport's default port (memcached's 11211), in every place; a
+/// transport without one asks for it.
+#[test]
+fn a_port_left_out_is_the_transports_default_or_asked_for() {
+    let r = req(
+        r#"{"target": "memcached://127.0.0.1", "also_target": ["memcached://localhost"], "clients": 2}"#,
+    );
+    let (spec, _) = r.check(&two_cpus()).unwrap();
+    assert_eq!(spec.kind().name(), "memcached");
+    assert_eq!(spec.endpoint_label(), "memcached://127.0.0.1:11211");
+    assert_eq!(spec.also_target[0].to_string(), "memcached://localhost:11211");
+    for json in [
+        r#"{"target": "udp://127.0.0.1"}"#,
+        r#"{"transport": "udp-echo", "listen": "udp://127.0.0.1"}"#,
+    ] {
+        let e = req(json).check(&two_cpus()).unwrap_err();
+        assert!(e.to_string().contains("give the port: udp://HOST:PORT"), "{e}");
+    }
+}
+
 #[test]
 fn the_defaults_are_the_readmes_run() {
     let (spec, placement) = RunRequest::default().check(&two_cpus()).unwrap();

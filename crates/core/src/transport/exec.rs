@@ -286,6 +286,7 @@ pub const ABOUT: About = About {
     signs: false,
     own_program: true,
     no_conn_stages: Some("an exec run's program makes its own load: stages are wirebench's"),
+    ..About::EXTERNAL
 };
 
 pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {

@@ -130,7 +130,7 @@ impl Asked {
         };
         match &self.target {
             Some(Endpoint::Redis { .. }) if redis => {}
-            Some(Endpoint::Memcached { .. }) if !redis => {}
+            Some(Endpoint::Addr { scheme, .. }) if !redis && scheme == "memcached" => {}
             None => {
                 return Err(flag(
                     "--target",
@@ -219,6 +219,7 @@ pub const REDIS: About = About {
 pub const MEMCACHED: About = About {
     shared: &[Shared::Mode, Shared::Size, Shared::Poll, Shared::Verify, Shared::Keys, Shared::KeyDist],
     schemes: &["memcached"],
+    default_port: Some(11211),
     ..About::EXTERNAL
 };
 

@@ -91,6 +91,9 @@ pub struct About {
     /// The flags several transports take that it takes too (its own group's
     /// it takes anyway; any other transport's are refused).
     pub shared: &'static [Shared],
+    /// The port of an endpoint of its own scheme that leaves it out (None:
+    /// the port must be given).
+    pub default_port: Option<u16>,
 }
 
 impl About {
@@ -106,6 +109,7 @@ impl About {
         own_program: false,
         no_conn_stages: None,
         shared: &[],
+        default_port: None,
     };
 }
 

@@ -219,6 +219,7 @@ pub const ABOUT: About = About {
     no_conn_stages: Some(
         "a shared-memory run's clients all send from the start: stages of conns= are for the socket transports",
     ),
+    ..About::EXTERNAL
 };
 
 pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, SpecError> {

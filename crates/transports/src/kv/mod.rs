@@ -143,10 +143,10 @@ impl KvClient {
     ) -> Result<KvClient, String> {
         let (addr, db) = match endpoint {
             Endpoint::Redis { addr, db, .. } => (addr.clone(), *db),
-            Endpoint::Memcached { addr } => (addr.clone(), 0),
+            Endpoint::Addr { scheme, addr } if scheme == "memcached" => (addr.clone(), 0),
             other => return Err(format!("{other}: not a key-value endpoint")),
         };
-        let memcached = matches!(endpoint, Endpoint::Memcached { .. });
+        let memcached = endpoint.scheme() == "memcached";
         if memcached != matches!(spec.protocol, KvProtocol::Text | KvProtocol::Meta) {
             return Err(format!("{endpoint}: does not speak {:?}", spec.protocol));
         }

@@ -27,7 +27,6 @@ impl Stream {
             Endpoint::Unix(path) => Stream::Unix(UnixStream::connect(path).await?),
             Endpoint::S3 { .. }
             | Endpoint::Redis { .. }
-            | Endpoint::Memcached { .. }
             | Endpoint::Http { .. }
             | Endpoint::Grpc { .. }
             | Endpoint::Addr { .. } => {

@@ -161,7 +161,6 @@ impl StdListener {
             }
             Endpoint::S3 { .. }
             | Endpoint::Redis { .. }
-            | Endpoint::Memcached { .. }
             | Endpoint::Http { .. }
             | Endpoint::Grpc { .. }
             | Endpoint::Addr { .. } => Err(io::Error::other(format!(
