@@ -51,13 +51,19 @@ fn a_port_left_out_is_the_transports_default_or_asked_for() {
     let (spec, _) = r.check(&two_cpus()).unwrap();
     assert_eq!(spec.kind().name(), "memcached");
     assert_eq!(spec.endpoint_label(), "memcached://127.0.0.1:11211");
-    assert_eq!(spec.also_target[0].to_string(), "memcached://localhost:11211");
+    assert_eq!(
+        spec.also_target[0].to_string(),
+        "memcached://localhost:11211"
+    );
     for json in [
         r#"{"target": "udp://127.0.0.1"}"#,
         r#"{"transport": "udp-echo", "listen": "udp://127.0.0.1"}"#,
     ] {
         let e = req(json).check(&two_cpus()).unwrap_err();
-        assert!(e.to_string().contains("give the port: udp://HOST:PORT"), "{e}");
+        assert!(
+            e.to_string().contains("give the port: udp://HOST:PORT"),
+            "{e}"
+        );
     }
 }
 

@@ -333,89 +333,11 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
         .filter(|(i, _)| !headline.contains(i))
         .map(|(_, f)| f.clone())
         .collect();
-    let mut summary = summary_table(runs);
-    // What every run shares is said once, not in a column each.
-    let shared = if runs.len() > 1 {
-        summary.drop_constant(
-            &[
-                "transport",
-                "mode",
-                "size",
-                "clients",
-                "conns/client",
-                "placement",
-            ],
-            |row| !row.first().is_some_and(|c| c.starts_with('↳')),
-        )
-    } else {
-        Vec::new()
-    };
-    let mut d = d
-        .heading("Hints")
-        .push(hints_block(runs))
-        .heading("Summary");
-    if shared.iter().any(|(_, v)| v != "-") {
-        let parts: Vec<String> = shared
-            .iter()
-            .filter(|(_, v)| v != "-")
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        d = d.text(format!(
-            "Every run has {}: not repeated in the table.",
-            parts.join(", ")
-        ));
-    }
-    let mut d = d.table(summary);
-    for (title, t) in size_by_clients(runs) {
-        d = d.heading(title).table(t);
-    }
-    if let Some(t) = read_write_table(runs) {
-        d = d
-            .heading("Read and write")
-            .text(
-                "Reads (GET) and writes (PUT) by size and connections, each the best run's; R/W ratio: read MiB/s over write MiB/s, how much faster reads are (the S3 report's).",
-            )
-            .table(t);
-    }
-    if let Some(t) = server_table(runs) {
-        d = d.heading("Server").table(t);
-    }
-    if let Some(t) = endpoints_table(runs) {
-        d = d.heading("Endpoints").table(t);
-    }
-    if let Some(t) = stages_table(runs) {
-        d = d
-            .heading("Stages")
-            .text("Each stage of an open loop in stages: the rate it asked, the rates sent and completed, its latency, and the requests still due at its end (behind: sent more than 2% below the rate asked); a ramp's seconds in bands under it.")
-            .table(t);
-        for r in runs {
-            if let Some(v) = &r.ramp {
-                let lines: Vec<(String, String)> = crate::summary::ramp_lines(v)
-                    .into_iter()
-                    .map(|l| {
-                        let (k, rest) = l.split_once(':').unwrap_or(("", &l));
-                        (k.trim().to_string(), rest.trim().to_string())
-                    })
-                    .collect();
-                d = d
-                    .push(Block::List(lines))
-                    .push(Block::Figures(vec![ramp_figure(r, v)]));
-            }
+    let mut d = d.heading("Hints").push(hints_block(runs));
+    for (_, blocks) in TABLES {
+        for b in blocks(runs) {
+            d = d.push(b);
         }
-    }
-    if let Some(t) = instances_table(runs) {
-        d = d
-            .heading("Instances")
-            .text(
-                "Each instance of a point that ran several side by side; kept: its ops/s side by side over its ops/s alone (the same cpusets and clients, the others idle), where the sweep ran each alone (alone = true): within 5% no contention, below 85% contention.",
-            )
-            .table(t);
-    }
-    if let Some(t) = agents_table(runs) {
-        d = d.heading("Load agents").table(t);
-    }
-    if let Some(t) = program_table(runs) {
-        d = d.heading("Programs (exec): their own figures").table(t);
     }
     if !rest.is_empty() {
         d = d.heading("Figures").push(Block::Figures(rest));
@@ -426,7 +348,10 @@ pub fn document(runs: &[RunResult], figures: &[Figure], sections: &[Section]) ->
             .push(Block::Pre(sec.text.clone()))
             .push(Block::Figures(sec.figures.clone()));
     }
-    d.heading("Environment").table(env_table(runs))
+    for b in ENV(runs) {
+        d = d.push(b);
+    }
+    d
 }
 
 /// The report in Markdown (its figures listed by title).

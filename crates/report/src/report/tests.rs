@@ -438,3 +438,175 @@ fn s3_sizes_and_mixed_operations_read_as_they_did() {
     let tables = md.split("## Environment").next().unwrap();
     insta::assert_snapshot!(tables);
 }
+
+/// Runs that give every table and every kind of figure: a sweep of
+/// clients x placement (per-core CPU, a measured server), S3 reads and
+/// writes with their times to first byte, a ramp in stages, instances side
+/// by side, a run against two endpoints made by two load agents, and an
+/// exec program's run.
+fn every_kind() -> Vec<RunResult> {
+    let mut runs = Vec::new();
+    for (k, (clients, policy)) in [
+        (1, "balanced"),
+        (2, "balanced"),
+        (1, "separated"),
+        (2, "separated"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let spec = format!(r#"{{"clients": {clients}, "size": "4KiB"}}"#);
+        let mut r = measured(
+            &format!("sweep-{k}"),
+            &spec,
+            1000.0 * (k + 1) as f64,
+            50_000,
+        );
+        r.placement.policy = Some(policy.into());
+        r.summary.server_cpu_s = Some(0.4 * clients as f64);
+        r.summary.server_cpu_us_per_op = Some(40.0);
+        r.summary.server_cores_used = Some(0.2 * clients as f64);
+        for (n, i) in r.intervals.iter_mut().enumerate() {
+            i.client_cores = vec![wirebench_core::result::CoreBusy {
+                cpu: 0,
+                busy_pct: 50.0 + n as f64,
+                steal_pct: 0.0,
+            }];
+            i.server_cores = vec![wirebench_core::result::CoreBusy {
+                cpu: 1,
+                busy_pct: 20.0 * clients as f64,
+                steal_pct: 0.0,
+            }];
+        }
+        runs.push(r);
+    }
+    // S3: reads and writes, each with its time to first byte.
+    let op = |ops: u64, mb: f64, lat_ns: u64, get: bool| {
+        let mut h = wirebench_core::hist::new_hist();
+        h.saturating_record_n(lat_ns, ops);
+        wirebench_core::result::OpSummary {
+            ops,
+            ops_per_s: ops as f64 / 2.0,
+            mib_per_s: mb,
+            bytes_per_s: mb * 1_048_576.0,
+            latency: wirebench_core::hist::LatencySummary::of(&h),
+            latency_hist: wirebench_core::hist::encode(&h),
+            ttfb: get.then(|| wirebench_core::hist::LatencySummary::of(&h)),
+            ttfb_hist: if get {
+                wirebench_core::hist::encode(&h)
+            } else {
+                String::new()
+            },
+            ..Default::default()
+        }
+    };
+    for (k, conns) in [1u64, 4].into_iter().enumerate() {
+        let spec = format!(
+            r#"{{"transport": "s3", "workload": "mixed", "mix": "get=70,put=30", "size": "4KiB", "conns_per_client": {conns}}}"#
+        );
+        let mut r = measured(&format!("s3-{k}"), &spec, 100.0 * conns as f64, 2_000_000);
+        r.summary.by_op.insert(
+            "get".into(),
+            op(70 * conns, 7.0 * conns as f64, 2_000_000, true),
+        );
+        r.summary.by_op.insert(
+            "put".into(),
+            op(30 * conns, 3.0 * conns as f64, 9_000_000, false),
+        );
+        runs.push(r);
+    }
+    // A ramp in stages, which broke at its last stage.
+    let mut r = measured("ramp", r#"{"rate": "1k/s"}"#, 1000.0, 100_000);
+    let stages = wirebench_core::stages::parse("1s:1k, 2s:1k->3k").unwrap();
+    r.intervals = (0..3)
+        .map(|k| {
+            interval(
+                k,
+                1000.0 * (k + 1) as f64,
+                [100_000, 1_000_000, 10_000_000][k as usize],
+            )
+        })
+        .collect();
+    r.stages = wirebench_core::ramp::judge::results(&stages, 0, &r.intervals);
+    r.ramp = wirebench_core::ramp::judge::verdict(&r, &[]);
+    runs.push(r);
+    // Two instances side by side.
+    let parts: Vec<RunResult> = (0..2)
+        .map(|i| measured(&format!("inst-{i}"), r#"{"clients": 1}"#, 800.0, 60_000))
+        .collect();
+    runs.push(wirebench_core::merge::instances(&parts).unwrap());
+    // Two endpoints, a load agent's part each.
+    let mut r = measured(
+        "fleet",
+        r#"{"target": "tcp://127.0.0.1:7001"}"#,
+        900.0,
+        70_000,
+    );
+    for (k, port) in [7001, 7002].into_iter().enumerate() {
+        r.endpoints.push(
+            serde_json::from_value(serde_json::json!({
+                "endpoint": format!("tcp://127.0.0.1:{port}"),
+                "agents": [format!("10.0.0.{k}:7475")],
+                "connections": 1,
+                "ops": 450, "errors": 0, "ops_per_s": 450.0,
+                "p50_ns": 70_000, "p99_ns": 90_000,
+                "latency": r.summary.latency,
+            }))
+            .unwrap(),
+        );
+        r.agents.push(
+            serde_json::from_value(serde_json::json!({
+                "agent": format!("10.0.0.{k}:7475"), "run_id": format!("part-{k}"),
+                "dir": "results", "clients": 1, "state": "complete",
+                "ops": 450, "ops_per_s": 450.0, "p50_ns": 70_000, "p99_ns": 90_000,
+                "client_cpu_s": 0.5, "client_cpu_us_per_op": 1.1, "sent_per_s": 450.0,
+                "clock_offset_ns": 1200, "clock_uncertainty_ns": 300,
+            }))
+            .unwrap(),
+        );
+    }
+    runs.push(r);
+    // An exec program's run, with the figures it printed.
+    let mut r = measured(
+        "program",
+        r#"{"transport": "exec", "parser": "fio-json", "client_cmd": "fio --output-format=json job.fio"}"#,
+        500.0,
+        200_000,
+    );
+    r.summary.tool = Some(wirebench_core::result::ToolReport {
+        program: "fio".into(),
+        parser: "fio-json".into(),
+        command: "fio --output-format=json job.fio".into(),
+        exit: "exit 0".into(),
+        latency_stats: vec!["p50".into(), "p99".into()],
+        method: vec!["completion latency, per I/O".into()],
+        ..Default::default()
+    });
+    runs.push(r);
+    runs
+}
+
+/// Issue 47: each table and each kind of figure of the registries has its
+/// own snapshot, over runs that give every one of them (a new table or
+/// figure fails here until the runs show it and its snapshot is taken).
+#[test]
+fn issue_47_every_table_and_figure_has_its_snapshot() {
+    let runs = every_kind();
+    for (name, blocks) in tables::TABLES.iter().copied().chain([("env", tables::ENV)]) {
+        let blocks = blocks(&runs);
+        assert!(!blocks.is_empty(), "table {name}: the runs give none");
+        let md = MarkdownExporter.export(&Document {
+            title: name.to_string(),
+            blocks,
+        });
+        insta::assert_snapshot!(format!("table_{name}"), md);
+    }
+    for (name, figs) in figures::by_kind(&runs, &Layout::default()) {
+        assert!(!figs.is_empty(), "figure {name}: the runs give none");
+        let text: Vec<String> = figs
+            .iter()
+            .map(|f| format!("## {}\n{}", f.title, texts(&f.svg).join("\n")))
+            .collect();
+        insta::assert_snapshot!(format!("figure_{name}"), text.join("\n\n"));
+    }
+}

@@ -56,8 +56,9 @@ macro_rules! registry {
     ($($module:ident),* $(,)?) => {
         $(mod $module;)*
 
-        /// Every kind of figure, listed once.
-        const FIGURES: &[fn(&Drawn) -> Vec<Figure>] = &[$($module::draw),*];
+        /// Every kind of figure, by name, listed once.
+        const FIGURES: &[(&str, fn(&Drawn) -> Vec<Figure>)] =
+            &[$((stringify!($module), $module::draw)),*];
     };
 }
 
@@ -72,6 +73,11 @@ registry!(
 
 /// Every figure the runs allow.
 pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
+    by_kind(runs, l).into_iter().flat_map(|(_, f)| f).collect()
+}
+
+/// The figures the runs allow, by kind (a kind's name, its figures).
+pub(super) fn by_kind(runs: &[RunResult], l: &Layout) -> Vec<(&'static str, Vec<Figure>)> {
     let ok: Vec<&RunResult> = runs.iter().filter(|r| r.summary.ops > 0).collect();
     let vary = varying(&ok);
     let shown = Shown::of(&ok);
@@ -91,5 +97,8 @@ pub fn figures(runs: &[RunResult], l: &Layout) -> Vec<Figure> {
         panel,
         all_series,
     };
-    FIGURES.iter().flat_map(|draw| draw(&d)).collect()
+    FIGURES
+        .iter()
+        .map(|(name, draw)| (*name, draw(&d)))
+        .collect()
 }
