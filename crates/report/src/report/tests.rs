@@ -518,14 +518,10 @@ fn every_kind() -> Vec<RunResult> {
     // A ramp in stages, which broke at its last stage.
     let mut r = measured("ramp", r#"{"rate": "1k/s"}"#, 1000.0, 100_000);
     let stages = wirebench_core::stages::parse("1s:1k, 2s:1k->3k").unwrap();
-    r.intervals = (0..3)
-        .map(|k| {
-            interval(
-                k,
-                1000.0 * (k + 1) as f64,
-                [100_000, 1_000_000, 10_000_000][k as usize],
-            )
-        })
+    r.intervals = [100_000, 1_000_000, 10_000_000]
+        .into_iter()
+        .zip(0u64..)
+        .map(|(lat_ns, k)| interval(k, 1000.0 * (k + 1) as f64, lat_ns))
         .collect();
     r.stages = wirebench_core::ramp::judge::results(&stages, 0, &r.intervals);
     r.ramp = wirebench_core::ramp::judge::verdict(&r, &[]);
