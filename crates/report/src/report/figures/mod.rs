@@ -64,6 +64,7 @@ macro_rules! registry {
 
 registry!(
     throughput,
+    efficiency,
     latency_response,
     ttfb,
     spectrum,
