@@ -100,12 +100,9 @@ pub fn spec_value(spec: &RunSpec, key: &str) -> Option<String> {
             _ => None,
         };
     }
-    if key == "clients_as" {
-        // The IPC report's words: mt (threads), mp (processes).
-        return spec.shm().map(|s| match s.clients_as {
-            crate::spec::ClientsAs::Threads => "mt".to_string(),
-            crate::spec::ClientsAs::Processes => "mp".to_string(),
-        });
+    // The transport's own words (shm's clients: mt, mp), else the spec's.
+    if let Some(v) = spec.transport.describe().variable(key) {
+        return Some(v);
     }
     let json = serde_json::to_value(spec).ok()?;
     let f = field(key);

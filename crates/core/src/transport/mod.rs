@@ -339,6 +339,16 @@ pub trait Describe {
     fn untraceable(&self) -> Option<&'static str> {
         None
     }
+    /// How a run's headline names the transport, when more than its name
+    /// (shm: its channel, wait, clients and rings).
+    fn headline(&self) -> Option<String> {
+        None
+    }
+    /// Its own words for a variable of its spec, where a report has them
+    /// (None: the spec's value as written).
+    fn variable(&self, _key: &str) -> Option<String> {
+        None
+    }
     /// Why `--repeat` cannot run it again on the same server (None: it can).
     fn unrepeatable(&self) -> Option<&'static str> {
         None

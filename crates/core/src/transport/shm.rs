@@ -271,6 +271,27 @@ impl Describe for ShmSpec {
             "clients as processes record into their own processes: trace with --clients-as threads",
         )
     }
+    fn headline(&self) -> Option<String> {
+        Some(format!(
+            "shm over {}, {} wait, clients as {}, rings of {},",
+            self.channel,
+            self.wait,
+            self.clients_as,
+            crate::units::format_size(self.ring_bytes)
+        ))
+    }
+    /// The IPC report's words for the clients: mt (threads), mp
+    /// (processes); the report's `wait`.
+    fn variable(&self, key: &str) -> Option<String> {
+        match key {
+            "clients_as" => Some(match self.clients_as {
+                ClientsAs::Threads => "mt".to_string(),
+                ClientsAs::Processes => "mp".to_string(),
+            }),
+            "wait" => Some(self.wait.to_string()),
+            _ => None,
+        }
+    }
     fn spins(&self) -> bool {
         self.wait == Wait::Spin && self.channel == Channel::Shm
     }

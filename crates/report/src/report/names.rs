@@ -142,7 +142,7 @@ pub fn variable(r: &RunResult, name: &str) -> Option<String> {
             .and_then(|t| t.words.get("mode").cloned())
             .unwrap_or_else(|| s.transport.mode_name()),
         "transport" => s.kind().to_string(),
-        "wait" => s.shm()?.wait.to_string(),
+        "wait" => s.transport.describe().variable("wait")?,
         _ => return None,
     })
 }

@@ -85,16 +85,11 @@ pub fn headline(
         ),
         None => format!("depth {}", spec.depth),
     };
-    let transport = match spec.shm() {
-        Some(shm) => format!(
-            "shm over {}, {} wait, clients as {}, rings of {},",
-            shm.channel,
-            shm.wait,
-            shm.clients_as,
-            format_size(shm.ring_bytes)
-        ),
-        None => spec.kind().to_string(),
-    };
+    let transport = spec
+        .transport
+        .describe()
+        .headline()
+        .unwrap_or_else(|| spec.kind().to_string());
     // Several endpoints: each named, and how the load reaches them.
     let targets = match spec.also_target.is_empty() {
         true => format!("target {endpoint}: {server}"),
