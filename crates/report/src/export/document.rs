@@ -139,7 +139,51 @@ impl Document {
     }
 }
 
-/// A format a document can be written in.
+/// A format a document can be written in: what each block becomes in
+/// it (nothing, by default). The walk over the document is one, shared:
+/// [`Exporter::export`].
 pub trait Exporter {
-    fn export(&self, doc: &Document) -> String;
+    /// The document's title, when it has one.
+    fn title(&self, _out: &mut String, _title: &str) {}
+    fn heading(&self, _out: &mut String, _heading: &str) {}
+    fn text(&self, _out: &mut String, _text: &str) {}
+    /// A list of (what, its detail).
+    fn list(&self, _out: &mut String, _items: &[(String, String)]) {}
+    fn table(&self, _out: &mut String, _table: &Table) {}
+    fn pre(&self, _out: &mut String, _text: &str) {}
+    /// A figure, the `n`-th of the document (from 0).
+    fn figure(&self, _out: &mut String, _n: usize, _figure: &Figure) {}
+    /// After a block of figures.
+    fn figures_end(&self, _out: &mut String) {}
+    /// The page around what the blocks wrote.
+    fn finish(&self, _doc: &Document, body: String) -> String {
+        body
+    }
+
+    /// The document in this format: each block in order, figures numbered
+    /// across the document.
+    fn export(&self, doc: &Document) -> String {
+        let mut out = String::new();
+        if !doc.title.is_empty() {
+            self.title(&mut out, &doc.title);
+        }
+        let mut n = 0;
+        for b in &doc.blocks {
+            match b {
+                Block::Heading(h) => self.heading(&mut out, h),
+                Block::Text(t) => self.text(&mut out, t),
+                Block::List(items) => self.list(&mut out, items),
+                Block::Table(t) => self.table(&mut out, t),
+                Block::Pre(p) => self.pre(&mut out, p),
+                Block::Figures(f) => {
+                    for x in f {
+                        self.figure(&mut out, n, x);
+                        n += 1;
+                    }
+                    self.figures_end(&mut out);
+                }
+            }
+        }
+        self.finish(doc, out)
+    }
 }

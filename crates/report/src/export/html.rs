@@ -1,7 +1,7 @@
 //! A self-contained HTML page: inline SVG, inline style, no script,
 //! nothing fetched.
 
-use super::document::{Block, Document, Exporter, Table};
+use super::document::{Document, Exporter, Figure, Table};
 
 pub struct HtmlExporter;
 
@@ -38,45 +38,45 @@ fn table(t: &Table) -> String {
 }
 
 impl Exporter for HtmlExporter {
-    fn export(&self, doc: &Document) -> String {
-        let mut body = String::new();
-        if !doc.title.is_empty() {
-            body.push_str(&format!("<h1>{}</h1>\n", escape(&doc.title)));
-        }
-        let mut figure = 0;
-        for b in &doc.blocks {
-            match b {
-                Block::Heading(h) => body.push_str(&format!("<h2>{}</h2>\n", escape(h))),
-                Block::Text(t) => body.push_str(&format!("<p>{}</p>\n", escape(t))),
-                Block::List(items) => {
-                    body.push_str("<ul>");
-                    for (what, detail) in items {
-                        if detail.is_empty() {
-                            body.push_str(&format!("<li>{}</li>", escape(what)));
-                        } else {
-                            body.push_str(&format!(
-                                "<li><b>{}</b>: {}</li>",
-                                escape(what),
-                                escape(detail)
-                            ));
-                        }
-                    }
-                    body.push_str("</ul>\n");
-                }
-                Block::Table(t) => body.push_str(&table(t)),
-                Block::Pre(p) => body.push_str(&format!("<pre>{}</pre>\n", escape(p))),
-                Block::Figures(f) => {
-                    for x in f {
-                        figure += 1;
-                        body.push_str(&format!(
-                            "<figure id=\"fig{figure}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n",
-                            x.svg,
-                            escape(&x.title)
-                        ));
-                    }
-                }
+    fn title(&self, out: &mut String, title: &str) {
+        out.push_str(&format!("<h1>{}</h1>\n", escape(title)));
+    }
+    fn heading(&self, out: &mut String, h: &str) {
+        out.push_str(&format!("<h2>{}</h2>\n", escape(h)));
+    }
+    fn text(&self, out: &mut String, t: &str) {
+        out.push_str(&format!("<p>{}</p>\n", escape(t)));
+    }
+    fn list(&self, out: &mut String, items: &[(String, String)]) {
+        out.push_str("<ul>");
+        for (what, detail) in items {
+            if detail.is_empty() {
+                out.push_str(&format!("<li>{}</li>", escape(what)));
+            } else {
+                out.push_str(&format!(
+                    "<li><b>{}</b>: {}</li>",
+                    escape(what),
+                    escape(detail)
+                ));
             }
         }
+        out.push_str("</ul>\n");
+    }
+    fn table(&self, out: &mut String, t: &Table) {
+        out.push_str(&table(t));
+    }
+    fn pre(&self, out: &mut String, p: &str) {
+        out.push_str(&format!("<pre>{}</pre>\n", escape(p)));
+    }
+    fn figure(&self, out: &mut String, n: usize, f: &Figure) {
+        out.push_str(&format!(
+            "<figure id=\"fig{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n",
+            n + 1,
+            f.svg,
+            escape(&f.title)
+        ));
+    }
+    fn finish(&self, doc: &Document, body: String) -> String {
         format!(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n{body}</body></html>\n",
             escape(&doc.title)

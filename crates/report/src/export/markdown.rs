@@ -71,63 +71,71 @@ pub(super) fn table(t: &Table) -> String {
     s
 }
 
-impl Exporter for MarkdownExporter {
-    fn export(&self, doc: &Document) -> String {
-        export(doc, None)
+/// The Markdown of every block, figures listed by title or, given a
+/// folder, linked as images in it.
+trait Markdown {
+    /// Where the figures' files are (None: listed by title).
+    fn dir(&self) -> Option<&str>;
+}
+
+impl Markdown for MarkdownExporter {
+    fn dir(&self) -> Option<&str> {
+        None
     }
 }
 
-impl Exporter for MarkdownFiguresExporter {
-    fn export(&self, doc: &Document) -> String {
-        export(doc, Some(&self.dir))
+impl Markdown for MarkdownFiguresExporter {
+    fn dir(&self) -> Option<&str> {
+        Some(&self.dir)
     }
 }
 
-fn export(doc: &Document, dir: Option<&str>) -> String {
-    let mut figure_no = 0;
-    let mut s = String::new();
-    if !doc.title.is_empty() {
-        s.push_str(&format!("# {}\n\n", md(&one_line(&doc.title))));
+impl<M: Markdown> Exporter for M {
+    fn title(&self, out: &mut String, title: &str) {
+        out.push_str(&format!("# {}\n\n", md(&one_line(title))));
     }
-    for b in &doc.blocks {
-        match b {
-            Block::Heading(h) => s.push_str(&format!("## {}\n\n", md(&one_line(h)))),
-            Block::Text(t) => s.push_str(&format!("{}\n\n", md(t))),
-            Block::List(items) => {
-                for (what, detail) in items {
-                    let (what, detail) = (md(&one_line(what)), md(&one_line(detail)));
-                    if detail.is_empty() {
-                        s.push_str(&format!("- {what}\n"));
-                    } else {
-                        s.push_str(&format!("- {what}: {detail}\n"));
-                    }
-                }
-                s.push('\n');
-            }
-            Block::Table(t) => {
-                s.push_str(&table(t));
-                s.push('\n');
-            }
-            // A fence inside would end the block early.
-            Block::Pre(p) => s.push_str(&format!(
-                "```text\n{}\n```\n\n",
-                visible(p.trim_end()).replace("```", "`\u{200b}``")
-            )),
-            Block::Figures(f) => {
-                for x in f {
-                    match dir {
-                        Some(d) => s.push_str(&format!(
-                            "![{}]({d}/{})\n\n",
-                            md(&one_line(&x.title)).replace(['[', ']'], ""),
-                            file_name(figure_no, x)
-                        )),
-                        None => s.push_str(&format!("- figure: {}\n", md(&one_line(&x.title)))),
-                    }
-                    figure_no += 1;
-                }
-                s.push('\n');
+    fn heading(&self, out: &mut String, h: &str) {
+        out.push_str(&format!("## {}\n\n", md(&one_line(h))));
+    }
+    fn text(&self, out: &mut String, t: &str) {
+        out.push_str(&format!("{}\n\n", md(t)));
+    }
+    fn list(&self, out: &mut String, items: &[(String, String)]) {
+        for (what, detail) in items {
+            let (what, detail) = (md(&one_line(what)), md(&one_line(detail)));
+            if detail.is_empty() {
+                out.push_str(&format!("- {what}\n"));
+            } else {
+                out.push_str(&format!("- {what}: {detail}\n"));
             }
         }
+        out.push('\n');
     }
-    format!("{}\n", s.trim_end())
+    fn table(&self, out: &mut String, t: &Table) {
+        out.push_str(&table(t));
+        out.push('\n');
+    }
+    // A fence inside would end the block early.
+    fn pre(&self, out: &mut String, p: &str) {
+        out.push_str(&format!(
+            "```text\n{}\n```\n\n",
+            visible(p.trim_end()).replace("```", "`\u{200b}``")
+        ));
+    }
+    fn figure(&self, out: &mut String, n: usize, f: &Figure) {
+        match self.dir() {
+            Some(d) => out.push_str(&format!(
+                "![{}]({d}/{})\n\n",
+                md(&one_line(&f.title)).replace(['[', ']'], ""),
+                file_name(n, f)
+            )),
+            None => out.push_str(&format!("- figure: {}\n", md(&one_line(&f.title)))),
+        }
+    }
+    fn figures_end(&self, out: &mut String) {
+        out.push('\n');
+    }
+    fn finish(&self, _: &Document, body: String) -> String {
+        format!("{}\n", body.trim_end())
+    }
 }

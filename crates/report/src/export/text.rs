@@ -1,7 +1,7 @@
 //! Text for a terminal: tables in aligned columns (numbers to the right),
 //! two spaces apart; headings underlined by nothing, just their own line.
 
-use super::document::{Block, Document, Exporter, Table};
+use super::document::{Exporter, Figure, Table};
 
 pub struct TextExporter;
 
@@ -34,33 +34,31 @@ fn table(t: &Table) -> String {
 }
 
 impl Exporter for TextExporter {
-    fn export(&self, doc: &Document) -> String {
-        let mut s = String::new();
-        if !doc.title.is_empty() {
-            s.push_str(&format!("{}\n", doc.title));
-        }
-        for b in &doc.blocks {
-            match b {
-                Block::Heading(h) => s.push_str(&format!("\n{h}\n")),
-                Block::Text(t) => s.push_str(&format!("{t}\n")),
-                Block::List(items) => {
-                    for (what, detail) in items {
-                        if detail.is_empty() {
-                            s.push_str(&format!("- {what}\n"));
-                        } else {
-                            s.push_str(&format!("- {what}: {detail}\n"));
-                        }
-                    }
-                }
-                Block::Table(t) => s.push_str(&table(t)),
-                Block::Pre(p) => s.push_str(&format!("{}\n", p.trim_end())),
-                Block::Figures(f) => {
-                    for x in f {
-                        s.push_str(&format!("- figure: {}\n", x.title));
-                    }
-                }
+    fn title(&self, out: &mut String, title: &str) {
+        out.push_str(&format!("{title}\n"));
+    }
+    fn heading(&self, out: &mut String, h: &str) {
+        out.push_str(&format!("\n{h}\n"));
+    }
+    fn text(&self, out: &mut String, t: &str) {
+        out.push_str(&format!("{t}\n"));
+    }
+    fn list(&self, out: &mut String, items: &[(String, String)]) {
+        for (what, detail) in items {
+            if detail.is_empty() {
+                out.push_str(&format!("- {what}\n"));
+            } else {
+                out.push_str(&format!("- {what}: {detail}\n"));
             }
         }
-        s
+    }
+    fn table(&self, out: &mut String, t: &Table) {
+        out.push_str(&table(t));
+    }
+    fn pre(&self, out: &mut String, p: &str) {
+        out.push_str(&format!("{}\n", p.trim_end()));
+    }
+    fn figure(&self, out: &mut String, _: usize, f: &Figure) {
+        out.push_str(&format!("- figure: {}\n", f.title));
     }
 }

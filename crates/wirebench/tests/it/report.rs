@@ -60,7 +60,7 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     svgs.sort();
-    assert_eq!(svgs.len(), 7, "{svgs:?}");
+    assert_eq!(svgs.len(), 8, "{svgs:?}");
     assert_eq!(svgs[0], "01-throughput-vs-clients.svg");
     for f in &svgs {
         assert!(
@@ -69,9 +69,9 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
         );
     }
     let figures = html.matches("<figure").count();
-    // Throughput vs clients, latency-response, percentiles, per-second
-    // throughput and p99, and a CPU heatmap per run.
-    assert_eq!(figures, 7, "figures in the page");
+    // Throughput vs clients, ops/s per server core used, latency-response,
+    // percentiles, per-second throughput and p99, and a CPU heatmap per run.
+    assert_eq!(figures, 8, "figures in the page");
 
     if std::env::var_os("WIREBENCH_SKIP_BROWSER").is_some() {
         eprintln!("WIREBENCH_SKIP_BROWSER is set: the page is not opened in a browser");
@@ -116,7 +116,7 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
     // Every plot is in the rendered page and draws something.
     let dom = String::from_utf8_lossy(&dom.stdout);
     let plots: Vec<&str> = dom.split("<figure").skip(1).collect();
-    assert_eq!(plots.len(), 7);
+    assert_eq!(plots.len(), 8);
     for f in plots {
         assert!(f.contains("<svg"), "a figure without its plot");
         assert!(
