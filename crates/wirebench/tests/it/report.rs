@@ -34,18 +34,7 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
     run_into(&runs, &["--clients", "1"]);
     run_into(&runs, &["--clients", "2"]);
     let page = dir.path().join("report.html");
-    let mut p = Proc::spawn(&[
-        "report",
-        runs.to_str().unwrap(),
-        "-o",
-        page.to_str().unwrap(),
-    ]);
-    assert!(
-        p.wait(Duration::from_secs(60)).success(),
-        "{}",
-        p.stderr_all()
-    );
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = report_page(&[runs.to_str().unwrap()], &page);
     let md = std::fs::read_to_string(page.with_extension("md")).unwrap();
     assert!(
         md.contains("## What it found")
@@ -146,6 +135,20 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
         "{} bytes",
         png.len()
     );
+}
+
+/// `wirebench report PATHS -o PAGE`, which must succeed: the page.
+pub(crate) fn report_page(paths: &[&str], page: &Path) -> String {
+    let mut args = vec!["report"];
+    args.extend_from_slice(paths);
+    args.extend(["-o", page.to_str().unwrap()]);
+    let mut p = Proc::spawn(&args);
+    assert!(
+        p.wait(Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    std::fs::read_to_string(page).unwrap()
 }
 
 /// `wirebench timeline ARGS`' standard output.

@@ -4,51 +4,15 @@
 //! embedded server counts what it echoed; its flags are checked like any
 //! other transport's.
 
+use crate::fixtures::echo::Echo;
 use crate::helpers::*;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use wirebench_core::result::RunState;
-
-/// A UDP echo server (Python's sockets: each datagram back to its
-/// sender), killed by PID when dropped.
-struct UdpEcho {
-    child: Child,
-    port: u16,
-}
-
-impl UdpEcho {
-    fn start() -> UdpEcho {
-        let script = "import socket\n\
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0))\n\
-            print(s.getsockname()[1], flush=True)\n\
-            while True:\n    \
-                b, a = s.recvfrom(65536); s.sendto(b, a)\n";
-        let mut child = Command::new("python3")
-            .args(["-c", script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs the echo server");
-        let mut line = String::new();
-        use std::io::BufRead;
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("the echo server says its port");
-        let port = line.trim().parse().expect("a port");
-        UdpEcho { child, port }
-    }
-}
-
-impl Drop for UdpEcho {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 fn issue_47_udp_echo_gets_back_every_datagram_it_sends() {
     let _g = shared();
-    let echo = UdpEcho::start();
+    let echo = Echo::udp();
     let dir = TempDir::new("udp-echo");
     let target = format!("udp://127.0.0.1:{}", echo.port);
     // The scheme names the transport: no --transport needed.

@@ -2,7 +2,8 @@
 //! ramp broke, a backlog kept to its stage, a search that low-rate misses
 //! cannot drive down, and nginx's workers observed by its master's PID.
 
-use crate::fixtures::daemon::{Daemon, free_port, installed};
+use crate::fixtures::daemon::Daemon;
+use crate::fixtures::nginx::Nginx;
 use crate::helpers::*;
 use crate::openloop::cpus;
 use std::time::Duration;
@@ -205,39 +206,22 @@ fn issue_45_a_search_observes_the_server_it_is_told_of() {
 #[test]
 fn issue_45_nginx_observed_by_its_master_pid_gets_its_workers_cpu() {
     let _g = exclusive();
-    if !installed("nginx", "WIREBENCH_REQUIRE_HTTP") {
+    let Some(Nginx {
+        _daemon: nginx,
+        dir: _www,
+        h1,
+        ..
+    }) = Nginx::master_and_workers(2)
+    else {
         return;
-    }
-    let dir = TempDir::new("nginx-master");
-    let d = dir.str();
-    std::fs::create_dir_all(format!("{d}/www")).unwrap();
-    std::fs::write(format!("{d}/www/1k.bin"), vec![b'x'; 1024]).unwrap();
-    let port = free_port();
-    let conf = format!(
-        "daemon off;\nmaster_process on;\nworker_processes 2;\nuser root;\npid {d}/nginx.pid;\n\
-         error_log {d}/error.log;\nevents {{ worker_connections 256; }}\nhttp {{\n  \
-         client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fcgi;\n  \
-         uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  access_log off;\n  \
-         server {{ listen 127.0.0.1:{port}; root {d}/www; }}\n}}\n"
-    );
-    std::fs::write(format!("{d}/nginx.conf"), conf).unwrap();
-    let nginx = Daemon::spawn(
-        "nginx",
-        &[
-            "-c".into(),
-            format!("{d}/nginx.conf"),
-            "-e".into(),
-            format!("{d}/error.log"),
-        ],
-        &[format!("127.0.0.1:{port}")],
-    );
+    };
     let master = nginx.pid();
     let results = TempDir::new("nginx-master-results");
     let (st, r, err) = run_json(
         &results,
         &[
             "--target",
-            &format!("http://127.0.0.1:{port}/1k.bin"),
+            &format!("http://127.0.0.1:{h1}/1k.bin"),
             "--conns-per-client",
             "4",
             "--duration",
@@ -315,30 +299,11 @@ fn json_of(args: &[&str]) -> serde_json::Value {
 #[test]
 fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
     let _g = exclusive();
-    if !installed("redis-server", "WIREBENCH_REQUIRE_KV") {
-        return;
-    }
     let (client, server) = cpus();
-    let port = free_port().to_string();
     // The server on its own CPU, the client on another.
-    let redis = crate::fixtures::daemon::Daemon::spawn(
-        "taskset",
-        &[
-            "-c",
-            &server,
-            "redis-server",
-            "--port",
-            &port,
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ]
-        .map(String::from),
-        &[format!("127.0.0.1:{port}")],
-    );
+    let Some(redis) = Daemon::redis_on(&server) else {
+        return;
+    };
     let url = format!("redis://{}", redis.addr);
     let dir = TempDir::new("agree");
     let search = || {

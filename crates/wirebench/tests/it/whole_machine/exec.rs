@@ -5,6 +5,25 @@ use crate::helpers::*;
 use std::time::Duration;
 use wirebench_core::result::{RunResult, RunState};
 
+/// sockperf's server and its ping-pong client as an exec run of 2 s, the
+/// server on CPU 1, the client on CPU 0.
+const SOCKPERF: [&str; 14] = [
+    "--transport",
+    "exec",
+    "--server-cmd",
+    "exec sockperf server -i 127.0.0.1 -p {port} --tcp",
+    "--client-cmd",
+    "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}",
+    "--parser",
+    "sockperf",
+    "--duration",
+    "2s",
+    "--server-cpus",
+    "1",
+    "--client-cpus",
+    "0",
+];
+
 #[test]
 fn sockperf_server_and_client_p50_matches_its_own_output() {
     let _solo = exclusive();
@@ -12,25 +31,7 @@ fn sockperf_server_and_client_p50_matches_its_own_output() {
         return;
     }
     let results = TempDir::new("exec-sockperf");
-    let (st, r, err) = run_json(
-        &results,
-        &[
-            "--transport",
-            "exec",
-            "--server-cmd",
-            "exec sockperf server -i 127.0.0.1 -p {port} --tcp",
-            "--client-cmd",
-            "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}",
-            "--parser",
-            "sockperf",
-            "--duration",
-            "2s",
-            "--server-cpus",
-            "1",
-            "--client-cpus",
-            "0",
-        ],
-    );
+    let (st, r, err) = run_json(&results, &SOCKPERF);
     assert!(st.success(), "{err}");
     assert_eq!(r.status.state, RunState::Complete, "{:?}", r.status);
     let out = std::fs::read_to_string(run_dir(&results, &r).join("client-stdout.txt")).unwrap();
@@ -78,25 +79,10 @@ fn flame_samples_the_server_of_an_exec_run() {
         return;
     }
     let results = TempDir::new("exec-flame");
-    let mut p = Proc::spawn(&[
-        "flame",
-        "--transport",
-        "exec",
-        "--server-cmd",
-        "exec sockperf server -i 127.0.0.1 -p {port} --tcp",
-        "--client-cmd",
-        "sockperf ping-pong -i 127.0.0.1 -p {port} --tcp -m 64 -t {duration_s}",
-        "--parser",
-        "sockperf",
-        "--duration",
-        "2s",
-        "--server-cpus",
-        "1",
-        "--client-cpus",
-        "0",
-        "--results",
-        results.str(),
-    ]);
+    let mut args = vec!["flame"];
+    args.extend(SOCKPERF);
+    args.extend(["--results", results.str()]);
+    let mut p = Proc::spawn(&args);
     assert!(
         p.wait(Duration::from_secs(120)).success(),
         "{}",

@@ -175,18 +175,7 @@ fn a_traced_run_gives_a_timeline_that_adds_up_to_its_latency() {
     assert!(by_dir.contains("] server: reply sent"), "{by_dir}");
     // The run's report carries both timelines and their CDFs.
     let page = dir.path().join("traced.html");
-    let mut p = Proc::spawn(&[
-        "report",
-        run_dir.to_str().unwrap(),
-        "-o",
-        page.to_str().unwrap(),
-    ]);
-    assert!(
-        p.wait(Duration::from_secs(60)).success(),
-        "{}",
-        p.stderr_all()
-    );
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = report_page(&[run_dir.to_str().unwrap()], &page);
     assert!(html.contains("Timeline of the client") && html.contains("Timeline of the server"));
     // Each event's CDF, titled by its number and name, its x the time
     // since the previous event.
