@@ -3,9 +3,9 @@
 
 use crate::command::*;
 use crate::error::*;
+use crate::transport::{About, Describe, Shared, TransportKind, TransportSpec};
 use crate::transport::{Asked, heading};
 use crate::values::*;
-use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -80,7 +80,6 @@ impl TryFrom<String> for Parser {
     }
 }
 
-
 /// exec's own flags: the user's program and what reads its output. Flattened into the run's
 /// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
 /// `run`'s flags alike.
@@ -111,7 +110,11 @@ pub struct ExecFlags {
         value_name = "NAME=VALUE",
         help_heading = heading::EXEC
     )]
-    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "crate::command::env_list")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::command::env_list"
+    )]
     pub client_env: Vec<EnvVars>,
 }
 
@@ -274,7 +277,6 @@ impl Asked {
         }))
     }
 }
-
 
 pub const ABOUT: About = About {
     shared: &[Shared::Size],

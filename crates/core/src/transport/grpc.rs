@@ -2,10 +2,10 @@
 //! one JSON request message.
 
 use crate::error::*;
+use crate::transport::http::check_header;
+use crate::transport::{About, Describe, Shared, TransportKind, TransportSpec};
 use crate::transport::{Asked, heading};
 use crate::values::*;
-use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
-use crate::transport::http::check_header;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -50,7 +50,6 @@ pub struct GrpcSpec {
 }
 
 impl Asked {
-
     /// The settings of the gRPC transport.
     pub(crate) fn grpc(&self) -> Result<TransportSpec, SpecError> {
         let http_only = [
@@ -126,7 +125,6 @@ impl Asked {
         }))
     }
 }
-
 
 pub const ABOUT: About = About {
     shared: &[Shared::Poll, Shared::Header, Shared::CaFile],

@@ -2,9 +2,9 @@
 
 use crate::error::*;
 use crate::limits::*;
+use crate::transport::{About, Describe, Shared, TransportKind, TransportSpec};
 use crate::transport::{Asked, heading};
 use crate::values::*;
-use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 
 /// The HTTP version of a run (`--http`).
@@ -121,7 +121,6 @@ pub const MAX_HTTP2_STREAMS: usize = 1024;
 pub const KEY_PLACEHOLDER: &str = "{key}";
 
 impl Asked {
-
     /// `--depth` as HTTP/2 streams per connection: within bounds, and,
     /// with the connections, within the run's connection limit.
     pub(crate) fn check_streams(&self) -> Result<(), SpecError> {
@@ -230,9 +229,16 @@ impl Asked {
     }
 }
 
-
 pub const ABOUT: About = About {
-    shared: &[Shared::Mode, Shared::Size, Shared::Poll, Shared::Keys, Shared::KeyDist, Shared::CaFile, Shared::Header],
+    shared: &[
+        Shared::Mode,
+        Shared::Size,
+        Shared::Poll,
+        Shared::Keys,
+        Shared::KeyDist,
+        Shared::CaFile,
+        Shared::Header,
+    ],
     schemes: &["http", "https"],
     ..About::EXTERNAL
 };
@@ -248,7 +254,10 @@ impl Describe for HttpSpec {
             HttpVersion::H2 => format!("HTTP/2, {depth} stream(s) per conn"),
         };
         if self.method.has_body() {
-            d = format!("bodies of {}, {d}", crate::units::format_size(self.body_bytes));
+            d = format!(
+                "bodies of {}, {d}",
+                crate::units::format_size(self.body_bytes)
+            );
         }
         if self.churn {
             d.push_str(", a new connection per request");

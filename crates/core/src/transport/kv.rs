@@ -3,9 +3,9 @@
 
 use crate::error::*;
 use crate::limits::*;
+use crate::transport::{About, Describe, Shared, TransportKind, TransportSpec};
 use crate::transport::{Asked, heading};
 use crate::values::*;
-use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -119,7 +119,6 @@ pub struct KvSpec {
 }
 
 impl Asked {
-
     /// The settings of a key-value transport (redis, memcached).
     pub(crate) fn kv(&self, kind: TransportKind) -> Result<TransportSpec, SpecError> {
         let redis = kind == TransportKind::Redis;
@@ -207,17 +206,30 @@ impl Asked {
     }
 }
 
-
 /// redis's.
 pub const REDIS: About = About {
-    shared: &[Shared::Mode, Shared::Size, Shared::Poll, Shared::Verify, Shared::Keys, Shared::KeyDist],
+    shared: &[
+        Shared::Mode,
+        Shared::Size,
+        Shared::Poll,
+        Shared::Verify,
+        Shared::Keys,
+        Shared::KeyDist,
+    ],
     schemes: &["redis"],
     ..About::EXTERNAL
 };
 
 /// memcached's.
 pub const MEMCACHED: About = About {
-    shared: &[Shared::Mode, Shared::Size, Shared::Poll, Shared::Verify, Shared::Keys, Shared::KeyDist],
+    shared: &[
+        Shared::Mode,
+        Shared::Size,
+        Shared::Poll,
+        Shared::Verify,
+        Shared::Keys,
+        Shared::KeyDist,
+    ],
     schemes: &["memcached"],
     default_port: Some(11211),
     ..About::EXTERNAL

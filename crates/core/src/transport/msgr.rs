@@ -3,13 +3,12 @@
 //! its raw `rr` mode (fixed-size request and response, no framing).
 
 use crate::error::*;
-use crate::transport::Asked;
-use crate::values::*;
-use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec, loopback};
 use crate::limits;
+use crate::transport::Asked;
+use crate::transport::{About, Describe, Shared, TransportKind, TransportSpec, loopback};
 use crate::units::Bytes;
+use crate::values::*;
 use serde::{Deserialize, Serialize};
-
 
 /// msgr's own flags: the embedded server's design, the response size,
 /// the largest frame. Flattened into the run's
@@ -99,7 +98,9 @@ impl Asked {
             return Err(range("--response-size", response, "1 byte", "4GiB-1"));
         }
         let max_frame = self
-            .flags.msgr.max_frame
+            .flags
+            .msgr
+            .max_frame
             .map_or(limits::MSGR_DEFAULT_MAX_FRAME, |b| b.0);
         if max_frame == 0 || max_frame > u64::from(u32::MAX) {
             return Err(range("--max-frame", max_frame, "1 byte", "4GiB-1"));
@@ -133,9 +134,14 @@ impl Asked {
     }
 }
 
-
 pub const ABOUT: About = About {
-    shared: &[Shared::Listen, Shared::Mode, Shared::Size, Shared::Poll, Shared::Verify],
+    shared: &[
+        Shared::Listen,
+        Shared::Mode,
+        Shared::Size,
+        Shared::Poll,
+        Shared::Verify,
+    ],
     embedded: Some(loopback),
     arch: true,
     ..About::EXTERNAL

@@ -2,11 +2,11 @@
 //! server: workloads, object sizes, multipart and ranged parts.
 
 use crate::error::*;
-use crate::transport::{Asked, heading};
-use crate::values::*;
-use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec, loopback};
 use crate::limits;
+use crate::transport::{About, Describe, Shared, TransportKind, TransportSpec, loopback};
+use crate::transport::{Asked, heading};
 use crate::units::Bytes;
+use crate::values::*;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -271,7 +271,6 @@ fn query_signed() -> S3Sign {
 }
 
 impl Asked {
-
     /// The S3 transport's settings. `signed` says whether requests will be
     /// signed as far as the request knows (embedded server: always; an
     /// external one: the runner sets it once it has the credentials).
@@ -402,7 +401,12 @@ impl Asked {
             sizes,
             style: self.flags.s3.url_style.unwrap_or(UrlStyle::Path),
             sign: self.flags.s3.sign.unwrap_or(S3Sign::Header),
-            region: self.flags.s3.region.clone().unwrap_or_else(|| "us-east-1".into()),
+            region: self
+                .flags
+                .s3
+                .region
+                .clone()
+                .unwrap_or_else(|| "us-east-1".into()),
             multipart_threshold: threshold,
             part_size: part,
             put_parts: self.flags.s3.put_parts.unwrap_or(1),
@@ -422,9 +426,14 @@ impl Asked {
     }
 }
 
-
 pub const ABOUT: About = About {
-    shared: &[Shared::Listen, Shared::Size, Shared::Verify, Shared::KeyDist, Shared::CaFile],
+    shared: &[
+        Shared::Listen,
+        Shared::Size,
+        Shared::Verify,
+        Shared::KeyDist,
+        Shared::CaFile,
+    ],
     schemes: &["s3", "s3s"],
     embedded: Some(loopback),
     signs: true,
@@ -443,7 +452,12 @@ impl Describe for S3Spec {
     fn workload(&self, _depth: usize) -> String {
         if self.workload == S3Workload::Mixed {
             let mix: Vec<String> = self.mix.iter().map(|(m, w)| format!("{m}={w}")).collect();
-            return format!("{} objects of {} ({})", self.objects, self.sizes, mix.join(","));
+            return format!(
+                "{} objects of {} ({})",
+                self.objects,
+                self.sizes,
+                mix.join(",")
+            );
         }
         format!(
             "{} objects of {}{}",

@@ -2,11 +2,11 @@
 //! report's transport), or for comparison the kernel's channels (`--channel`).
 
 use crate::error::*;
-use crate::transport::Asked;
-use crate::values::*;
-use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use crate::limits;
+use crate::transport::Asked;
+use crate::transport::{About, Describe, Shared, TransportKind, TransportSpec};
 use crate::units::Bytes;
+use crate::values::*;
 use serde::{Deserialize, Serialize};
 
 /// How a waiting side of a shared-memory ring waits.
@@ -122,7 +122,6 @@ pub struct ShmSpec {
 }
 
 impl Asked {
-
     /// The shm transport's settings.
     pub(crate) fn shm(&self) -> Result<TransportSpec, SpecError> {
         let msgr_flags = [
@@ -201,7 +200,6 @@ impl Asked {
         }))
     }
 }
-
 
 pub const ABOUT: About = About {
     shared: &[Shared::Listen, Shared::Mode, Shared::Size, Shared::Verify],

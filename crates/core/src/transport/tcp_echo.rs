@@ -5,16 +5,15 @@
 
 use crate::error::{SpecError, flag, value};
 use crate::transport::Asked;
+use crate::transport::{About, Describe, Shared, TransportKind, TransportSpec};
 use crate::values::{Endpoint, TargetSpec};
-use crate::transport::{About, Shared, Describe, TransportKind, TransportSpec};
 use serde::{Deserialize, Serialize};
 
 /// tcp-echo's own flags: none. Flattened into the run's
 /// [`RunRequest`](crate::request::RunRequest): a spec file's keys and
 /// `run`'s flags alike.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
-pub struct TcpEchoFlags {
-}
+pub struct TcpEchoFlags {}
 
 /// A tcp-echo run's settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,7 +21,6 @@ pub struct TcpEchoSpec {
     /// Bytes of each request, and so of each answer.
     pub size_bytes: u64,
 }
-
 
 pub const ABOUT: About = About {
     shared: &[Shared::Size, Shared::Poll, Shared::Verify],
@@ -53,11 +51,7 @@ pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, Spec
             ));
         }
         Some(t) => {
-            return Err(value(
-                "--target",
-                t,
-                "a tcp-echo target is tcp://HOST:PORT",
-            ));
+            return Err(value("--target", t, "a tcp-echo target is tcp://HOST:PORT"));
         }
     }
     Ok(TransportSpec::TcpEcho(TcpEchoSpec {

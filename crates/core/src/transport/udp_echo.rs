@@ -53,7 +53,12 @@ pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, Spec
     }
     let size_bytes = req.fixed_size(64)?;
     if size_bytes > MAX_DATAGRAM {
-        return Err(range("--size", size_bytes, "1 byte", "65507 bytes (one datagram)"));
+        return Err(range(
+            "--size",
+            size_bytes,
+            "1 byte",
+            "65507 bytes (one datagram)",
+        ));
     }
     Ok(TransportSpec::UdpEcho(UdpEchoSpec { size_bytes }))
 }

@@ -5,7 +5,7 @@ use crate::grpc;
 use crate::http::driver::HttpDriver;
 use std::sync::Arc;
 use wirebench_core::spec::{Endpoint, GrpcSpec, RunSpec};
-use wirebench_load::driver::{Cancel, Notes, OpenError, Opening, Driver};
+use wirebench_load::driver::{Cancel, Driver, Notes, OpenError, Opening};
 
 /// A client per endpoint, each with the method's descriptor.
 pub(crate) fn open(at: &mut Opening<'_>, g: &GrpcSpec) -> Result<Box<dyn Driver>, OpenError> {

@@ -45,7 +45,8 @@ impl KvDriver {
             .ok()
             .filter(|p| !p.is_empty());
         // An agent's password goes only to a target its operator listed.
-        let withheld = !env_secrets && password.is_some() && matches!(endpoint, Endpoint::Redis { .. });
+        let withheld =
+            !env_secrets && password.is_some() && matches!(endpoint, Endpoint::Redis { .. });
         let auth = match endpoint {
             Endpoint::Redis { user, .. } if env_secrets => password.map(|password| kv::Auth {
                 user: user.clone(),

@@ -133,10 +133,8 @@ fn check(
             });
         }
     }
-    let faulty = delay.is_some()
-        || req.stall.is_some()
-        || req.service.is_some()
-        || req.wake.is_some();
+    let faulty =
+        delay.is_some() || req.stall.is_some() || req.service.is_some() || req.wake.is_some();
     if faulty && raw.is_some() {
         return Err(flag(
             "--delay",
@@ -175,7 +173,11 @@ impl Checked for ServerConfig {
         let note = format!(
             "{} {} on {}, CPUs {cpus}{}",
             self.arch,
-            if self.conn.raw.is_some() { "rr" } else { "msgr" },
+            if self.conn.raw.is_some() {
+                "rr"
+            } else {
+                "msgr"
+            },
             srv.endpoint,
             if self.poll { ", busy-polling" } else { "" }
         );

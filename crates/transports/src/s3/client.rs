@@ -10,8 +10,8 @@
 use super::payload::{self, Payload};
 pub use super::progress::Progress;
 use super::sigv4::Presigner;
-use crate::tls::ClientTls;
 use crate::http::h1::{self, H1Conn};
+use crate::tls::ClientTls;
 use http_body_util::BodyExt;
 use rusty_s3::{Bucket, Credentials, S3Action};
 use std::io;

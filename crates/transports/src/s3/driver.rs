@@ -69,7 +69,9 @@ impl S3Driver {
         let Endpoint::S3 { addr, bucket, tls } = endpoint else {
             return Err(OpenError::Failed(format!("{endpoint}: not an S3 endpoint")));
         };
-        let creds = access.credentials.map(|c| rusty_s3::Credentials::new(c.access_key, c.secret_key));
+        let creds = access
+            .credentials
+            .map(|c| rusty_s3::Credentials::new(c.access_key, c.secret_key));
         let tls = tls.then_some(access.ca_file);
         let client =
             s3::client::S3Client::new(addr, bucket, s3spec.style, &s3spec.region, creds, tls)

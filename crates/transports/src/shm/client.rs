@@ -4,9 +4,9 @@
 //! response on its own.
 
 use super::chan::{Peer, Rx, Tx, socket_channel};
+use super::proto::{Hello, PROTOCOL_VERSION, Welcome};
 use super::ring::{self, KIND_DATA, KIND_REQUEST, KIND_RESPONSE, Rec, Shm};
 use super::wake::Waiter;
-use super::proto::{Hello, PROTOCOL_VERSION, Welcome};
 use crate::sys::fdpass;
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;

@@ -28,8 +28,9 @@ fn check(
         if set {
             return Err(SpecError::Invalid {
                 flag: f,
-                why: "applies to the msgr and s3 servers: a shm session lives as long as its client"
-                    .into(),
+                why:
+                    "applies to the msgr and s3 servers: a shm session lives as long as its client"
+                        .into(),
             });
         }
     }

@@ -4,9 +4,9 @@
 //! (nores) or writes (stream) until its peer goes or the server stops.
 
 use super::chan::{Peer, Rx, Tx, socket_channel};
+use super::proto::{Hello, PREFIX, PROTOCOL_VERSION, Welcome, check_ring};
 use super::ring::{self, KIND_DATA, KIND_REQUEST, KIND_RESPONSE, Producer, Rec, Shm};
 use super::wake::{Wait, Waiter};
-use super::proto::{Hello, PREFIX, PROTOCOL_VERSION, Welcome, check_ring};
 use crate::sys::{self, fdpass};
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};

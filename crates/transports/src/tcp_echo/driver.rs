@@ -2,13 +2,13 @@
 //! mode, whose answer is the request's own bytes.
 
 use crate::driving::load;
+use crate::msgr::client::MsgrClient;
 use wirebench_core::spec::Endpoint;
+use wirebench_core::spec::MsgrMode;
 use wirebench_core::spec::RunSpec;
+use wirebench_core::transport::tcp_echo::TcpEchoSpec;
 use wirebench_load::driver::{Driver, OpenError, Opening};
 use wirebench_load::engine::{LoadConfig, LoadOutcome, Observer};
-use wirebench_core::spec::MsgrMode;
-use wirebench_core::transport::tcp_echo::TcpEchoSpec;
-use crate::msgr::client::MsgrClient;
 
 /// The raw client against every endpoint.
 pub(crate) fn open(at: &mut Opening<'_>, s: &TcpEchoSpec) -> Result<Box<dyn Driver>, OpenError> {
@@ -27,7 +27,9 @@ impl Driver for TcpEchoDriver {
         let each = self
             .endpoints
             .iter()
-            .map(|e| MsgrClient::new(e.clone(), MsgrMode::Rr, self.size, self.size).verify(spec.verify))
+            .map(|e| {
+                MsgrClient::new(e.clone(), MsgrMode::Rr, self.size, self.size).verify(spec.verify)
+            })
             .collect();
         load(each, 1, cfg, obs)
     }

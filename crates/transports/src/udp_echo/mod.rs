@@ -155,10 +155,7 @@ impl ConnRx for UdpEchoRx {
     async fn recv(&mut self) -> io::Result<Received> {
         let len = self.sock.recv(&mut self.buf).await?;
         self.answer(len)?;
-        let mut got = Received {
-            ops: 1,
-            bytes: len,
-        };
+        let mut got = Received { ops: 1, bytes: len };
         while got.ops < BATCH {
             match self.sock.try_recv(&mut self.buf) {
                 Ok(len) => {

@@ -73,7 +73,10 @@ struct Counts {
 impl Checked for UdpEchoConfig {
     fn start(self: Box<Self>, cpus: &CpuList) -> std::io::Result<Started> {
         let sock = UdpSocket::bind(&self.addr).map_err(|e| {
-            std::io::Error::new(e.kind(), format!("cannot listen on udp://{}: {e}", self.addr))
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot listen on udp://{}: {e}", self.addr),
+            )
         })?;
         sock.set_read_timeout(Some(STOP_CHECK))?;
         let local = sock.local_addr()?;

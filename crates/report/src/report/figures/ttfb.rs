@@ -5,7 +5,9 @@ use super::*;
 /// S3: the time to first byte of every test, in one figure (s3bench's
 /// histogram of all tests together).
 pub(super) fn draw(d: &Drawn) -> Vec<Figure> {
-    ttfb_histogram(&d.ok, d.l, &d.vary, &d.shown).into_iter().collect()
+    ttfb_histogram(&d.ok, d.l, &d.vary, &d.shown)
+        .into_iter()
+        .collect()
 }
 
 /// The most tests the TTFB histogram draws.
