@@ -26,7 +26,7 @@ pub(crate) fn installed(program: &str) -> bool {
             std::env::var_os("WIREBENCH_REQUIRE_EXEC").is_none(),
             "{program} is not installed (apt-get install {program})"
         );
-        eprintln!("skipped: {program} is not installed");
+        crate::helpers::skip(format!("{program} is not installed"));
     }
     found
 }

@@ -405,7 +405,7 @@ fn issue_46_a_hundred_scrapes_a_second_cost_the_run_little_and_not_its_cpus() {
     let _g = shared();
     let topo = wirebench_core::topo::Topology::read().usable();
     if topo.cpus().len() < 2 {
-        eprintln!("skipped: one CPU, nowhere off the client's to serve from");
+        crate::helpers::skip("one CPU, nowhere off the client's to serve from");
         return;
     }
     let client = topo.cpus()[0].to_string();

@@ -71,7 +71,7 @@ fn on_a_full_disk(dir: &Path, args: &str) -> Option<std::process::Output> {
             "cannot mount a tmpfs: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        eprintln!("skipped: cannot mount a tmpfs (run as root)");
+        crate::helpers::skip("cannot mount a tmpfs (run as root)");
         return None;
     }
     Some(out)
@@ -258,6 +258,6 @@ fn issue_35_an_endless_program_is_kept_to_64_mib_and_what_it_hid_is_stopped() {
     if wirebench_runner::tree::cgroups_available() {
         assert!(hidden_gone, "the program's setsid process outlived the run");
     } else {
-        eprintln!("the setsid part skipped: no cgroup v2 this process may make");
+        crate::helpers::skip("its setsid part: no cgroup v2 this process may make");
     }
 }

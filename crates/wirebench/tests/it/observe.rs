@@ -155,15 +155,15 @@ fn cgroup2_root() -> Option<std::path::PathBuf> {
 fn a_server_in_a_cgroup_is_observed_through_it() {
     let _shared = shared();
     let Some(root) = cgroup2_root() else {
-        eprintln!("SKIPPED: no cgroup v2 mounted");
+        crate::helpers::skip("no cgroup v2 mounted");
         return;
     };
     let cg = root.join(format!("wb-it-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir(&cg) {
-        eprintln!(
-            "SKIPPED: cannot make a cgroup under {} ({e})",
+        crate::helpers::skip(format!(
+            "cannot make a cgroup under {} ({e})",
             root.display()
-        );
+        ));
         return;
     }
     let results = TempDir::new("observe-cgroup");

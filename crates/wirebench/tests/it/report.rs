@@ -63,7 +63,7 @@ fn the_html_report_opens_in_a_browser_with_every_plot() {
     assert_eq!(figures, 8, "figures in the page");
 
     if std::env::var_os("WIREBENCH_SKIP_BROWSER").is_some() {
-        eprintln!("WIREBENCH_SKIP_BROWSER is set: the page is not opened in a browser");
+        crate::helpers::skip("WIREBENCH_SKIP_BROWSER is set: the page is not opened in a browser");
         return;
     }
     let chromium = "/usr/bin/chromium";
@@ -335,9 +335,9 @@ fn flamegraphs_of_two_runs_and_their_difference() {
     // Beside other tests: it asserts what was made, not how fast.
     let _g = shared();
     if let Some(why) = perf_cannot_sample() {
-        eprintln!(
-            "SKIPPED: perf cannot sample on this machine ({why}); .ci/run installs linux-perf"
-        );
+        crate::helpers::skip(format!(
+            "perf cannot sample on this machine ({why}); .ci/run installs linux-perf"
+        ));
         return;
     }
     let dir = TempDir::new("flame");

@@ -151,7 +151,7 @@ fn osd_report() {
             std::env::var_os("WIREBENCH_REQUIRE_EXEC").is_none(),
             "fio is not installed"
         );
-        eprintln!("skipped: fio is not installed");
+        crate::helpers::skip("fio is not installed");
         return;
     }
     let r = reproduce("osd");

@@ -13,7 +13,7 @@ fn an_agent_launched_over_ssh_makes_its_part_and_goes_with_the_run() {
             std::env::var_os("WIREBENCH_REQUIRE_NETNS").is_none(),
             "{sshd} is required (openssh-server)"
         );
-        eprintln!("skipped: no {sshd}");
+        crate::helpers::skip(format!("no {sshd}"));
         return;
     }
     let dir = TempDir::new("agents-ssh");

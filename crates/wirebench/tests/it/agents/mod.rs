@@ -56,7 +56,7 @@ impl Net {
                     std::env::var_os("WIREBENCH_REQUIRE_NETNS").is_none(),
                     "network namespaces are required ($WIREBENCH_REQUIRE_NETNS): {e}"
                 );
-                eprintln!("skipped: cannot make network namespaces ({e}); run as root");
+                crate::helpers::skip(format!("cannot make network namespaces ({e}); run as root"));
                 None
             }
         }

@@ -89,7 +89,9 @@ fn an_agent_holds_ten_thousand_connections_at_under_64_kib_each() {
     let (_, hard) =
         nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
     if hard < 10_500 {
-        eprintln!("skipped: the hard limit of open files is {hard}, below 10,500");
+        crate::helpers::skip(format!(
+            "the hard limit of open files is {hard}, below 10,500"
+        ));
         return;
     }
     let dir = TempDir::new("agents-conns");

@@ -72,7 +72,9 @@ fn sockperf_server_and_client_p50_matches_its_own_output() {
 fn flame_samples_the_server_of_an_exec_run() {
     let _solo = exclusive();
     if let Some(why) = crate::report::perf_cannot_sample() {
-        eprintln!("SKIPPED: perf cannot sample here ({why}); .ci/run installs linux-perf");
+        crate::helpers::skip(format!(
+            "perf cannot sample here ({why}); .ci/run installs linux-perf"
+        ));
         return;
     }
     if !installed("sockperf") {

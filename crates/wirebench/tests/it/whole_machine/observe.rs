@@ -104,7 +104,9 @@ fn an_external_serve_observed_by_pid_measures_as_the_same_server_embedded() {
 fn flame_of_a_server_cmd_under_jemalloc_reports_the_allocator_share() {
     let _g = exclusive();
     if let Some(why) = crate::report::perf_cannot_sample() {
-        eprintln!("SKIPPED: perf cannot sample here ({why}); .ci/run installs linux-perf");
+        crate::helpers::skip(format!(
+            "perf cannot sample here ({why}); .ci/run installs linux-perf"
+        ));
         return;
     }
     if !std::path::Path::new(JEMALLOC).exists() {
@@ -112,7 +114,7 @@ fn flame_of_a_server_cmd_under_jemalloc_reports_the_allocator_share() {
             std::env::var_os("WIREBENCH_REQUIRE_JEMALLOC").is_none(),
             "{JEMALLOC} is missing (.ci/run installs libjemalloc2)"
         );
-        eprintln!("SKIPPED: {JEMALLOC} is missing");
+        crate::helpers::skip(format!("{JEMALLOC} is missing"));
         return;
     }
     let results = TempDir::new("observe-flame");

@@ -269,7 +269,7 @@ fn shm_s3_and_one_way_runs_are_traced_on_both_sides() {
 fn off_cpu_flamegraphs_account_for_the_time_the_server_waits() {
     let _g = exclusive();
     if let Some(why) = perf_cannot_sample().or_else(sched_tracepoints_missing) {
-        eprintln!("SKIPPED: perf cannot record scheduler events here ({why})");
+        crate::helpers::skip(format!("perf cannot record scheduler events here ({why})"));
         return;
     }
     let dir = TempDir::new("offcpu");
@@ -445,9 +445,9 @@ fn issue_15_compare_gates_ci_on_a_regression_and_passes_twins() {
 fn issue_36_flame_profiles_one_instance_while_the_other_runs() {
     let _g = exclusive();
     if let Some(why) = perf_cannot_sample() {
-        eprintln!(
-            "SKIPPED: perf cannot sample on this machine ({why}); .ci/run installs linux-perf"
-        );
+        crate::helpers::skip(format!(
+            "perf cannot sample on this machine ({why}); .ci/run installs linux-perf"
+        ));
         return;
     }
     let dir = TempDir::new("flame-instance");
