@@ -112,6 +112,9 @@ impl RunSpec {
             } => format!("embedded {arch}"),
             TargetSpec::Embedded { arch: None, .. } => format!("embedded {}", self.kind()),
             TargetSpec::External { endpoint } => endpoint.to_string(),
+            TargetSpec::None if self.observe.is_some() => {
+                "no target (the program's server observed)".to_string()
+            }
             TargetSpec::None => "no server (the program runs alone)".to_string(),
         }
     }

@@ -215,6 +215,18 @@ impl Session {
                 .map_err(RunError::Failed)?,
             ),
             (TargetSpec::External { endpoint }, _) => Box::new(External(endpoint.clone())),
+            // A program of the user's without a target, its server given
+            // by PID, cgroup or command: observed all the same.
+            (TargetSpec::None, Some(endpoint)) if spec.observe.is_some() => Box::new(
+                Observed::start(
+                    &spec,
+                    &endpoint,
+                    &spec.server_env,
+                    &opts.values,
+                    opts.server_dir.as_deref(),
+                )
+                .map_err(RunError::Failed)?,
+            ),
             (TargetSpec::None, _) => Box::new(External(Endpoint::Tcp("127.0.0.1:0".into()))),
         };
         let mut session = Session {

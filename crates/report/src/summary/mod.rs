@@ -112,6 +112,10 @@ pub fn headline(
             spec.clients,
             spec.conns_per_client,
             match &spec.target {
+                TargetSpec::None if spec.observe.is_some() => format!(
+                    "no target; the server observed{}",
+                    server_pid.map_or(String::new(), |p| format!(" (pid {p})"))
+                ),
                 TargetSpec::None => "no server".to_string(),
                 _ => format!("target {endpoint}: {server}"),
             },

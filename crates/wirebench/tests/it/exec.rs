@@ -676,3 +676,49 @@ placement = ["balanced", "separated"]
         r.stderr_all()
     );
 }
+
+/// Issue 48: a program of the user's without a target, its server given
+/// by PID (the OSD slides' route: fio against a cluster, the OSD's PID),
+/// gets the server's CPU, cores used, ops per core and threads. Before,
+/// `--server-pid` was ignored without a word ("no server", no CPU).
+#[test]
+fn issue_48_an_exec_run_without_a_target_observes_the_server_it_is_given() {
+    let _g = shared();
+    // The server: a process that keeps one CPU busy.
+    let mut server = std::process::Command::new("python3")
+        .args(["-c", "while True: pass"])
+        .spawn()
+        .expect("python3 runs");
+    let dir = TempDir::new("exec-observed");
+    let (st, r, err) = run_json(
+        &dir,
+        &[
+            "--transport",
+            "exec",
+            "--parser",
+            "regex:ops=(?P<ops>\\d+) seconds=(?P<seconds>[0-9.]+)",
+            "--client-cmd",
+            "python3 -c 'import time; time.sleep(1.5); print(\"ops=3000 seconds=1.5\")'",
+            "--server-pid",
+            &server.id().to_string(),
+        ],
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(st.success(), "{err}");
+    let s = &r.summary;
+    let cpu = s.server_cpu_s.expect("the server's CPU");
+    let cores = s.server_cores_used.expect("the cores it used");
+    // It spun on one CPU the whole time: about a core (a busy VM's steal
+    // takes some of it).
+    assert!(
+        cpu > 0.3 && cores > 0.3 && cores < 1.3,
+        "{cpu} s, {cores} cores"
+    );
+    let threads = s.server_threads.as_ref().expect("its threads");
+    assert!(
+        threads.groups.iter().any(|g| g.group.starts_with("python")),
+        "{threads:?}"
+    );
+    assert!(s.server_cpu_us_per_op.is_some_and(|us| us > 0.0));
+}
