@@ -146,6 +146,13 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
             .push(Block::List(differs))
     };
     let mut d = d.table(t).text(NOTE);
+    for (i, words) in mixed_verdicts(variants, rows) {
+        d = d.text(format!(
+            "Mixed verdicts for {} against A ({}) from single runs: a run's seconds do not show how much the next run would differ. Measure each variant again (run --repeat 5, or better a sweep with repetitions, which interleaves them) before deciding.",
+            letter(i),
+            words.join(", ")
+        ));
+    }
     if let Some(r) = rows.iter().find(|r| r.metric.key == "stall_ms_per_s") {
         for (i, (_, v)) in r.against_first.iter().enumerate() {
             let periods = (probe_period(&variants[0]), probe_period(&variants[i + 1]));
@@ -167,6 +174,31 @@ pub fn document(variants: &[Variant], rows: &[Row]) -> Document {
         }
     }
     d
+}
+
+/// The variants (by index) whose verdicts against A go both ways, where A
+/// or they are a single run: each with its verdicts ("p50 faster").
+pub(super) fn mixed_verdicts(variants: &[Variant], rows: &[Row]) -> Vec<(usize, Vec<String>)> {
+    (1..variants.len())
+        .filter(|&i| variants[0].runs.len() < 2 || variants[i].runs.len() < 2)
+        .filter_map(|i| {
+            let told = |want: Verdict| -> Vec<String> {
+                rows.iter()
+                    .filter(|r| r.against_first.get(i - 1).is_some_and(|(_, v)| *v == want))
+                    .map(|r| {
+                        let word = match want {
+                            Verdict::Better => r.metric.words.0,
+                            _ => r.metric.words.1,
+                        };
+                        format!("{} {word}", r.metric.name)
+                    })
+                    .collect()
+            };
+            let (better, worse) = (told(Verdict::Better), told(Verdict::Worse));
+            (!better.is_empty() && !worse.is_empty())
+                .then(|| (i, better.into_iter().chain(worse).collect()))
+        })
+        .collect()
 }
 
 /// How often the hiccup probe of a variant's runs woke, in ns (results

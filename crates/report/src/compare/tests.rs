@@ -220,3 +220,31 @@ fn issue_15_gates_trip_only_beyond_the_noise() {
         "same within noise"
     );
 }
+
+/// Issue 48: single runs whose verdicts go both ways (ops/s faster, p99
+/// slower) come with the advice to measure again, interleaved; runs of
+/// repetitions do not.
+#[test]
+fn issue_48_mixed_verdicts_of_single_runs_advise_repeating() {
+    let a = variant("a", vec![run(&[100e3, 102e3, 98e3, 101e3, 99e3], 2000)]);
+    let b = variant("b", vec![run(&[120e3, 122e3, 118e3, 121e3, 119e3], 3000)]);
+    let vs = [a, b];
+    let rows = compare(&vs);
+    let md = markdown(&vs, &rows);
+    assert!(
+        md.contains("Mixed verdicts for B against A (ops/s faster, latency p99 slower")
+            && md.contains("run --repeat 5"),
+        "{md}"
+    );
+    // Repetitions: their spread is the run-to-run noise; no advice.
+    let reps = |v: f64, p99: u64| (0..3).map(|k| run(&[v + k as f64, v], p99)).collect();
+    let vs = [
+        variant("a", reps(100e3, 2000)),
+        variant("b", reps(120e3, 3000)),
+    ];
+    let md = markdown(&vs, &compare(&vs));
+    assert!(
+        md.contains("| slower |") && !md.contains("Mixed verdicts"),
+        "{md}"
+    );
+}
