@@ -167,6 +167,21 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
     for r in &rows {
         t.row(table_row(r, &var_names, &short, with_ttfb));
     }
+    // Scaling against one instance: a column only where a point ran
+    // several instances (else it would read "-" in every row).
+    if rows.iter().all(|r| r.scaling.is_none())
+        && let Some(k) = t.head.iter().position(|h| h == "scaling")
+    {
+        t.head.remove(k);
+        for row in &mut t.rows {
+            row.remove(k);
+        }
+        for c in &mut t.left {
+            if *c > k {
+                *c -= 1;
+            }
+        }
+    }
     Ok(t)
 }
 

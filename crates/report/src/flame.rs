@@ -299,7 +299,8 @@ pub fn write_on_cpu(
         .collect();
     let cost = cost_per_op(counters, result.summary.ops);
     std::fs::write(dir.join("perf-stat.txt"), format!("{cost}\n"))?;
-    Ok(Some(vec![
+    let mut lines = run_summary(result, &dir.join("run.json"));
+    lines.extend([
         format!(
             "allocator: {:.1}% of the server's samples{}",
             alloc.share_pct,
@@ -316,7 +317,21 @@ pub fn write_on_cpu(
             samples(&folded) as f64 / 1e6,
             dir.join("run.json").display()
         ),
-    ]))
+    ]);
+    Ok(Some(lines))
+}
+
+/// The run's summary as `run` prints it, a line each: what the profiled
+/// load measured.
+fn run_summary(result: &wirebench_core::result::RunResult, path: &std::path::Path) -> Vec<String> {
+    let mut text = Vec::new();
+    match crate::summary::print(&mut text, result, path) {
+        Ok(()) => String::from_utf8_lossy(&text)
+            .lines()
+            .map(String::from)
+            .collect(),
+        Err(_) => vec![],
+    }
 }
 
 /// What `flame --off-cpu` made of a recording: the folded stacks, their
@@ -361,7 +376,8 @@ pub fn write_off_cpu(
         serde_json::to_string_pretty(&figures)? + "\n",
     )?;
     let s = |ns: u64| ns as f64 / 1e9;
-    let lines = vec![
+    let mut lines = run_summary(result, &dir.join("run.json"));
+    lines.extend([
         format!(
             "off CPU: {:.3} s over {} thread(s) in {:.3} s (on CPU {:.3} s by schedstat; off + on = {:.0}% of threads x wall), {} switches off a CPU ({} preempted), the waker seen for {} of {} wake-ups",
             s(o.off_cpu_ns),
@@ -379,7 +395,7 @@ pub fn write_off_cpu(
             dir.join("flame-offcpu.svg").display(),
             dir.join("run.json").display()
         ),
-    ];
+    ]);
     let warning = ((o.accounted() - 1.0).abs() > 0.1).then(|| format!(
         "off CPU + on CPU is {:.0}% of threads x wall, not 100%: threads that started during the window are not recorded, and perf may have lost events (see its messages above)",
         100.0 * o.accounted()

@@ -146,6 +146,15 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     for line in progress::sweep_ended(&exp.name, &out.index.runs, runs.len(), out.elapsed, &index) {
         eprintln!("{line}");
     }
+    // Its points, as `wirebench table` shows them, on stdout.
+    if let Ok(t) = wirebench_report::experiment::table(&out.dir) {
+        use wirebench_report::export::{Document, Exporter, TextExporter};
+        write!(
+            crate::ui::stdout(),
+            "\n{}",
+            TextExporter.export(&Document::new("").table(t))
+        )?;
+    }
     if out.interrupted {
         eprintln!("interrupted: continue with --resume");
         return Ok(ExitCode::from(

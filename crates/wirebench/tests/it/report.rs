@@ -364,6 +364,11 @@ fn flamegraphs_of_two_runs_and_their_difference() {
         );
         let out = p.stdout_all();
         assert!(out.contains("server cost per operation:"), "{out}");
+        // Issue 48: what the profiled load measured, as `run` says it.
+        assert!(
+            out.contains("-------------- summary --------------") && out.contains("ops/s:"),
+            "{out}"
+        );
         let svg_line = out
             .lines()
             .find(|l| l.starts_with("flamegraph of the server: "))

@@ -122,6 +122,14 @@ placement = ["balanced", "separated"]
     let err = p.stderr_all();
     assert!(st.success(), "{err}");
     assert!(err.contains("sweep [") && err.contains("ETA"), "{err}");
+    // Issue 48: it ends with its points' table (not only progress bars);
+    // no point ran instances, so no scaling column of "-" in every row.
+    let out = p.stdout_all();
+    assert!(
+        out.contains("IOPS (k)") && !out.contains("scaling"),
+        "{out}"
+    );
+    assert_eq!(out.matches("complete").count(), 8, "{out}");
     let exp = results.join("small");
     let ix = sweep_json(&exp);
     let runs = ix["runs"].as_array().unwrap();
