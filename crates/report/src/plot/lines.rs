@@ -84,11 +84,15 @@ fn draw(
     let mut hovers: Vec<(i32, i32, String)> = Vec::new();
     let with_legend = series.len() > 1 || series.first().is_some_and(|s| !s.name.is_empty());
     {
-        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        // A legend longer than the plot makes the figure taller (the plot
+        // keeps its height): every series is named, none cut off.
+        let rows = if with_legend { series.len() } else { 0 };
+        let height = H.max(legend_height(rows));
+        let root = SVGBackend::with_string(&mut svg, (W, height)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let (plot_area, legend_area) = if with_legend {
             let (a, b) = root.split_horizontally(W - LEGEND_W);
-            (a, Some(b))
+            (a.split_vertically(H).0, Some(b))
         } else {
             (root.clone(), None)
         };
@@ -269,13 +273,22 @@ fn draw_lines(
     legend
 }
 
+/// The legend's first row and the distance between two.
+const LEGEND_TOP: u32 = 40;
+const LEGEND_ROW: u32 = 22;
+
+/// The height a legend of `rows` entries needs.
+fn legend_height(rows: usize) -> u32 {
+    LEGEND_TOP + LEGEND_ROW * u32::try_from(rows).unwrap_or(u32::MAX / 64).min(10_000) + LEGEND_ROW
+}
+
 /// The legend: a line and marker per series, its name (its middle cut
 /// when too long, so that its statistic stays).
 fn draw_legend(area: &Area, legend: &[(String, RGBColor, Marker, bool)]) {
     let style = ("sans-serif", TEXT_PX).into_font().color(&BLACK);
-    let top = 40;
+    let (top, row) = (LEGEND_TOP as i32, LEGEND_ROW as i32);
     for (i, (name, color, marker, dash)) in legend.iter().enumerate() {
-        let yy = top + 22 * i32::try_from(i).unwrap_or(i32::MAX / 40);
+        let yy = top + row * i32::try_from(i).unwrap_or(i32::MAX / 40);
         let stroke = color.stroke_width(2);
         if *dash {
             let _ = area.draw(&PathElement::new(vec![(8, yy), (14, yy)], stroke));

@@ -606,3 +606,57 @@ fn issue_47_every_table_and_figure_has_its_snapshot() {
         insta::assert_snapshot!(format!("figure_{name}"), text.join("\n\n"));
     }
 }
+
+/// Issue 48: the TTFB histogram never drops a test: 60 reads are two pages
+/// (40 and 20, on the same bins, each saying which tests it holds), and
+/// writes are a figure of their own, not mixed with the reads.
+#[test]
+fn issue_48_every_tests_time_to_first_byte_is_drawn_reads_and_writes_apart() {
+    let with_ttfb = |id: String, op: &str, ms: u64| {
+        let mut r = run(&id, 1, "balanced", 100.0);
+        let mut h = wirebench_core::hist::new_hist();
+        h.saturating_record_n(ms * 1_000_000, 10);
+        r.summary.by_op.insert(
+            op.into(),
+            wirebench_core::result::OpSummary {
+                ops: 10,
+                ttfb: Some(wirebench_core::hist::LatencySummary::of(&h)),
+                ttfb_hist: wirebench_core::hist::encode(&h),
+                ..Default::default()
+            },
+        );
+        r
+    };
+    let mut runs: Vec<RunResult> = (0..60)
+        .map(|k| with_ttfb(format!("get-{k}"), "get", 1 + k))
+        .collect();
+    runs.extend((0..10).map(|k| with_ttfb(format!("put-{k}"), "put", 5 + k)));
+    let figs = figures(&runs, &Layout::default());
+    let ttfb: Vec<&Figure> = figs
+        .iter()
+        .filter(|f| f.title.starts_with("Time to first byte"))
+        .collect();
+    let titles: Vec<&str> = ttfb.iter().map(|f| f.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Time to first byte of get, tests 1-40 of 60",
+            "Time to first byte of get, tests 41-60 of 60",
+            "Time to first byte of put, 10 tests"
+        ]
+    );
+    // Every test has its line, named in the legend: 40 and 20 reads, 10
+    // writes.
+    let named = |f: &Figure, prefix: &str| {
+        let t = texts(&f.svg);
+        let n = t.iter().filter(|t| t.starts_with(prefix)).count();
+        (n, t)
+    };
+    let (n, t) = named(ttfb[0], "get-");
+    assert_eq!(n, 40, "{t:?}");
+    let (n, t) = named(ttfb[1], "get-");
+    assert_eq!(n, 20, "{t:?}");
+    assert!(t.contains(&"get-59".to_string()), "{t:?}");
+    let (n, t) = named(ttfb[2], "put-");
+    assert_eq!(n, 10, "{t:?}");
+}
