@@ -24,7 +24,11 @@ pub(super) fn draw(d: &Drawn) -> Vec<Figure> {
     by_op
         .iter()
         .flat_map(|(op, hists)| {
-            let of = if ops > 1 { format!(" of {op}") } else { String::new() };
+            let of = if ops > 1 {
+                format!(" of {op}")
+            } else {
+                String::new()
+            };
             ttfb_pages(hists, &of, d)
         })
         .collect()
