@@ -624,3 +624,6 @@ pub(crate) fn parent_exists(name: &'static str, f: &Path) -> Result<(), SpecErro
         ))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -271,6 +271,76 @@ fn query_signed() -> S3Sign {
 }
 
 impl Asked {
+    /// Where an S3 run goes: an s3:// target (virtual-host URLs need its
+    /// host name), the fake server on TCP.
+    fn s3_places(&self) -> Result<(), SpecError> {
+        match &self.target {
+            None | Some(Endpoint::S3 { .. }) => {}
+            Some(t) => {
+                return Err(value(
+                    "--target",
+                    t,
+                    "an S3 target is s3://HOST:PORT/BUCKET",
+                ));
+            }
+        }
+        if self.flags.s3.url_style == Some(UrlStyle::Virtual) && self.target.is_none() {
+            return Err(flag(
+                "--url-style",
+                "virtual needs a host name: the embedded server listens on an IP address; use --target s3://localhost:PORT/BUCKET with `serve --transport s3 --domain localhost`",
+            ));
+        }
+        if let Some(l @ (Endpoint::Unix(_) | Endpoint::S3 { .. })) = &self.listen {
+            return Err(value(
+                "--listen",
+                l,
+                "the fake S3 server listens on tcp://HOST:PORT",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Multipart transfers: the threshold and part size, within S3's
+    /// limits for the largest of `sizes`, and the parts in flight.
+    fn s3_parts(&self, sizes: &SizeSpec) -> Result<(u64, u64), SpecError> {
+        let threshold = self.flags.s3.multipart_threshold.map_or(64 << 20, |b| b.0);
+        let part = self.flags.s3.part_size.map_or(16 << 20, |b| b.0);
+        if part < limits::S3_MIN_PART {
+            return Err(value(
+                "--part-size",
+                part,
+                "S3 parts are at least 5MiB (all but the last)",
+            ));
+        }
+        let parts = sizes.max().div_ceil(part);
+        if sizes.max() > threshold && parts > limits::S3_MAX_PARTS {
+            return Err(value(
+                "--size",
+                sizes,
+                format!(
+                    "{parts} parts of --part-size {part}, above S3's limit of {}; raise --part-size",
+                    limits::S3_MAX_PARTS
+                ),
+            ));
+        }
+        if threshold > 5 << 30 {
+            return Err(value(
+                "--multipart-threshold",
+                threshold,
+                "S3 takes single PUTs of at most 5GiB",
+            ));
+        }
+        for (name, n) in [
+            ("--put-parts", self.flags.s3.put_parts),
+            ("--get-parts", self.flags.s3.get_parts),
+        ] {
+            if let Some(n) = n.filter(|n| !(1..=64).contains(n)) {
+                return Err(range(name, n, 1, 64));
+            }
+        }
+        Ok((threshold, part))
+    }
+
     /// The S3 transport's settings. `signed` says whether requests will be
     /// signed as far as the request knows (embedded server: always; an
     /// external one: the runner sets it once it has the credentials).
@@ -306,29 +376,7 @@ impl Asked {
                 "an S3 connection has one request outstanding (HTTP/1.1); add connections with --clients or --conns-per-client",
             ));
         }
-        match &self.target {
-            None | Some(Endpoint::S3 { .. }) => {}
-            Some(t) => {
-                return Err(value(
-                    "--target",
-                    t,
-                    "an S3 target is s3://HOST:PORT/BUCKET",
-                ));
-            }
-        }
-        if self.flags.s3.url_style == Some(UrlStyle::Virtual) && self.target.is_none() {
-            return Err(flag(
-                "--url-style",
-                "virtual needs a host name: the embedded server listens on an IP address; use --target s3://localhost:PORT/BUCKET with `serve --transport s3 --domain localhost`",
-            ));
-        }
-        if let Some(l @ (Endpoint::Unix(_) | Endpoint::S3 { .. })) = &self.listen {
-            return Err(value(
-                "--listen",
-                l,
-                "the fake S3 server listens on tcp://HOST:PORT",
-            ));
-        }
+        self.s3_places()?;
         let workload = self.flags.s3.workload.unwrap_or(S3Workload::Get);
         let mix = match (workload, &self.flags.s3.mix) {
             (S3Workload::Mixed, None) => Mix::default_mix().0,
@@ -351,41 +399,7 @@ impl Asked {
             ));
         }
         let sizes = self.size.clone().unwrap_or(SizeSpec::Fixed(4096));
-        let threshold = self.flags.s3.multipart_threshold.map_or(64 << 20, |b| b.0);
-        let part = self.flags.s3.part_size.map_or(16 << 20, |b| b.0);
-        if part < limits::S3_MIN_PART {
-            return Err(value(
-                "--part-size",
-                part,
-                "S3 parts are at least 5MiB (all but the last)",
-            ));
-        }
-        let parts = sizes.max().div_ceil(part);
-        if sizes.max() > threshold && parts > limits::S3_MAX_PARTS {
-            return Err(value(
-                "--size",
-                &sizes,
-                format!(
-                    "{parts} parts of --part-size {part}, above S3's limit of {}; raise --part-size",
-                    limits::S3_MAX_PARTS
-                ),
-            ));
-        }
-        if threshold > 5 << 30 {
-            return Err(value(
-                "--multipart-threshold",
-                threshold,
-                "S3 takes single PUTs of at most 5GiB",
-            ));
-        }
-        for (name, n) in [
-            ("--put-parts", self.flags.s3.put_parts),
-            ("--get-parts", self.flags.s3.get_parts),
-        ] {
-            if let Some(n) = n.filter(|n| !(1..=64).contains(n)) {
-                return Err(range(name, n, 1, 64));
-            }
-        }
+        let (threshold, part) = self.s3_parts(&sizes)?;
         if let Some(ca) = &self.ca_file {
             if !matches!(self.target, Some(Endpoint::S3 { tls: true, .. })) {
                 return Err(flag("--ca-file", "applies to s3s:// (TLS) targets"));

@@ -16,7 +16,7 @@ pub(super) fn blocks(runs: &[RunResult]) -> Vec<Block> {
 /// objectives' pass/fail marks: the S3 report's tables, for any transport.
 /// One table per operation type (GET and PUT apart), each None unless its
 /// runs span two sizes or two connection counts.
-pub(in crate::report) fn size_by_clients(runs: &[RunResult]) -> Vec<(String, Table)> {
+pub(crate) fn size_by_clients(runs: &[RunResult]) -> Vec<(String, Table)> {
     let all: Vec<Cell> = runs
         .iter()
         .filter(|r| r.summary.ops > 0)

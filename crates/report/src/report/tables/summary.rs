@@ -38,7 +38,7 @@ pub(super) fn blocks(runs: &[RunResult]) -> Vec<Block> {
     out
 }
 
-pub(in crate::report) fn summary_table(runs: &[RunResult]) -> Table {
+pub(crate) fn summary_table(runs: &[RunResult]) -> Table {
     let mut t = Table::new([
         "run",
         "transport",
