@@ -401,14 +401,22 @@ pub fn reading_text(reading: &Reading) -> String {
             d.lines
         );
         for (b, e, n) in &d.others {
-            out += &format!(
-                "  another cycle ({n} lines): --begin '{}' --end '{}'\n",
-                excerpt(&stream::regex_of(b), ECHO_MAX),
-                excerpt(&stream::regex_of(e), ECHO_MAX),
-            );
+            out += &format!("  another cycle ({n} lines): {}\n", cycle_flags(b, e));
         }
     }
     out
+}
+
+/// `--begin REGEX --end REGEX` of a cycle, quoted for a shell, whole (a
+/// cut expression would choose another cycle); too long to show: said so.
+pub fn cycle_flags(begin: &str, end: &str) -> String {
+    const LONGEST: usize = 400;
+    let quoted = |name: &str| shlex::try_quote(&stream::regex_of(name)).map(|q| q.into_owned());
+    match (quoted(begin), quoted(end)) {
+        (Ok(b), Ok(e)) if b.len() + e.len() <= LONGEST => format!("--begin {b} --end {e}"),
+        _ => "its events' names are too long to give as --begin/--end here: choose it with --id"
+            .into(),
+    }
 }
 
 /// The operations' shapes, the five most common with their walk.
@@ -567,6 +575,42 @@ pub fn sections_of_runs(paths: &[std::path::PathBuf]) -> Vec<crate::report::Sect
 mod tests {
     use super::*;
     use wirebench_trace::Event;
+
+    /// Issue 48: the hint of another cycle pastes into a shell as it is:
+    /// the shell gives back both expressions whole (an apostrophe in a
+    /// log line broke the quoting; a long one was cut), and no control
+    /// character reaches the terminal.
+    #[test]
+    fn issue_48_a_cycles_hint_pastes_into_a_shell_as_it_is() {
+        let (b, e) = ("it's #\u{1b}[31m red", "done # (all)");
+        let flags = cycle_flags(b, e);
+        assert!(!flags.chars().any(char::is_control), "{flags:?}");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf '%s\\n' {flags}"))
+            .output()
+            .expect("sh runs");
+        let args: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "--begin",
+                &stream::regex_of(b),
+                "--end",
+                &stream::regex_of(e)
+            ]
+        );
+        // The expression still matches the line it came from.
+        let re = regex_lite::Regex::new(&stream::regex_of(b)).unwrap();
+        assert!(re.is_match("it's 42\u{1b}[31m red"));
+        // Too long to paste whole: said so, never cut.
+        let long = "x".repeat(500);
+        assert!(cycle_flags(&long, e).contains("--id"));
+    }
 
     fn trace(events: &[(u64, u64, &str)]) -> Trace {
         Trace {

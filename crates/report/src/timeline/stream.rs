@@ -86,6 +86,9 @@ pub fn regex_of(name: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
+            // A control character as its escape: the expression is shown
+            // on a terminal and pasted into a shell.
+            c if c.is_control() => out.push_str(&format!("\\x{{{:x}}}", u32::from(c))),
             c => out.push(c),
         }
     }
