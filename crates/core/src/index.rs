@@ -94,6 +94,10 @@ pub struct Aggregate {
     /// included for msgr. Read, never written.
     #[serde(default, skip_serializing)]
     pub mb_per_s_out: Option<f64>,
+    /// Payload MiB/s in, over the instances (None in an index written
+    /// before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mib_per_s_in: Option<f64>,
     pub messages_received: u64,
     /// S3: the reads' time to first byte (or the one operation type's),
     /// from the instances' merged histograms.
@@ -194,6 +198,7 @@ pub fn aggregate(results: &[RunResult]) -> Option<Aggregate> {
         ops_per_s: results.iter().map(|r| r.summary.ops_per_s).sum(),
         mib_per_s_out: results.iter().map(|r| r.summary.mib_per_s_out).sum(),
         mb_per_s_out: None,
+        mib_per_s_in: Some(results.iter().map(|r| r.summary.mib_per_s_in).sum()),
         messages_received: results.iter().map(|r| r.summary.messages_received).sum(),
         ttfb: ttfb(results),
         connect_time_s: results

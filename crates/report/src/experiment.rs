@@ -20,6 +20,8 @@ struct Row {
     received: u64,
     messaging_s: f64,
     mb_out: f64,
+    /// Payload MiB/s in (None: an index written before it kept it).
+    mb_in: Option<f64>,
     smp: usize,
     p99_ms: f64,
     /// S3: the reads' time to first byte, mean and p99, in ms.
@@ -61,6 +63,7 @@ fn from_entry(e: &Entry) -> Row {
             Some(mb) => wirebench_core::units::mib(mb * 1e6),
             None => a.mib_per_s_out,
         }),
+        mb_in: a.and_then(|a| a.mib_per_s_in),
         smp: a.map_or(0, |a| a.smp),
         p99_ms: a.map_or(0.0, |a| {
             if a.latency_stats.is_none() || a.has_latency("p99") {
@@ -94,6 +97,7 @@ fn from_run(r: &RunResult) -> Row {
         received: s.messages_received,
         messaging_s: s.measured_ns as f64 / 1e9,
         mb_out: s.mib_per_s_out,
+        mb_in: Some(s.mib_per_s_in),
         smp: r.placement.server_cpus.as_ref().map_or(0, |c| c.len()),
         p99_ms: if s.tool.is_none() || s.has_latency("p99") {
             s.latency.p99_ns as f64 / 1e6
@@ -166,6 +170,23 @@ pub fn table(dir: &Path) -> Result<Table, InputError> {
         .collect();
     for r in &rows {
         t.row(table_row(r, &var_names, &short, with_ttfb));
+    }
+    // What came in, where it is not what went out (S3 reads, a stream;
+    // an echo's is the same as its out), after the out throughput.
+    if rows.iter().any(|r| {
+        r.mb_in
+            .is_some_and(|i| (i - r.mb_out).abs() > 0.01 * i.max(r.mb_out))
+    }) && let Some(k) = t.head.iter().position(|h| h == "out throughput (MiB/s)")
+    {
+        t.head.insert(k + 1, "in throughput (MiB/s)".into());
+        for (row, r) in t.rows.iter_mut().zip(&rows) {
+            row.insert(k + 1, r.mb_in.map_or("-".into(), |i| format!("{i:.3}")));
+        }
+        for c in &mut t.left {
+            if *c > k {
+                *c += 1;
+            }
+        }
     }
     // Scaling against one instance: a column only where a point ran
     // several instances (else it would read "-" in every row).
@@ -315,12 +336,19 @@ fn table_row(
         format!("{:.3}", r.ops_per_s / 1e3),
         r.placement.clone(),
         r.clients.to_string(),
-        format!("{:.6}", r.connect_s),
+        // Not measured (an exec run's program): "-", not 0.
+        match r.connect_s {
+            0.0 => "-".into(),
+            c => format!("{c:.6}"),
+        },
         ms(r.latency_ms),
         r.received.to_string(),
         format!("{:.3}", r.messaging_s),
         format!("{:.3}", r.mb_out),
-        r.smp.to_string(),
+        match r.smp {
+            0 => "-".into(),
+            n => n.to_string(),
+        },
         ms(r.p99_ms),
         format!("{:.3}", r.cpu_us_per_op),
         r.scaling.map_or("-".into(), |s| format!("{s:.2}")),

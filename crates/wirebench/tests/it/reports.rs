@@ -168,6 +168,22 @@ fn osd_report() {
     );
     let f = r.figure("Latency-response");
     assert!(f.iter().any(|t| t.ends_with(" p99")), "{f:?}");
+    // Issue 48: what fio's runs did not measure reads "-", not 0: no
+    // connection to time, no server's CPUs.
+    let table = table_ok(&r.exp, &[]);
+    let head: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap()
+        .split('|')
+        .map(str::trim)
+        .collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).expect(name);
+    let (connect, smp) = (col("connect time (s)"), col("server CPUs (smp)"));
+    for row in table.lines().skip(2) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!((cells[connect], cells[smp]), ("-", "-"), "{row}");
+    }
 }
 
 /// The messenger report: Figure 1.1 (IOPS against clients, a line per

@@ -628,11 +628,23 @@ clients = [1, 2]
         .position(|h| *h == "ttfb mean (ms)")
         .expect("{table}");
     assert_eq!(head[at + 1], "ttfb p99 (ms)", "{table}");
+    // Issue 48: reads' throughput comes in, writes' goes out: both shown.
+    let col = |name: &str| head.iter().position(|h| *h == name).expect(name);
+    let (out_at, in_at, mode_at) = (
+        col("out throughput (MiB/s)"),
+        col("in throughput (MiB/s)"),
+        col("workload"),
+    );
     for row in table.lines().skip(2) {
         let cells: Vec<&str> = row.split('|').map(str::trim).collect();
         let mean: f64 = cells[at].parse().unwrap_or_else(|_| panic!("{row}"));
         let p99: f64 = cells[at + 1].parse().unwrap_or_else(|_| panic!("{row}"));
         assert!(mean > 0.0 && p99 >= mean * 0.5, "{row}");
+        let mib = |k: usize| -> f64 { cells[k].parse().unwrap_or_else(|_| panic!("{row}")) };
+        match cells[mode_at] {
+            "get" => assert!(mib(in_at) > 0.0 && mib(out_at) == 0.0, "{row}"),
+            _ => assert!(mib(out_at) > 0.0 && mib(in_at) == 0.0, "{row}"),
+        }
     }
     let (md, figures) = report_ok(&exp, &dir.path().join("report.html"), &[]);
     assert!(md.contains("| TTFB mean | TTFB p99 |"), "{md}");
