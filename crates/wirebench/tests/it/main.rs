@@ -25,6 +25,7 @@ mod never_lost;
 mod observe;
 mod openloop;
 mod peer_text;
+mod readme;
 mod report;
 mod reports;
 mod results;
