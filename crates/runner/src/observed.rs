@@ -520,6 +520,14 @@ pub fn add_unseen_groups(
             0.0
         }
     };
+    // A group the looks saw with fewer threads than the watch saw inside
+    // the window (a thread per connection, some still unnamed at the first
+    // look and gone by the last): the watch's count.
+    for g in groups.iter_mut() {
+        if let Some((n, _)) = watched.get(&g.group) {
+            g.threads = g.threads.max(*n);
+        }
+    }
     let known: Vec<String> = groups.iter().map(|g| g.group.clone()).collect();
     for (group, (n, cpu_s)) in watched.iter().filter(|(g, _)| !known.contains(g)) {
         let mut left = *cpu_s;
@@ -580,6 +588,55 @@ pub fn outside(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 36: the looks saw one of a group's three threads (the others
+    /// unnamed at the first look, gone by the last); the watch saw all
+    /// three inside the window: the group counts three, its CPU kept.
+    #[test]
+    fn a_group_counts_every_thread_the_watch_saw_in_the_window() {
+        let now = std::time::Instant::now();
+        let s = std::time::Duration::from_secs;
+        let conn = |tid| ThreadSeen {
+            tid,
+            name: "echo-conn".into(),
+            cpu_ns: 20_000_000,
+            first_seen: Some(now + s(1)),
+            last_seen: Some(now + s(2)),
+            ..ThreadSeen::default()
+        };
+        let mut groups = vec![wirebench_core::result::GroupCpu {
+            group: "echo-conn".into(),
+            threads: 1,
+            cpu_s: 0.08,
+            cpu_pct: 8.0,
+        }];
+        add_unseen_groups(
+            &mut groups,
+            &[conn(1), conn(2), conn(3)],
+            (now, now + s(3)),
+            1.0,
+        );
+        assert_eq!(groups.len(), 1, "{groups:?}");
+        assert_eq!(
+            (groups[0].threads, groups[0].cpu_s),
+            (3, 0.08),
+            "{groups:?}"
+        );
+        // Threads seen only outside the window do not count.
+        let mut groups = vec![wirebench_core::result::GroupCpu {
+            group: "echo-conn".into(),
+            threads: 1,
+            cpu_s: 0.08,
+            cpu_pct: 8.0,
+        }];
+        add_unseen_groups(
+            &mut groups,
+            &[conn(1), conn(2)],
+            (now + s(5), now + s(6)),
+            1.0,
+        );
+        assert_eq!(groups[0].threads, 1, "{groups:?}");
+    }
 
     #[test]
     fn placeholders_expand_and_unknown_braces_stay() {
