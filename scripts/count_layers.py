@@ -2,7 +2,7 @@
 """The counts issue 47 judges the code's shape by, and their targets.
 
 - a transport named (`TransportSpec::S3`, `TransportKind::Shm`) outside
-  the registry and the transports' own folders (core/src/transport/,
+  the registry and the transports' own folders (core/src/transport/ (the registry),
   transports/src/; `TransportKind::ALL` and the registry macros' `$kind`
   name none);
 - the request module's lines, and string `TAKES` lists;

@@ -27,32 +27,42 @@ wirebench_core::for_each_transport!(drivers);
 
 #[cfg(test)]
 mod tests {
-    /// The registry lists every transport module of core's folder, and
-    /// each has its folder here with its driver: no module, no driver,
+    /// The registry lists every transport folder, and each has its spec
+    /// (compiled into core) and its driver: no folder, no spec, no driver,
     /// goes unlisted.
     #[test]
-    fn each_module_of_the_registry_has_its_driver() {
+    fn each_module_of_the_registry_has_its_folder_spec_and_driver() {
         let mut modules: Vec<String> = wirebench_core::kind::all()
             .iter()
             .map(|k| k.module().to_string())
             .collect();
         modules.sort();
         modules.dedup();
-        let core = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/src/transport");
-        let mut in_core: Vec<String> = std::fs::read_dir(&core)
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut folders: Vec<String> = std::fs::read_dir(&src)
             .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n != "mod.rs")
-            .map(|n| n.trim_end_matches(".rs").to_string())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("spec.rs").exists())
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
-        in_core.sort();
-        assert_eq!(in_core, modules);
+        folders.sort();
+        assert_eq!(folders, modules);
         for m in &modules {
-            let driver = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("src")
-                .join(m)
-                .join("driver.rs");
-            assert!(driver.is_file(), "{} is missing", driver.display());
+            for file in ["mod.rs", "spec.rs", "driver.rs"] {
+                let f = src.join(m).join(file);
+                assert!(f.is_file(), "{} is missing", f.display());
+            }
         }
+        // Nothing is left in core's folder but the registry.
+        let core = src.join("../../core/src/transport");
+        let left: Vec<_> = std::fs::read_dir(&core)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            left,
+            ["mod.rs"],
+            "core/src/transport/ holds only the registry"
+        );
     }
 }

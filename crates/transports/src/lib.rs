@@ -36,7 +36,8 @@ pub mod tls;
 pub mod watchdog;
 
 /// One module per transport, each with its `driver`: the registry's list
-/// (`wirebench_core::for_each_transport!`).
+/// (`wirebench_core::for_each_transport!`). Each folder's `spec.rs` is
+/// not one of them: wirebench-core compiles it (see `specs.rs`).
 macro_rules! transports {
     ($($module:ident $flags:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
         $(pub mod $module;)*

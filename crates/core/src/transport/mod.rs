@@ -1,19 +1,22 @@
-//! The transports, one module each, and their registry.
+//! The transports' registry, and what every transport's module shares.
 //!
-//! A transport's module holds all that is its own: its flags (a group,
-//! flattened into the request; any other transport's flag is refused, the
-//! message naming the transport when only one takes it) and the shared
-//! ones it takes ([`About::shared`]), its spec (the checked
-//! settings every later stage reads), its modes and their names, the check
-//! that turns a request's flags into that spec, what it says about itself
-//! ([`About`]: an embedded server, agents, several endpoints) and how it
-//! describes a run ([`Describe`]: mode name, sizes, label). The runner's
-//! half of a transport, its driver, is `wirebench_runner::driver::<module>`.
+//! A transport is one folder, `transports/src/<t>/`. Its `spec.rs` is its
+//! module here (`transport::<t>`, loaded by path: every stage reads a spec,
+//! so specs compile into this lowest crate): its flags (a group, flattened
+//! into the request; any other transport's flag is refused, the message
+//! naming the transport when only one takes it) and the shared ones it
+//! takes ([`About::shared`]), its spec (the checked settings every later
+//! stage reads), its modes and their names, the check that turns a
+//! request's flags into that spec, what it says about itself ([`About`]:
+//! an embedded server, agents, several endpoints) and how it describes a
+//! run ([`Describe`]: mode name, sizes, label). The rest of the folder
+//! (its client, driver and server) is `wirebench_transports::<t>`.
 //!
-//! [`for_each_transport!`](crate::for_each_transport) is the registry: one line per module, read by
-//! this module (the [`TransportKind`] and [`TransportSpec`] enums, the
-//! check's dispatch) and by the runner (the drivers' dispatch). Adding a
-//! transport is its module here, its driver there, and one line in it.
+//! [`for_each_transport!`](crate::for_each_transport) is the registry: one line per folder, read by
+//! this module (the modules, the [`TransportKind`] and [`TransportSpec`]
+//! enums, the check's dispatch) and by the transports crate (its modules,
+//! the drivers' and the servers' dispatch). Adding a transport is its
+//! folder and one line in it.
 //!
 //! ```
 //! use wirebench_core::transport::TransportKind;
@@ -390,8 +393,6 @@ pub trait Describe {
 
 macro_rules! registry {
     ($($module:ident $flags:ident : $($kind:ident $name:literal $spec:ident $about:ident),+ ;)*) => {
-        $(pub mod $module;)*
-
         impl TransportKind {
             /// What the transport says about itself.
             pub fn about(self) -> &'static About {
@@ -482,6 +483,12 @@ macro_rules! registry {
 }
 
 for_each_transport!(registry);
+
+// Each transport's module (`msgr`, `s3`...): its folder's `spec.rs`, by the
+// registry's line (a transport is one folder: `transports/src/<t>/`).
+#[path = "../../../transports/src/specs.rs"]
+mod specs;
+pub use specs::*;
 
 impl Endpoint {
     /// The transport this endpoint's scheme names (None: tcp:// and unix:

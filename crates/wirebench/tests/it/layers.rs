@@ -113,6 +113,62 @@ fn issue_47_a_runner_module_using_a_layer_above_is_named() {
     );
 }
 
+/// Issue 47: a transport's `spec.rs`, in its folder under transports,
+/// is core's module: a circle through it is core's circle, caught; the
+/// transports crate does not count it as its own.
+#[test]
+fn issue_47_a_circle_through_a_transport_spec_is_cores() {
+    let root = TempDir::new("layers-spec");
+    let core = root.path().join("crates/core/src");
+    let theirs = root.path().join("crates/transports/src");
+    std::fs::create_dir_all(core.join("transport")).unwrap();
+    std::fs::create_dir_all(theirs.join("echo")).unwrap();
+    let files = [
+        (
+            "crates/core/Cargo.toml",
+            "[package]\nname = \"wirebench-core\"\n",
+        ),
+        (
+            "crates/transports/Cargo.toml",
+            "[package]\nname = \"wirebench-transports\"\n",
+        ),
+        (
+            "crates/core/src/lib.rs",
+            "pub mod transport;\npub mod error;\n",
+        ),
+        ("crates/core/src/transport/mod.rs", "pub fn about() {}\n"),
+        (
+            "crates/core/src/error.rs",
+            "pub fn e() { crate::transport::echo::check(); }\n",
+        ),
+        ("crates/transports/src/lib.rs", "pub mod echo;\n"),
+        ("crates/transports/src/echo/mod.rs", "pub fn serve() {}\n"),
+        (
+            "crates/transports/src/echo/spec.rs",
+            "pub fn check() { crate::error::e(); }\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(root.path().join(name), text).unwrap();
+    }
+    let script = format!(
+        "{}/../../scripts/check_import_cycles.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(root.path())
+        .output()
+        .expect("python3 runs the check");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("wirebench-core: modules import each other in a circle: crate::error, crate::transport::echo"),
+        "{text}"
+    );
+    assert!(!text.contains("wirebench-transports:"), "{text}");
+}
+
 /// Issue 47: docs/architecture.md is checked against the tree: every
 /// module at the top of a crate (and every file of the binary's `cli/` and
 /// `ui/`) is named in its crate's section, and every module a line names

@@ -508,18 +508,18 @@ impl Describe for S3Spec {
     }
 }
 
-impl super::TransportSpec {
+impl crate::transport::TransportSpec {
     /// The s3 spec of a s3 run.
     pub fn s3(&self) -> Option<&S3Spec> {
         match self {
-            super::TransportSpec::S3(s) => Some(s),
+            crate::transport::TransportSpec::S3(s) => Some(s),
             _ => None,
         }
     }
 }
 
-impl From<S3Spec> for super::TransportSpec {
+impl From<S3Spec> for crate::transport::TransportSpec {
     fn from(s: S3Spec) -> Self {
-        super::TransportSpec::S3(s)
+        crate::transport::TransportSpec::S3(s)
     }
 }

@@ -322,11 +322,11 @@ impl Describe for ExecSpec {
     }
 }
 
-impl super::TransportSpec {
+impl crate::transport::TransportSpec {
     /// The exec spec of a exec run.
     pub fn exec(&self) -> Option<&ExecSpec> {
         match self {
-            super::TransportSpec::Exec(s) => Some(s),
+            crate::transport::TransportSpec::Exec(s) => Some(s),
             _ => None,
         }
     }

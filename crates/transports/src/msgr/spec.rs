@@ -183,18 +183,18 @@ impl Describe for MsgrSpec {
     }
 }
 
-impl super::TransportSpec {
+impl crate::transport::TransportSpec {
     /// The msgr spec of a msgr run.
     pub fn msgr(&self) -> Option<&MsgrSpec> {
         match self {
-            super::TransportSpec::Msgr(s) => Some(s),
+            crate::transport::TransportSpec::Msgr(s) => Some(s),
             _ => None,
         }
     }
 }
 
-impl From<MsgrSpec> for super::TransportSpec {
+impl From<MsgrSpec> for crate::transport::TransportSpec {
     fn from(s: MsgrSpec) -> Self {
-        super::TransportSpec::Msgr(s)
+        crate::transport::TransportSpec::Msgr(s)
     }
 }

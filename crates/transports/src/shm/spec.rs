@@ -304,18 +304,18 @@ impl Describe for ShmSpec {
     }
 }
 
-impl super::TransportSpec {
+impl crate::transport::TransportSpec {
     /// The shm spec of a shm run.
     pub fn shm(&self) -> Option<&ShmSpec> {
         match self {
-            super::TransportSpec::Shm(s) => Some(s),
+            crate::transport::TransportSpec::Shm(s) => Some(s),
             _ => None,
         }
     }
 }
 
-impl From<ShmSpec> for super::TransportSpec {
+impl From<ShmSpec> for crate::transport::TransportSpec {
     fn from(s: ShmSpec) -> Self {
-        super::TransportSpec::Shm(s)
+        crate::transport::TransportSpec::Shm(s)
     }
 }
