@@ -314,7 +314,7 @@ fn a_continuous_timetrace_log_is_cut_into_operations() {
     assert!(out.contains("shape 1: 225 operation(s), 5 events"), "{out}");
     assert!(out.contains("shape 2: 75 operation(s), 5 events"), "{out}");
     // The most common shape's end: 1.8 + 1.4 + 1.2 + 6.4 us after its begin.
-    assert!(out.contains("10.8us"), "{out}");
+    assert!(out.contains("10.8 us"), "{out}");
     let (st, out, err) = timeline(&["--begin", "^Begin", "--end", "^End", "--shape", "2"]);
     assert!(st.success(), "{err}");
     assert!(

@@ -123,7 +123,7 @@ fn timeline_report() {
     let r = reproduce("timeline");
     assert!(r.md.contains("Timeline of the client"), "{}", r.md);
     assert!(
-        r.md.contains("(         Cumulative           )  |               Delta"),
+        r.md.contains("(         Cumulative         )  |              Delta"),
         "{}",
         r.md
     );
@@ -140,6 +140,136 @@ fn timeline_report() {
     assert!(
         f.iter().any(|t| t.starts_with("mean ")),
         "its mean marked: {f:?}"
+    );
+}
+
+/// The RAMCloud report's own master timeline (its detailed table's mean
+/// deltas, 44 events, three write RPCs), as a TimeTrace log of 1000
+/// operations, each delta drawn evenly within half of its mean either
+/// side. The time sinks sum an event's repeats, as the report's "3 x
+/// ~300ns": its three issue-path sinks come out with their sums, beside
+/// the replies' waits; the table keeps tenths of a ns; every event,
+/// the first included, has its CDF.
+#[test]
+fn timeline_of_a_ramcloud_shaped_log() {
+    let _g = shared();
+    let rpc: [(&str, [f64; 3]); 13] = [
+        (
+            "Invoking  Send 'write       segment' RPC",
+            [139.0, 50.6, 44.6],
+        ),
+        ("Invoking  client.send()", [141.1, 98.3, 88.6]),
+        ("Invoking  session->clientSend()", [16.5, 16.6, 19.2]),
+        (
+            "Acquired Dispatch::Lock in TransportManager::WorkerSession::clientSend",
+            [308.8, 307.6, 302.3],
+        ),
+        ("Invoking  Instantiate new ClientRpc", [102.8, 45.3, 30.0]),
+        ("Completed Instantiate new ClientRpc", [133.4, 49.1, 52.9]),
+        ("Invoking  rpc->sendOrQueue", [21.3, 16.6, 16.5]),
+        ("Invoking  postSendZeroCopy", [387.9, 114.6, 146.3]),
+        ("Completed postSendZeroCopy", [587.0, 334.2, 368.3]),
+        ("Completed rpc->sendOrQueue", [196.4, 58.3, 60.1]),
+        ("Completed session->clientSend()", [73.2, 71.7, 56.5]),
+        ("Completed client.send()", [16.9, 16.3, 16.7]),
+        (
+            "Completed Send 'write       segment' RPC",
+            [21.8, 22.5, 34.4],
+        ),
+    ];
+    let mut events: Vec<(&str, f64)> = vec![("Invoking  sync() to backups", 0.0)];
+    for i in 0..3 {
+        events.extend(rpc.iter().map(|(name, d)| (*name, d[i])));
+    }
+    for d in [3600.0, 1600.0, 959.9] {
+        events.push(("Reaped outstanding RPC", d));
+    }
+    events.push(("Completed sync() to backups", 60.2));
+    assert_eq!(events.len(), 44);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut text = String::new();
+    for _ in 0..1000 {
+        let mut t = 0.0f64;
+        for (name, mean) in &events {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = mean * (0.5 + (x % 1_000_001) as f64 / 1e6);
+            t += d;
+            text.push_str(&format!("{t:10.1} ns (+ {d:8.1} ns): {name}\n"));
+        }
+        text.push('\n');
+    }
+    let dir = TempDir::new("ramcloud");
+    let log = dir.path().join("master.log");
+    std::fs::write(&log, text).unwrap();
+    let html = dir.path().join("timeline.html");
+    let mut p = Proc::spawn(&[
+        "timeline",
+        log.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    let st = p.wait(std::time::Duration::from_secs(60));
+    let (out, err) = (p.stdout_all(), p.stderr_all());
+    assert!(st.success(), "{err}");
+    assert!(
+        out.contains("averaged over 1000 same-shape timelines"),
+        "{out}"
+    );
+    // Each sink: its events, "3 x ~MEAN = SUM", within 4% of the report's
+    // (the sum is printed to a tenth of its unit).
+    let sink = |name: &str| -> f64 {
+        let line = out
+            .lines()
+            .find(|l| l.contains(&format!(". {name} (events ")))
+            .unwrap_or_else(|| panic!("no sink {name}: {out}"));
+        let sum = line
+            .split(" = ")
+            .nth(1)
+            .and_then(|r| r.split_once(" since"))
+            .and_then(|(v, _)| match v.split_once(' ') {
+                Some((n, "ns")) => n.parse::<f64>().ok(),
+                Some((n, "us")) => n.parse::<f64>().ok().map(|n| n * 1e3),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(line.contains(": 3 x ~"), "{line}");
+        sum
+    };
+    for (name, truth) in [
+        (
+            "Acquired Dispatch::Lock in TransportManager::WorkerSession::clientSend",
+            918.7,
+        ),
+        ("Invoking  postSendZeroCopy", 648.8),
+        // Printed to a tenth of a us: 1.3 us.
+        ("Completed postSendZeroCopy", 1289.5),
+    ] {
+        let got = sink(name);
+        assert!(
+            (got / truth - 1.0).abs() < 0.04,
+            "{name}: {got} ns against {truth}: {out}"
+        );
+    }
+    // The replies' waits are the largest, summed too (6.2 us of 10.8).
+    assert!(
+        out.contains("1. Reaped outstanding RPC (events 40, 41, 42): 3 x ~"),
+        "{out}"
+    );
+    // Tenths of a ns, the first event's row all zero.
+    assert!(
+        out.contains("(   0.0 ns   0.0 ns   0.0 ns )  |    0.0 ns     0.0 ns     0.0 ns  |  [   0.0 ns ] Invoking  sync() to backups"),
+        "{out}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("0. Invoking  sync() to backups (the first event"),
+        "the first event's CDF"
+    );
+    assert!(
+        page.contains("42. Reaped outstanding RPC [time sink 1, 3 of 3:"),
+        "its last wait marked"
     );
 }
 
