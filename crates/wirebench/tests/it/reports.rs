@@ -112,6 +112,34 @@ fn s3_report() {
     assert!(f.iter().any(|t| t.contains("mode=get")), "{f:?}");
     let f = r.figure("Time to first byte of put, 6 tests");
     assert!(f.iter().any(|t| t.contains("mode=put")), "{f:?}");
+    // `table` of the sweep: reads' MiB/s come in, writes' go out, each
+    // in its own column (issue 48: reads were "out throughput 0.000").
+    let table = table_ok(&r.exp, &[]);
+    let head: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap()
+        .split('|')
+        .map(str::trim)
+        .collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).expect(name);
+    let (read, write, mode) = (
+        col("in throughput (MiB/s)"),
+        col("out throughput (MiB/s)"),
+        col("workload"),
+    );
+    let mut gets = 0;
+    for row in table.lines().skip(2) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let mib = |k: usize| -> f64 { cells[k].parse().unwrap_or_else(|_| panic!("{row}")) };
+        if cells[mode] == "get" {
+            gets += 1;
+            assert!(mib(read) > 0.0 && mib(write) == 0.0, "{row}");
+        } else {
+            assert!(mib(write) > 0.0 && mib(read) == 0.0, "{row}");
+        }
+    }
+    assert_eq!(gets, 6, "{table}");
 }
 
 /// The RAMCloud timeline report's method: the table per event (cumulative
