@@ -122,6 +122,22 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// Formats an amount of data to three figures, in the largest binary unit
+/// it reaches (`2.44 TiB`, `12.5 MiB`, `900 B`): for a total, where
+/// [`format_size`]'s exact form would be unreadable.
+pub fn format_amount(bytes: u64) -> String {
+    let units = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")];
+    let Some((shift, unit)) = units.into_iter().find(|(s, _)| bytes >= 1u64 << s) else {
+        return format!("{bytes} B");
+    };
+    let v = bytes as f64 / (1u64 << shift) as f64;
+    match v {
+        v if v >= 100.0 => format!("{v:.0} {unit}"),
+        v if v >= 10.0 => format!("{v:.1} {unit}"),
+        v => format!("{v:.2} {unit}"),
+    }
+}
+
 /// Formats nanoseconds with a unit chosen for readability (`812ns`,
 /// `74.6us`, `1.23ms`, `2.50s`).
 pub fn format_ns(ns: f64) -> String {
@@ -258,6 +274,16 @@ pub mod text {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_amount_has_three_figures_in_its_largest_unit() {
+        assert_eq!(format_amount(900), "900 B");
+        assert_eq!(format_amount(1024), "1.00 KiB");
+        assert_eq!(format_amount(10_000 << 20), "9.77 GiB");
+        assert_eq!(format_amount(10_000 * (256 << 20)), "2.44 TiB");
+        assert_eq!(format_amount(27_300 << 10), "26.7 MiB");
+        assert_eq!(format_amount(500 << 30), "500 GiB");
+    }
 
     #[test]
     fn an_excerpt_is_cut_at_a_character_and_says_how_long_it_was() {

@@ -595,9 +595,23 @@ impl PlannedRun {
     }
 }
 
+/// What a dry run assumes its prepare phases write per second, to say how
+/// long they may take (said with the figure).
+pub const PREPARE_GUESS_BYTES_PER_S: u64 = 1 << 30;
+/// A run that writes more than this before it measures is warned of.
+pub const PREPARE_WARN_BYTES: u64 = 100 << 30;
+
 /// The plan as a dry run prints it: every run, its placement and notes,
-/// and each instance's command line.
-pub fn describe(exp: &Experiment, runs: &[PlannedRun], results: &Path) -> Vec<String> {
+/// each instance's command line and what it writes before it measures;
+/// then the time and data of the whole, and a warning for each run that
+/// writes more than [`PREPARE_WARN_BYTES`] first.
+pub fn describe(
+    exp: &Experiment,
+    runs: &[PlannedRun],
+    results: &Path,
+    topo: &Topology,
+) -> Vec<String> {
+    let mut cost = Cost::default();
     let mut out = vec![format!(
         "sweep {}: {} run(s) ({} point(s) x {} repetition(s)), results in {}",
         exp.name,
@@ -632,6 +646,13 @@ pub fn describe(exp: &Experiment, runs: &[PlannedRun], results: &Path) -> Vec<St
                 .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
                 .collect();
             out.push(format!("    {who}wirebench run {}", shown.join(" ")));
+            if let Some(line) = cost.add(
+                req,
+                topo,
+                &format!("[{}/{}] {}", i + 1, runs.len(), r.name()),
+            ) {
+                out.push(format!("    {who}{line}"));
+            }
             for n in req
                 .sweep
                 .placement_note
@@ -642,7 +663,104 @@ pub fn describe(exp: &Experiment, runs: &[PlannedRun], results: &Path) -> Vec<St
             }
         }
     }
+    out.extend(cost.lines());
     out
+}
+
+/// The time and the data of a plan's runs, added as a dry run lists them.
+#[derive(Default)]
+struct Cost {
+    /// Warm-ups and durations, summed over runs (instances run together).
+    measured: std::collections::BTreeMap<String, std::time::Duration>,
+    /// Bytes written by prepare phases.
+    prepared: u64,
+    /// Runs stopped by a count (no time known).
+    counted: usize,
+    /// Runs that could not be checked here.
+    unchecked: usize,
+    /// The runs over the warning threshold: (run, bytes).
+    heavy: Vec<(String, u64)>,
+}
+
+impl Cost {
+    /// Adds one request: the line that says what it writes before it
+    /// measures (None: nothing).
+    fn add(&mut self, req: &RunRequest, topo: &Topology, run: &str) -> Option<String> {
+        use crate::units::{format_amount, format_size};
+        let Ok((spec, _)) = req.check(topo) else {
+            self.unchecked += 1;
+            return None;
+        };
+        let t = std::time::Duration::from_nanos(spec.warmup_ns);
+        match spec.stop {
+            crate::values::StopSpec::DurationNs(d) => {
+                let d = t + std::time::Duration::from_nanos(d);
+                let longest = self.measured.entry(run.to_string()).or_default();
+                *longest = (*longest).max(d);
+            }
+            crate::values::StopSpec::Count(_) => self.counted += 1,
+        }
+        let endpoints = 1 + spec.also_target.len() as u64;
+        let bytes = spec.transport.describe().prepares_bytes() * endpoints;
+        if bytes == 0 {
+            return None;
+        }
+        self.prepared += bytes;
+        if bytes > PREPARE_WARN_BYTES {
+            self.heavy.push((run.to_string(), bytes));
+        }
+        Some(format!(
+            "writes {} before it measures (its prepare phase; at {}/s about {})",
+            format_amount(bytes),
+            format_size(PREPARE_GUESS_BYTES_PER_S),
+            whole_seconds(bytes / PREPARE_GUESS_BYTES_PER_S)
+        ))
+    }
+
+    /// The whole plan's lines.
+    fn lines(&self) -> Vec<String> {
+        use crate::units::{format_amount, format_size};
+        let measured: std::time::Duration = self.measured.values().sum();
+        let mut time = format!(
+            "in all: about {} of warm-ups and measuring",
+            whole_seconds(measured.as_secs())
+        );
+        if self.counted > 0 {
+            time.push_str(&format!(
+                ", and {} run(s) stopped by a count (their time unknown)",
+                self.counted
+            ));
+        }
+        if self.prepared > 0 {
+            time.push_str(&format!(
+                "; prepare phases write {} first (at {}/s about {} more)",
+                format_amount(self.prepared),
+                format_size(PREPARE_GUESS_BYTES_PER_S),
+                whole_seconds(self.prepared / PREPARE_GUESS_BYTES_PER_S)
+            ));
+        }
+        let mut out = vec![time];
+        if self.unchecked > 0 {
+            out.push(format!(
+                "note: {} run(s) could not be checked here (their time and data are not counted)",
+                self.unchecked
+            ));
+        }
+        if let Some((run, bytes)) = self.heavy.iter().max_by_key(|(_, b)| *b) {
+            out.push(format!(
+                "warning: {} run(s) each write more than {} before they measure (the most: {run}, {}); fewer --objects or --keys make it shorter",
+                self.heavy.len(),
+                format_size(PREPARE_WARN_BYTES),
+                format_amount(*bytes)
+            ));
+        }
+        out
+    }
+}
+
+/// `s` seconds as people read a long time (`1h 27m 5s`).
+fn whole_seconds(s: u64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(s.max(1))).to_string()
 }
 
 mod instances;

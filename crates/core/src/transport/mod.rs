@@ -360,6 +360,12 @@ pub trait Describe {
     fn spins(&self) -> bool {
         false
     }
+    /// The bytes a run writes before it measures, per endpoint: a read
+    /// workload's objects or keys, made by its prepare phase (0: none).
+    /// A dry run states them.
+    fn prepares_bytes(&self) -> u64 {
+        0
+    }
     /// What the operations carry, for a run's headline: `4KiB -> 4KiB`,
     /// `1000 objects of 4KiB`, the program and its parser. `depth`: the
     /// run's (HTTP/2's and gRPC's streams per connection).

@@ -240,6 +240,13 @@ pub(crate) fn check(req: &Asked, kind: TransportKind) -> Result<TransportSpec, S
 }
 
 impl Describe for KvSpec {
+    fn prepares_bytes(&self) -> u64 {
+        match self.mode.reads() {
+            true => (0..self.keys).map(|i| self.sizes.size_of(i)).sum(),
+            false => 0,
+        }
+    }
+
     fn workload(&self, _depth: usize) -> String {
         format!(
             "{} keys ({}) of {}, {}{}",

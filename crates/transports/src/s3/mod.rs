@@ -94,11 +94,7 @@ impl Workload {
 
     /// Whether the workload reads objects that must exist first.
     pub fn needs_prepare(&self) -> bool {
-        match self.spec.workload {
-            S3Workload::Put => false,
-            S3Workload::Mixed => self.spec.mix.iter().any(|(m, _)| *m != S3Op::Put),
-            _ => true,
-        }
+        self.spec.needs_prepare()
     }
 
     /// How many objects exist now (as far as this run knows).

@@ -458,7 +458,26 @@ pub(crate) fn check(req: &Asked, _: TransportKind) -> Result<TransportSpec, Spec
     req.s3()
 }
 
+impl S3Spec {
+    /// Whether the workload reads objects that a prepare phase first
+    /// creates (a mix of puts only does not).
+    pub fn needs_prepare(&self) -> bool {
+        match self.workload {
+            S3Workload::Put => false,
+            S3Workload::Mixed => self.mix.iter().any(|(m, _)| *m != S3Op::Put),
+            _ => true,
+        }
+    }
+}
+
 impl Describe for S3Spec {
+    fn prepares_bytes(&self) -> u64 {
+        match self.needs_prepare() {
+            true => (0..self.objects).map(|i| self.sizes.size_of(i)).sum(),
+            false => 0,
+        }
+    }
+
     fn sizes_as_given(&self) -> Option<String> {
         Some(self.sizes.to_string())
     }

@@ -99,7 +99,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     };
     if a.dry_run {
         let mut out = crate::ui::stdout();
-        for line in plan::describe(&exp, &runs, &a.results) {
+        for line in plan::describe(&exp, &runs, &a.results, &topo) {
             writeln!(out, "{line}")?;
         }
         return Ok(ExitCode::SUCCESS);

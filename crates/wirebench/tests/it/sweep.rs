@@ -386,6 +386,53 @@ fn a_dry_run_plans_for_another_machine() {
     assert!(!results.exists(), "a dry run wrote results");
 }
 
+/// Issue 48: a dry run says what each point writes before it measures
+/// (an S3 read's objects: 10000 of 256 MiB are 2.44 TiB), the whole plan's
+/// time and data, and warns of the runs past 100 GiB.
+#[test]
+fn issue_48_a_dry_run_states_the_data_written_first_and_the_time() {
+    let _g = shared();
+    let dir = TempDir::new("dry-cost");
+    let spec = write_spec(
+        &dir,
+        "big.toml",
+        "name = \"big\"\n[base]\ntransport = \"s3\"\nobjects = 10000\nduration = \"1m\"\nwarmup = \"5s\"\n\
+         [matrix]\nsize = [\"1MiB\", \"256MiB\"]\nworkload = [\"get\", \"put\"]\n",
+    );
+    let mut p = Proc::spawn(&["sweep", &spec, "--dry-run", "--results", dir.str()]);
+    assert!(
+        p.wait(Duration::from_secs(30)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let out = p.stdout_all();
+    let writes: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("before it measures ("))
+        .collect();
+    assert_eq!(writes.len(), 2, "the two reads, not the puts: {out}");
+    assert!(out.contains("writes 9.77 GiB before it measures"), "{out}");
+    assert!(
+        out.contains(
+            "writes 2.44 TiB before it measures (its prepare phase; at 1GiB/s about 41m 40s)"
+        ),
+        "{out}"
+    );
+    // 4 runs of 1m05s; 2500 GiB and 9.77 GiB written first.
+    assert!(
+        out.contains(
+            "in all: about 4m 20s of warm-ups and measuring; prepare phases write 2.45 TiB first"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "warning: 1 run(s) each write more than 100GiB before they measure (the most: ["
+        ) && out.contains("size=256MiB workload=get, 2.44 TiB)"),
+        "{out}"
+    );
+}
+
 #[test]
 fn instances_side_by_side_each_take_their_endpoints() {
     let _g = shared();
