@@ -16,8 +16,10 @@ pub enum InputError {
 }
 
 /// The runs at `path`, in the order of their directories' names (run ids
-/// start with their start time). An experiment's instances, which ran side
-/// by side as one point, come as one run (see `merge::instances`).
+/// start with their start time); an experiment's in its sweep's order (its
+/// points as planned, each point's repetitions together). An experiment's
+/// instances, which ran side by side as one point, come as one run (see
+/// `merge::instances`).
 pub fn runs_at(path: &Path) -> Result<Vec<RunResult>, InputError> {
     let runs = runs_in(path)?;
     let index = wirebench_core::index::load(path).map_err(|e| InputError::Bad {
@@ -83,6 +85,20 @@ pub fn runs_at(path: &Path) -> Result<Vec<RunResult>, InputError> {
     }
     out.extend(runs.into_iter().flatten());
     out.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+    // The sweep's order: its points as planned (the order each first ran
+    // in), each point's repetitions together (they ran interleaved).
+    let place = |r: &RunResult| {
+        let entry = index.runs.iter().find(|e| e.run_ids.contains(&r.run_id));
+        entry.map_or((usize::MAX, 0), |e| {
+            let first = index
+                .runs
+                .iter()
+                .position(|x| x.key == e.key)
+                .unwrap_or(usize::MAX);
+            (first, e.rep)
+        })
+    };
+    out.sort_by_cached_key(place);
     Ok(out)
 }
 

@@ -332,13 +332,8 @@ pub fn ipc_csv(r: &RunResult, with_mode: bool) -> (String, String) {
                 Some(wirebench_core::spec::ClientsAs::Processes) => "mp",
                 _ => "mt",
             };
-            let per_op = if spec.transport.has_response() {
-                2.0
-            } else {
-                1.0
-            };
             let size = spec.transport.size_bytes();
-            let msgs_per_s = s.ops_per_s * per_op;
+            let msgs_per_s = r.messages_per_s().unwrap_or(s.ops_per_s);
             let gib_per_s = msgs_per_s * size as f64 / (1u64 << 30) as f64;
             let sessions = spec.connections().max(1);
             let per_session = s.ops as f64 / sessions as f64;

@@ -721,16 +721,19 @@ impl Cost {
     fn lines(&self) -> Vec<String> {
         use crate::units::{format_amount, format_size};
         let measured: std::time::Duration = self.measured.values().sum();
-        let mut time = format!(
-            "in all: about {} of warm-ups and measuring",
+        let counted = format!(
+            "{} run(s) stopped by a count (their time unknown)",
+            self.counted
+        );
+        let timed = format!(
+            "about {} of warm-ups and measuring",
             whole_seconds(measured.as_secs())
         );
-        if self.counted > 0 {
-            time.push_str(&format!(
-                ", and {} run(s) stopped by a count (their time unknown)",
-                self.counted
-            ));
-        }
+        let mut time = match (measured.is_zero(), self.counted) {
+            (true, 1..) => format!("in all: {counted}"),
+            (_, 0) => format!("in all: {timed}"),
+            _ => format!("in all: {timed}, and {counted}"),
+        };
         if self.prepared > 0 {
             time.push_str(&format!(
                 "; prepare phases write {} first (at {}/s about {} more)",

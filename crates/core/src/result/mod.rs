@@ -533,6 +533,28 @@ pub struct RunResult {
     pub instances: Vec<InstancePart>,
 }
 
+impl RunResult {
+    /// An IPC run's messages per second, as the IPC report counts them (a
+    /// request and its response are two messages; `nores` and the data
+    /// channel's one-way messages one each): a Tsurugi program's own
+    /// figure (`--parser tateyama-*`), or a shared-memory run's. None for
+    /// any other run.
+    pub fn messages_per_s(&self) -> Option<f64> {
+        if let Some(t) = &self.summary.tool
+            && t.parser.starts_with("tateyama-")
+        {
+            return t.figures.get("messages/s").copied();
+        }
+        self.spec.shm()?;
+        let per_op = if self.spec.transport.has_response() {
+            2.0
+        } else {
+            1.0
+        };
+        Some(self.summary.ops_per_s * per_op)
+    }
+}
+
 /// One of the instances a sweep point ran side by side.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstancePart {

@@ -308,6 +308,12 @@ pub(super) fn resolve(l: &Layout, runs: &[&RunResult], vary: &[String]) -> Resol
         series.retain(|v| {
             VARIABLES.contains(&v.as_str()) || v == "clients_as" || !decided_by_all(runs, &own, v)
         });
+        // Nor does the depth when another line's variable decides it: a
+        // mode's default (shm's async runs 64 deep, sync 1).
+        let all = series.clone();
+        series.retain(|v| {
+            v != "depth" || !all.iter().any(|w| w != v && decided_by_all(runs, &[w], v))
+        });
     }
     // Lines split by placement and something else read better as a panel
     // per placement (the messenger report's Figure 1.1).

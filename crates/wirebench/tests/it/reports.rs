@@ -385,18 +385,20 @@ fn ipc_report() {
     // Beside other tests: it asserts what was made, not how fast.
     let _solo = shared();
     let r = reproduce("ipc");
-    // A panel per message size, a line per mode and mt/mp.
+    // A panel per message size, a line per mode and mt/mp, in the CSV's
+    // unit: messages/s, a round trip counted as two.
     for size in ["128B", "4KiB"] {
         let f = r.figure(&format!("Throughput vs clients: size={size}"));
-        for line in [
-            "mode=sync clients_as=mt",
-            "mode=sync clients_as=mp",
-            "mode=nores clients_as=mt",
-            "mode=nores clients_as=mp",
-        ] {
-            assert!(has(f, line), "{line}: {f:?}");
+        for mode in ["sync", "async", "nores"] {
+            for c in ["mt", "mp"] {
+                let line = format!("mode={mode} clients_as={c}");
+                assert!(has(f, &line), "{line}: {f:?}");
+            }
         }
-        assert!(has(f, "clients") && has(f, "ops/s"), "{f:?}");
+        assert!(
+            has(f, "clients") && has(f, "messages/s (a round trip is two)"),
+            "{f:?}"
+        );
     }
     let csv = table_ok(&r.exp, &["--format", "ipc"]);
     let lines: Vec<&str> = csv.lines().collect();
@@ -404,14 +406,21 @@ fn ipc_report() {
         lines[0],
         "sessions,clients_as,mode,size_bytes,nloop,elapsed_s,messages_per_s,gib_per_s,operations,p50_us,p99_us"
     );
-    assert_eq!(lines.len(), 17, "{csv}");
+    assert_eq!(lines.len(), 25, "{csv}");
+    let mut order = Vec::new();
     for l in &lines[1..] {
         let f: Vec<&str> = l.split(',').collect();
         let sessions: f64 = f[0].parse().unwrap();
         assert!(
-            ["mt", "mp"].contains(&f[1]) && ["sync", "nores"].contains(&f[2]),
+            ["mt", "mp"].contains(&f[1]) && ["sync", "async", "nores"].contains(&f[2]),
             "{l}"
         );
+        order.push((
+            f[0].to_string(),
+            f[3].to_string(),
+            f[2].to_string(),
+            f[1].to_string(),
+        ));
         // nloop per session: 20000 operations in all.
         let nloop: f64 = f[4].parse().unwrap();
         assert_eq!(nloop * sessions, 20000.0, "{l}");
@@ -420,7 +429,7 @@ fn ipc_report() {
             f[6].parse().unwrap(),
             f[7].parse().unwrap(),
         );
-        let per_op = if f[2] == "sync" { 2.0 } else { 1.0 };
+        let per_op = if f[2] == "nores" { 1.0 } else { 2.0 };
         assert!((msgs * elapsed / per_op - 20000.0).abs() < 200.0, "{l}");
         let size: f64 = f[3].parse().unwrap();
         assert!(
@@ -428,4 +437,109 @@ fn ipc_report() {
             "{l}"
         );
     }
+    // The sweep's order: clients, then size, mode and mt/mp, as the
+    // spec's matrix lists them.
+    let mut planned = Vec::new();
+    for clients in ["1", "2"] {
+        for size in ["128", "4096"] {
+            for mode in ["sync", "async", "nores"] {
+                for c in ["mt", "mp"] {
+                    planned.push((
+                        clients.to_string(),
+                        size.to_string(),
+                        mode.to_string(),
+                        c.to_string(),
+                    ));
+                }
+            }
+        }
+    }
+    assert_eq!(order, planned, "{csv}");
+}
+
+/// The IPC report's data channel: at small scale wirebench's own (the
+/// server writes, the client reads), its CSV lines without a mode column
+/// in the sweep's order, one message per operation; at full scale the
+/// spec's own command, run with a stand-in data_channel_write that prints
+/// the report's line for the report's example, gives that line back
+/// exactly.
+#[test]
+fn ipc_datachannel_report() {
+    let _solo = shared();
+    let r = reproduce("ipc-datachannel");
+    let csv = table_ok(&r.exp, &["--format", "ipc"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "sessions,clients_as,size_bytes,nloop,elapsed_s,messages_per_s,gib_per_s,operations,p50_us,p99_us"
+    );
+    let got: Vec<(String, String, String)> = lines[1..]
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let (elapsed, msgs): (f64, f64) = (f[4].parse().unwrap(), f[5].parse().unwrap());
+            assert!(
+                (msgs * elapsed - 20000.0).abs() < 200.0,
+                "one message per operation: {l}"
+            );
+            (f[0].to_string(), f[2].to_string(), f[1].to_string())
+        })
+        .collect();
+    let mut planned = Vec::new();
+    for clients in ["1", "2"] {
+        for size in ["128", "4096"] {
+            for c in ["mt", "mp"] {
+                planned.push((clients.to_string(), size.to_string(), c.to_string()));
+            }
+        }
+    }
+    assert_eq!(got, planned, "{csv}");
+    let f = r.figure("Throughput vs clients");
+    assert!(has(f, "messages/s (a round trip is two)"), "{f:?}");
+
+    // The full spec's command, as written, with a stand-in program.
+    let spec_path = format!(
+        "{}/../../specs/reports/ipc-datachannel.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let spec: toml::Value = toml::from_str(&std::fs::read_to_string(spec_path).unwrap()).unwrap();
+    let cmd = spec["matrix"]["client_cmd"][0].as_str().unwrap();
+    let dir = TempDir::new("datachannel-line");
+    let program = dir.path().join("data_channel_write");
+    std::fs::write(
+        &program,
+        "#!/bin/sh\n[ \"$*\" = \"mt 4 1024 1000000\" ] || { echo \"not the report's example: $*\" >&2; exit 1; }\n\
+         echo 4,mt,1024,1000000,0.556,7192080.3,6.86\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cmd = cmd.replacen("data_channel_write", program.to_str().unwrap(), 1);
+    let results = dir.path().join("results");
+    let mut p = Proc::spawn(&[
+        "run",
+        "--transport",
+        "exec",
+        "--parser",
+        spec["base"]["parser"].as_str().unwrap(),
+        "--client-cmd",
+        &cmd,
+        "--clients",
+        "4",
+        "--size",
+        "1KiB",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert!(
+        p.wait(std::time::Duration::from_secs(60)).success(),
+        "{}",
+        p.stderr_all()
+    );
+    let csv = table_ok(&results, &["--format", "ipc"]);
+    assert_eq!(
+        csv.lines().nth(1),
+        Some("4,mt,1024,1000000,0.556,7192080.3,6.86,4000000,,"),
+        "{csv}"
+    );
 }

@@ -1,5 +1,7 @@
 //! Throughput against the x variable: a line per series, a plot per panel
-//! on shared axes.
+//! on shared axes. IPC runs (shared memory, Tsurugi's programs) are drawn
+//! in the IPC report's unit, messages/s (a round trip is two), the figure
+//! its CSV gives.
 
 use super::*;
 
@@ -12,6 +14,11 @@ pub(super) fn draw(d: &Drawn) -> Vec<Figure> {
     let (series_by, panel) = (&d.series_by, d.panel.as_deref());
     let mut out = Vec::new();
     let (ok, l, shown) = (&d.ok, d.l, &d.shown);
+    let messages = ok.iter().all(|r| r.messages_per_s().is_some());
+    let y = |r: &RunResult| match messages {
+        true => r.messages_per_s().unwrap_or(f64::NAN),
+        false => r.summary.ops_per_s,
+    };
     // Panel (None: one plot) to line to points.
     type Lines = BTreeMap<String, Vec<(f64, f64)>>;
     let mut panels: BTreeMap<Option<String>, Lines> = BTreeMap::new();
@@ -23,7 +30,7 @@ pub(super) fn draw(d: &Drawn) -> Vec<Figure> {
                 .or_default()
                 .entry(series_key(r, l, series_by, shown))
                 .or_default()
-                .push((num(&v), r.summary.ops_per_s));
+                .push((num(&v), y(r)));
         }
     }
     let points = || panels.values().flat_map(|g| g.values().flatten());
@@ -54,7 +61,14 @@ pub(super) fn draw(d: &Drawn) -> Vec<Figure> {
                 svg: plot::lines_within(
                     &title,
                     x_axis(x, &xs),
-                    Axis::linear("ops/s", format_rate),
+                    Axis::linear(
+                        if messages {
+                            "messages/s (a round trip is two)"
+                        } else {
+                            "ops/s"
+                        },
+                        format_rate,
+                    ),
                     &series,
                     (panels.len() > 1).then_some(&bounds),
                 ),
