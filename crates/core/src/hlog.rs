@@ -88,6 +88,7 @@ mod tests {
             stalled: false,
             partial: false,
             program_busy_pct: vec![],
+            program_in_flight: None,
             server_groups: vec![],
         };
         r.intervals = vec![iv(Phase::Warmup, 0), iv(Phase::Measure, 1_000_000_000)];

@@ -238,6 +238,7 @@ mod tests {
             partial: false,
             server_groups: vec![],
             program_busy_pct: vec![],
+            program_in_flight: None,
         };
         let line = interval_line(&iv, 10_000_000);
         assert!(line.starts_with("   2.0s measure"), "{line}");

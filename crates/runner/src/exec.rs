@@ -482,7 +482,10 @@ fn program_interval(
         end_ns: end,
         phase: Phase::Measure,
         ops: whole(iv.ops_per_s * iv.seconds),
-        bytes_out: 0,
+        // The program's MiB/s over its second (perf-crimson-msgr's sends).
+        bytes_out: iv
+            .mib_per_s
+            .map_or(0, |m| whole((m * 1048576.0 * iv.seconds).round())),
         bytes_in: 0,
         errors: 0,
         ops_per_s: iv.ops_per_s,
@@ -502,6 +505,7 @@ fn program_interval(
         stalled: false,
         partial: false,
         program_busy_pct: iv.busy_pct.clone(),
+        program_in_flight: iv.in_flight,
     }
 }
 

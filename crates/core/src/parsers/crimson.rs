@@ -151,9 +151,10 @@ pub fn parse(out: &str) -> Result<Parsed, String> {
             p.intervals.len()
         ));
     }
-    if let Some([_, iops, mib, lat_ms]) = summary
+    if let Some([secs, iops, mib, lat_ms]) = summary
         && p.figures.contains_key("IOPS")
     {
+        p.figure("summary: seconds", secs);
         p.figure("summary: IOPS", iops);
         p.figure("summary: MB/s (MiB/s)", mib);
         p.figure("summary: lat(ms)", lat_ms);
@@ -170,12 +171,14 @@ fn second_line(t: &str) -> Option<ParsedInterval> {
         return None;
     }
     let seconds = number(f[0])?;
-    f[1].parse::<u64>().ok()?;
+    let in_flight = f[1].parse::<u64>().ok()?;
     let ops_per_s = number(f[2])?;
-    number(f[3])?;
+    let mib_per_s = number(f[3])?;
     Some(ParsedInterval {
         seconds,
         ops_per_s,
+        in_flight: Some(in_flight),
+        mib_per_s: Some(mib_per_s),
         // No sampled message in the second: "nan".
         mean_ns: number(f[4]).map(|ms| ms * 1e6),
         // Each client reactor's utilisation, the list ending in a comma.
@@ -218,6 +221,10 @@ mod tests {
         assert_eq!(p.intervals[0].seconds, 1.00516);
         assert_eq!(p.intervals[0].ops_per_s, 3.17101e6);
         assert_eq!(p.intervals[0].mean_ns, Some(8.41057e6));
+        // Every field of the line: depth and MB/s too (issue 48).
+        assert_eq!(p.intervals[0].in_flight, Some(27043));
+        assert_eq!(p.intervals[0].mib_per_s, Some(12386.7));
+        assert_eq!(p.intervals[0].busy_pct.len(), 28);
         assert_eq!(p.intervals[9].ops_per_s, 3.16717e6);
         assert_eq!(p.seconds, Some(40.1393));
         assert_eq!(p.ops_per_s, Some(3.17785e6));
@@ -247,6 +254,24 @@ mod tests {
                 (7789.457672 * MIB * 60.212315f64).round()
             ))
         );
+    }
+
+    /// The per-second lines, the summary and the all() block together: the
+    /// summary's every field is kept beside the block's (issue 48: its
+    /// seconds were dropped).
+    #[test]
+    fn the_summary_beside_the_all_block_keeps_every_field() {
+        let p = parse(&format!("{SEPARATED}\n{LEFT_ALL}")).unwrap();
+        assert_eq!(p.figures["summary: seconds"], 40.1393);
+        assert_eq!(p.figures["summary: IOPS"], 3.17785e6);
+        assert_eq!(p.figures["summary: MB/s (MiB/s)"], 12413.5);
+        assert_eq!(p.figures["summary: lat(ms)"], 8.37097);
+        assert_eq!(
+            p.seconds,
+            Some(60.212315),
+            "the block's time measures the run"
+        );
+        assert_eq!(p.intervals.len(), 10);
     }
 
     #[test]

@@ -69,6 +69,11 @@ pub struct ParsedInterval {
     /// The program's own utilisation of its threads in the interval, in %
     /// (perf-crimson-msgr's client reactors), where the line gives it.
     pub busy_pct: Vec<f64>,
+    /// Messages in flight at the end of the interval, where the line gives
+    /// them (perf-crimson-msgr's depth).
+    pub in_flight: Option<u64>,
+    /// Throughput in MiB/s, where the line gives it.
+    pub mib_per_s: Option<f64>,
 }
 
 /// What a program's output said.

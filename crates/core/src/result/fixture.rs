@@ -30,6 +30,7 @@ pub fn interval(k: u64, ops_per_s: f64, lat_ns: u64) -> Interval {
         stalled: false,
         partial: false,
         program_busy_pct: vec![],
+        program_in_flight: None,
         server_groups: vec![],
     }
 }

@@ -110,6 +110,10 @@ pub struct Interval {
     /// client reactors).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub program_busy_pct: Vec<f64>,
+    /// exec: the messages in flight at the end of this second, as the
+    /// program printed them (perf-crimson-msgr's depth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_in_flight: Option<u64>,
 }
 
 /// The client's and the server's CPU per core over one second, for a run

@@ -216,6 +216,7 @@ impl IntervalReport {
             stalled: false,
             partial: false,
             program_busy_pct: vec![],
+            program_in_flight: None,
         }
     }
 }

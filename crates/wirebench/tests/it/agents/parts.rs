@@ -159,6 +159,7 @@ fn an_agent_that_sends_seconds_out_of_order_is_failed_not_believed() {
                     stalled: false,
                     partial: false,
                     program_busy_pct: vec![],
+                    program_in_flight: None,
                     server_groups: vec![],
                 };
                 say(serde_json::json!({"interval": {"index": 1_000_000, "interval": iv}}));

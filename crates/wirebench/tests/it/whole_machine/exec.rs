@@ -128,6 +128,13 @@ fn issue_36_exec_runs_keep_the_cpu_per_core_per_second() {
     for (k, iv) in r.intervals.iter().enumerate() {
         let k = k as f64;
         assert_eq!(iv.program_busy_pct, [50.0 + k, 60.0 + k]);
+        // Its depth and MB/s too (issue 48): 3.90625 MiB/s x (k + 1) over 1 s.
+        assert_eq!(iv.program_in_flight, Some(512));
+        assert_eq!(
+            iv.bytes_out,
+            (3.90625 * 1048576.0 * (k + 1.0)) as u64,
+            "{iv:?}"
+        );
         let busy = iv
             .client_cores
             .iter()
