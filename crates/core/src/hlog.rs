@@ -89,6 +89,7 @@ mod tests {
             partial: false,
             program_busy_pct: vec![],
             program_in_flight: None,
+            server_share: vec![],
             server_groups: vec![],
         };
         r.intervals = vec![iv(Phase::Warmup, 0), iv(Phase::Measure, 1_000_000_000)];

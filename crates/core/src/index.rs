@@ -10,6 +10,24 @@ use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// What a spec's `[report]` section asks of its report: what throughput
+/// is plotted against, what makes a line and a panel (the names the
+/// legends show, `server`, or keys), and the runs whose CPU heatmaps are
+/// drawn, each named by its point (`server=crimson clients=2
+/// placement=balanced`). The flags of `report` take precedence.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportPlan {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub panel: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heatmaps: Option<Vec<String>>,
+}
+
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Index {
     pub name: String,
@@ -19,6 +37,9 @@ pub struct Index {
     #[serde(default)]
     pub spec_hash: Option<String>,
     pub runs: Vec<Entry>,
+    /// The spec's `[report]` section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<ReportPlan>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

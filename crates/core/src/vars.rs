@@ -61,6 +61,16 @@ pub fn label(key: &str) -> &str {
     }
 }
 
+/// The key a name of [`label`] reads for (`server` is `server_cmd`): a
+/// report may be asked for a variable by the name its legends show.
+pub fn key_of(name: &str) -> &str {
+    match name {
+        "server" => "server_cmd",
+        "client" => "client_cmd",
+        other => other,
+    }
+}
+
 /// The spec's field for a request key, where its name differs.
 fn field(key: &str) -> &str {
     match key {

@@ -123,6 +123,35 @@ impl Sampler {
             .collect()
     }
 
+    /// The share of each core the server's threads used between two
+    /// samples over `seconds`, in % of the core: each thread's CPU time put
+    /// on the core it last ran on (exact for a thread pinned to one core,
+    /// as a reactor is). Every core of `cpus` (the server's cpuset) comes,
+    /// used or not, and any other core a thread ran on. Empty where no
+    /// thread of the server was read.
+    pub fn server_share(cpus: &[usize], a: &Sample, b: &Sample, seconds: f64) -> Vec<CoreBusy> {
+        if b.server_threads.is_empty() || seconds <= 0.0 {
+            return vec![];
+        }
+        let before: std::collections::BTreeMap<u32, u64> =
+            a.server_threads.iter().map(|t| (t.tid, t.cpu_ns)).collect();
+        let mut by: std::collections::BTreeMap<usize, u64> = cpus.iter().map(|c| (*c, 0)).collect();
+        for t in &b.server_threads {
+            let Some(cpu) = t.last_cpu else { continue };
+            let d = t
+                .cpu_ns
+                .saturating_sub(before.get(&t.tid).copied().unwrap_or(0));
+            *by.entry(cpu).or_default() += d;
+        }
+        by.into_iter()
+            .map(|(cpu, ns)| CoreBusy {
+                cpu,
+                busy_pct: 100.0 * ns as f64 / 1e9 / seconds,
+                steal_pct: 0.0,
+            })
+            .collect()
+    }
+
     /// Seconds the client's and the server's threads spent runnable but
     /// waiting for a CPU between two samples (threads that exited in between
     /// are not counted).
@@ -153,6 +182,44 @@ impl Sampler {
 mod tests {
     use super::*;
     use crate::os::CpuTicks;
+
+    /// The server's share of each core: each thread's CPU time on the core
+    /// it last ran on, every core of its cpuset shown, a core outside it
+    /// too when a thread ran there.
+    #[test]
+    fn the_servers_share_of_each_core_from_its_threads() {
+        let thread = |tid, cpu_ns, cpu| crate::procs::ThreadStat {
+            pid: 1,
+            tid,
+            name: "reactor".into(),
+            cpu_ns,
+            runq_wait_ns: 0,
+            last_cpu: Some(cpu),
+            running: true,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+        };
+        let at = |threads| Sample {
+            cpus: vec![],
+            client_ticks: None,
+            server_cpu_ns: None,
+            server_threads: threads,
+            client_sched: None,
+            server_sched: None,
+        };
+        let a = at(vec![thread(10, 1_000_000_000, 2), thread(11, 0, 3)]);
+        // Over 2 s: thread 10 used 1.5 s on cpu 2, 11 used 0.5 s on cpu 3,
+        // and 12 (new) 0.2 s on cpu 5, outside the cpuset 2-4.
+        let b = at(vec![
+            thread(10, 2_500_000_000, 2),
+            thread(11, 500_000_000, 3),
+            thread(12, 200_000_000, 5),
+        ]);
+        let s = Sampler::server_share(&[2, 3, 4], &a, &b, 2.0);
+        let got: Vec<(usize, f64)> = s.iter().map(|c| (c.cpu, c.busy_pct)).collect();
+        assert_eq!(got, [(2, 75.0), (3, 25.0), (4, 0.0), (5, 10.0)]);
+        assert!(Sampler::server_share(&[2], &a, &at(vec![]), 2.0).is_empty());
+    }
 
     #[test]
     fn busy_and_steal_shares_between_two_samples() {

@@ -102,6 +102,14 @@ pub fn runs_at(path: &Path) -> Result<Vec<RunResult>, InputError> {
     Ok(out)
 }
 
+/// The `[report]` section of the experiments at `paths` (the first that
+/// has one): what their spec asks of their report.
+pub fn report_plan(paths: &[std::path::PathBuf]) -> Option<wirebench_core::index::ReportPlan> {
+    paths
+        .iter()
+        .find_map(|p| wirebench_core::index::load(p).ok().flatten()?.report)
+}
+
 fn runs_in(path: &Path) -> Result<Vec<RunResult>, InputError> {
     let bad = |why: String| InputError::Bad {
         path: path.to_path_buf(),

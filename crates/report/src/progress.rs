@@ -239,6 +239,7 @@ mod tests {
             server_groups: vec![],
             program_busy_pct: vec![],
             program_in_flight: None,
+            server_share: vec![],
         };
         let line = interval_line(&iv, 10_000_000);
         assert!(line.starts_with("   2.0s measure"), "{line}");

@@ -367,6 +367,7 @@ fn outcome(
             Sampler::busy(&cfg.client_cpus, &a.1, b),
             Sampler::busy(&cfg.sampler.server_cpus, &a.1, b),
             Sampler::groups(&a.1, b, secs),
+            Sampler::server_share(&cfg.sampler.server_cpus, &a.1, b, secs),
         ))
     };
     let mut at = 0u64;
@@ -460,12 +461,14 @@ fn program_latency(p: &Parsed, ops: u64) -> LatencySummary {
     }
 }
 
-/// The CPU of the client's and the server's cores, and the server's thread
-/// groups, over a span of the program's measured phase.
+/// The CPU of the client's and the server's cores, the server's thread
+/// groups and its share of each core, over a span of the program's
+/// measured phase.
 type SpanCpu = (
     Vec<wirebench_core::result::CoreBusy>,
     Vec<wirebench_core::result::CoreBusy>,
     Vec<wirebench_core::result::GroupCpu>,
+    Vec<wirebench_core::result::CoreBusy>,
 );
 
 /// A second (or a line) the program printed, from `start` to `end` ns of
@@ -474,7 +477,7 @@ fn program_interval(
     iv: &wirebench_core::parsers::ParsedInterval,
     start: u64,
     end: u64,
-    (client_cores, server_cores, server_groups): SpanCpu,
+    (client_cores, server_cores, server_groups, server_share): SpanCpu,
     empty: &str,
 ) -> Interval {
     Interval {
@@ -506,6 +509,7 @@ fn program_interval(
         partial: false,
         program_busy_pct: iv.busy_pct.clone(),
         program_in_flight: iv.in_flight,
+        server_share,
     }
 }
 
@@ -522,12 +526,13 @@ fn cpu_seconds(
                 k * 1_000_000_000,
                 ((k + 1) * 1_000_000_000).min(whole(window * 1e9)),
             );
-            let (client_cores, server_cores, _) = cpu_over(start, end)?;
+            let (client_cores, server_cores, _, server_share) = cpu_over(start, end)?;
             Some(wirebench_core::result::CpuSecond {
                 start_ns: start,
                 end_ns: end,
                 client_cores,
                 server_cores,
+                server_share,
             })
         })
         .collect()

@@ -133,6 +133,7 @@ pub fn sweep(
             planned: runs.len(),
             spec_hash: None,
             runs: vec![],
+            report: None,
         },
     };
     let new_hash = index::spec_hash(runs.iter().flat_map(|r| &r.requests));
@@ -185,7 +186,7 @@ pub fn sweep(
         }));
     }
     ix.planned = runs.len();
-    ix.spec_hash = Some(new_hash);
+    (ix.spec_hash, ix.report) = (Some(new_hash), exp.report.clone());
     std::fs::create_dir_all(&dir)?;
     // Only points of this plan count as done.
     let done: Vec<String> = ix

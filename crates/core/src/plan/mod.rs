@@ -24,7 +24,7 @@ macro_rules! refuse {
 pub const MAX_RUNS: usize = 100_000;
 
 /// The spec's own keys.
-pub const TOP_KEYS: [&str; 7] = [
+pub const TOP_KEYS: [&str; 8] = [
     "name",
     "repetitions",
     "cpusets",
@@ -32,6 +32,7 @@ pub const TOP_KEYS: [&str; 7] = [
     "base",
     "matrix",
     "scale",
+    "report",
 ];
 /// Keys of the sweep itself (not flags of `run`).
 pub const SWEEP_KEYS: [&str; 3] = ["placement", "instances", "alone"];
@@ -120,6 +121,8 @@ pub struct Experiment {
     /// them (`server_cmd = { crimson = "...", async = "..." }`): in the
     /// order of its values. A point shows a named value by its name.
     pub names: Vec<(String, Vec<String>)>,
+    /// Its `[report]` section (None: the report's own choices).
+    pub report: Option<crate::index::ReportPlan>,
 }
 
 /// A value as people read it in a point (`arch=pool`, `size=4KiB`).
@@ -301,6 +304,16 @@ impl Experiment {
                 sizes.join(" x ")
             );
         }
+        let report = match doc.get("report") {
+            None => None,
+            Some(v) => match crate::index::ReportPlan::deserialize(v.clone()) {
+                Ok(r) => Some(r),
+                Err(e) => refuse!(
+                    "{f}: [report]: {} (it takes x, series, panel and heatmaps)",
+                    e.message()
+                ),
+            },
+        };
         Ok(Experiment {
             name,
             repetitions,
@@ -308,6 +321,7 @@ impl Experiment {
             base,
             matrix,
             names,
+            report,
         })
     }
 
@@ -354,11 +368,11 @@ fn scaled(f: &str, mut doc: toml::Table, name: &str) -> Result<toml::Table, Plan
             ("repetitions", v) => {
                 doc.insert(k, v);
             }
-            ("base" | "matrix", v @ toml::Value::Table(_)) => {
+            ("base" | "matrix" | "report", v @ toml::Value::Table(_)) => {
                 doc.insert(k, v);
             }
             (other, _) => refuse!(
-                "{f}: [scale.{name}] {other}: only repetitions, [scale.{name}.base] and [scale.{name}.matrix] (each replaces the spec's own)"
+                "{f}: [scale.{name}] {other}: only repetitions, [scale.{name}.base], [scale.{name}.matrix] and [scale.{name}.report] (each replaces the spec's own)"
             ),
         }
     }

@@ -324,3 +324,25 @@ fn cpusets_split_among_instances() {
     assert_eq!(split(&l, 2, 1).to_string(), "4-7");
     assert_eq!(split(&CpuList::parse("3").unwrap(), 2, 1).to_string(), "3");
 }
+
+/// Issue 48: a spec's `[report]` section is read, an unknown key of it
+/// refused naming the section, and a scale may replace it.
+#[test]
+fn issue_48_a_report_section_is_read_and_checked() {
+    let e =
+        exp("name = \"x\"\n[report]\npanel = \"server\"\nheatmaps = [\"clients=2\"]\n").unwrap();
+    let r = e.report.expect("its [report]");
+    assert_eq!(r.panel.as_deref(), Some("server"));
+    assert_eq!(r.heatmaps, Some(vec!["clients=2".to_string()]));
+    let err = exp("name = \"x\"\n[report]\npanels = \"server\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("[report]") && err.contains("panels"), "{err}");
+    let doc: toml::Table =
+        "name = \"x\"\n[report]\npanel = \"a\"\n[scale.s.report]\npanel = \"b\"\n"
+            .parse()
+            .unwrap();
+    let small = scaled("spec.toml", doc, "s").unwrap();
+    let e = Experiment::from_table("spec.toml", &small, Path::new(".")).unwrap();
+    assert_eq!(e.report.and_then(|r| r.panel).as_deref(), Some("b"));
+}

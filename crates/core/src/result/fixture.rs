@@ -31,6 +31,7 @@ pub fn interval(k: u64, ops_per_s: f64, lat_ns: u64) -> Interval {
         partial: false,
         program_busy_pct: vec![],
         program_in_flight: None,
+        server_share: vec![],
         server_groups: vec![],
     }
 }

@@ -88,6 +88,13 @@ pub struct Interval {
     pub latency_hist: String,
     pub client_cores: Vec<CoreBusy>,
     pub server_cores: Vec<CoreBusy>,
+    /// The share of each core the server's threads used, in % of the core
+    /// (`busy_pct`): each thread's CPU time on the core it last ran on,
+    /// exact for threads pinned to a core (reactors). Where `server_cores`
+    /// tells a core busy, this tells how much of it was the server's.
+    /// Empty where the server was not observed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_share: Vec<CoreBusy>,
     /// The hiccup meter: the latest wake-up of its probe, and the time its
     /// wake-ups lost in all (None: the meter was off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,6 +132,10 @@ pub struct CpuSecond {
     pub end_ns: u64,
     pub client_cores: Vec<CoreBusy>,
     pub server_cores: Vec<CoreBusy>,
+    /// The share of each core the server's threads used (see
+    /// [`Interval::server_share`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_share: Vec<CoreBusy>,
 }
 
 /// CPU time of one group of the server's threads: threads named alike,

@@ -310,6 +310,12 @@ pub(crate) fn coordinate(
                 data,
                 client_cores: Sampler::busy(&cfg.client_cpus, before, after),
                 server_cores: Sampler::busy(&cfg.sampler.server_cpus, before, after),
+                server_share: Sampler::server_share(
+                    &cfg.sampler.server_cpus,
+                    before,
+                    after,
+                    end_ns.saturating_sub(start_ns) as f64 / 1e9,
+                ),
                 server_groups: Sampler::groups(
                     before,
                     after,

@@ -150,6 +150,9 @@ pub struct IntervalReport {
     pub data: IntervalData,
     pub client_cores: Vec<CoreBusy>,
     pub server_cores: Vec<CoreBusy>,
+    /// The share of each core the server's threads used
+    /// (`Interval::server_share`).
+    pub server_share: Vec<CoreBusy>,
     /// The server's CPU by thread group.
     pub server_groups: Vec<GroupCpu>,
     /// The hiccup meter's wake-ups of the interval (their lateness).
@@ -182,6 +185,7 @@ impl IntervalReport {
             data,
             client_cores: iv.client_cores.clone(),
             server_cores: iv.server_cores.clone(),
+            server_share: iv.server_share.clone(),
             server_groups: vec![],
             hiccup: None,
         }
@@ -217,6 +221,7 @@ impl IntervalReport {
             partial: false,
             program_busy_pct: vec![],
             program_in_flight: None,
+            server_share: self.server_share.clone(),
         }
     }
 }

@@ -89,6 +89,25 @@ pub struct Layout {
     /// (small multiples). None: by placement when the lines would
     /// otherwise be split by placement and something else.
     pub panel: Option<String>,
+    /// The runs whose CPU heatmaps are drawn, each named by its point
+    /// (`server=crimson clients=2 placement=balanced`: every run with those
+    /// values). None: up to four, spread over the set.
+    pub heatmaps: Option<Vec<String>>,
+}
+
+impl Layout {
+    /// This layout, what it leaves open taken from a spec's `[report]`
+    /// section (the flags of `report` take precedence).
+    pub fn or_plan(self, plan: Option<wirebench_core::index::ReportPlan>) -> Layout {
+        let p = plan.unwrap_or_default();
+        Layout {
+            x: self.x.or(p.x),
+            series: self.series.or(p.series),
+            labels: self.labels,
+            panel: self.panel.or(p.panel),
+            heatmaps: self.heatmaps.or(p.heatmaps),
+        }
+    }
 }
 
 pub use crate::export::Figure;

@@ -56,7 +56,8 @@ pub(super) fn names_of(runs: &[&RunResult]) -> Vec<String> {
 pub fn check_layout(runs: &[RunResult], l: &Layout) -> Result<(), String> {
     let known = variables(runs);
     let have = |flag: &str, v: &str| -> Result<(), String> {
-        if known.iter().any(|k| k == v) {
+        // By the name the legends show, too (`server` for server_cmd).
+        if known.iter().any(|k| k == v || k == vars::key_of(v)) {
             return Ok(());
         }
         let all: Vec<&RunResult> = runs.iter().collect();
@@ -99,6 +100,7 @@ pub fn check_layout(runs: &[RunResult], l: &Layout) -> Result<(), String> {
 /// a matrix key of its sweep (as the spec named its value), or a setting
 /// of its spec.
 pub fn variable(r: &RunResult, name: &str) -> Option<String> {
+    let name = vars::key_of(name);
     if !VARIABLES.contains(&name) {
         // The report's words for the shm clients (mt, mp), whatever the
         // spec wrote.
@@ -282,6 +284,15 @@ pub(super) struct Resolved {
 }
 
 pub(super) fn resolve(l: &Layout, runs: &[&RunResult], vary: &[String]) -> Resolved {
+    // Variables asked for by the names the legends show (`server`).
+    let key = |v: &String| vars::key_of(v).to_string();
+    let l = &Layout {
+        x: l.x.as_ref().map(key),
+        series: l.series.as_ref().map(|s| s.iter().map(key).collect()),
+        labels: l.labels.clone(),
+        panel: l.panel.as_ref().map(key),
+        heatmaps: l.heatmaps.clone(),
+    };
     let x = l.x.clone().or_else(|| {
         NUMERIC
             .iter()

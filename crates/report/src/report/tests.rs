@@ -129,6 +129,27 @@ fn issue_36_a_sweep_over_server_commands_gives_a_line_per_server_and_a_panel_per
         );
     }
     let runs = crimson_vs_async(true);
+    // A variable by the name the legends show (issue 48: `server` was
+    // refused): the same panels as by its key.
+    let by_name = Layout {
+        panel: Some("server".into()),
+        series: Some(vec!["placement".into()]),
+        ..Layout::default()
+    };
+    assert_eq!(check_layout(&runs, &by_name), Ok(()));
+    let titles = |l: &Layout| -> Vec<String> {
+        figures(&runs, l)
+            .into_iter()
+            .map(|f| f.title)
+            .filter(|t| t.starts_with("Throughput vs"))
+            .collect()
+    };
+    let by_key = Layout {
+        panel: Some("server_cmd".into()),
+        ..by_name.clone()
+    };
+    assert_eq!(titles(&by_name), titles(&by_key));
+    assert_eq!(titles(&by_name).len(), 2, "{:?}", titles(&by_name));
     let bad = |l: Layout| check_layout(&runs, &l).unwrap_err();
     let e = bad(Layout {
         series: Some(vec!["sever_cmd".into()]),
@@ -169,6 +190,7 @@ fn a_sweep_gives_every_figure_and_the_tables() {
             series: Some(vec!["placement".into()]),
             labels: BTreeMap::new(),
             panel: None,
+            heatmaps: None,
         },
     );
     let titles: Vec<&str> = figs.iter().map(|f| f.title.as_str()).collect();

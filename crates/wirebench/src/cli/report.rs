@@ -80,9 +80,10 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let layout = report::Layout {
         x: a.x.clone(),
         series: a.series.clone(),
-        labels: Default::default(),
         panel: a.panel.clone(),
-    };
+        ..Default::default()
+    }
+    .or_plan(inputs::report_plan(&a.paths));
     if let Err(e) = report::check_layout(&runs, &layout) {
         usage!("{e}");
     }

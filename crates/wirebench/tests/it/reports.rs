@@ -352,14 +352,48 @@ fn messenger_report() {
     // Beside other tests: it asserts what was made, not how fast.
     let _solo = shared();
     let r = reproduce("messenger");
-    for placement in ["balanced", "separated"] {
-        let f = r.figure(&format!("Throughput vs clients: placement={placement}"));
-        assert!(has(f, "server=crimson") && has(f, "server=async"), "{f:?}");
+    // Figure 1.1 as the spec's [report] asks: a panel per server, a line
+    // per placement.
+    for server in ["crimson", "async"] {
+        let f = r.figure(&format!("Throughput vs clients: server={server}"));
+        assert!(
+            has(f, "placement=balanced") && has(f, "placement=separated"),
+            "{f:?}"
+        );
         assert!(has(f, "clients") && has(f, "ops/s"), "axes: {f:?}");
     }
-    let f = r.figure("CPU busy per core");
-    assert!(f.iter().any(|t| t.starts_with("client cpu")), "{f:?}");
-    assert!(f.iter().any(|t| t.starts_with("server cpu")), "{f:?}");
+    // The three heatmaps of the spec's runs, no other; the server's rows
+    // the share of each core its threads used.
+    let maps: Vec<&Vec<String>> = r
+        .figures
+        .iter()
+        .filter(|f| f[0].starts_with("CPU busy per core"))
+        .collect();
+    let titles: Vec<&str> = maps.iter().map(|f| f[0].as_str()).collect();
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    for (k, (clients, placement)) in [("1", "balanced"), ("2", "balanced"), ("2", "separated")]
+        .into_iter()
+        .enumerate()
+    {
+        let t = titles[k];
+        assert!(
+            t.starts_with("CPU busy per core, of the server by its threads:")
+                && t.contains(&format!("clients={clients}"))
+                && t.contains(&format!("placement={placement}"))
+                && t.contains("server=crimson"),
+            "heatmap {k}: {t}"
+        );
+        assert!(
+            maps[k].iter().any(|x| x.starts_with("client cpu")),
+            "{:?}",
+            maps[k]
+        );
+        assert!(
+            maps[k].iter().any(|x| x.starts_with("server cpu")),
+            "{:?}",
+            maps[k]
+        );
+    }
     let table = table_ok(&r.exp, &[]);
     let head = table.lines().next().unwrap();
     for col in [

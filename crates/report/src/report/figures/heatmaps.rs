@@ -3,19 +3,40 @@
 use super::*;
 
 /// Per-core CPU over time, client and server cores apart, and the
-/// program's own threads: of up to four runs spread over the set.
+/// program's own threads: of the runs the layout names (a spec's
+/// `[report] heatmaps`), else of up to four runs spread over the set.
 pub(super) fn draw(d: &Drawn) -> Vec<Figure> {
-    let step = d.ok.len().div_ceil(4).max(1);
+    let chosen: Vec<&RunResult> = match &d.l.heatmaps {
+        Some(points) => points
+            .iter()
+            .flat_map(|p| d.ok.iter().copied().filter(move |r| at_point(r, p)))
+            .collect(),
+        None => {
+            let step = d.ok.len().div_ceil(4).max(1);
+            d.ok.iter().copied().step_by(step).collect()
+        }
+    };
     let mut out = Vec::new();
-    for r in d.ok.iter().step_by(step) {
+    for r in chosen {
         out.extend(cpu_heatmap(d, r));
         out.extend(reactor_heatmap(d, r));
     }
     out
 }
 
-/// CPU busy per core over time, client and server cores apart. An exec
-/// run whose program printed no per-second lines has them apart
+/// Whether the run has every `name=value` of `point` (names as the
+/// legends show them: `server=crimson`).
+fn at_point(r: &RunResult, point: &str) -> bool {
+    point.split_whitespace().all(|kv| {
+        kv.split_once('=')
+            .is_some_and(|(k, v)| variable(r, k).is_some_and(|x| x == v))
+    })
+}
+
+/// CPU busy per core over time, client and server cores apart: the
+/// server's rows the share of each core its threads used, where the run
+/// observed them (else the core's busy, whoever used it). An exec run
+/// whose program printed no per-second lines has them apart
 /// (`cpu_seconds`).
 fn cpu_heatmap(d: &Drawn, r: &RunResult) -> Option<Figure> {
     type Cores<'a> = (
@@ -24,6 +45,9 @@ fn cpu_heatmap(d: &Drawn, r: &RunResult) -> Option<Figure> {
         &'a [wirebench_core::result::CoreBusy],
         &'a [wirebench_core::result::CoreBusy],
     );
+    let share = r.intervals.iter().any(|i| !i.server_share.is_empty())
+        || r.cpu_seconds.iter().any(|c| !c.server_share.is_empty());
+    let server = |busy, share_of| if share { share_of } else { busy };
     let spans: Vec<Cores> = if r
         .intervals
         .iter()
@@ -36,7 +60,7 @@ fn cpu_heatmap(d: &Drawn, r: &RunResult) -> Option<Figure> {
                     i.start_ns,
                     i.end_ns,
                     &i.client_cores[..],
-                    &i.server_cores[..],
+                    server(&i.server_cores[..], &i.server_share[..]),
                 )
             })
             .collect()
@@ -48,7 +72,7 @@ fn cpu_heatmap(d: &Drawn, r: &RunResult) -> Option<Figure> {
                     c.start_ns,
                     c.end_ns,
                     &c.client_cores[..],
-                    &c.server_cores[..],
+                    server(&c.server_cores[..], &c.server_share[..]),
                 )
             })
             .collect()
@@ -62,6 +86,7 @@ fn cpu_heatmap(d: &Drawn, r: &RunResult) -> Option<Figure> {
                 cores.entry(c.cpu).or_insert_with(|| vec![0.0; n])[k] = c.busy_pct;
             }
         }
+        // The title says when the server's rows are its threads' share.
         for (cpu, v) in cores {
             rows.push((format!("{who} cpu {cpu}"), v));
         }
@@ -73,7 +98,13 @@ fn cpu_heatmap(d: &Drawn, r: &RunResult) -> Option<Figure> {
         .chain(spans.iter().map(|s| s.1 as f64 / 1e9))
         .collect();
     if !rows.is_empty() {
-        let title = format!("CPU busy per core: {}", d.name(r));
+        let title = match share {
+            true => format!(
+                "CPU busy per core, of the server by its threads: {}",
+                d.name(r)
+            ),
+            false => format!("CPU busy per core: {}", d.name(r)),
+        };
         return Some(Figure {
             svg: plot::heatmap(
                 &title,

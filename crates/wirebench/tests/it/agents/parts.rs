@@ -160,6 +160,7 @@ fn an_agent_that_sends_seconds_out_of_order_is_failed_not_believed() {
                     partial: false,
                     program_busy_pct: vec![],
                     program_in_flight: None,
+                    server_share: vec![],
                     server_groups: vec![],
                 };
                 say(serde_json::json!({"interval": {"index": 1_000_000, "interval": iv}}));
