@@ -170,13 +170,18 @@ pub(crate) fn row(out: &str, event: &str) -> Vec<String> {
         .lines()
         .rfind(|l| l.ends_with(&format!("] {event}")))
         .unwrap_or_else(|| panic!("no '{event}' row: {out}"));
-    line.split(['(', ')', '|', '[', ']'])
-        .flat_map(|part| {
-            part.split_whitespace()
-                .map(String::from)
-                .collect::<Vec<_>>()
-        })
-        .collect()
+    let mut words: Vec<String> = Vec::new();
+    for w in line
+        .split(['(', ')', '|', '[', ']'])
+        .flat_map(str::split_whitespace)
+    {
+        // A value and its unit (`90.0 ns`) are one word.
+        match words.last_mut() {
+            Some(last) if ["ns", "us", "ms", "s"].contains(&w) => last.push_str(w),
+            _ => words.push(w.to_string()),
+        }
+    }
+    words
 }
 
 /// An event's mean cumulative time in a timeline's table, in ns.
