@@ -1,7 +1,7 @@
 //! The time sinks of a shape: where its operations spend their time, an
 //! event's repeats summed (the RAMCloud report's "3 x ~300ns").
 
-use super::{EventStats, format_tenths};
+use super::stats::{EventStats, format_tenths};
 
 /// How many time sinks are named.
 pub const SINKS: usize = 5;
