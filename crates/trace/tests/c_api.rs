@@ -14,7 +14,10 @@ fn a_c_program_records_in_the_same_format() {
         .status()
         .expect("cargo runs");
     assert!(st.success(), "building the static library");
-    let lib = root.join("../../target/debug/libwirebench_trace.a");
+    // Where cargo builds: CARGO_TARGET_DIR when the user set one.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("../../target"), std::path::PathBuf::from);
+    let lib = target.join("debug/libwirebench_trace.a");
     assert!(lib.exists(), "{} is missing", lib.display());
     let dir = std::env::temp_dir().join(format!("wb-trace-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -456,6 +456,56 @@ pub fn skip(why: impl std::fmt::Display) {
     }
 }
 
+/// What a run measured of the machine that makes a timing bound say
+/// nothing of what it tests: its own "the machine was busy" warning (its
+/// threads waited for a CPU, or other processes took CPU on its CPUs, past
+/// the run's thresholds). None: the run found the machine quiet.
+pub fn machine_busy(r: &RunResult) -> Option<String> {
+    use wirebench_core::result::Warning;
+    r.warnings
+        .iter()
+        .find(|w| matches!(w, Warning::MachineBusy { .. }))
+        .map(|w| w.to_string())
+}
+
+/// Every run.json under `dir`, read (a search's steps, a sweep's runs).
+pub fn walk_runs(dir: &Path) -> Vec<RunResult> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.file_name().is_some_and(|n| n == "run.json")
+                && let Ok(text) = std::fs::read_to_string(&p)
+                && let Ok(r) = serde_json::from_str(&text)
+            {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// A timing check judged by what its own runs measured of the machine:
+/// `attempt` runs it and gives its runs' busy reason (None: quiet) and
+/// whether the check held. A check that fails on a quiet machine fails the
+/// test; one that fails while its runs say the machine was busy is tried
+/// again, and after three busy tries the test is skipped with the
+/// machine's figures (never a pass).
+pub fn on_a_quiet_machine(mut attempt: impl FnMut() -> (Option<String>, Result<(), String>)) {
+    let mut last = String::new();
+    for _ in 0..3 {
+        match attempt() {
+            (_, Ok(())) => return,
+            (None, Err(e)) => panic!("{e}"),
+            (Some(busy), Err(e)) => last = format!("{e} ({busy})"),
+        }
+    }
+    skip(format!("3 tries on a busy machine, the last: {last}"));
+}
+
 /// The PIDs of processes whose command line has `needle`.
 pub fn running_with(needle: &str) -> Vec<u32> {
     let mut pids = Vec::new();

@@ -11,7 +11,6 @@ fn open_loop_measures_an_injected_delay() {
     // Busy-polling on both sides: waking an idle vCPU would add tens of
     // microseconds that have nothing to do with the 1 ms under test.
     let srv = Server::start(&["--cpus", &server, "--delay", "1ms", "--poll"]);
-    let dir = TempDir::new("delay");
     let args = [
         "--target",
         &srv.endpoint,
@@ -23,15 +22,23 @@ fn open_loop_measures_an_injected_delay() {
         "--duration",
         "3s",
     ];
-    let (st, r, err) = run_json(&dir, &args);
-    assert!(st.success(), "{err}");
-    let p50 = r.summary.latency.p50_ns;
-    assert!((1_000_000..=1_150_000).contains(&p50), "p50 {p50} ns");
-    assert!(
-        (r.summary.sent_per_s - 500.0).abs() < 25.0,
-        "sent {}/s",
-        r.summary.sent_per_s
-    );
+    // Busy-polling client and server need their CPUs: a run that says the
+    // machine was busy (two CPU hogs beside it read p50 4.6 ms) is tried
+    // again, and skipped with its figures after three.
+    on_a_quiet_machine(|| {
+        let dir = TempDir::new("delay");
+        let (st, r, err) = run_json(&dir, &args);
+        assert!(st.success(), "{err}");
+        let p50 = r.summary.latency.p50_ns;
+        let check = if !(1_000_000..=1_150_000).contains(&p50) {
+            Err(format!("p50 {p50} ns"))
+        } else if (r.summary.sent_per_s - 500.0).abs() >= 25.0 {
+            Err(format!("sent {}/s", r.summary.sent_per_s))
+        } else {
+            Ok(())
+        };
+        (machine_busy(&r), check)
+    });
     srv.stop();
 }
 
