@@ -432,21 +432,24 @@ pub fn python_with(module: &str, package: &str) -> Option<PathBuf> {
 }
 
 /// Says that the running test cannot check what it is for, and why:
-/// "skipped: why" on stderr, and a line "test: why" appended to
+/// "skipped: test: why" in the test output (never captured), and a line "test: why" appended to
 /// `target/skipped-tests.txt` (`.ci/run` and `scripts/test.sh` empty it
 /// before the tests and list it, counted, after: a skipped check never
 /// reads as a passed one).
 pub fn skip(why: impl std::fmt::Display) {
-    eprintln!("skipped: {why}");
-    let file = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../target/skipped-tests.txt"
-    );
+    use std::io::Write;
     let test = std::thread::current()
         .name()
         .unwrap_or("a test")
         .to_string();
-    use std::io::Write;
+    // Straight to the process's stderr, past the test harness's capture
+    // (which takes only print!/eprint!): the line shows among the test
+    // lines even when the test then passes.
+    let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/skipped-tests.txt"
+    );
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

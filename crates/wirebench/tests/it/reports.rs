@@ -6,6 +6,7 @@
 
 use crate::helpers::*;
 use std::path::{Path, PathBuf};
+use wirebench_core::result::RunResult;
 
 /// A spec of specs/reports/ run at its small scale, and its report.
 struct Reproduced {
@@ -112,6 +113,47 @@ fn s3_report() {
     assert!(f.iter().any(|t| t.contains("mode=get")), "{f:?}");
     let f = r.figure("Time to first byte of put, 6 tests");
     assert!(f.iter().any(|t| t.contains("mode=put")), "{f:?}");
+    // Sixty tests, the full spec's count (issue 48: the histogram stopped
+    // at 40): the small scale's reads, each taken ten times as a test of
+    // its own, come out on two pages on the same bins, every test a line.
+    let gets: Vec<RunResult> = walk_runs(&r.exp)
+        .into_iter()
+        .filter(|x| x.summary.by_op.get("get").is_some_and(|o| o.ttfb.is_some()))
+        .collect();
+    assert_eq!(gets.len(), 6, "the small scale's reads");
+    let sixty = r.exp.with_file_name("sixty");
+    for k in 0..60 {
+        let mut x = gets[k % gets.len()].clone();
+        x.run_id = format!("{}-{k:02}", x.run_id);
+        x.point = vec![("test".into(), format!("t{k:02}"))];
+        let d = sixty.join(&x.run_id);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("run.json"), serde_json::to_string(&x).unwrap()).unwrap();
+    }
+    let (_, figures) = report_ok(&sixty, &sixty.with_file_name("sixty.html"), &[]);
+    let pages: Vec<&Vec<String>> = figures
+        .iter()
+        .filter(|f| f[0].starts_with("Time to first byte"))
+        .collect();
+    let titles: Vec<&str> = pages.iter().map(|f| f[0].as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Time to first byte, tests 1-40 of 60",
+            "Time to first byte, tests 41-60 of 60"
+        ]
+    );
+    let lines = |f: &[String]| -> Vec<String> {
+        f.iter()
+            .filter_map(|t| t.split("test=").nth(1).map(str::to_string))
+            .collect()
+    };
+    let (first, second) = (lines(pages[0]), lines(pages[1]));
+    assert_eq!((first.len(), second.len()), (40, 20), "{:?}", pages[1]);
+    let mut all: Vec<String> = first.into_iter().chain(second).collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 60, "every test once: {all:?}");
     // `table` of the sweep: reads' MiB/s come in, writes' go out, each
     // in its own column (issue 48: reads were "out throughput 0.000").
     let table = table_ok(&r.exp, &[]);
