@@ -47,7 +47,7 @@ pub fn heatmap(
     }
     let mut svg = String::new();
     {
-        let h = u32::try_from(130 + 24 * rows.len())
+        let h = u32::try_from(144 + 24 * rows.len())
             .unwrap_or(u32::MAX)
             .min(900);
         let root = SVGBackend::with_string(&mut svg, (W, h)).into_drawing_area();
@@ -55,9 +55,11 @@ pub fn heatmap(
         let (area, scale) = root.split_horizontally(W - SCALE_W);
         let n = rows.len();
         let (t0, t1) = (edges[0], edges[cols]);
+        // The title, then room under it for the shade's label.
+        let area = area.titled(title, ("sans-serif", TITLE_PX)).unwrap_or(area);
         let chart = ChartBuilder::on(&area)
-            .caption(title, ("sans-serif", TITLE_PX))
             .margin(12)
+            .margin_top(26)
             .x_label_area_size(56)
             .y_label_area_size(110)
             .build_cartesian_2d(t0..t1, 0f64..n as f64);

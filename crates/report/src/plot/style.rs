@@ -315,7 +315,10 @@ pub(super) fn range(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
     if (hi - lo).abs() < 1e-12 {
         let pad = if log { 0.5 } else { (hi.abs() * 0.1).max(1.0) };
-        return (lo - pad, hi + pad);
+        // A quantity that cannot be negative (all of them here) keeps its
+        // axis at 0 or above.
+        let below = if !log && lo >= 0.0 { lo.min(pad) } else { pad };
+        return (lo - below, hi + pad);
     }
     let pad = (hi - lo) * 0.05;
     let lo = if !log && lo >= 0.0 {

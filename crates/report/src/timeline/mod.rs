@@ -225,9 +225,13 @@ pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
                 v.dedup();
                 v
             };
+            // A log axis, but for an event always under a ns (the first
+            // one's 0): its deltas drawn where they are, not clamped to 1 ns.
+            let log = d.last().is_some_and(|v| *v >= 1.0);
+            let floor = if log { 1.0 } else { f64::MIN };
             let points = keep
                 .iter()
-                .map(|&i| (d[i].max(1.0), (i + 1) as f64 / n as f64))
+                .map(|&i| (d[i].max(floor), (i + 1) as f64 / n as f64))
                 .collect();
             let mut series = vec![Series {
                 name: String::new(),
@@ -263,7 +267,11 @@ pub fn cdfs(events: &[EventStats]) -> Vec<Figure> {
             Figure {
                 svg: lines(
                     &title,
-                    Axis::log("time since the previous event", format_ns),
+                    if log {
+                        Axis::log("time since the previous event", format_ns)
+                    } else {
+                        Axis::linear("time since the previous event", format_ns)
+                    },
                     Axis::linear("fraction of operations", |v| format!("{v:.2}")),
                     &series,
                 ),
@@ -570,6 +578,18 @@ mod tests {
             "{}",
             c[0].title
         );
+        // Its deltas, all 0, drawn at 0 (a linear axis from 0), not
+        // clamped to the log axis's 1 ns; the others on a log axis.
+        let ticks = |svg: &str| -> Vec<String> {
+            svg.split("<text")
+                .skip(1)
+                .filter_map(|t| t.split('>').nth(1)?.split('<').next())
+                .map(|t| t.trim().to_string())
+                .filter(|t| t.ends_with("ns") && !t.contains(' '))
+                .collect()
+        };
+        assert_eq!(ticks(&c[0].svg), ["0ns", "1ns"], "{}", c[0].svg);
+        assert!(!ticks(&c[2].svg).contains(&"0ns".to_string()));
     }
 
     /// A sink is an event by name: its repeats are summed (the RAMCloud

@@ -42,8 +42,8 @@ pub struct FlameArgs {
     /// or .folded files); red where B spends more.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     diff: Option<Vec<PathBuf>>,
-    /// With --diff: where to write the SVG.
-    #[arg(short, long, default_value = "flame-diff.svg")]
+    /// With --diff (only): where to write the SVG; a run's flamegraph goes to its directory.
+    #[arg(short, long, default_value = "flame-diff.svg", requires = "diff")]
     output: PathBuf,
     /// Run N instances side by side, as a sweep point of N instances does (each its share of
     /// the cpusets, whole cores, and of the clients), and profile only the --instance one,

@@ -84,6 +84,9 @@ fn search_refuses_bad_flags() {
         (&["--slo", "p99<1ms", "--headroom", "2"], "--headroom"),
     ];
     expect_usage_errors(&["search"], cases);
+    // flame's -o writes a differential flamegraph only; a run's goes to its
+    // directory, so -o without --diff is refused rather than ignored.
+    expect_usage_errors(&["flame"], &[(&["-o", "x.svg"], "--output")]);
 }
 
 #[test]
