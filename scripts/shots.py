@@ -146,9 +146,11 @@ def chromium(url, profile, *extra):
 
 def photograph(body, style, png, profile):
     """A page holding `body`, photographed at the size of what it holds."""
-    measure = ("<script>window.onload=()=>{const r=document.body.getBoundingClientRect();"
-               "document.title=Math.ceil(r.right+12)+'x'+Math.ceil(r.bottom+12);}</script>")
-    page = png[:-4] + ".html"
+    # The page says its size in its title, measured once laid out (the
+    # script runs last, after what it measures).
+    measure = ("<script>const r=document.body.getBoundingClientRect();"
+               "document.title=Math.ceil(r.right+12)+'x'+Math.ceil(r.bottom+12);</script>")
+    page = os.path.join(os.path.dirname(profile), os.path.basename(png)[:-4] + ".html")
     with open(page, "w", encoding="utf-8") as f:
         f.write(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>?</title>"
                 f"<style>{style}{STYLE_EXTRA}</style></head><body>{body}{measure}</body></html>")
@@ -196,7 +198,11 @@ def main():
                     body.append(f"<pre>$ wirebench {html.escape(' '.join(what))}\n"
                                 f"flamegraph of the server: RUN/flame-server.svg</pre>")
                     # As a picture: inferno's script lays it out for a page of its own.
-                    body.append(f'<img src="file://{svg.group(1)}" width="1200">')
+                    # (its size given: the page measures itself before it loads)
+                    head = open(svg.group(1), encoding="utf-8").read(4000)
+                    w, h = (re.search(f'<svg[^>]* {k}="(\\d+)"', head).group(1)
+                            for k in ("width", "height"))
+                    body.append(f'<img src="file://{svg.group(1)}" width="{w}" height="{h}">')
             png = os.path.join(a.out, f"{name}.png")
             w, h = photograph("\n".join(body), style, png, profile)
             print(f"{png}: {w}x{h}")

@@ -1,6 +1,7 @@
 //! Issue 48: the README's front page is short (what wirebench is, the two
 //! commands, an example per task, links), and every link and file it
-//! names exists; so does every one the guide links.
+//! names exists; so does every one the guide and docs/reproducing.md
+//! (its screenshots) link.
 
 use std::path::Path;
 
@@ -47,10 +48,12 @@ fn issue_48_the_readme_is_a_front_page_whose_every_named_file_exists() {
         assert!(readme.contains(needed), "the README does not name {needed}");
     }
     let guide = std::fs::read_to_string(root().join("docs/guide.md")).unwrap();
+    let reproducing = std::fs::read_to_string(root().join("docs/reproducing.md")).unwrap();
     let mut missing = Vec::new();
     for (text, base) in [
         (&readme, root().to_path_buf()),
         (&guide, root().join("docs")),
+        (&reproducing, root().join("docs")),
     ] {
         for p in named_paths(text, &base) {
             if !p.exists() {
@@ -59,6 +62,14 @@ fn issue_48_the_readme_is_a_front_page_whose_every_named_file_exists() {
         }
     }
     assert!(missing.is_empty(), "named but missing: {missing:?}");
+    // Every screenshot kept is one the page shows.
+    for f in std::fs::read_dir(root().join("docs/images/reproducing")).unwrap() {
+        let name = f.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            reproducing.contains(&format!("images/reproducing/{name})")),
+            "docs/images/reproducing/{name} is not shown in docs/reproducing.md"
+        );
+    }
     // The test command the README gives (the second of its two commands)
     // is a line of .ci/run, exactly, and it runs cargo's tests of every
     // crate to the end, then counts the skipped ones.
