@@ -13,11 +13,19 @@
 //!   waiting for them to come up (`--agents-wait`).
 //!
 //! The token comes from a Secret the user makes (key `token`), in both.
+//!
+//! With `--metrics-listen` (and its `--metrics-token-file`, the path in
+//! the pod), the coordinator serves its live metrics: its pod carries the
+//! usual scrape annotations (`prometheus.io/scrape`, `port`, `path`) and a
+//! named port, and the scrape token comes from a second Secret,
+//! `NAME-metrics-token` (key `token`), mounted where the flag says; a
+//! scraper's token is never the agents' one.
 
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, PodSpec, PodTemplateSpec,
-    SecretKeySelector, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, KeyToPath,
+    PersistentVolumeClaimVolumeSource, PodSecurityContext, PodSpec, PodTemplateSpec,
+    SecretKeySelector, SecretVolumeSource, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -42,6 +50,10 @@ pub struct Render {
     pub request: RunRequest,
     /// How long the coordinator waits for the agents to come up.
     pub agents_wait: String,
+    /// The PersistentVolumeClaim every pod keeps its results in (each run
+    /// in a directory named by its id), so that they outlive the pods;
+    /// None: an emptyDir, gone with its pod.
+    pub results_pvc: Option<String>,
 }
 
 /// The three manifests.
@@ -197,17 +209,37 @@ fn job(r: &Render, name: String, component: &str, count: usize, pod: PodSpec) ->
                 }),
                 spec: Some(PodSpec {
                     restart_policy: Some("Never".into()),
-                    volumes: Some(vec![Volume {
-                        name: "results".into(),
-                        empty_dir: Some(EmptyDirVolumeSource::default()),
-                        ..Volume::default()
-                    }]),
+                    volumes: Some(vec![results_volume(r)]),
+                    // The image's user (scripts/image.sh) may write what
+                    // is mounted.
+                    security_context: Some(PodSecurityContext {
+                        fs_group: Some(IMAGE_GID),
+                        ..PodSecurityContext::default()
+                    }),
                     ..pod
                 }),
             },
             ..JobSpec::default()
         }),
         ..Job::default()
+    }
+}
+
+/// The group of the image's user (scripts/image.sh).
+pub const IMAGE_GID: i64 = 10001;
+
+/// Where a pod keeps its results: the claim given, or its own emptyDir.
+fn results_volume(r: &Render) -> Volume {
+    Volume {
+        name: "results".into(),
+        empty_dir: r.results_pvc.is_none().then(EmptyDirVolumeSource::default),
+        persistent_volume_claim: r.results_pvc.as_ref().map(|claim| {
+            PersistentVolumeClaimVolumeSource {
+                claim_name: claim.clone(),
+                read_only: None,
+            }
+        }),
+        ..Volume::default()
     }
 }
 
@@ -218,6 +250,9 @@ pub fn render(r: &Render) -> Result<Manifests, SpecError> {
         check_name("--namespace", ns)?;
     }
     check_name("--token-secret", &r.token_secret)?;
+    if let Some(claim) = &r.results_pvc {
+        check_name("--results-pvc", claim)?;
+    }
     check_image(&r.image)?;
     if !(1..=1000).contains(&r.agents) {
         return Err(SpecError::Range {
@@ -293,7 +328,7 @@ pub fn render(r: &Render) -> Result<Manifests, SpecError> {
     let mut run_args = vec!["run".to_string()];
     run_args.extend(req.to_args());
     run_args.extend(["--agents-wait".to_string(), r.agents_wait.clone()]);
-    let coordinator = job(
+    let mut coordinator = job(
         r,
         format!("{}-coordinator", r.name),
         "coordinator",
@@ -303,11 +338,114 @@ pub fn render(r: &Render) -> Result<Manifests, SpecError> {
             ..PodSpec::default()
         },
     );
+    if let Some(addr) = req.watch.metrics_listen {
+        serve_metrics(r, &mut coordinator, addr, &req.watch)?;
+    }
     Ok(Manifests {
         service,
         agents,
         coordinator,
     })
+}
+
+/// The Secret holding the coordinator's scrape token (key `token`).
+pub fn metrics_secret(name: &str) -> String {
+    format!("{name}-metrics-token")
+}
+
+/// The coordinator's pod, serving its metrics to the cluster's Prometheus:
+/// scrape annotations, a named port, and the scrape token's Secret mounted
+/// at the path `--metrics-token-file` gives.
+fn serve_metrics(
+    r: &Render,
+    job: &mut Job,
+    addr: std::net::SocketAddr,
+    watch: &wirebench_core::live::LiveFlags,
+) -> Result<(), SpecError> {
+    if addr.ip().is_loopback() || addr.port() == 0 {
+        return Err(bad(
+            "--metrics-listen",
+            format!(
+                "{addr}: a cluster's Prometheus reaches the pod's own address on a fixed port: 0.0.0.0:9464, say"
+            ),
+        ));
+    }
+    let Some(file) = &watch.metrics_token_file else {
+        return Err(bad(
+            "--metrics-token-file",
+            format!(
+                "is needed with --metrics-listen {addr}: the path in the pod where the Secret {}'s token is mounted, e.g. /var/run/secrets/wirebench-metrics/token",
+                metrics_secret(&r.name)
+            ),
+        ));
+    };
+    let (Some(dir), Some(key_file)) = (file.parent(), file.file_name()) else {
+        return Err(bad(
+            "--metrics-token-file",
+            format!("{}: a file's path in the pod", file.display()),
+        ));
+    };
+    if !file.is_absolute() || dir == std::path::Path::new("/results") {
+        return Err(bad(
+            "--metrics-token-file",
+            format!(
+                "{}: an absolute path in a directory of its own (the Secret is mounted there), e.g. /var/run/secrets/wirebench-metrics/token",
+                file.display()
+            ),
+        ));
+    }
+    let port = i32::from(addr.port());
+    let Some(spec) = job.spec.as_mut() else {
+        return Ok(());
+    };
+    let template = &mut spec.template;
+    template
+        .metadata
+        .get_or_insert_with(ObjectMeta::default)
+        .annotations = Some(BTreeMap::from([
+        ("prometheus.io/scrape".to_string(), "true".to_string()),
+        ("prometheus.io/port".to_string(), port.to_string()),
+        ("prometheus.io/path".to_string(), "/metrics".to_string()),
+    ]));
+    let Some(pod) = template.spec.as_mut() else {
+        return Ok(());
+    };
+    pod.volumes.get_or_insert_with(Vec::new).push(Volume {
+        name: "metrics-token".into(),
+        secret: Some(SecretVolumeSource {
+            secret_name: Some(metrics_secret(&r.name)),
+            items: Some(vec![KeyToPath {
+                key: "token".into(),
+                path: key_file.to_string_lossy().into_owned(),
+                // Root's, read by the pod's group (the image's user).
+                mode: Some(0o440),
+            }]),
+            ..SecretVolumeSource::default()
+        }),
+        ..Volume::default()
+    });
+    for c in &mut pod.containers {
+        // A Secret's file in a pod is a link into the volume's current
+        // copy, readable by the pod's group: the operator's choice here,
+        // each said in a warning in the log.
+        c.args
+            .get_or_insert_with(Vec::new)
+            .push("--accept-loose-secret-files".into());
+        c.ports = Some(vec![ContainerPort {
+            name: Some("metrics".into()),
+            container_port: port,
+            ..ContainerPort::default()
+        }]);
+        c.volume_mounts
+            .get_or_insert_with(Vec::new)
+            .push(VolumeMount {
+                name: "metrics-token".into(),
+                mount_path: dir.display().to_string(),
+                read_only: Some(true),
+                ..VolumeMount::default()
+            });
+    }
+    Ok(())
 }
 
 impl Manifests {
@@ -358,8 +496,22 @@ impl Render {
             .as_ref()
             .map(|n| format!(" -n {n}"))
             .unwrap_or_default();
+        let metrics = if self.request.watch.metrics_listen.is_some() {
+            format!(
+                "      kubectl{ns} create secret generic {} --from-literal=token=\"$(openssl rand -hex 32)\"   # the scrape token (Prometheus sends it)\n",
+                metrics_secret(&self.name)
+            )
+        } else {
+            String::new()
+        };
+        let metrics = match &self.results_pvc {
+            Some(claim) => format!(
+                "{metrics}      # the PersistentVolumeClaim {claim} must exist (ReadWriteMany across nodes); the runs stay in it\n"
+            ),
+            None => metrics,
+        };
         format!(
-            "then: kubectl{ns} create secret generic {} --from-literal=token=\"$(openssl rand -hex 32)\"\n      kubectl{ns} apply -f {}\n      kubectl{ns} logs -f job/{}-coordinator",
+            "then: kubectl{ns} create secret generic {} --from-literal=token=\"$(openssl rand -hex 32)\"\n{metrics}      kubectl{ns} apply -f {}\n      kubectl{ns} logs -f job/{}-coordinator",
             self.token_secret,
             dir.display(),
             self.name
@@ -392,6 +544,7 @@ mod tests {
                 ..RunRequest::default()
             },
             agents_wait: "2m".into(),
+            results_pvc: None,
         }
     }
 
@@ -435,5 +588,54 @@ mod tests {
         let mut r = sample();
         r.agents = 7;
         assert_eq!(render(&r).unwrap_err().flag(), "--clients");
+        // Metrics a cluster's Prometheus can reach, with their own token.
+        for (listen, token, flag) in [
+            (
+                "127.0.0.1:9464",
+                Some("/var/run/secrets/m/token"),
+                "--metrics-listen",
+            ),
+            (
+                "0.0.0.0:0",
+                Some("/var/run/secrets/m/token"),
+                "--metrics-listen",
+            ),
+            ("0.0.0.0:9464", None, "--metrics-token-file"),
+            ("0.0.0.0:9464", Some("token"), "--metrics-token-file"),
+            (
+                "0.0.0.0:9464",
+                Some("/results/token"),
+                "--metrics-token-file",
+            ),
+        ] {
+            let mut r = sample();
+            r.request.watch.metrics_listen = Some(listen.parse().unwrap());
+            r.request.watch.metrics_token_file = token.map(Into::into);
+            assert_eq!(render(&r).unwrap_err().flag(), flag, "{listen} {token:?}");
+        }
+    }
+
+    #[test]
+    fn a_coordinator_serving_metrics_is_annotated_and_mounts_its_scrape_token() {
+        let mut r = sample();
+        r.request.watch.metrics_listen = Some("0.0.0.0:9464".parse().unwrap());
+        r.request.watch.metrics_token_file = Some("/var/run/secrets/m/token".into());
+        let m = render(&r).unwrap();
+        let text = pretty(&m.coordinator);
+        for want in [
+            "\"prometheus.io/scrape\": \"true\"",
+            "\"prometheus.io/port\": \"9464\"",
+            "\"secretName\": \"wb-metrics-token\"",
+            "\"mountPath\": \"/var/run/secrets/m\"",
+            "\"--accept-loose-secret-files\"",
+        ] {
+            assert!(text.contains(want), "{want}: {text}");
+        }
+        // The agents' pods are as before: no scrape token, no annotations.
+        assert!(!pretty(&m.agents).contains("metrics"));
+        assert!(
+            r.next_steps(std::path::Path::new("m"))
+                .contains("wb-metrics-token")
+        );
     }
 }

@@ -41,6 +41,10 @@ pub struct RenderArgs {
     /// The Secret holding the agents' token under the key `token`. Default: NAME-token.
     #[arg(long)]
     token_secret: Option<String>,
+    /// A PersistentVolumeClaim every pod keeps its results in (ReadWriteMany where pods may
+    /// run on several nodes), so that they outlive the pods. Default: each pod's emptyDir.
+    #[arg(long)]
+    results_pvc: Option<String>,
     /// The directory the manifests are written to (created; existing files replaced only with
     /// --force).
     #[arg(short = 'o', long)]
@@ -54,22 +58,18 @@ pub fn k8s(a: K8sArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn render(a: RenderArgs) -> anyhow::Result<ExitCode> {
+    let token_secret = a.token_secret.unwrap_or(format!("{}-token", a.name));
+    let wait = &a.flags.agents.agents_wait;
     let r = Render {
-        token_secret: a
-            .token_secret
-            .clone()
-            .unwrap_or_else(|| format!("{}-token", a.name)),
+        token_secret,
         name: a.name,
         namespace: a.namespace,
         image: a.image,
         agents: a.replicas,
         request: a.flags.request(),
         // How long the coordinator waits for the pods (--agents-wait).
-        agents_wait: a
-            .flags
-            .agents
-            .agents_wait
-            .map_or_else(|| "2m".to_string(), |d| d.to_string()),
+        agents_wait: wait.map_or("2m".to_string(), |d| d.to_string()),
+        results_pvc: a.results_pvc,
     };
     let m = k8s::render(&r).map_err(super::error::UsageError::from)?;
     let force = a.flags.req.output.force == Some(true);

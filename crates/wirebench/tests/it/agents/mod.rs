@@ -14,6 +14,7 @@ use wirebench_core::result::{RunResult, RunState};
 
 mod hosts;
 mod parts;
+mod pods;
 
 /// Namespaces joined by a bridge, deleted (with what runs in them gone
 /// first: declare this before the processes) when dropped.
