@@ -55,7 +55,7 @@ ALLOWED = {
 LAYERS = {
     "wirebench-runner": [
         ["process"],
-        ["abort", "auth", "capture", "events", "outcome", "serve", "tree", "worker"],
+        ["abort", "auth", "capture", "events", "outcome", "serve", "tree", "upload", "worker"],
         ["target"],
         ["observed"],
         ["exec"],

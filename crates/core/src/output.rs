@@ -28,6 +28,93 @@ impl std::str::FromStr for Trace {
     }
 }
 
+/// `--upload s3://HOST:PORT/BUCKET[/PREFIX]` (`s3s://` with TLS): where a
+/// run's directory is copied at its end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct UploadUrl {
+    pub tls: bool,
+    /// `host:port`, as written.
+    pub addr: String,
+    pub bucket: String,
+    /// The keys' common start, without a trailing '/' (may be empty).
+    pub prefix: String,
+}
+
+impl UploadUrl {
+    /// The key of `rel` (a path under the results directory, '/'-separated).
+    pub fn key(&self, rel: &str) -> String {
+        match self.prefix.as_str() {
+            "" => rel.to_string(),
+            p => format!("{p}/{rel}"),
+        }
+    }
+}
+
+impl std::str::FromStr for UploadUrl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<UploadUrl, String> {
+        let bad = |why: &str| {
+            format!(
+                "'{s}': {why}; an upload goes to s3://HOST:PORT/BUCKET/PREFIX (s3s:// for TLS), e.g. s3://minio.storage:9000/bench/nightly"
+            )
+        };
+        let (tls, rest) = match (s.strip_prefix("s3://"), s.strip_prefix("s3s://")) {
+            (Some(r), _) => (false, r),
+            (_, Some(r)) => (true, r),
+            _ => return Err(bad("not an s3:// or s3s:// URL")),
+        };
+        let (addr, path) = rest.split_once('/').ok_or_else(|| bad("no bucket"))?;
+        let (bucket, prefix) = path.split_once('/').unwrap_or((path, ""));
+        let prefix = prefix.trim_matches('/');
+        if !addr
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+        {
+            return Err(bad("no HOST:PORT"));
+        }
+        if !crate::values::valid_bucket(bucket) {
+            return Err(bad(&format!("'{bucket}' is not a bucket name")));
+        }
+        if prefix.split('/').any(|p| p == "." || p == "..")
+            || prefix.chars().any(|c| c.is_control() || c == '\\')
+            || prefix.contains("//")
+        {
+            return Err(bad("a prefix of plain '/'-separated names"));
+        }
+        Ok(UploadUrl {
+            tls,
+            addr: addr.to_string(),
+            bucket: bucket.to_string(),
+            prefix: prefix.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for UploadUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.tls { "s3s" } else { "s3" };
+        write!(f, "{scheme}://{}/{}", self.addr, self.bucket)?;
+        if !self.prefix.is_empty() {
+            write!(f, "/{}", self.prefix)?;
+        }
+        Ok(())
+    }
+}
+
+impl From<UploadUrl> for String {
+    fn from(u: UploadUrl) -> String {
+        u.to_string()
+    }
+}
+
+impl TryFrom<String> for UploadUrl {
+    type Error = String;
+    fn try_from(s: String) -> Result<UploadUrl, String> {
+        s.parse()
+    }
+}
+
 /// How `run` prints: progress lines and a summary, the whole result as
 /// JSON, or the IPC report's CSV line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +194,16 @@ pub struct OutputFlags {
     #[arg(long, requires = "trace")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_sample: Option<u64>,
+    /// Copy each run's directory, once saved, to s3://HOST:PORT/BUCKET/PREFIX (s3s:// for
+    /// TLS; the CAs of --ca-file) with wirebench's own S3 client, under PREFIX/ its path in
+    /// the results directory (a sweep's: EXPERIMENT/RUN-ID; a spec sets `upload` in `[base]`).
+    /// Credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (none: anonymous); region:
+    /// AWS_REGION (us-east-1). A file already there with its size is not sent again, so an
+    /// interrupted upload, run again (`wirebench upload DIR URL`), completes. A failed upload
+    /// fails the command, the run kept here.
+    #[arg(long, value_name = "S3-URL")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload: Option<UploadUrl>,
 }
 
 impl OutputFlags {

@@ -41,10 +41,16 @@ impl Checked {
         }
         req.prepare_outputs()?;
         let dir = dir.unwrap_or_else(|| req.output.results_dir());
+        let mut recorder = Recorder::new(dir, command_line, req.slos()?);
+        recorder.upload = req.output.upload.clone().map(|url| crate::record::Upload {
+            url,
+            base: req.output.results_dir(),
+            ca_file: req.ca_file.clone(),
+        });
         Ok(Checked {
             spec,
             placement,
-            recorder: Recorder::new(dir, command_line, req.slos()?),
+            recorder,
         })
     }
 

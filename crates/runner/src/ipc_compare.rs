@@ -111,6 +111,11 @@ pub fn ipc_compare(
         .map(|(name, _, _)| Recorder {
             root: dir.join(name),
             also_csv: Some(req.output.results_dir()),
+            upload: req.output.upload.clone().map(|url| crate::record::Upload {
+                url,
+                base: req.output.results_dir(),
+                ca_file: req.ca_file.clone(),
+            }),
             ..Recorder::new(dir.clone(), command_line.clone(), Vec::new())
         })
         .collect();

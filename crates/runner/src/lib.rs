@@ -49,6 +49,7 @@ pub mod session;
 pub mod sweep;
 pub mod target;
 pub mod tree;
+pub mod upload;
 pub mod worker;
 
 pub use wirebench_core::request::{RunRequest, SpecError};

@@ -25,6 +25,18 @@ pub struct Recorder {
     pub also_csv: Option<PathBuf>,
     /// The history database each run is indexed in after it is saved.
     pub history: Option<PathBuf>,
+    /// Where each run's directory is copied once saved (`--upload`), under
+    /// its path in the results directory (`upload_base`).
+    pub upload: Option<Upload>,
+}
+
+/// `--upload`: the URL, the results directory the keys are relative to,
+/// and the CAs of an s3s:// endpoint.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub url: wirebench_core::output::UploadUrl,
+    pub base: PathBuf,
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Recorder {
@@ -36,6 +48,7 @@ impl Recorder {
             slos,
             also_csv: None,
             history: None,
+            upload: None,
         }
     }
 
@@ -99,6 +112,9 @@ impl Recorder {
         if let Some(db) = &self.history {
             index(db, &dir, r, &mut |n| events.note(n))?;
         }
+        if let Some(up) = &self.upload {
+            upload(up, &dir, events)?;
+        }
         Ok(dir)
     }
 
@@ -126,6 +142,27 @@ impl Recorder {
                 }
             });
         RunError::Unsaved(Box::new(crate::Unsaved { why, kept, json }))
+    }
+}
+
+/// Copies the run saved in `dir` to its place under `up` (its path under
+/// the results directory); a failure fails the command, the run kept here
+/// and the command that completes the copy said.
+fn upload(up: &Upload, dir: &Path, events: &mut dyn Events) -> Result<(), RunError> {
+    let rel = match dir.strip_prefix(&up.base) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+        _ => PathBuf::from(dir.file_name().unwrap_or_default()),
+    };
+    let url = crate::upload::under(&up.url, &rel);
+    match crate::upload::upload_dir(&url, dir, up.ca_file.as_deref()) {
+        Ok(c) => {
+            events.note(&format!("uploaded to {url}: {}", crate::upload::said(&c)));
+            Ok(())
+        }
+        Err(e) => Err(RunError::Failed(format!(
+            "the run is saved in {dir}, but its upload to {url} failed: {e}; `wirebench s3 upload {dir} {url}` sends what is missing",
+            dir = dir.display()
+        ))),
     }
 }
 

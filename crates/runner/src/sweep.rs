@@ -233,10 +233,7 @@ pub fn sweep(
         ix.runs.retain(|e| e.key != entry.key);
         ix.runs.push(entry);
         index::scaling(&mut ix);
-        store::write_atomic(
-            &index::path(&dir),
-            &serde_json::to_vec_pretty(&ix).map_err(std::io::Error::other)?,
-        )?;
+        write_index(&dir, &ix, r, events)?;
     }
     Ok(SweepOutcome {
         index: ix,
@@ -245,6 +242,34 @@ pub fn sweep(
         failed,
         interrupted: cancel.is_cancelled(),
     })
+}
+
+/// Writes the experiment's index after a run; with an upload (the spec's
+/// `upload`), copies the experiment's directory beside its runs (what is
+/// there already is not sent again): a failure is said, with the command
+/// that completes it, and the sweep goes on.
+fn write_index(
+    dir: &Path,
+    ix: &Index,
+    r: &PlannedRun,
+    events: &mut dyn SweepEvents,
+) -> Result<(), RunError> {
+    store::write_atomic(
+        &index::path(dir),
+        &serde_json::to_vec_pretty(ix).map_err(std::io::Error::other)?,
+    )?;
+    let Some(q) = r.requests.first().filter(|q| q.output.upload.is_some()) else {
+        return Ok(());
+    };
+    let url = q.output.upload.as_ref().expect("filtered");
+    let url = crate::upload::under(url, Path::new(dir.file_name().unwrap_or_default()));
+    if let Err(e) = crate::upload::upload_dir(&url, dir, q.ca_file.as_deref()) {
+        events.note(&format!(
+            "the experiment's index was not uploaded to {url}: {e}; `wirebench s3 upload {} {url}` sends what is missing",
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Runs one planned run (its instances at once) and reads their results.
@@ -264,6 +289,9 @@ fn run_one(
         let mut req = req.clone();
         req.output.results = Some(dir.to_path_buf());
         req.output.format = Some(Format::Json);
+        // Its directory goes under the experiment's name.
+        let name = Path::new(dir.file_name().unwrap_or_default());
+        req.output.upload = req.output.upload.map(|u| crate::upload::under(&u, name));
         // One listener at a time: the first instance serves the metrics.
         let watch = metrics.cloned().unwrap_or_else(|| req.watch.clone());
         req.watch = match (i, watch.metrics_listen.is_some()) {

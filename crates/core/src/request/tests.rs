@@ -455,6 +455,7 @@ fn every_key_is_a_field_and_a_request_reads_back() {
             trace: Some(Trace::File("t.txt".into())),
             trace_sample: Some(10),
             label: vec!["commit=abc123".parse().unwrap()],
+            upload: Some("s3://minio.storage:9000/bench/nightly".parse().unwrap()),
         },
         server: crate::observe::ServerFlags {
             server_pid: vec![1, 2],

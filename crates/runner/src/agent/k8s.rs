@@ -341,11 +341,43 @@ pub fn render(r: &Render) -> Result<Manifests, SpecError> {
     if let Some(addr) = req.watch.metrics_listen {
         serve_metrics(r, &mut coordinator, addr, &req.watch)?;
     }
+    if req.output.upload.is_some() {
+        upload_credentials(r, &mut coordinator);
+    }
     Ok(Manifests {
         service,
         agents,
         coordinator,
     })
+}
+
+/// The Secret holding the S3 credentials of `--upload` (keys
+/// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`; without it, anonymous).
+pub fn upload_secret(name: &str) -> String {
+    format!("{name}-upload")
+}
+
+/// The coordinator's `--upload` credentials, from their Secret into its
+/// environment (never in its args).
+fn upload_credentials(r: &Render, job: &mut Job) {
+    let pod = job.spec.as_mut().and_then(|s| s.template.spec.as_mut());
+    for c in pod.into_iter().flat_map(|p| p.containers.iter_mut()) {
+        for key in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"] {
+            c.env.get_or_insert_with(Vec::new).push(EnvVar {
+                name: key.into(),
+                value_from: Some(EnvVarSource {
+                    secret_key_ref: Some(SecretKeySelector {
+                        name: upload_secret(&r.name),
+                        key: key.into(),
+                        // An endpoint may take anonymous uploads.
+                        optional: Some(true),
+                    }),
+                    ..EnvVarSource::default()
+                }),
+                ..EnvVar::default()
+            });
+        }
+    }
 }
 
 /// The Secret holding the coordinator's scrape token (key `token`).
@@ -504,6 +536,13 @@ impl Render {
         } else {
             String::new()
         };
+        let metrics = match &self.request.output.upload {
+            Some(url) => format!(
+                "{metrics}      kubectl{ns} create secret generic {} --from-literal=AWS_ACCESS_KEY_ID=... --from-literal=AWS_SECRET_ACCESS_KEY=...   # {url}'s credentials\n",
+                upload_secret(&self.name)
+            ),
+            None => metrics,
+        };
         let metrics = match &self.results_pvc {
             Some(claim) => format!(
                 "{metrics}      # the PersistentVolumeClaim {claim} must exist (ReadWriteMany across nodes); the runs stay in it\n"
@@ -636,6 +675,36 @@ mod tests {
         assert!(
             r.next_steps(std::path::Path::new("m"))
                 .contains("wb-metrics-token")
+        );
+    }
+
+    #[test]
+    fn an_uploading_coordinator_takes_its_credentials_from_a_secret() {
+        let mut r = sample();
+        r.request.output.upload = Some("s3://minio.storage:9000/bench/nightly".parse().unwrap());
+        let m = render(&r).unwrap();
+        let text = pretty(&m.coordinator);
+        let job: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let c = &job["spec"]["template"]["spec"]["containers"][0];
+        let args: Vec<&str> = c["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let at = args
+            .iter()
+            .position(|a| *a == "--upload")
+            .expect("--upload");
+        assert_eq!(args[at + 1], "s3://minio.storage:9000/bench/nightly");
+        assert!(text.contains("\"name\": \"wb-upload\""), "{text}");
+        for key in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"] {
+            assert!(text.contains(&format!("\"key\": \"{key}\"")), "{text}");
+        }
+        assert!(!args.iter().any(|a| a.contains("AWS_")));
+        assert!(
+            r.next_steps(std::path::Path::new("m"))
+                .contains("wb-upload")
         );
     }
 }

@@ -526,6 +526,16 @@ impl S3Client {
         a.with_max_keys(max_keys);
         a.sign(EXPIRES)
     }
+    /// A page of the listing of `prefix`, from `token` (the previous
+    /// page's continuation) if given.
+    pub fn list_page_url(&self, prefix: &str, token: Option<&str>) -> Url {
+        let mut a = self.bucket.list_objects_v2(self.creds());
+        a.with_prefix(prefix);
+        if let Some(t) = token {
+            a.with_continuation_token(t);
+        }
+        a.sign(EXPIRES)
+    }
     pub fn create_multipart_url(&self, key: &str) -> Url {
         self.bucket
             .create_multipart_upload(self.creds(), key)

@@ -10,6 +10,7 @@
 //! cleanup deletes.
 
 pub mod client;
+pub mod copy;
 pub(crate) mod driver;
 pub mod serve;
 pub use serve::SERVER;

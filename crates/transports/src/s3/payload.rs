@@ -90,6 +90,17 @@ impl Payload {
         }
     }
 
+    /// A body of bytes held in memory (a file's, bounded by the caller).
+    pub fn bytes(b: Bytes) -> Payload {
+        Payload {
+            left: b.len() as u64,
+            offset: 0,
+            seed: None,
+            held: Some(b),
+            clock: None,
+        }
+    }
+
     pub fn empty() -> Payload {
         Payload::new(0, 0, None)
     }

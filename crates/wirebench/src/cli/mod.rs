@@ -65,6 +65,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// The machine's topology and the server/client cpusets of each placement policy per client count.
     Topo(topo::TopoArgs),
+    /// Results on S3: `s3 upload DIR URL` (resumable: what is there is not sent again), `s3 download URL DIR`.
+    S3(wirebench_runner::upload::S3Args),
     /// Remove wirebench-shm-PID and wirebench-trace-server-PID files of processes that no longer run (temporary directory, /dev/shm).
     Clean(shm::CleanArgs),
     /// One client process of a shm run with --clients-as processes (started by `run`).
@@ -84,6 +86,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Agent(a) => agent::agent(a),
         Command::K8s(a) => k8s::k8s(a),
         Command::Clean(a) => shm::clean(a),
+        Command::S3(a) => wirebench_runner::upload::command(a).map_err(error::runner_error),
         Command::Topo(a) => topo::topo(a),
         Command::Compare(a) => compare::compare(a),
         Command::History(a) => history::history(a),

@@ -31,6 +31,7 @@ mod reports;
 mod results;
 mod s3;
 mod s3_fake;
+mod s3_upload;
 mod shm;
 mod sweep;
 mod tcp_echo;
