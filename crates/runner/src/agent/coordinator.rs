@@ -379,6 +379,8 @@ fn part_request(
     r.objectives.abort_on_fail = None;
     r.output.hlog = None;
     r.output.results = None;
+    // The coordinator uploads the merged run; each part stays on its agent.
+    r.output.upload = None;
     r.repeat = None;
     r.output.force = None;
     r.output.format = None;

@@ -89,6 +89,9 @@ impl Policy {
                 "live metrics (--metrics-listen, --live)",
                 !req.watch.is_empty(),
             ),
+            // An upload is its coordinator's (this host's credentials sent
+            // to an endpoint a peer names: never).
+            ("an upload (--upload)", req.output.upload.is_some()),
         ] {
             if set {
                 return refused(what, "is not part of an agent's share of a run");
@@ -301,6 +304,12 @@ mod tests {
                 "live metrics (--metrics-listen, --live) is not part",
             ),
             (r#"{"target": "tcp://1.2.3.4:1", "live": true}"#, "--live"),
+            // Issue 49: an upload would send this host's credentials to an
+            // endpoint the peer names.
+            (
+                r#"{"target": "tcp://1.2.3.4:1", "upload": "s3://10.9.9.9:9000/loot/x"}"#,
+                "an upload (--upload) is not part",
+            ),
         ] {
             let e = p.admit(part(json)).unwrap_err();
             assert!(e.contains(needle), "{json}: {e}");

@@ -5,7 +5,9 @@
 //! pod in a host of its own (network namespaces joined by a bridge), the
 //! agents' names resolved as the headless Service resolves them. Two agents
 //! and the coordinator run against a server in the test; the merged result
-//! is the exact sum of the agents' parts. The coordinator serves its live
+//! is the exact sum of the agents' parts, found in the results' claim and
+//! in MinIO (run in the server's host), where the coordinator uploaded it
+//! (`--upload`, its credentials from their Secret). The coordinator serves its live
 //! metrics as the scrape annotations say, to a scraper with the metrics
 //! Secret's token only.
 //!
@@ -14,6 +16,7 @@
 //! why.
 
 use super::{Net, TOKEN, server};
+use crate::fixtures::minio::{MINIO_PASSWORD, MINIO_USER};
 use crate::helpers::{BIN, Proc, TempDir, shared, skip};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -253,8 +256,40 @@ fn issue_49_the_rendered_jobs_run_as_written_in_the_image() {
         return;
     };
     let (_srv, endpoint) = server(&net, &[]);
+    // MinIO in the server's host, its bucket made by a run of its own.
+    let minio = crate::fixtures::minio::Minio::start_in(&net.hosts[0], &net.addr(0));
+    let creds = [
+        format!("AWS_ACCESS_KEY_ID={MINIO_USER}"),
+        format!("AWS_SECRET_ACCESS_KEY={MINIO_PASSWORD}"),
+    ];
+    let in_host0 = |args: &[&str]| {
+        let mut all: Vec<&str> = creds.iter().map(String::as_str).collect();
+        all.push(BIN);
+        all.extend_from_slice(args);
+        let mut p = net.spawn_program(0, "env", &all);
+        let st = p.wait(Duration::from_secs(60));
+        assert!(st.success(), "{args:?}: {}", p.stderr_all());
+    };
+    let upload = minio.as_ref().map(|m| format!("s3://{}/k8s/runs", m.addr));
+    if let Some(m) = &minio {
+        let made = dir.path().join("bucket-run");
+        in_host0(&[
+            "run",
+            "--target",
+            &format!("s3://{}/k8s", m.addr),
+            "--create-bucket",
+            "--workload",
+            "put",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--results",
+            made.to_str().unwrap(),
+        ]);
+    }
     let manifests = dir.path().join("manifests");
-    let mut p = Proc::spawn(&[
+    let mut render = vec![
         "k8s",
         "render",
         "--replicas",
@@ -283,7 +318,11 @@ fn issue_49_the_rendered_jobs_run_as_written_in_the_image() {
         "wb-results",
         "-o",
         manifests.to_str().unwrap(),
-    ]);
+    ];
+    if let Some(u) = &upload {
+        render.extend(["--upload", u.as_str()]);
+    }
+    let mut p = Proc::spawn(&render);
     assert!(
         p.wait(Duration::from_secs(30)).success(),
         "{}",
@@ -304,6 +343,8 @@ fn issue_49_the_rendered_jobs_run_as_written_in_the_image() {
     let secrets = [
         (("wb-token", "token"), TOKEN),
         (("wb-metrics-token", "token"), METRICS_TOKEN),
+        (("wb-upload", "AWS_ACCESS_KEY_ID"), MINIO_USER),
+        (("wb-upload", "AWS_SECRET_ACCESS_KEY"), MINIO_PASSWORD),
     ];
     let tag = std::process::id();
     // The claim every pod keeps its results in.
@@ -419,4 +460,22 @@ fn issue_49_the_rendered_jobs_run_as_written_in_the_image() {
         &[],
     );
     assert!(md.contains(&merged.run_id), "{md}");
+    // The coordinator's upload, brought back from MinIO: the same merge.
+    let Some(url) = upload else {
+        return;
+    };
+    assert!(
+        err.contains(&format!("uploaded to {url}/{}", merged.run_id)),
+        "{err}"
+    );
+    let back = dir.path().join("back");
+    in_host0(&["s3", "download", &url, back.to_str().unwrap()]);
+    let fetched = crate::helpers::walk_runs(&back);
+    assert_eq!(fetched.len(), 1, "{}", back.display());
+    assert_eq!(fetched[0].run_id, merged.run_id);
+    assert_eq!(
+        fetched[0].summary.ops, sum,
+        "the uploaded merge is the sum too"
+    );
+    drop(minio);
 }
