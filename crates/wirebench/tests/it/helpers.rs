@@ -450,12 +450,20 @@ pub fn skip(why: impl std::fmt::Display) {
         env!("CARGO_MANIFEST_DIR"),
         "/../../target/skipped-tests.txt"
     );
+    // One line per skipped test (scripts/skipped.sh counts lines): a
+    // reason that spans lines (a command's output) is joined.
+    let why = why.to_string();
+    let line: Vec<&str> = why
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(file)
     {
-        let _ = writeln!(f, "{test}: {why}");
+        let _ = writeln!(f, "{test}: {}", line.join(" / "));
     }
 }
 
