@@ -400,6 +400,10 @@ pub fn python_with(module: &str, package: &str) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("WIREBENCH_PYTHON") {
         return Some(p.into());
     }
+    // One test at a time makes the environment and installs into it (two
+    // pips at once into one environment: one of them fails).
+    static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = MAKING.lock().unwrap_or_else(|e| e.into_inner());
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pyvenv");
     let py = venv.join("bin/python");
     let has = |py: &Path| {
