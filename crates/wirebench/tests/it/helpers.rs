@@ -437,7 +437,7 @@ pub fn python_with(module: &str, package: &str) -> Option<PathBuf> {
 
 /// Says that the running test cannot check what it is for, and why:
 /// "skipped: test: why" in the test output (never captured), and a line "test: why" appended to
-/// `target/skipped-tests.txt` (`.ci/run` and `scripts/test.sh` empty it
+/// `target/skipped-tests.txt` (`scripts/skipped.sh` lists it after the tests and empties it
 /// before the tests and list it, counted, after: a skipped check never
 /// reads as a passed one).
 pub fn skip(why: impl std::fmt::Display) {

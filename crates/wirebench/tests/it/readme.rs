@@ -91,10 +91,9 @@ fn issue_48_the_readme_is_a_front_page_whose_every_named_file_exists() {
         ci.lines().any(|l| l.trim() == command),
         "{command} not in .ci/run"
     );
-    let script = std::fs::read_to_string(root().join(command)).unwrap();
     assert!(
-        script.contains("cargo test --workspace --locked --no-fail-fast")
-            && script.contains("scripts/skipped.sh"),
-        "{command}: {script}"
+        command.starts_with("cargo test --workspace --locked --no-fail-fast;")
+            && command.ends_with("scripts/skipped.sh $?"),
+        "{command}: every crate's tests to the end, then the skipped ones counted"
     );
 }
