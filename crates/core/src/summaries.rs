@@ -44,14 +44,16 @@ pub struct Step {
     #[serde(default)]
     pub measured_again: bool,
     /// A decided miss below rates that held, whose verdict ended the band
-    /// the answer would otherwise have reached: measured again, once, in a
-    /// later step that pools its tries with this one's; this step does not
-    /// count (one noisy moment does not end a band).
+    /// the answer would otherwise have reached: measured again in a later
+    /// step, where its try and the new ones vote, each judged alone (two
+    /// that agree decide; the figures are the winning side's, pooled);
+    /// this step does not count (one noisy moment does not end a band).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub remeasured: bool,
     /// A step whose objective's interval straddled it was measured again,
-    /// its seconds pooled with the earlier tries': how many tries, and how
-    /// many passed alone. 1 try: it was clear at once.
+    /// its seconds pooled with the earlier tries' (a miss measured again:
+    /// its tries voted, see `remeasured`): how many tries, and how many
+    /// passed alone. 1 try: it was clear at once.
     #[serde(default = "one")]
     pub tries: usize,
     #[serde(default)]

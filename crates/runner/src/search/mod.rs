@@ -7,6 +7,10 @@
 //!   interval straddles an objective is measured again, the seconds of
 //!   every try pooled, up to [`AGREEMENT_TRIES`] tries; then it reads
 //!   "undecided", never pass or fail by luck.
+//! - **A single miss in the way of a higher answer is measured again**,
+//!   and two of its tries, each judged alone, decide (`judge::vote`):
+//!   pooled with the miss, a new try that held could never outweigh one
+//!   bad moment of the machine.
 //! - **Latency need not rise with the rate.** On a VM, p99 is often worse
 //!   at low rates (a server that sleeps between requests wakes for each),
 //!   so a search that halved its rate after a miss walked down to nearly
@@ -238,6 +242,8 @@ pub fn search(
         // Tries of this rate, their seconds pooled, until every objective
         // is decided or the tries run out.
         let mut tries: Vec<RunResult> = std::mem::take(&mut seed);
+        // A miss measured again: its tries vote, each judged alone.
+        let revote = !tries.is_empty();
         let mut failed = None;
         let judged = loop {
             let label = match tries.len() {
@@ -262,6 +268,12 @@ pub fn search(
                 break None;
             }
             tries.push(r);
+            if revote {
+                match vote(&slos, &tries, rate, settings.headroom) {
+                    Some(j) => break Some(j),
+                    None => continue,
+                }
+            }
             let j = judge(&slos, &tries, rate, settings.headroom);
             // Falling behind decides at once; an objective in doubt is
             // measured again while the server keeps up.
@@ -319,7 +331,7 @@ pub fn search(
                 rate = steps[i].rate_per_s;
                 seed = runs[i].clone();
                 events.note(&format!(
-                    "measured again: step {} ({rate:.0}/s) missed once where it decides the answer; its tries pooled",
+                    "measured again: step {} ({rate:.0}/s) missed once where it decides the answer; two of its tries, each judged alone, decide",
                     i + 1
                 ));
             }

@@ -7,7 +7,8 @@ use super::*;
 #[derive(Debug, PartialEq)]
 pub(super) enum Next {
     Try(f64),
-    /// The step of this index again, its tries pooled with the new ones.
+    /// The step of this index again: its try and the new ones vote, each
+    /// judged alone (`judge::vote`).
     Again(usize),
     Done,
 }

@@ -534,3 +534,17 @@ fn issue_45_the_miss_that_ends_the_band_is_measured_again_before_it_decides() {
     let best = answer(&steps).0.unwrap();
     assert!((11_400.0..=12_000.0).contains(&best), "{best} {steps:#?}");
 }
+
+/// A miss measured again is decided by two of its tries, each judged
+/// alone: a try that held after the miss ties, a third decides, and a
+/// try left undecided alone is no vote.
+#[test]
+fn issue_45_a_miss_measured_again_is_decided_by_two_tries_that_agree() {
+    let (held, missed, unsure) = (Some(true), Some(false), None);
+    assert_eq!(judge::two_agree(&[missed]), None);
+    assert_eq!(judge::two_agree(&[missed, held]), None);
+    assert_eq!(judge::two_agree(&[missed, held, held]), Some(true));
+    assert_eq!(judge::two_agree(&[missed, held, missed]), Some(false));
+    assert_eq!(judge::two_agree(&[missed, missed]), Some(false));
+    assert_eq!(judge::two_agree(&[missed, unsure, held]), None);
+}

@@ -319,20 +319,27 @@ fn json_of(args: &[&str]) -> serde_json::Value {
 
 /// Two searches of a real redis-server agree with each other and with a
 /// grid of `run --rate` the test measures. One connection, one request at
-/// a time: the server's capacity is the round trip (about 19k/s here), and
-/// `p99<50ms` holds up to where it falls behind, an answer the objective
-/// marks sharply (at p99<1ms this VM's own millisecond hiccups set p99,
-/// and the answer says it is not sharp; see `docs/benchmarks/`).
+/// a time: the server's capacity is the round trip (about 15k/s for this
+/// debug build here), and `p99<50ms` holds up to where it falls behind, an
+/// answer the objective marks sharply (at p99<1ms this VM's own
+/// millisecond hiccups set p99, and the answer says it is not sharp; see
+/// `docs/benchmarks/`).
 ///
-/// Issue 45's tolerances, 10% between the searches and 15% to the grid
-/// (25% each unless WIREBENCH_STRICT_SEARCH is set, see below), are
-/// widened by what this run's grid showed of the machine: the highest
-/// rate that held in one of its two rounds over the highest that held in
-/// both, or that over the highest up to which every rate held in both
-/// (a rate below the grid's answer that missed once). A VM whose capacity
-/// moves from one 3 s run to the next moves any answer by as much; a
+/// Issue 45's tolerances: 10% between the searches, 15% from each to the
+/// grid (25% each unless WIREBENCH_STRICT_SEARCH is set, see below). Each
+/// is widened by what this run measured of the machine:
+/// - the grid's own noise: the highest rate that held in one of its rounds
+///   over the highest that held in all, or that over the highest up to
+///   which every rate held in all (a rate below the grid's answer that
+///   missed once);
+/// - the searches' saturations (the most a step completed while the
+///   server fell behind): the higher over the lower is how far the
+///   server's capacity moved between the two searches.
+///
+/// A machine whose capacity moved by more than 30% cannot judge 10%: the
+/// test then says "skipped" with its figures, and never passes on them. A
 /// search that answered a fraction of the capacity (the 4/s of issue 45)
-/// fails either way.
+/// fails whatever the noise.
 #[test]
 fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
     let _g = exclusive();
@@ -343,6 +350,7 @@ fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
     };
     let url = format!("redis://{}", redis.addr);
     let dir = TempDir::new("agree");
+    // A search's answer and its saturation.
     let search = || {
         let r = json_of(&[
             "search",
@@ -359,15 +367,21 @@ fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
             "--format",
             "json",
         ]);
-        r["best_rate_per_s"]
+        let answer = r["best_rate_per_s"]
             .as_f64()
-            .unwrap_or_else(|| panic!("no answer: {r:#}"))
+            .unwrap_or_else(|| panic!("no answer: {r:#}"));
+        let saturation = r["saturation_ops_per_s"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no saturation: {r:#}"));
+        (answer, saturation)
     };
     // Judged by what its runs measured of the machine: a disagreement
     // while they say it was busy (other processes took CPU on their CPUs)
     // is skipped with its figures, never passed.
     let verdict = (|| -> Result<(), String> {
-        let answers = [search(), search()];
+        let (first, second) = (search(), search());
+        let answers = [first.0, second.0];
+        let saturations = [first.1, second.1];
         let (lo, hi) = (answers[0].min(answers[1]), answers[0].max(answers[1]));
         // The grid: 6 rates from below the answers to past the capacity, 8%
         // apart, two rounds (its top must fail once: a grid that held
@@ -433,14 +447,26 @@ fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
             .take_while(|&i| held_twice(&rounds, i))
             .map(|i| rates[i])
             .fold(0.0, f64::max);
-        let seen = format!("searches {answers:?}; grid {rates:.0?}: {rounds:?}");
+        let seen = format!(
+            "searches {answers:?} (saturations {saturations:.0?}); grid {rates:.0?}: {rounds:?}"
+        );
+        // Issue 45's tolerances, 10% and 15%, with WIREBENCH_STRICT_SEARCH=1;
+        // 25% otherwise. A release build here, where the climb's 16,000/s
+        // lands at 90% of the capacity, answered 14,875 and 17,500/s in
+        // two searches whose saturations were 5% apart: a step that close
+        // to the capacity passes or fails by the VM's stalls (see
+        // docs/benchmarks/2026-11-29-search-sharp-objective-2vcpu.md).
         let strict = std::env::var_os("WIREBENCH_STRICT_SEARCH").is_some();
         let (agree, near) = if strict { (1.10, 1.15) } else { (1.25, 1.25) };
+        // How far the server's capacity moved between the two searches.
+        let moved = saturations[0].max(saturations[1]) / saturations[0].min(saturations[1]);
         if twice == 0.0 {
             // The grid measured the machine, not the server: it cannot judge
             // the searches. They are still judged against each other.
-            if !(lo > 0.0 && hi / lo <= agree) {
-                return Err(format!("the searches disagree: {seen}"));
+            if !(lo > 0.0 && hi / lo <= agree * moved) {
+                return Err(format!(
+                    "the searches disagree (capacity moved {moved:.2}x between them): {seen}"
+                ));
             }
             crate::helpers::skip(format!(
                 "the grid: no rate held in two of its {} rounds (the machine's capacity moved under it): {seen}; the searches were checked against each other only",
@@ -453,31 +479,40 @@ fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
                 "the grid's top held twice: it bounds nothing: {seen}"
             ));
         }
-        let noise = (once / twice).max(if steady > 0.0 { twice / steady } else { 1.0 });
-        // Issue 45's tolerances (10%, 15%) held in 3 of the 4 runs here; the
-        // fourth, a quiet grid that held 16.7k/s against searches of 14.1k and
-        // 14.5k/s, missed by 0.1%: the machine's capacity moves that much
-        // between minutes. Checked strictly with WIREBENCH_STRICT_SEARCH=1;
-        // otherwise within 25%, which issue 45's failures (4/s against
-        // 242k/s, 61k against 190k/s) miss by far.
-        if hi / lo > agree * noise {
-            return Err(format!("the searches disagree: {seen}"));
+        let grid_noise = (once / twice).max(if steady > 0.0 { twice / steady } else { 1.0 });
+        let noise = grid_noise.max(moved);
+        let judged = format!(
+            "{seen}; grid {twice:.0}, machine noise {noise:.2} (grid {grid_noise:.2}, saturations {moved:.2})"
+        );
+        let verdict = if hi / lo > agree * noise {
+            Err(format!("the searches disagree: {judged}"))
+        } else {
+            answers
+                .iter()
+                .find(|&&a| {
+                    let ratio = a / twice;
+                    !(ratio >= 1.0 / (near * noise) && ratio <= near * noise)
+                })
+                .map_or(Ok(()), |a| {
+                    Err(format!("{a} against the grid's {twice:.0}: {judged}"))
+                })
+        };
+        // A machine that moved by more than 30% under the test judges
+        // nothing: said, with its figures, and never passed.
+        if noise > 1.3 {
+            crate::helpers::skip(format!(
+                "the machine's capacity moved {noise:.2}x under the test, too much to judge 10%: {judged}; verdict on it: {verdict:?}"
+            ));
+            return Ok(());
         }
-        for a in answers {
-            let ratio = a / twice;
-            if !(ratio >= 1.0 / (near * noise) && ratio <= near * noise) {
-                return Err(format!(
-                    "{a} against the grid's {twice:.0} (machine noise {noise:.2}): {seen}"
-                ));
-            }
-        }
+        verdict?;
         if !strict {
-            crate::helpers::skip(
-                "issue 45's strict tolerances (10%, 15%; WIREBENCH_STRICT_SEARCH=1): checked within 25%",
-            );
+            crate::helpers::skip(format!(
+                "issue 45's strict tolerances (10%, 15%; WIREBENCH_STRICT_SEARCH=1): checked within 25%: {judged}"
+            ));
         }
         eprintln!(
-            "{seen}; grid {twice:.0}, noise {noise:.2}; searches {:.3} apart, {:.3} and {:.3} of the grid",
+            "{judged}; searches {:.3} apart, {:.3} and {:.3} of the grid",
             hi / lo,
             answers[0] / twice,
             answers[1] / twice
