@@ -498,8 +498,10 @@ fn issue_45_two_searches_of_redis_agree_with_each_other_and_with_a_grid() {
                 })
         };
         // A machine that moved by more than 30% under the test judges
-        // nothing: said, with its figures, and never passed.
-        if noise > 1.3 {
+        // nothing: said, with its figures, and never passed. An answer off
+        // by 2x or more (issue 45's 4/s) still fails.
+        let gross = hi / lo >= 2.0 || answers.iter().any(|&a| a <= twice / 2.0);
+        if noise > 1.3 && !gross {
             crate::helpers::skip(format!(
                 "the machine's capacity moved {noise:.2}x under the test, too much to judge 10%: {judged}; verdict on it: {verdict:?}"
             ));
