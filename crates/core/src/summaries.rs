@@ -58,6 +58,11 @@ pub struct Step {
     pub tries: usize,
     #[serde(default)]
     pub tries_passed: usize,
+    /// Its tries voted, each judged alone, two that agree deciding (a
+    /// step measured again, or a rate of the search's edge phase under
+    /// the saturation), rather than pooled.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub voted: bool,
     /// Its objectives' figures over every try's seconds, each with a 95%
     /// confidence interval (in the order of `slos`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

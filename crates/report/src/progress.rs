@@ -66,7 +66,9 @@ pub fn interval_line(iv: &Interval, stall_ns: u64) -> String {
 /// its verdict with why.
 pub fn search_step(n: usize, s: &Step) -> String {
     let verdict = match (s.pass, s.kept_up, s.measured_again) {
-        _ if s.remeasured => "missed below rates that held: measured again".to_string(),
+        _ if s.remeasured => {
+            "measured again where it decides the answer: its tries vote".to_string()
+        }
         (_, true, _) if s.undecided => "undecided".to_string(),
         (true, _, _) => "pass".to_string(),
         (false, _, true) => format!(
@@ -78,6 +80,7 @@ pub fn search_step(n: usize, s: &Step) -> String {
     };
     let tries = match s.tries {
         0 | 1 => String::new(),
+        n if s.voted => format!(" ({} of {n} tries held, each judged alone)", s.tries_passed),
         n => format!(" ({n} tries pooled)"),
     };
     let cpu = step_cpu(s);

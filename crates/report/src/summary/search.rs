@@ -55,7 +55,7 @@ fn search_table(
 /// A step's verdict, as its row reads it.
 fn step_verdict(s: &wirebench_core::summaries::Step) -> String {
     let v = match (s.pass, s.at_saturation, s.measured_again) {
-        _ if s.remeasured => "missed below rates that held: measured again",
+        _ if s.remeasured => "measured again (its tries vote)",
         (true, false, _) => "pass",
         (true, true, _) => "pass, at saturation",
         (false, _, true) => "missed in a stall: not counted",
@@ -66,6 +66,7 @@ fn step_verdict(s: &wirebench_core::summaries::Step) -> String {
     };
     match s.tries {
         0 | 1 => v.to_string(),
+        n if s.voted => format!("{v} ({} of {n} tries held: voted)", s.tries_passed),
         n => format!("{v} ({n} tries pooled)"),
     }
 }
@@ -122,11 +123,11 @@ fn search_how(out: &mut impl Write, r: &wirebench_core::summaries::SearchResult)
     if !again.is_empty() {
         writeln!(
             out,
-            "missed once below rates that held, and alone in the way of a higher band: {}; measured again, the tries pooled, before the miss could end the band",
+            "measured once where the answer is decided (the saturation, a rate of the edge under it, or a miss alone in the way of a higher band): {}; measured again, each try judged alone and two that agree deciding",
             rates_text(&again)
         )?;
     }
-    let again = r.steps.iter().filter(|s| s.tries > 1).count();
+    let again = r.steps.iter().filter(|s| s.tries > 1 && !s.voted).count();
     if again > 0 {
         writeln!(
             out,

@@ -145,15 +145,7 @@ pub(super) fn two_agree(verdicts: &[Option<bool>]) -> Option<bool> {
 pub(super) fn vote(slos: &[Slo], tries: &[RunResult], rate: f64, headroom: f64) -> Option<Judged> {
     let verdicts: Vec<Option<bool>> = tries
         .iter()
-        .map(|t| {
-            let j = judge(slos, std::slice::from_ref(t), rate, headroom);
-            match (j.kept_up, j.pass, j.undecided) {
-                (false, _, _) => Some(false),
-                (true, true, _) => Some(true),
-                (true, false, true) => None,
-                (true, false, false) => Some(false),
-            }
-        })
+        .map(|t| alone(slos, t, rate, headroom))
         .collect();
     match two_agree(&verdicts) {
         Some(won) => {
@@ -175,6 +167,18 @@ pub(super) fn vote(slos: &[Slo], tries: &[RunResult], rate: f64, headroom: f64) 
             Some(j)
         }
         None => None,
+    }
+}
+
+/// One try's vote: it held (true), missed or fell behind (false), or
+/// its interval straddled an objective while it kept up (None).
+pub(super) fn alone(slos: &[Slo], t: &RunResult, rate: f64, headroom: f64) -> Option<bool> {
+    let j = judge(slos, std::slice::from_ref(t), rate, headroom);
+    match (j.kept_up, j.pass, j.undecided) {
+        (false, _, _) => Some(false),
+        (true, true, _) => Some(true),
+        (true, false, true) => None,
+        (true, false, false) => Some(false),
     }
 }
 

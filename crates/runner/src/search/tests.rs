@@ -13,45 +13,98 @@ fn step(rate: f64, pass: bool, completed: f64) -> Step {
     }
 }
 
-/// The steps measured again, less the miss that ends the band (measured
-/// again once before it decides the answer).
+/// The steps measured again under the miss that ends the band (that
+/// miss, the edge phase's rates and the saturation are measured again
+/// before they decide the answer).
 fn remeasured_inside(steps: &[Step]) -> Vec<&Step> {
     let bound = answer(steps).0.and_then(|b| bound_above(steps, b));
     steps
         .iter()
-        .filter(|s| s.remeasured && Some(s.rate_per_s) != bound)
+        .filter(|s| s.remeasured && bound.is_some_and(|b| s.rate_per_s < b))
         .collect()
 }
 
+/// Runs the search's rule from 1000/s with `measure(n, rate)` as one try
+/// (`n`: the steps so far). A step measured again, or an edge rate, takes
+/// tries until two agree, as `judge::vote` does (a try that fell behind
+/// is a miss, one undecided alone no vote; undecided after
+/// [`AGREEMENT_TRIES`]); `again` sees each step before it is measured again.
+fn run_rule(
+    max_steps: usize,
+    mut measure: impl FnMut(usize, f64) -> Step,
+    again: impl Fn(&[Step], usize),
+) -> (Vec<Step>, bool) {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut next = Next::Try(1000.0);
+    while steps.len() < max_steps {
+        let n = steps.len();
+        let s = match next {
+            Next::Try(r) => measure(n, r),
+            Next::Vote(r) => voted(vec![], |_| measure(n, r)),
+            Next::Again(i) => {
+                again(&steps, i);
+                let first = steps[i].clone();
+                steps[i].remeasured = true;
+                let r = first.rate_per_s;
+                voted(vec![first], |_| measure(n, r))
+            }
+            Next::Done => return (steps, true),
+        };
+        next = take(&mut steps, s, 0.05);
+    }
+    (steps, false)
+}
+
+/// The tries of one rate, more taken until two agree: the step of the
+/// side that won (its last try), with the count of tries.
+fn voted(mut tries: Vec<Step>, mut one: impl FnMut(usize) -> Step) -> Step {
+    let verdict = |s: &Step| (!s.kept_up || !s.undecided).then_some(s.pass && s.kept_up);
+    loop {
+        let v: Vec<Option<bool>> = tries.iter().map(verdict).collect();
+        let won = judge::two_agree(&v);
+        if won.is_some() || tries.len() >= AGREEMENT_TRIES {
+            let mut s = match won {
+                Some(w) => tries
+                    .iter()
+                    .rev()
+                    .find(|s| verdict(s) == Some(w))
+                    .unwrap()
+                    .clone(),
+                None => tries.last().unwrap().clone(),
+            };
+            s.pass = won == Some(true);
+            s.undecided = won.is_none();
+            s.tries = tries.len();
+            s.tries_passed = v.iter().filter(|x| **x == Some(true)).count();
+            s.remeasured = false;
+            s.voted = true;
+            return s;
+        }
+        let t = one(tries.len());
+        tries.push(t);
+    }
+}
+
 /// Runs the search's rule against a server that keeps up to `capacity`
-/// and meets the objectives at the rates `good` says.
+/// and meets the objectives at the rates `good` says; `stalls(n, rate)`
+/// says which tries the platform stalled in (the server completes 80%).
 fn simulate_with(
     capacity: f64,
     good: impl Fn(f64) -> bool,
     max_steps: usize,
     mut stalls: impl FnMut(usize, f64) -> bool,
 ) -> (Vec<Step>, bool) {
-    let mut steps: Vec<Step> = Vec::new();
-    let mut rate: f64 = 1000.0;
-    let mut tries = 1;
-    while steps.len() < max_steps {
-        let stalled = stalls(steps.len(), rate);
-        let done = rate.min(capacity) * if stalled { 0.8 } else { 1.0 };
-        let mut s = step(rate, good(rate) && done >= 0.95 * rate, done);
-        s.stalled_seconds = usize::from(stalled);
-        s.tries = tries;
-        tries = 1;
-        match take(&mut steps, s, 0.05) {
-            Next::Try(r) => rate = r,
-            Next::Again(i) => {
-                steps[i].remeasured = true;
-                rate = steps[i].rate_per_s;
-                tries = steps[i].tries + 1;
-            }
-            Next::Done => return (steps, true),
-        }
-    }
-    (steps, false)
+    run_rule(
+        max_steps,
+        |n, rate| {
+            let stalled = stalls(n, rate);
+            let done = rate.min(capacity) * if stalled { 0.8 } else { 1.0 };
+            let mut s = step(rate, good(rate) && done >= 0.95 * rate, done);
+            s.stalled_seconds = usize::from(stalled);
+            s
+        },
+        |_, _| {},
+    )
 }
 
 /// A server that keeps up to `capacity` and meets the objectives up to
@@ -132,7 +185,14 @@ fn issue_45_misses_at_low_rates_do_not_drive_the_answer_down() {
     );
     let (lo, hi) = band_of(&steps, best).unwrap();
     assert_eq!((lo, hi), (4000.0, best));
-    assert!(steps.len() <= 14, "{} steps", steps.len());
+    // The edge phase's four rates under the saturation, and the
+    // saturation measured again, cost five steps.
+    assert!(
+        steps.len() <= 18,
+        "{} steps: {}",
+        steps.len(),
+        trace(&steps)
+    );
 }
 
 /// One lucky pass above a failing band does not count: it is probed
@@ -151,17 +211,19 @@ fn issue_45_one_lucky_pass_above_a_failing_band_does_not_count() {
     assert_eq!(at_16k.len(), 2, "{steps:#?}");
     assert!(at_16k[0].remeasured && !at_16k[0].counts(), "{steps:#?}");
     assert!(at_16k[1].counts() && at_16k[1].tries == 2 && !at_16k[1].pass);
-    assert_eq!(remeasured_inside(&steps).len(), 1, "{steps:#?}");
+    // Nothing else under the band's bound was measured again.
+    assert_eq!(remeasured_inside(&steps).len(), 0, "{}", trace(&steps));
 }
 
 /// A redis-server searched on this VM (depth 1024): p99 holds up to
 /// about 1M/s, where the client runs out; 256k/s missed once in a noisy
 /// moment, and 512k/s above it held alone. Without measuring that miss
 /// again the answer was 130k/s (bisected below it) one time and 1M/s
-/// the next. Measured again (it holds then), it joins the band, and the
-/// answer is its top.
+/// the next. The edge phase now measures the rates under the saturation,
+/// voted: 512k/s and the highest edge rate that holds make the band, and
+/// the miss under it decides nothing (it is not measured again).
 #[test]
-fn issue_45_a_miss_below_rates_that_held_is_measured_again_before_it_ends_the_band() {
+fn issue_45_a_miss_below_rates_that_held_does_not_end_the_band() {
     let misses = std::cell::Cell::new(0);
     let good = |r: f64| {
         if r == 256_000.0 && misses.get() == 0 {
@@ -178,53 +240,38 @@ fn issue_45_a_miss_below_rates_that_held_is_measured_again_before_it_ends_the_ba
         (950_000.0..=1_000_000.0).contains(&best.unwrap()),
         "{best:?} {steps:#?}"
     );
-    let again = remeasured_inside(&steps);
-    assert_eq!(again.len(), 1, "{steps:#?}");
-    assert_eq!(again[0].rate_per_s, 256_000.0);
-    let pooled = steps
-        .iter()
-        .find(|s| s.rate_per_s == 256_000.0 && s.counts())
-        .expect("measured again");
-    assert!(pooled.pass && pooled.tries == 2, "{pooled:#?}");
+    assert_eq!(band_of(&steps, best.unwrap()).unwrap().0, 512_000.0);
+    assert!(remeasured_inside(&steps).is_empty(), "{}", trace(&steps));
     assert!(steps.len() <= 16, "{} steps", steps.len());
 }
 
 /// Rates whose objective stays undecided (50k-70k/s here) bound the
-/// bisection from above without ending the band: no rate is measured
-/// twice, and the answer is the top of what held below them; one held
+/// bisection from above without ending the band: no rate the server kept
+/// up with is measured twice, and the answer is the top of what held below them; one held
 /// above an undecided rate extends the band through it.
 #[test]
 fn issue_45_an_undecided_rate_is_never_measured_again() {
     let run = |undecided: &dyn Fn(f64) -> bool, good: &dyn Fn(f64) -> bool| {
-        let mut steps: Vec<Step> = Vec::new();
-        let mut rate: f64 = 1000.0;
-        let mut tries = 1;
-        while steps.len() < 30 {
-            let done = rate.min(200_000.0);
-            let mut s = step(rate, good(rate), done);
-            s.undecided = s.kept_up && undecided(rate);
-            s.pass = s.pass && !s.undecided && s.kept_up;
-            s.tries = tries;
-            tries = 1;
-            match take(&mut steps, s, 0.05) {
-                Next::Try(r) => rate = r,
-                // Only a decided miss (the one that ends the band).
-                Next::Again(i) => {
-                    assert!(!steps[i].undecided, "step {i} measured again: {steps:#?}");
-                    steps[i].remeasured = true;
-                    rate = steps[i].rate_per_s;
-                    tries = 2;
-                }
-                Next::Done => return steps,
-            }
-        }
-        panic!("no end: {steps:#?}");
+        let (steps, done) = run_rule(
+            30,
+            |_, rate| {
+                let mut s = step(rate, good(rate), rate.min(200_000.0));
+                s.undecided = s.kept_up && undecided(rate);
+                s.pass = s.pass && !s.undecided && s.kept_up;
+                s
+            },
+            // Only a decided step.
+            |steps, i| assert!(!steps[i].undecided, "step {i} measured again: {steps:#?}"),
+        );
+        assert!(done, "no end: {steps:#?}");
+        steps
     };
     let steps = run(&|r| (50_000.0..70_000.0).contains(&r), &|r| r < 50_000.0);
-    let mut rates: Vec<f64> = steps.iter().map(|s| s.rate_per_s).collect();
+    let kept: Vec<&Step> = steps.iter().filter(|s| s.kept_up).collect();
+    let mut rates: Vec<f64> = kept.iter().map(|s| s.rate_per_s).collect();
     rates.sort_by(f64::total_cmp);
     rates.dedup();
-    assert_eq!(rates.len(), steps.len(), "{steps:#?}");
+    assert_eq!(rates.len(), kept.len(), "{}", trace(&steps));
     let (best, confirmed) = answer(&steps);
     assert!(
         confirmed && (46_000.0..50_000.0).contains(&best.unwrap()),
@@ -385,34 +432,24 @@ fn issue_45_an_answer_near_the_pass_line_over_its_top_octave_is_not_sharp() {
 #[test]
 fn issue_45_falling_behind_once_below_rates_that_held_is_measured_again() {
     let dips = std::cell::Cell::new(0);
-    let mut steps: Vec<Step> = Vec::new();
-    let mut rate: f64 = 1000.0;
-    let mut tries = 1;
-    let done = loop {
-        assert!(steps.len() < 30, "no end: {steps:#?}");
-        // Capacity 1M/s, but 256k/s dips to 200k/s the first time.
-        let mut completed = rate.min(1_000_000.0);
-        if rate == 256_000.0 && dips.get() == 0 {
-            dips.set(1);
-            completed = 200_000.0;
-        }
-        let mut s = step(
-            rate,
-            completed >= 0.95 * rate && rate <= 900_000.0,
-            completed,
-        );
-        s.tries = tries;
-        tries = 1;
-        match take(&mut steps, s, 0.05) {
-            Next::Try(r) => rate = r,
-            Next::Again(i) => {
-                steps[i].remeasured = true;
-                rate = steps[i].rate_per_s;
-                tries = steps[i].tries + 1;
+    let (done, ended) = run_rule(
+        30,
+        |_, rate| {
+            // Capacity 1M/s, but 256k/s dips to 200k/s the first time.
+            let mut completed = rate.min(1_000_000.0);
+            if rate == 256_000.0 && dips.get() == 0 {
+                dips.set(1);
+                completed = 200_000.0;
             }
-            Next::Done => break steps,
-        }
-    };
+            step(
+                rate,
+                completed >= 0.95 * rate && rate <= 900_000.0,
+                completed,
+            )
+        },
+        |_, _| {},
+    );
+    assert!(ended, "no end: {done:#?}");
     let (best, confirmed) = answer(&done);
     // 256k/s measured again (the climb had stopped at its dip), and
     // the climb went on to the real capacity.
@@ -444,7 +481,17 @@ fn issue_45_a_blurred_answer_below_an_undecided_rate_is_not_bisected_further() {
         u.undecided = undecided;
         steps.push(u);
         steps.push(step(1_024_000.0, false, 1_024_000.0));
-        steps.push(step(8_192_000.0, false, 4_000_000.0));
+        let mut sat = step(8_192_000.0, false, 4_000_000.0);
+        sat.tries = 2;
+        sat.voted = true;
+        steps.push(sat);
+        // The edge phase: every rate under the saturation missed, voted.
+        for r in edge_rates(4_000_000.0, EDGE_STEP) {
+            let mut e = step(r, false, r);
+            e.tries = 2;
+            e.voted = true;
+            steps.push(e);
+        }
         steps
     };
     assert!(matches!(next_rate(&forged(true, true), 0.05), Next::Done));
@@ -455,33 +502,23 @@ fn issue_45_a_blurred_answer_below_an_undecided_rate_is_not_bisected_further() {
 /// Redis at depth 1 (2026-11-29): the server completed 19,000/s in one
 /// step, then fell behind at 17,500/s in a moment the VM slowed. A
 /// step that fell behind at a rate the server has completed more than
-/// is measured again before the bisection answers below it.
+/// is voted (it holds twice after) before it decides the answer.
 #[test]
 fn issue_45_falling_behind_below_what_the_server_completed_is_measured_again() {
     let dips = std::cell::Cell::new(0);
-    let mut steps: Vec<Step> = Vec::new();
-    let mut rate: f64 = 1000.0;
-    let mut tries = 1;
-    let done = loop {
-        assert!(steps.len() < 30, "no end: {steps:#?}");
-        let mut completed = rate.min(19_000.0);
-        if (17_000.0..18_000.0).contains(&rate) && dips.get() == 0 {
-            dips.set(1);
-            completed = 0.9 * rate;
-        }
-        let mut s = step(rate, completed >= 0.95 * rate, completed);
-        s.tries = tries;
-        tries = 1;
-        match take(&mut steps, s, 0.05) {
-            Next::Try(r) => rate = r,
-            Next::Again(i) => {
-                steps[i].remeasured = true;
-                rate = steps[i].rate_per_s;
-                tries = steps[i].tries + 1;
+    let (done, ended) = run_rule(
+        30,
+        |_, rate| {
+            let mut completed = rate.min(19_000.0);
+            if (17_000.0..18_000.0).contains(&rate) && dips.get() == 0 {
+                dips.set(1);
+                completed = 0.9 * rate;
             }
-            Next::Done => break steps,
-        }
-    };
+            step(rate, completed >= 0.95 * rate, completed)
+        },
+        |_, _| {},
+    );
+    assert!(ended, "no end: {done:#?}");
     assert_eq!(
         dips.get(),
         1,
@@ -489,19 +526,25 @@ fn issue_45_falling_behind_below_what_the_server_completed_is_measured_again() {
     );
     let (best, confirmed) = answer(&done);
     assert!(confirmed && best.unwrap() >= 17_000.0, "{best:?} {done:#?}");
-    assert_eq!(remeasured_inside(&done).len(), 1, "{done:#?}");
+    // The step that fell behind was voted: it held twice after.
+    let dipped = done
+        .iter()
+        .find(|s| (17_000.0..18_000.0).contains(&s.rate_per_s) && s.counts())
+        .unwrap();
+    assert!(dipped.pass && dipped.tries == 3, "{}", trace(&done));
 }
 
 /// A CI run here: redis at depth 1, `p99<50ms`: a rate missed once in a
 /// moment of the VM, nothing above it held, and the search answered
-/// 10.75k/s where a grid of `run --rate` held 15.2k/s twice. The miss that
-/// ends the band is measured again once before it decides the answer: one
-/// that passes then joins the band and the search goes on above it.
+/// 10.75k/s where a grid of `run --rate` held 15.2k/s twice. Under the
+/// saturation, the edge phase's rates are voted: one that missed once and
+/// then held twice holds. Below the edge, the miss that ends the band is
+/// measured again once before it decides the answer.
 #[test]
 fn issue_45_the_miss_that_ends_the_band_is_measured_again_before_it_decides() {
     let missed = std::cell::Cell::new(false);
     let good = |r: f64| {
-        if (12_900.0..13_100.0).contains(&r) && !missed.get() {
+        if (14_400.0..14_600.0).contains(&r) && !missed.get() {
             missed.set(true);
             return false;
         }
@@ -547,4 +590,126 @@ fn issue_45_a_miss_measured_again_is_decided_by_two_tries_that_agree() {
     assert_eq!(judge::two_agree(&[missed, held, missed]), Some(false));
     assert_eq!(judge::two_agree(&[missed, missed]), Some(false));
     assert_eq!(judge::two_agree(&[missed, unsure, held]), None);
+}
+
+/// Steps as one line, for a failed assertion: rate, + held or - not,
+/// B behind, ? undecided, (r) measured again, x tries.
+fn trace(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .map(|s| {
+            format!(
+                "{:.0}{}{}{}{}x{}",
+                s.rate_per_s,
+                if s.pass { "+" } else { "-" },
+                if s.kept_up { "" } else { "B" },
+                if s.undecided { "?" } else { "" },
+                if s.counts() { "" } else { "(r)" },
+                s.tries
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Redis at depth 1, `p99<50ms` (2026-11-29): the climb's one try at
+/// 16,000/s, about 90% of the capacity, held in some searches and missed
+/// in others, and the bisection then explored only the side it landed
+/// on: 15,250 against 17,500/s, with saturations 5% apart. The edge
+/// phase measures that rate again, voted, so either first try gives the
+/// same answer.
+#[test]
+fn issue_45_the_climbs_one_try_near_the_capacity_does_not_decide_the_answer() {
+    let answer_when = |first_holds: bool| {
+        let first = std::cell::Cell::new(true);
+        let (steps, done) = simulate_with(
+            18_000.0,
+            |r| {
+                if r == 16_000.0 && first.replace(false) {
+                    return first_holds;
+                }
+                r <= 16_500.0
+            },
+            30,
+            |_, _| false,
+        );
+        assert!(done, "{}", trace(&steps));
+        let (best, confirmed) = answer(&steps);
+        assert!(confirmed, "{}", trace(&steps));
+        (best.unwrap(), trace(&steps))
+    };
+    let (held, missed) = (answer_when(true), answer_when(false));
+    assert_eq!(held.0, missed.0, "{}\n{}", held.1, missed.1);
+    assert!((15_500.0..=16_500.0).contains(&held.0), "{}", held.1);
+}
+
+/// Ground truth: a server of capacity 18,000/s whose objective truly
+/// holds up to 16,200/s (90%), on a machine where a try misses by a
+/// moment's stall 30% of the time under that and holds by luck 30% of
+/// the time above it, up to the spare capacity. Over 40 searches (a
+/// fixed pseudo-random sequence), the answers lie on at most three edge
+/// rates, nine in ten within one spacing of the truth, and none above
+/// what the spare capacity allows.
+#[test]
+fn issue_45_answers_over_a_noisy_edge_stay_within_one_spacing() {
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut coin = move |p: f64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % 10_000) as f64 / 10_000.0 < p
+    };
+    let mut answers = Vec::new();
+    for _ in 0..40 {
+        let (steps, done) = run_rule(
+            30,
+            |_, rate| {
+                let held = if rate <= 16_200.0 {
+                    rate < 0.75 * 18_000.0 || !coin(0.3)
+                } else {
+                    rate <= 0.95 * 18_000.0 && coin(0.3)
+                };
+                let done = rate.min(18_000.0);
+                step(rate, held && done >= 0.95 * rate, done)
+            },
+            |_, _| {},
+        );
+        assert!(done, "{}", trace(&steps));
+        answers.push((answer(&steps).0.unwrap(), trace(&steps)));
+    }
+    let mut rates: Vec<f64> = answers.iter().map(|a| a.0).collect();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    let all: Vec<&String> = answers.iter().map(|a| &a.1).collect();
+    assert!(rates.len() <= 3, "{rates:?} {all:#?}");
+    assert!(rates.iter().all(|r| *r < 0.95 * 18_000.0), "{rates:?}");
+    let near = answers
+        .iter()
+        .filter(|a| (a.0 / 16_200.0 - 1.0).abs() <= EDGE_STEP + 0.01)
+        .count();
+    assert!(near >= 36, "{near} of 40 near 16,200/s: {rates:?} {all:#?}");
+}
+
+/// A tight objective that the climb missed at its two highest rates under
+/// the saturation: the answer lies lower, so the edge under the
+/// saturation is not measured (four voted rates that would all miss).
+#[test]
+fn issue_45_the_edge_is_skipped_where_the_climb_missed_twice_under_it() {
+    let (steps, done) = simulate(100_000.0, 5000.0, 24);
+    assert!(done, "{}", trace(&steps));
+    let best = answer(&steps).0.unwrap();
+    assert!((4750.0..=5000.0).contains(&best), "{}", trace(&steps));
+    let edge = |steps: &[Step]| {
+        steps
+            .iter()
+            .any(|s| s.kept_up && s.rate_per_s > 0.8 * 100_000.0)
+    };
+    assert!(
+        !edge(&steps),
+        "an edge rate was measured: {}",
+        trace(&steps)
+    );
+    // Missed once at the top, held below it: the edge is measured.
+    let (steps, _) = simulate(100_000.0, 90_000.0, 24);
+    assert!(edge(&steps), "{}", trace(&steps));
 }
