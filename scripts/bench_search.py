@@ -19,7 +19,9 @@ CPU throughout (other work on the machine), and is stopped at the end.
 
 Prints, per server, each answer, its saturation (what the server completed
 while it fell behind: how far the capacity itself moved between searches)
-and its time, the spread (highest answer over lowest), the median time, the grid's answer, and the ratio of the
+and its time, the answer over that saturation (the search's own share of
+the spread), each step in a few characters (see step_text), the spread
+(highest answer over lowest), the median time, the grid's answer, and the ratio of the
 median answer to it (targets: spread <= 1.10, ratio 0.85 .. 1.15, median
 time <= 120 s). Needs redis-server and nginx (Debian's redis-server and
 nginx-light; installed when missing, as root). Builds wirebench in release
@@ -99,7 +101,7 @@ def depth_of(target, redis_depth):
 
 def search(target, client, results, slo, redis_depth):
     """One search with its defaults: (answer, seconds, steps, limit, not sharp,
-    saturation)."""
+    saturation, its steps in one line)."""
     t0 = time.time()
     cmd = [WB, "search", "--target", target, "--slo", slo, *depth_of(target, redis_depth),
            "--client-cpus", str(client), "--results", results, "--format", "json"]
@@ -109,7 +111,19 @@ def search(target, client, results, slo, redis_depth):
         sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
     r = json.loads(p.stdout)
     return (r.get("best_rate_per_s") or 0.0, secs, len(r["steps"]), r.get("limit") or "-",
-            "yes" if r.get("not_sharp") else "no", r.get("saturation_ops_per_s") or 0.0)
+            "yes" if r.get("not_sharp") else "no", r.get("saturation_ops_per_s") or 0.0,
+            " ".join(step_text(s) for s in r["steps"]))
+
+
+def step_text(s):
+    """A step in a few characters: its rate, + held or - not (B: the server
+    fell behind, ?: undecided), v voted / p pooled with its tries, r
+    measured again (does not count)."""
+    verdict = "+" if s["pass"] else ("B" if not s["kept_up"] else ("?" if s.get("undecided") else "-"))
+    tries = s.get("tries", 1)
+    how = (f"v{tries}" if s.get("voted") else f"p{tries}") if tries > 1 else ""
+    again = "r" if s.get("remeasured") or s.get("measured_again") else ""
+    return f"{s['rate_per_s'] / 1000:.1f}k{verdict}{how}{again}"
 
 
 def grid_passes(target, client, results, rate, slo, redis_depth):
@@ -186,15 +200,18 @@ def main():
         hi_ratio = max(bs) / g if g > 0 else float("inf")
         sats = [x[5] for x in answers[n]]
         moved = max(sats) / min(sats) if min(sats) > 0 else float("inf")
-        lines += [f"## {n}", "", "| search | answer (ops/s) | saturation (ops/s) | time (s) | steps | not sharp | what ran out |",
+        own = [x[0] / x[5] for x in answers[n] if x[5] > 0]
+        lines += [f"## {n}", "", "| search | answer (ops/s) | saturation (ops/s) | answer / saturation | time (s) | not sharp | steps |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
-        for i, (b, t, s, lim, blurred, sat) in enumerate(answers[n]):
-            lines.append(f"| {i + 1} | {b:.0f} | {sat:.0f} | {t:.0f} | {s} | {blurred} | {lim} |")
+        for i, (b, t, s, lim, blurred, sat, trace) in enumerate(answers[n]):
+            share = f"{b / sat:.3f}" if sat > 0 else "-"
+            lines.append(f"| {i + 1} | {b:.0f} | {sat:.0f} | {share} | {t:.0f} | {blurred} | {trace} |")
         lines += ["", f"Grid (each rate twice): {', '.join(f'{r:.0f}' for r in rates)}; "
                       f"the highest that passed twice: {g:.0f}/s.", "",
                   "| figure | value | target | met |", "| --- | --- | --- | --- |",
                   f"| spread (highest answer / lowest) | {spread:.2f} | <= 1.10 | {met(spread, '<= 1.10')} |",
                   f"| the server's capacity moved (highest saturation / lowest) | {moved:.2f} | - | |",
+                  f"| the search's own share (answer / its saturation: highest / lowest) | {max(own) / min(own):.2f} | - | |" if own else "",
                   f"| median answer / grid | {ratio:.2f} | 0.85 .. 1.15 | {met(ratio, '0.85 .. 1.15')} |",
                   f"| lowest answer / grid | {lo_ratio:.2f} | 0.85 .. 1.15 | {met(lo_ratio, '0.85 .. 1.15')} |",
                   f"| highest answer / grid | {hi_ratio:.2f} | 0.85 .. 1.15 | {met(hi_ratio, '0.85 .. 1.15')} |",

@@ -118,13 +118,14 @@ pub(super) fn judge(slos: &[Slo], tries: &[RunResult], rate: f64, headroom: f64)
     }
 }
 
-/// Which side two of the verdicts agree on (true: held), None while
-/// neither has two. A verdict is None where the try alone was undecided.
-pub(super) fn two_agree(verdicts: &[Option<bool>]) -> Option<bool> {
+/// Which side `need` of the verdicts agree on (true: held), None while
+/// neither has that many. A verdict is None where the try alone was
+/// undecided.
+pub(super) fn agree(verdicts: &[Option<bool>], need: usize) -> Option<bool> {
     let count = |side: bool| verdicts.iter().filter(|v| **v == Some(side)).count();
-    if count(true) >= 2 {
+    if count(true) >= need {
         Some(true)
-    } else if count(false) >= 2 {
+    } else if count(false) >= need {
         Some(false)
     } else {
         None
@@ -132,7 +133,7 @@ pub(super) fn two_agree(verdicts: &[Option<bool>]) -> Option<bool> {
 }
 
 /// The verdict of a decided miss measured again: each try judged alone
-/// (the miss one of them), and two that agree decide ([`two_agree`]); the
+/// (the miss one of them), and two that agree decide ([`agree`]); the
 /// figures are those of the side that won, pooled. None while neither
 /// side has two and tries are left ([`AGREEMENT_TRIES`] in all);
 /// undecided after them.
@@ -142,12 +143,21 @@ pub(super) fn two_agree(verdicts: &[Option<bool>]) -> Option<bool> {
 /// held it at 2.7 ms measured again, and the pooled step still missed, so
 /// the search answered 15,250/s where the searches before and after it
 /// answered 16,000-17,500/s.
-pub(super) fn vote(slos: &[Slo], tries: &[RunResult], rate: f64, headroom: f64) -> Option<Judged> {
+///
+/// `need` is 2 ([`AGREEMENT_TRIES`] at most), or [`EXTENDED_AGREE`] for a
+/// voted step measured again: a majority of five.
+pub(super) fn vote(
+    slos: &[Slo],
+    tries: &[RunResult],
+    rate: f64,
+    headroom: f64,
+    need: usize,
+) -> Option<Judged> {
     let verdicts: Vec<Option<bool>> = tries
         .iter()
         .map(|t| alone(slos, t, rate, headroom))
         .collect();
-    match two_agree(&verdicts) {
+    match agree(&verdicts, need) {
         Some(won) => {
             let side: Vec<RunResult> = tries
                 .iter()
@@ -160,7 +170,7 @@ pub(super) fn vote(slos: &[Slo], tries: &[RunResult], rate: f64, headroom: f64) 
             j.undecided = false;
             Some(j)
         }
-        None if tries.len() >= AGREEMENT_TRIES => {
+        None if tries.len() >= AGREEMENT_TRIES.max(2 * need - 1) => {
             let mut j = judge(slos, tries, rate, headroom);
             j.pass = false;
             j.undecided = true;

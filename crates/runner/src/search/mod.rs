@@ -25,7 +25,9 @@
 //!   measured again (its tries voted), then rates from 94% of the
 //!   saturation down, each the precision under the one above (four at
 //!   most), each decided by two of its tries that agree, until the
-//!   highest band's top is the rate just measured (`steps::edge`). There,
+//!   highest band's top is the rate just measured (`steps::edge`); the
+//!   edge rate just above it that missed has its vote extended once, to
+//!   three of five. There,
 //!   where a 3 s step holds or misses by a moment of the VM, the climb's
 //!   one try used to decide which side the bisection explored: two
 //!   searches of one redis answered 15,250 and 17,500/s.
@@ -81,6 +83,11 @@ pub use wirebench_core::summaries::{
 /// fewer rates say enough; where it misses, the range is measured closer).
 const GROWTH: f64 = 2.0;
 const FAST_GROWTH: f64 = 4.0;
+
+/// How many tries must agree when a voted step is measured again (the
+/// edge rate that missed just above the answer): a majority of five, its
+/// first tries among them.
+const EXTENDED_AGREE: usize = 3;
 
 /// A step's measured seconds when the run's flags give none.
 pub const STEP_S: u64 = 3;
@@ -243,6 +250,7 @@ pub fn search(
     let mut seed: Vec<RunResult> = Vec::new();
     let mut interrupted = false;
     let mut voting = false;
+    let mut need = 2;
     let verdict = loop {
         if steps.len() >= settings.max_steps {
             break None;
@@ -254,6 +262,7 @@ pub fn search(
         // A step measured again, or an edge rate: its tries vote, each
         // judged alone.
         let revote = !tries.is_empty() || std::mem::take(&mut voting);
+        let need_now = std::mem::replace(&mut need, 2);
         let mut failed = None;
         let judged = loop {
             let label = match tries.len() {
@@ -279,7 +288,7 @@ pub fn search(
             }
             tries.push(r);
             if revote {
-                match vote(&slos, &tries, rate, settings.headroom) {
+                match vote(&slos, &tries, rate, settings.headroom, need_now) {
                     Some(j) => break Some(j),
                     None => continue,
                 }
@@ -349,8 +358,17 @@ pub fn search(
                 steps[i].remeasured = true;
                 rate = steps[i].rate_per_s;
                 seed = runs[i].clone();
+                let why = match steps[i].voted {
+                    true => {
+                        need = EXTENDED_AGREE;
+                        "its vote missed just above the answer; three of five tries decide"
+                    }
+                    false => {
+                        "it was measured once where it decides the answer; two of its tries decide"
+                    }
+                };
                 events.note(&format!(
-                    "measured again: step {} ({rate:.0}/s) was measured once where it decides the answer; two of its tries, each judged alone, decide",
+                    "measured again: step {} ({rate:.0}/s): {why}, each judged alone",
                     i + 1
                 ));
             }
