@@ -706,8 +706,8 @@ fn issue_45_answers_over_a_noisy_edge_stay_within_one_spacing() {
     assert!(near >= 36, "{near} of 40 near 16,200/s: {rates:?} {all:#?}");
 }
 
-/// A tight objective that the climb missed at its two highest rates under
-/// the saturation: the answer lies lower, so the edge under the
+/// A tight objective that the climb missed (or left undecided) at its two
+/// highest rates under the saturation: the answer lies lower, so the edge under the
 /// saturation is not measured (four voted rates that would all miss).
 #[test]
 fn issue_45_the_edge_is_skipped_where_the_climb_missed_twice_under_it() {
@@ -725,6 +725,17 @@ fn issue_45_the_edge_is_skipped_where_the_climb_missed_twice_under_it() {
         "an edge rate was measured: {}",
         trace(&steps)
     );
+    // The same where the climb's top rates stayed undecided, not missed.
+    let (steps, done) = run_rule(
+        24,
+        |_, rate| {
+            let mut s = step(rate, rate <= 5000.0, rate.min(100_000.0));
+            s.undecided = s.kept_up && (30_000.0..70_000.0).contains(&rate);
+            s
+        },
+        |_, _| {},
+    );
+    assert!(done && !edge(&steps), "{}", trace(&steps));
     // Missed once at the top, held below it: the edge is measured.
     let (steps, _) = simulate(100_000.0, 90_000.0, 24);
     assert!(edge(&steps), "{}", trace(&steps));
