@@ -43,11 +43,15 @@ pub struct Step {
     /// the same rate again and this step does not count.
     #[serde(default)]
     pub measured_again: bool,
-    /// A decided miss below rates that held, whose verdict ended the band
-    /// the answer would otherwise have reached: measured again in a later
-    /// step, where its try and the new ones vote, each judged alone (two
-    /// that agree decide; the figures are the winning side's, pooled);
-    /// this step does not count (one noisy moment does not end a band).
+    /// A step measured again in a later one, where its tries and the new
+    /// ones vote, each judged alone (two that agree decide, three of five
+    /// for a step already voted; the figures are the winning side's,
+    /// pooled); this step does not count. Measured again: the step the
+    /// server first fell behind in (the saturation), a step the climb
+    /// measured at a rate of the edge under it, the edge rate that missed
+    /// just above the answer, and a decided miss below rates that held
+    /// whose verdict ended the band the answer would otherwise have
+    /// reached (one noisy moment does not end a band).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub remeasured: bool,
     /// A step whose objective's interval straddled it was measured again,

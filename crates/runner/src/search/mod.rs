@@ -27,10 +27,11 @@
 //!   most), each decided by two of its tries that agree, until the
 //!   highest band's top is the rate just measured (`steps::edge`); the
 //!   edge rate just above it that missed has its vote extended once, to
-//!   three of five. There,
-//!   where a 3 s step holds or misses by a moment of the VM, the climb's
-//!   one try used to decide which side the bisection explored: two
-//!   searches of one redis answered 15,250 and 17,500/s.
+//!   three of five. There, where a 3 s step holds or misses by a moment
+//!   of the VM, the climb's one try used to decide which side the
+//!   bisection explored: two searches of one redis answered 15,250 and
+//!   17,500/s. Skipped where the climb's two highest rates under the
+//!   saturation missed (a tight objective).
 //! - A rate within 5% of the saturation is never the answer: a server with
 //!   no capacity to spare never works off the backlog of one hiccup.
 //! - A step that missed in a second the hiccup meter saw the platform

@@ -51,11 +51,13 @@ pub(super) fn edge_rates(sat: f64, step: f64) -> Vec<f64> {
 /// measured. The edge rate just above that missed is measured again once,
 /// its vote extended to three of five (`EXTENDED_AGREE`): with other work
 /// on redis's CPU, one search's top two edge rates missed their votes and
-/// it answered 9,680/s, where three before it answered 11,376-11,551/s. The saturation is first measured again, its tries voted: one
-/// dip of the VM in the climb's step would otherwise set every rate low
-/// (and a try that keeps up there sends the climb on). Where the climb's
-/// two highest rates under it both missed (or stayed undecided), the edge
-/// is skipped.
+/// it answered 9,680/s, where three before it answered 11,376-11,551/s.
+///
+/// The saturation is first measured again, its tries voted: one dip of
+/// the VM in the climb's step would otherwise set every rate low (and a
+/// try that keeps up there sends the climb on). Where the climb's two
+/// highest rates under it both missed (or stayed undecided), the edge is
+/// skipped.
 pub(super) fn edge(steps: &[Step], precision: f64) -> Option<Next> {
     let counted: Vec<(usize, &Step)> = steps
         .iter()
