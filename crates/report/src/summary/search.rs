@@ -123,7 +123,7 @@ fn search_how(out: &mut impl Write, r: &wirebench_core::summaries::SearchResult)
     if !again.is_empty() {
         writeln!(
             out,
-            "measured once where the answer is decided (the saturation, a rate of the edge under it, or a miss alone in the way of a higher band): {}; measured again, each try judged alone and two that agree deciding",
+            "measured again where it decides the answer (the saturation, a rate of the edge under it and the edge rate that missed just above the answer, or a miss alone in the way of a higher band): {}; each try judged alone, two that agree deciding (three of five for a rate already voted)",
             rates_text(&again)
         )?;
     }
